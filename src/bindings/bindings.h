@@ -1,0 +1,13 @@
+// The nanobind extension `tilelang._core`. Each area binds itself in its own file; module.cc calls
+// them in dependency order (errors, IR, then compile/runtime).
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace tl::bind {
+
+void bind_errors(nanobind::module_& m);   // errors.cc
+void bind_ir(nanobind::module_& m);       // ir_bind.cc: dtypes, Expr, Var, Buffer, regions, Stmt, PrimFunc, IRBuilder
+void bind_runtime(nanobind::module_& m);  // runtime_bind.cc: Target, compile(), CompiledKernel, cache
+
+}  // namespace tl::bind

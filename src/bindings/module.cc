@@ -1,0 +1,9 @@
+#include "bindings/bindings.h"
+
+NB_MODULE(_core, m) {
+  m.doc() = "tilelang-cpp compiler core";
+  m.attr("__version__") = "0.1.0";
+  tl::bind::bind_errors(m);
+  tl::bind::bind_ir(m);
+  tl::bind::bind_runtime(m);
+}

@@ -1,0 +1,412 @@
+#include "ir/expr.h"
+
+#include <cmath>
+
+#include "ir/error.h"
+#include "ir/printer.h"
+
+namespace tl {
+
+std::string Span::str() const {
+  if (!defined()) return "";
+  std::string f = file ? *file : std::string("<unknown>");
+  return f + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
+Expr::Expr(int value) : node_(std::make_shared<IntImmNode>(DataType::Int32(), value)) {}
+
+Var::Var(std::string name, DataType dtype) : Expr(std::make_shared<VarNode>(std::move(name), dtype)) {}
+
+const char* binop_name(BinOp op) {
+  switch (op) {
+    case BinOp::kAdd: return "add";
+    case BinOp::kSub: return "sub";
+    case BinOp::kMul: return "mul";
+    case BinOp::kDiv: return "div";
+    case BinOp::kMod: return "mod";
+    case BinOp::kFloorDiv: return "floordiv";
+    case BinOp::kFloorMod: return "floormod";
+    case BinOp::kMin: return "min";
+    case BinOp::kMax: return "max";
+    case BinOp::kEQ: return "eq";
+    case BinOp::kNE: return "ne";
+    case BinOp::kLT: return "lt";
+    case BinOp::kLE: return "le";
+    case BinOp::kGT: return "gt";
+    case BinOp::kGE: return "ge";
+    case BinOp::kAnd: return "and";
+    case BinOp::kOr: return "or";
+    case BinOp::kBitAnd: return "bitand";
+    case BinOp::kBitOr: return "bitor";
+    case BinOp::kBitXor: return "bitxor";
+    case BinOp::kShl: return "shl";
+    case BinOp::kShr: return "shr";
+  }
+  return "?";
+}
+
+bool binop_is_compare(BinOp op) {
+  return op == BinOp::kEQ || op == BinOp::kNE || op == BinOp::kLT || op == BinOp::kLE ||
+         op == BinOp::kGT || op == BinOp::kGE;
+}
+bool binop_is_logical(BinOp op) { return op == BinOp::kAnd || op == BinOp::kOr; }
+
+const char* unop_name(UnOp op) {
+  switch (op) {
+    case UnOp::kNeg: return "neg";
+    case UnOp::kNot: return "not";
+    case UnOp::kBitNot: return "bitnot";
+  }
+  return "?";
+}
+
+Expr make_int(int64_t value, DataType dtype) {
+  if (dtype.is_bool()) return make_bool(value != 0);
+  if (dtype.is_float()) return make_float(static_cast<double>(value), dtype);
+  if (!dtype.is_integer()) throw_error<TypeError>("make_int: ", dtype.str(), " is not an integer type");
+  return Expr(std::make_shared<IntImmNode>(dtype, value));
+}
+
+Expr make_float(double value, DataType dtype) {
+  if (!dtype.is_float()) throw_error<TypeError>("make_float: ", dtype.str(), " is not a float type");
+  return Expr(std::make_shared<FloatImmNode>(dtype, value));
+}
+
+Expr make_bool(bool value) { return Expr(std::make_shared<IntImmNode>(DataType::Bool(), value ? 1 : 0)); }
+
+Expr make_string(std::string value) { return Expr(std::make_shared<StringImmNode>(std::move(value))); }
+
+Expr make_const(DataType dtype, double value) {
+  if (dtype.is_float()) return make_float(value, dtype);
+  if (dtype.is_bool()) return make_bool(value != 0);
+  return make_int(static_cast<int64_t>(value), dtype);
+}
+
+bool is_const_int(const Expr& e, int64_t* value) {
+  if (!e.defined()) return false;
+  if (auto* n = e.as<IntImmNode>()) {
+    if (value) *value = n->value;
+    return true;
+  }
+  return false;
+}
+bool is_const_value(const Expr& e, int64_t value) {
+  int64_t v;
+  return is_const_int(e, &v) && v == value;
+}
+bool is_const_float(const Expr& e, double* value) {
+  if (!e.defined()) return false;
+  if (auto* n = e.as<FloatImmNode>()) {
+    if (value) *value = n->value;
+    return true;
+  }
+  return false;
+}
+int64_t get_const_int(const Expr& e, const char* what) {
+  int64_t v;
+  if (!is_const_int(e, &v))
+    throw_error<ValueError>(what, " must be a compile-time integer constant, got '", to_string(e), "'");
+  return v;
+}
+
+// Wraps a value into range for its integer type (wrap-around semantics of fixed-width ints).
+static int64_t wrap_int(int64_t v, DataType t) {
+  if (t.bits >= 64) return v;
+  uint64_t mask = (uint64_t(1) << t.bits) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & mask;
+  if (t.is_int() && (u >> (t.bits - 1)) & 1) return static_cast<int64_t>(u | ~mask);
+  return static_cast<int64_t>(u);
+}
+
+static int float_rank(DataType t) {
+  // fp8 < fp16/bf16 < fp32 < fp64; mixing fp16 and bf16 promotes to fp32.
+  if (t.is_fp8()) return 1;
+  if (t.bits == 16) return 2;
+  if (t.bits == 32) return 3;
+  return 4;
+}
+
+// Brings a and b to a common type, following the promotion rules in expr.h.
+static void promote(Expr& a, Expr& b) {
+  DataType ta = a.dtype(), tb = b.dtype();
+  if (ta == tb) return;
+  if (ta.lanes != tb.lanes) {
+    if (ta.lanes == 1) a = make_broadcast(a, tb.lanes);
+    else if (tb.lanes == 1) b = make_broadcast(b, ta.lanes);
+    else throw_error<TypeError>("operands have different vector widths: ", ta.str(), " and ", tb.str());
+    ta = a.dtype();
+    tb = b.dtype();
+    if (ta == tb) return;
+  }
+  bool ca = a.as<IntImmNode>() || a.as<FloatImmNode>();
+  bool cb = b.as<IntImmNode>() || b.as<FloatImmNode>();
+  auto convert_const = [](const Expr& c, DataType to) -> Expr {
+    if (auto* i = c.as<IntImmNode>()) return make_const(to, static_cast<double>(i->value));
+    auto* f = c.as<FloatImmNode>();
+    if (to.is_float()) return make_float(f->value, to);
+    return Expr();  // a float literal cannot become an int silently
+  };
+  // A literal adopts the other operand's type (x + 1, x * 0.5 on a float16 x).
+  if (ca && !cb) {
+    if (Expr c = convert_const(a, tb); c.defined()) { a = c; return; }
+  }
+  if (cb && !ca) {
+    if (Expr c = convert_const(b, ta); c.defined()) { b = c; return; }
+  }
+  DataType target;
+  if (ta.is_handle() || tb.is_handle()) throw_error<TypeError>("cannot combine ", ta.str(), " and ", tb.str());
+  if (ta.is_float() || tb.is_float()) {
+    if (ta.is_float() && tb.is_float()) {
+      int ra = float_rank(ta), rb = float_rank(tb);
+      if (ra == rb) target = DataType::Float32().with_lanes(ta.lanes);  // fp16 vs bf16, e4m3 vs e5m2
+      else target = ra > rb ? ta : tb;
+      if (ra == rb && ra == 4) target = ta;
+    } else {
+      target = ta.is_float() ? ta : tb;
+    }
+  } else if (ta.is_bool() && tb.is_bool()) {
+    target = ta;
+  } else if (ta.is_bool() || tb.is_bool()) {
+    target = ta.is_bool() ? tb : ta;
+  } else {
+    // Two integers: the wider wins; at equal width signed wins.
+    if (ta.bits != tb.bits) target = ta.bits > tb.bits ? ta : tb;
+    else target = ta.is_int() ? ta : tb;
+  }
+  a = make_cast(target, a);
+  b = make_cast(target, b);
+}
+
+static int64_t floordiv_i(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+static int64_t floormod_i(int64_t a, int64_t b) { return a - floordiv_i(a, b) * b; }
+
+static Expr fold_int(BinOp op, DataType t, int64_t x, int64_t y, bool* ok) {
+  *ok = true;
+  switch (op) {
+    case BinOp::kAdd: return make_int(wrap_int(x + y, t), t);
+    case BinOp::kSub: return make_int(wrap_int(x - y, t), t);
+    case BinOp::kMul: return make_int(wrap_int(x * y, t), t);
+    case BinOp::kDiv:
+      if (y == 0) break;
+      return make_int(x / y, t);
+    case BinOp::kMod:
+      if (y == 0) break;
+      return make_int(x % y, t);
+    case BinOp::kFloorDiv:
+      if (y == 0) break;
+      return make_int(floordiv_i(x, y), t);
+    case BinOp::kFloorMod:
+      if (y == 0) break;
+      return make_int(floormod_i(x, y), t);
+    case BinOp::kMin: return make_int(std::min(x, y), t);
+    case BinOp::kMax: return make_int(std::max(x, y), t);
+    case BinOp::kEQ: return make_bool(x == y);
+    case BinOp::kNE: return make_bool(x != y);
+    case BinOp::kLT: return make_bool(x < y);
+    case BinOp::kLE: return make_bool(x <= y);
+    case BinOp::kGT: return make_bool(x > y);
+    case BinOp::kGE: return make_bool(x >= y);
+    case BinOp::kAnd: return make_bool(x && y);
+    case BinOp::kOr: return make_bool(x || y);
+    case BinOp::kBitAnd: return make_int(x & y, t);
+    case BinOp::kBitOr: return make_int(x | y, t);
+    case BinOp::kBitXor: return make_int(x ^ y, t);
+    case BinOp::kShl:
+      if (y < 0 || y >= 64) break;
+      return make_int(wrap_int(static_cast<int64_t>(static_cast<uint64_t>(x) << y), t), t);
+    case BinOp::kShr:
+      if (y < 0 || y >= 64) break;
+      return make_int(x >> y, t);
+  }
+  *ok = false;
+  return Expr();
+}
+
+static Expr fold_float(BinOp op, DataType t, double x, double y, bool* ok) {
+  *ok = true;
+  switch (op) {
+    case BinOp::kAdd: return make_float(x + y, t);
+    case BinOp::kSub: return make_float(x - y, t);
+    case BinOp::kMul: return make_float(x * y, t);
+    case BinOp::kDiv:
+      if (y == 0) break;
+      return make_float(x / y, t);
+    case BinOp::kMin: return make_float(std::fmin(x, y), t);
+    case BinOp::kMax: return make_float(std::fmax(x, y), t);
+    case BinOp::kEQ: return make_bool(x == y);
+    case BinOp::kNE: return make_bool(x != y);
+    case BinOp::kLT: return make_bool(x < y);
+    case BinOp::kLE: return make_bool(x <= y);
+    case BinOp::kGT: return make_bool(x > y);
+    case BinOp::kGE: return make_bool(x >= y);
+    default: break;
+  }
+  *ok = false;
+  return Expr();
+}
+
+Expr make_binary(BinOp op, Expr a, Expr b) {
+  if (!a.defined() || !b.defined()) throw_error<TypeError>("make_binary(", binop_name(op), "): undefined operand");
+  if (a.dtype().is_void() || b.dtype().is_void())
+    throw_error<TypeError>("operator '", binop_name(op), "' applied to a value of type void");
+  if (binop_is_logical(op)) {
+    if (!a.dtype().is_bool()) a = make_binary(BinOp::kNE, a, make_int(0, a.dtype()));
+    if (!b.dtype().is_bool()) b = make_binary(BinOp::kNE, b, make_int(0, b.dtype()));
+  }
+  promote(a, b);
+  DataType t = a.dtype();
+  bool int_only = op == BinOp::kFloorDiv || op == BinOp::kFloorMod || op == BinOp::kBitAnd ||
+                  op == BinOp::kBitOr || op == BinOp::kBitXor || op == BinOp::kShl || op == BinOp::kShr;
+  if (int_only && t.is_float()) {
+    if (op == BinOp::kFloorDiv) {
+      // Python // on floats: floor(a / b).
+      return make_call(t, "floor", {make_binary(BinOp::kDiv, a, b)});
+    }
+    if (op == BinOp::kFloorMod) {
+      Expr q = make_call(t, "floor", {make_binary(BinOp::kDiv, a, b)});
+      return make_binary(BinOp::kSub, a, make_binary(BinOp::kMul, q, b));
+    }
+    throw_error<TypeError>("operator '", binop_name(op), "' needs integer operands, got ", t.str());
+  }
+  DataType result = (binop_is_compare(op) || binop_is_logical(op)) ? DataType::Bool().with_lanes(t.lanes) : t;
+
+  // Constant folding.
+  int64_t ia, ib;
+  double fa, fb;
+  bool ok = false;
+  if (is_const_int(a, &ia) && is_const_int(b, &ib)) {
+    Expr r = fold_int(op, t, ia, ib, &ok);
+    if (ok) return r;
+  } else if (is_const_float(a, &fa) && is_const_float(b, &fb)) {
+    Expr r = fold_float(op, t, fa, fb, &ok);
+    if (ok) return r;
+  }
+  // Cheap identities keep shapes and indices readable; the simplifier does the rest.
+  if (t.is_integer()) {
+    switch (op) {
+      case BinOp::kAdd:
+        if (is_zero(a)) return b;
+        if (is_zero(b)) return a;
+        break;
+      case BinOp::kSub:
+        if (is_zero(b)) return a;
+        break;
+      case BinOp::kMul:
+        if (is_one(a)) return b;
+        if (is_one(b)) return a;
+        if (is_zero(a) || is_zero(b)) return make_int(0, t);
+        break;
+      case BinOp::kDiv:
+      case BinOp::kFloorDiv:
+        if (is_one(b)) return a;
+        break;
+      case BinOp::kFloorMod:
+      case BinOp::kMod:
+        if (is_one(b)) return make_int(0, t);
+        break;
+      default: break;
+    }
+  }
+  if (t.is_bool() && op == BinOp::kAnd) {
+    if (is_const_int(a, &ia)) return ia ? b : make_bool(false);
+    if (is_const_int(b, &ib)) return ib ? a : make_bool(false);
+  }
+  if (t.is_bool() && op == BinOp::kOr) {
+    if (is_const_int(a, &ia)) return ia ? make_bool(true) : b;
+    if (is_const_int(b, &ib)) return ib ? make_bool(true) : a;
+  }
+  return Expr(std::make_shared<BinaryNode>(result, op, std::move(a), std::move(b)));
+}
+
+Expr make_unary(UnOp op, Expr a) {
+  if (!a.defined()) throw_error<TypeError>("make_unary: undefined operand");
+  DataType t = a.dtype();
+  switch (op) {
+    case UnOp::kNeg: {
+      int64_t i;
+      double f;
+      if (is_const_int(a, &i) && !t.is_bool()) return make_int(wrap_int(-i, t), t);
+      if (is_const_float(a, &f)) return make_float(-f, t);
+      if (t.is_bool()) throw_error<TypeError>("cannot negate a bool");
+      break;
+    }
+    case UnOp::kNot: {
+      if (!t.is_bool()) a = make_binary(BinOp::kNE, a, make_int(0, t));
+      int64_t i;
+      if (is_const_int(a, &i)) return make_bool(!i);
+      t = a.dtype();
+      break;
+    }
+    case UnOp::kBitNot: {
+      if (!t.is_integer()) throw_error<TypeError>("operator ~ needs an integer, got ", t.str());
+      int64_t i;
+      if (is_const_int(a, &i)) return make_int(wrap_int(~i, t), t);
+      break;
+    }
+  }
+  return Expr(std::make_shared<UnaryNode>(t, op, std::move(a)));
+}
+
+Expr make_select(Expr cond, Expr t, Expr f) {
+  if (!cond.dtype().is_bool()) cond = make_binary(BinOp::kNE, cond, make_int(0, cond.dtype()));
+  promote(t, f);
+  int64_t c;
+  if (is_const_int(cond, &c)) return c ? t : f;
+  DataType dt = t.dtype();
+  return Expr(std::make_shared<SelectNode>(dt, std::move(cond), std::move(t), std::move(f)));
+}
+
+Expr make_cast(DataType dtype, Expr value) {
+  if (!value.defined()) throw_error<TypeError>("make_cast: undefined operand");
+  if (value.dtype() == dtype) return value;
+  if (value.dtype().lanes != dtype.lanes && value.dtype().lanes == 1 && dtype.lanes > 1)
+    return make_broadcast(make_cast(dtype.element_of(), value), dtype.lanes);
+  int64_t i;
+  double f;
+  if (dtype.lanes == 1) {
+    if (is_const_int(value, &i)) {
+      if (dtype.is_float()) return make_float(static_cast<double>(i), dtype);
+      if (dtype.is_bool()) return make_bool(i != 0);
+      if (dtype.is_integer()) return make_int(wrap_int(i, dtype), dtype);
+    }
+    if (is_const_float(value, &f)) {
+      if (dtype.is_float()) return make_float(f, dtype);
+      if (dtype.is_integer() && std::isfinite(f)) return make_int(wrap_int(static_cast<int64_t>(f), dtype), dtype);
+      if (dtype.is_bool()) return make_bool(f != 0);
+    }
+  }
+  return Expr(std::make_shared<CastNode>(dtype, std::move(value)));
+}
+
+Expr make_call(DataType dtype, std::string op, std::vector<Expr> args) {
+  for (auto& a : args)
+    if (!a.defined()) throw_error<TypeError>("call to '", op, "' with an undefined argument");
+  return Expr(std::make_shared<CallNode>(dtype, std::move(op), std::move(args)));
+}
+
+Expr make_ramp(Expr base, Expr stride, int lanes) {
+  if (lanes < 1) throw_error<TypeError>("ramp lanes must be positive");
+  if (lanes == 1) return base;
+  if (stride.dtype() != base.dtype()) stride = make_cast(base.dtype(), stride);
+  return Expr(std::make_shared<RampNode>(std::move(base), std::move(stride), lanes));
+}
+
+Expr make_broadcast(Expr value, int lanes) {
+  if (lanes == 1) return value;
+  if (value.dtype().lanes != 1) throw_error<TypeError>("broadcast of a vector value");
+  return Expr(std::make_shared<BroadcastNode>(std::move(value), lanes));
+}
+
+Expr ceildiv(Expr a, Expr b) {
+  int64_t x, y;
+  if (is_const_int(a, &x) && is_const_int(b, &y) && y != 0) return make_int(floordiv_i(x + y - 1, y), a.dtype());
+  return floordiv(a + b - 1, b);
+}
+
+std::string to_string(const Expr& e) { return print_expr(e); }
+
+}  // namespace tl

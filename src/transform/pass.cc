@@ -1,0 +1,72 @@
+#include "transform/pass.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "transform/pass_config.h"
+
+namespace tl {
+
+PassRunner::PassRunner(PrimFunc f, PassContext& ctx) : func_(std::move(f)), ctx_(ctx) {
+  if (const char* d = std::getenv("TL_DUMP_IR"); d && *d) dump_dir_ = d;
+  if (config_bool(ctx.configs, "tl.enable_dump_ir")) {
+    dump_dir_ = attr_str(ctx.configs, "tl.dump_ir_path", "dump_ir");
+  }
+  if (const char* t = std::getenv("TL_PASS_TIMING"); t && *t && std::string(t) != "0") timing_ = true;
+  if (!dump_dir_.empty()) {
+    std::filesystem::create_directories(dump_dir_);
+    std::ofstream(dump_dir_ + "/" + func_.name() + ".00_input.tir") << print_func(func_);
+  }
+  ctx_.stages.emplace_back("input", func_);
+}
+
+PassRunner::~PassRunner() {
+  if (!timing_ || times_.empty()) return;
+  double total = 0;
+  for (auto& [n, t] : times_) total += t;
+  std::fprintf(stderr, "[tilelang] pass timing for %s (%s), %.3f ms total\n", func_.name().c_str(),
+               ctx_.target.str().c_str(), total);
+  for (auto& [n, t] : times_) std::fprintf(stderr, "  %-32s %9.3f ms\n", n.c_str(), t);
+}
+
+PassRunner& PassRunner::run(const std::string& name, const PassFn& fn) {
+  auto t0 = std::chrono::steady_clock::now();
+  func_ = fn(func_, ctx_);
+  verify(func_);
+  auto t1 = std::chrono::steady_clock::now();
+  times_.emplace_back(name, std::chrono::duration<double, std::milli>(t1 - t0).count());
+  ++index_;
+  ctx_.stages.emplace_back(name, func_);
+  if (!dump_dir_.empty()) {
+    char prefix[16];
+    std::snprintf(prefix, sizeof prefix, "%02d_", index_);
+    std::ofstream(dump_dir_ + "/" + func_.name() + "." + prefix + name + ".tir") << print_func(func_);
+  }
+  return *this;
+}
+
+static std::map<std::string, PassFn>& registry() {
+  static std::map<std::string, PassFn> r;
+  return r;
+}
+
+void register_pass(const std::string& name, PassFn fn) { registry()[name] = std::move(fn); }
+
+const PassFn* find_pass(const std::string& name) {
+  auto it = registry().find(name);
+  return it == registry().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> registered_passes() {
+  std::vector<std::string> out;
+  for (auto& [k, v] : registry()) out.push_back(k);
+  return out;
+}
+
+}  // namespace tl

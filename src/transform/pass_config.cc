@@ -1,0 +1,83 @@
+#include "transform/pass_config.h"
+
+#include <sstream>
+
+#include "ir/error.h"
+
+namespace tl {
+
+const std::vector<PassConfigKeyInfo>& pass_config_keys() {
+  static const std::vector<PassConfigKeyInfo> keys = {
+      {"TL_ASCEND_AUTO_SYNC", "tl.ascend_auto_sync", Attr::kBool,
+       "ascend: insert intra-core set_flag/wait_flag/pipe_barrier automatically"},
+      {"TL_ASCEND_MEMORY_PLANNING", "tl.ascend_memory_planning", Attr::kBool,
+       "ascend: plan on-chip addresses with liveness-based reuse"},
+      {"TL_ASCEND_AUTO_CV_COMBINE", "tl.ascend_auto_cv_combine", Attr::kBool,
+       "ascend: split cube and vector code automatically (Developer mode)"},
+      {"TL_ASCEND_AUTO_CV_SYNC", "tl.ascend_auto_cross_core_sync", Attr::kBool,
+       "ascend: insert cross-core flags (requires TL_ASCEND_AUTO_CV_COMBINE)"},
+      {"TL_ASCEND_SIM_LENIENT", "tl.ascend_sim_lenient", Attr::kBool,
+       "ascend simulator: order conflicting accesses silently instead of reporting races"},
+      {"TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized", Attr::kBool,
+       "cuda: do not warp-specialize pipelined loops"},
+      {"TL_DISABLE_TMA_LOWER", "tl.disable_tma_lower", Attr::kBool, "cuda: do not lower copies to TMA"},
+      {"TL_ENABLE_FAST_MATH", "tl.enable_fast_math", Attr::kBool, "approximate math functions (off: IEEE)"},
+      {"TL_DISABLE_THREAD_STORAGE_SYNC", "tl.disable_thread_storage_sync", Attr::kBool,
+       "cuda: do not insert __syncthreads between conflicting shared-memory accesses"},
+      {"TL_DISABLE_SHARED_MEMORY_REUSE", "tl.disable_shared_memory_reuse", Attr::kBool,
+       "give every shared buffer its own region (no liveness-based reuse)"},
+      {"TL_CONFIG_INDEX_BITWIDTH", "tl.config_index_bitwidth", Attr::kInt,
+       "bit width of index arithmetic (32 or 64)"},
+      {"TL_DISABLE_VECTORIZE", "tir.disable_vectorize", Attr::kBool, "do not vectorize loops"},
+      {"TL_DISABLE_SAFE_MEMORY_LEGALIZE", "tl.disable_safe_memory_legalize", Attr::kBool,
+       "do not guard out-of-bounds global accesses"},
+      {"TL_ENABLE_DUMP_IR", "tl.enable_dump_ir", Attr::kBool, "write the IR after every pass"},
+      {"TL_DUMP_IR_PATH", "tl.dump_ir_path", Attr::kStr, "directory for TL_ENABLE_DUMP_IR (default ./dump_ir)"},
+      {"TL_CPU_NUM_THREADS", "tl.cpu_num_threads", Attr::kInt,
+       "cpu: worker threads for the grid (default: all cores)"},
+  };
+  return keys;
+}
+
+AttrMap validate_pass_configs(const AttrMap& configs) {
+  AttrMap out;
+  for (auto& [k, v] : configs) {
+    const PassConfigKeyInfo* info = nullptr;
+    for (auto& e : pass_config_keys())
+      if (k == e.key || k == e.member) info = &e;
+    if (!info) {
+      std::ostringstream os;
+      os << "unknown pass config '" << k << "'; accepted keys:";
+      for (auto& e : pass_config_keys()) os << " " << e.key;
+      throw ValueError(os.str());
+    }
+    Attr val = v;
+    switch (info->type) {
+      case Attr::kBool:
+        if (v.kind() != Attr::kBool && !(v.kind() == Attr::kInt && (v.as_int() == 0 || v.as_int() == 1)))
+          throw_error<ValueError>("pass config '", info->key, "' expects a bool");
+        val = Attr(v.as_bool());
+        break;
+      case Attr::kInt:
+        if (v.kind() != Attr::kInt) throw_error<ValueError>("pass config '", info->key, "' expects an int");
+        break;
+      case Attr::kStr:
+        if (v.kind() != Attr::kStr) throw_error<ValueError>("pass config '", info->key, "' expects a string");
+        break;
+      default: break;
+    }
+    if (std::string(info->key) == "tl.config_index_bitwidth" && val.as_int() != 32 && val.as_int() != 64)
+      throw_error<ValueError>("pass config 'tl.config_index_bitwidth' must be 32 or 64, got ", val.as_int());
+    out[info->key] = val;
+  }
+  if (config_bool(out, "tl.ascend_auto_cross_core_sync") && !config_bool(out, "tl.ascend_auto_cv_combine"))
+    throw_error<ValueError>(
+        "pass config TL_ASCEND_AUTO_CV_SYNC ('tl.ascend_auto_cross_core_sync') requires TL_ASCEND_AUTO_CV_COMBINE "
+        "('tl.ascend_auto_cv_combine') to be enabled too");
+  return out;
+}
+
+bool config_bool(const AttrMap& configs, const std::string& key, bool dflt) { return attr_bool(configs, key, dflt); }
+int64_t config_int(const AttrMap& configs, const std::string& key, int64_t dflt) { return attr_int(configs, key, dflt); }
+
+}  // namespace tl

@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+#include "ir/error.h"
+#include "ir/expr.h"
+#include "ir/printer.h"
+
+namespace tl {
+
+TEST(Expr, ConstantFoldingAndPromotion) {
+  Expr a = make_int(2) + make_int(3);
+  int64_t v = 0;
+  ASSERT_TRUE(is_const_int(a, &v));
+  EXPECT_EQ(v, 5);
+  Var x("x", DataType::Int64());
+  Expr e = x + 1;  // the literal adopts int64
+  EXPECT_EQ(e.dtype(), DataType::Int64());
+  Var h("h", DataType::Float(16));
+  Expr f = h * make_float(0.5);  // a float literal adopts float16
+  EXPECT_EQ(f.dtype(), DataType::Float(16));
+  Expr g = h + Var("y", DataType::Float32());  // fp16 op fp32 -> fp32
+  EXPECT_EQ(g.dtype(), DataType::Float32());
+  EXPECT_EQ(floordiv(make_int(-7), make_int(2)).as<IntImmNode>()->value, -4);
+  EXPECT_EQ(floormod(make_int(-7), make_int(2)).as<IntImmNode>()->value, 1);
+  EXPECT_EQ(ceildiv(make_int(130), make_int(64)).as<IntImmNode>()->value, 3);
+}
+
+TEST(Expr, PrinterPrecedence) {
+  Var i("i"), j("j");
+  EXPECT_EQ(print_expr((i + j) * 2), "(i + j) * 2");
+  EXPECT_EQ(print_expr(i + j * 2), "i + j * 2");
+  EXPECT_EQ(print_expr(i - (j - 1)), "i - (j - 1)");
+  EXPECT_EQ(print_expr(floordiv(i, 4)), "floordiv(i, 4)");
+  Var i2("i");
+  EXPECT_EQ(print_expr(i + i2), "i + i_1");
+}
+
+TEST(Dtype, Parse) {
+  EXPECT_EQ(parse_dtype("float"), DataType::Float32());
+  EXPECT_EQ(parse_dtype("bfloat16").str(), "bfloat16");
+  EXPECT_EQ(parse_dtype("float32x4").lanes, 4);
+  EXPECT_THROW(parse_dtype("float128"), ValueError);
+}
+
+TEST(Builder, AllocWrapsRestOfFrame) {
+  IRBuilder b;
+  Buffer A("A", DataType::Float32(), {make_int(16)}, MemScope::kGlobal);
+  Buffer S("S", DataType::Float32(), {make_int(16)}, MemScope::kShared);
+  Var bx("bx"), i("i");
+  b.enter_kernel({make_int(4)}, {bx}, {make_int(128)}, {Var("tx")}, {});
+  b.alloc(S);
+  b.enter_for(i, 0, 16, ForKind::kParallel);
+  b.emit(make_store(S, {i}, make_load(A, {i})));
+  b.exit();
+  b.exit();
+  PrimFunc f = b.finish_func("main", {Param{"A", Var(), A}});
+  std::string text = print_func(f);
+  EXPECT_NE(text.find("alloc S: shared float32[16]"), std::string::npos) << text;
+  EXPECT_NE(text.find("for i: int32 in parallel(0, 16)"), std::string::npos) << text;
+}
+
+}  // namespace tl
