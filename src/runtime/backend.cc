@@ -1,0 +1,23 @@
+#include "runtime/backend.h"
+
+#include <map>
+
+#include "ir/error.h"
+
+namespace tl {
+
+static std::map<Target::Kind, BackendFactory>& backends() {
+  static std::map<Target::Kind, BackendFactory> m;
+  return m;
+}
+
+void register_backend(Target::Kind kind, BackendFactory factory) { backends()[kind] = std::move(factory); }
+
+std::unique_ptr<TargetBackend> make_backend(const Target& target) {
+  auto it = backends().find(target.kind);
+  if (it == backends().end())
+    throw_error<NotImplemented>("target '", target.str(), "' has no backend in this build");
+  return it->second();
+}
+
+}  // namespace tl

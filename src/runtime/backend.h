@@ -1,0 +1,71 @@
+// How a target plugs into tilelang.compile(). The driver (src/runtime/compile.cc) computes the
+// cache key from the canonical input IR, target, pass configs, flags and compiler version; on a
+// miss it runs backend.lower -> backend.codegen -> backend.build into a staging directory that is
+// renamed into the cache atomically; on a hit it skips straight to backend.load.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/stmt.h"
+#include "target/target.h"
+#include "transform/pass.h"
+#include "tl/cpu/abi.h"
+
+namespace tl {
+
+struct CompileOptions {
+  Target target;
+  AttrMap pass_configs;                    // validated
+  std::vector<std::string> compile_flags;  // extra flags for the system / device compiler
+  bool verbose = false;
+};
+
+// Where a launch runs: the device the tensors live on and, for cuda, the stream to launch on.
+struct LaunchEnv {
+  int device_id = 0;
+  void* stream = nullptr;  // CUstream
+};
+
+// A loaded kernel. `args` follow include/tl/cpu/abi.h on every target: one slot per parameter
+// (tensor: data pointer; int/bool scalar: i64; float scalar: f64), then one i64 per dynamic
+// variable in PrimFunc::dynamic_vars() order. launch() throws tl::RuntimeError for kernel-side
+// failures (device_assert, ...).
+class KernelModule {
+ public:
+  virtual ~KernelModule() = default;
+  virtual void launch(const std::vector<TLArg>& args, const LaunchEnv& env) = 0;
+  // Optional per-target facts exposed on the Kernel object (ascend: simulated time, peak memory).
+  virtual AttrMap info() const { return {}; }
+};
+
+class TargetBackend {
+ public:
+  virtual ~TargetBackend() = default;
+  // The target's pass pipeline (one readable function listing the passes in order).
+  virtual PrimFunc lower(const PrimFunc& f, PassContext& ctx) = 0;
+  // Source text for the lowered function: device/kernel source, and host source if separate.
+  virtual std::string codegen(const PrimFunc& lowered, const PassContext& ctx, std::string* host_source) = 0;
+  // Compiles `kernel_source` into artifact files inside `dir` (e.g. kernel.so, kernel.cubin).
+  virtual void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) = 0;
+  // Loads the artifacts of `dir`. `lowered` is given when it is at hand (a cache miss) and null
+  // on a hit, so load must not need it unless cacheable() is false.
+  virtual std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& original,
+                                             const PrimFunc* lowered, const CompileOptions& opts) = 0;
+  // False for targets whose "artifact" is the lowered IR itself (ascend: the simulator runs it);
+  // then lower/codegen run on every compile and build/load get a temporary dir.
+  virtual bool cacheable() const { return true; }
+};
+
+using BackendFactory = std::function<std::unique_ptr<TargetBackend>()>;
+void register_backend(Target::Kind kind, BackendFactory factory);
+// Throws NotImplemented naming the target when none is registered.
+std::unique_ptr<TargetBackend> make_backend(const Target& target);
+
+struct BackendRegistration {
+  BackendRegistration(Target::Kind kind, BackendFactory f) { register_backend(kind, std::move(f)); }
+};
+
+}  // namespace tl
