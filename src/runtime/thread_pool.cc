@@ -15,6 +15,8 @@ namespace tl {
 namespace {
 
 thread_local bool tls_on_worker = false;
+// True while this thread runs blocks of a launch (workers always; the caller during its launch).
+thread_local bool tls_in_block = false;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -68,7 +70,8 @@ ThreadPool::ThreadPool(int num_workers, size_t stack_bytes) : stack_bytes_(stack
   // back-to-back launches, short enough not to steal cores from the rest of the machine.
   const char* spin = std::getenv("TL_POOL_SPIN_US");
   spin_ns_ = (spin ? std::atoll(spin) : 50) * 1000;
-  add_workers(num_workers > 0 ? num_workers : hardware_threads());
+  // The launching thread runs blocks too, so one hardware thread is left for it.
+  add_workers(num_workers >= 0 ? num_workers : std::max(0, hardware_threads() - 1));
 }
 
 ThreadPool::~ThreadPool() {
@@ -109,6 +112,7 @@ void ThreadPool::add_workers(int count) {
 void* ThreadPool::worker_main(void* arg) {
   auto* w = static_cast<Worker*>(arg);
   tls_on_worker = true;
+  tls_in_block = true;
   w->pool->worker_loop(w->index, w->first_seen);
   return nullptr;
 }
@@ -159,14 +163,15 @@ void ThreadPool::worker_loop(int index, uint32_t seen) {
 void ThreadPool::parallel_for(int64_t n, TLParallelBody body, void* ctx, int max_threads,
                               const std::atomic<bool>* cancel) {
   if (n <= 0) return;
-  // Inline: one block, or a nested launch from inside a block.
-  if (n == 1 || tls_on_worker) {
+  // Inline: one block, a nested launch from inside a block, or a single thread allowed.
+  if (n == 1 || tls_in_block || max_threads == 1 || workers_.empty()) {
     for (int64_t i = 0; i < n; ++i)
       if (!cancel || !cancel->load(std::memory_order_relaxed)) body(ctx, i);
     return;
   }
   std::lock_guard<std::mutex> lock(launch_mutex_);
-  int want = max_threads > 0 ? max_threads : num_workers();
+  // Workers taking part besides the caller.
+  int want = max_threads > 0 ? max_threads - 1 : num_workers();
   if (want > num_workers()) add_workers(std::min(want, 1024) - num_workers());
 
   // Launch protocol: mark the job slot as being written (odd generation), wait until no worker is
@@ -180,7 +185,7 @@ void ThreadPool::parallel_for(int64_t n, TLParallelBody body, void* ctx, int max
   body_ = body;
   ctx_ = ctx;
   n_ = n;
-  participants_ = static_cast<int>(std::min<int64_t>(std::min(want, num_workers()), n));
+  participants_ = static_cast<int>(std::min<int64_t>(std::min(want, num_workers()), n - 1));
   cancel_ = cancel;
   next_.store(0, std::memory_order_relaxed);
   finished_.store(0, std::memory_order_relaxed);
@@ -188,7 +193,11 @@ void ThreadPool::parallel_for(int64_t n, TLParallelBody body, void* ctx, int max
   generation_.store(g + 1, std::memory_order_seq_cst);  // even: published
   if (sleepers_.load() > 0) generation_.notify_all();
 
-  // Wait for every block to finish: spin a little, then sleep until the last block wakes us.
+  // The caller works too, then waits for blocks still running on workers: spin a little, then
+  // sleep until the last block wakes it.
+  tls_in_block = true;
+  run_blocks();
+  tls_in_block = false;
   auto all_done = [&] { return finished_.load(std::memory_order_acquire) >= n; };
   if (!spin_until(all_done, spin_ns_)) {
     caller_waiting_.store(1);

@@ -1,6 +1,7 @@
 // The persistent worker pool that runs a cpu kernel's grid (TLRuntimeAPI::parallel_for).
 //
-// Each block of the grid is one task. Workers have large stacks (block-local arrays live there),
+// Each block of the grid is one task, run by the workers and by the launching thread itself.
+// Workers have large stacks (block-local arrays live there),
 // spin briefly after a launch so back-to-back launches do not pay a wake-up, then sleep on a
 // futex. A 1-block grid runs inline on the caller. Launches from several caller threads are
 // serialized; a parallel_for issued from inside a block runs inline (no nested parallelism).
@@ -21,8 +22,9 @@ class ThreadPool {
  public:
   static constexpr size_t kDefaultStackBytes = size_t(16) << 20;
 
-  // Starts `num_workers` threads (0: one per hardware thread).
-  explicit ThreadPool(int num_workers = 0, size_t stack_bytes = kDefaultStackBytes);
+  // Starts `num_workers` threads (-1: one per hardware thread but one, since the launching thread
+  // runs blocks too).
+  explicit ThreadPool(int num_workers = -1, size_t stack_bytes = kDefaultStackBytes);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -35,8 +37,8 @@ class ThreadPool {
   int num_workers() const { return static_cast<int>(workers_.size()); }
 
   // Runs body(ctx, i) for every i in [0, n) and returns when all have finished. At most
-  // `max_threads` workers take part (0: all; more than exist: the pool grows). When `cancel`
-  // becomes true, blocks not yet started are skipped.
+  // `max_threads` threads take part, the caller included (0: all; more than exist: the pool
+  // grows). When `cancel` becomes true, blocks not yet started are skipped.
   void parallel_for(int64_t n, TLParallelBody body, void* ctx, int max_threads = 0,
                     const std::atomic<bool>* cancel = nullptr);
 

@@ -12,7 +12,7 @@
 
 #include "ir/error.h"
 #include "runtime/sha256.h"
-#include "source_backend.h"
+#include "runtime_test_util.h"
 
 namespace tl {
 

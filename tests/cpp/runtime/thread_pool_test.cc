@@ -70,7 +70,7 @@ TEST(ThreadPool, MaxThreadsIsHonoredAndPoolGrows) {
   EXPECT_EQ(ctx.threads.size(), 1u);
   ctx.threads.clear();
   pool.parallel_for(64, body, &ctx, 5);
-  EXPECT_EQ(pool.num_workers(), 5);
+  EXPECT_EQ(pool.num_workers(), 4);  // and the caller
   EXPECT_LE(ctx.threads.size(), 5u);
   EXPECT_GE(ctx.threads.size(), 2u);
 }
@@ -128,16 +128,35 @@ TEST(ThreadPool, ConcurrentCallersAreSerializedCorrectly) {
 }
 
 TEST(ThreadPool, WorkersHaveLargeStacks) {
-  // 8 MiB of block-local data: fine on a 16 MiB worker stack.
+  // Blocks that land on workers get a 16 MiB stack; every thread (the caller's 8 MiB one too)
+  // holds a 4 MiB block-local array.
+  struct Ctx {
+    std::atomic<int> sum{0};
+    std::atomic<int> on_workers{0};
+    std::atomic<int> small_worker_stacks{0};
+  } ctx;
   auto body = [](void* p, int64_t i) {
-    volatile char big[8 << 20];
+    auto* c = static_cast<Ctx*>(p);
+    volatile char big[4 << 20];
     big[0] = static_cast<char>(i);
     big[sizeof(big) - 1] = 1;
-    static_cast<std::atomic<int>*>(p)->fetch_add(big[0] + big[sizeof(big) - 1]);
+    if (ThreadPool::on_worker_thread()) {
+      c->on_workers.fetch_add(1);
+      pthread_attr_t attr;
+      size_t size = 0;
+      pthread_getattr_np(pthread_self(), &attr);
+      pthread_attr_getstacksize(&attr, &size);
+      pthread_attr_destroy(&attr);
+      if (size < ThreadPool::kDefaultStackBytes) c->small_worker_stacks.fetch_add(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    c->sum.fetch_add(big[0] + big[sizeof(big) - 1]);
   };
-  std::atomic<int> sum{0};
-  ThreadPool::global().parallel_for(4, body, &sum);
-  EXPECT_EQ(sum.load(), 0 + 1 + 2 + 3 + 4);
+  ThreadPool pool(2);
+  pool.parallel_for(8, body, &ctx);
+  EXPECT_EQ(ctx.sum.load(), 28 + 8);
+  EXPECT_GT(ctx.on_workers.load(), 0);
+  EXPECT_EQ(ctx.small_worker_stacks.load(), 0);
 }
 
 }  // namespace tl

@@ -1,46 +1,15 @@
-// Test support: a backend that skips lowering and codegen and builds a hand-written C++ source
-// with the real cpu backend's compiler invocation and loader. It lets the compile driver, cache
-// and runtime be tested independently of the cpu code generator.
+// Test support: hand-written kernels for runtime/source_backend.h and a scoped cache directory.
 #pragma once
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "runtime/backend.h"
-#include "runtime/sha256.h"
+#include "runtime/source_backend.h"
 
 namespace tl::testing {
 
-class SourceBackend : public TargetBackend {
- public:
-  explicit SourceBackend(std::string source) : source_(std::move(source)), cpu_(make_backend(Target::parse("cpu"))) {}
-  PrimFunc lower(const PrimFunc& f, PassContext& ctx) override {
-    ++lower_calls;
-    ctx.stages.emplace_back("identity", f);
-    return f;
-  }
-  std::string codegen(const PrimFunc&, const PassContext&, std::string* host) override {
-    if (host) *host = "// host part of the test kernel\n";
-    return source_;
-  }
-  void build(const std::string& src, const std::string& dir, const CompileOptions& opts) override {
-    ++build_calls;
-    cpu_->build(src, dir, opts);
-  }
-  std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& f, const PrimFunc* lowered,
-                                     const CompileOptions& opts) override {
-    return cpu_->load(dir, f, lowered, opts);
-  }
-  std::string compiler_version(const CompileOptions& opts) override {
-    return cpu_->compiler_version(opts) + "test-source " + sha256_hex(source_);
-  }
-  int lower_calls = 0, build_calls = 0;
-
- private:
-  std::string source_;
-  std::unique_ptr<TargetBackend> cpu_;
-};
+using ::tl::SourceBackend;
 
 // out[i] = a[i] * scale + b[i] over n elements, in blocks of 64; a negative element of `a`
 // is reported as a kernel error (like T.device_assert). Parameters: A, B, C (float32[n]),
