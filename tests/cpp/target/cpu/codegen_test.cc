@@ -165,5 +165,278 @@ TEST_P(CpuGemm, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, CpuGemm, ::testing::Combine(::testing::Range(0, 6), ::testing::Bool()));
 
+
+// ---- reduce -------------------------------------------------------------------------------------
+
+std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) st[d - 1] = st[d] * shape[d];
+  return st;
+}
+int64_t product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (auto v : shape) n *= v;
+  return n;
+}
+std::vector<Expr> exprs(const std::vector<int64_t>& v) {
+  std::vector<Expr> out;
+  for (auto x : v) out.push_back(c(x));
+  return out;
+}
+
+struct ReduceCase {
+  std::vector<int64_t> shape;
+  int dim;
+  std::string type;
+  bool clear;
+  DataType src_t, dst_t;
+};
+
+PrimFunc reduce_kernel(const ReduceCase& rc) {
+  std::vector<int64_t> out_shape;
+  for (size_t d = 0; d < rc.shape.size(); ++d)
+    if (static_cast<int>(d) != rc.dim) out_shape.push_back(rc.shape[d]);
+  Buffer X = global("X", rc.src_t, exprs(rc.shape)), Y = global("Y", rc.dst_t, exprs(out_shape));
+  IRBuilder b;
+  b.enter_kernel({c(1)}, {Var("bx")}, {c(128)}, {Var("tx")}, {});
+  Buffer Xf = fragment("X_f", rc.src_t, exprs(rc.shape)), Yf = fragment("Y_f", rc.dst_t, exprs(out_shape));
+  b.alloc(Xf);
+  b.alloc(Yf);
+  b.emit(make_tile_op("copy", {full(X), full(Xf)}));
+  if (!rc.clear) b.emit(make_tile_op("copy", {full(Y), full(Yf)}));
+  b.emit(make_tile_op("reduce", {full(Xf), full(Yf)},
+                      {{"type", Attr(rc.type)}, {"dim", Attr(int64_t(rc.dim))}, {"clear", Attr(rc.clear)}}));
+  b.emit(make_tile_op("copy", {full(Yf), full(Y)}));
+  b.exit();
+  return b.finish_func("reduce", {tensor_param(X), tensor_param(Y)});
+}
+
+class CpuReduce : public ::testing::TestWithParam<std::tuple<int, std::string, bool>> {};
+
+const ReduceCase kReduceShapes[] = {
+    {{16, 24}, 1, "", true, f32, f32}, {{16, 24}, 0, "", true, f32, f32}, {{4, 6, 8}, 1, "", true, f32, f32},
+    {{4, 6, 8}, 0, "", true, f16, f32}, {{12, 20}, 1, "", true, f16, f16}, {{12, 20}, 0, "", true, f32, f16},
+};
+
+TEST_P(CpuReduce, MatchesReference) {
+  auto [index, type, clear] = GetParam();
+  ReduceCase rc = kReduceShapes[index];
+  rc.type = type;
+  rc.clear = clear;
+  CpuKernel k;
+  k.build(reduce_kernel(rc));
+  ASSERT_TRUE(k.ok());
+  int64_t n = product(rc.shape);
+  HostTensor x = random_tensor(rc.src_t, n, 21);
+  std::vector<int64_t> out_shape;
+  for (size_t d = 0; d < rc.shape.size(); ++d)
+    if (static_cast<int>(d) != rc.dim) out_shape.push_back(rc.shape[d]);
+  int64_t m = product(out_shape);
+  HostTensor y = random_tensor(rc.dst_t, m, 22);  // the old dst value (used when clear=false)
+  std::vector<double> old = y.value;
+  TestRuntime rt;
+  ASSERT_EQ(k.run({ptr_arg(x.data()), ptr_arg(y.data())}, rt), 0) << rt.errors;
+  // Reference in double.
+  auto st = strides_of(rc.shape);
+  auto ost = strides_of(out_shape);
+  std::vector<double> ref(m);
+  for (int64_t o = 0; o < m; ++o) {
+    // unflatten o over out_shape, then walk dim
+    std::vector<int64_t> idx(rc.shape.size(), 0);
+    int64_t rest = o;
+    size_t k2 = 0;
+    for (size_t d = 0; d < rc.shape.size(); ++d) {
+      if (static_cast<int>(d) == rc.dim) continue;
+      idx[d] = rest / ost[k2];
+      rest %= ost[k2];
+      ++k2;
+    }
+    double acc = (type == "max") ? -INFINITY : (type == "min") ? INFINITY : 0.0;
+    for (int64_t r = 0; r < rc.shape[rc.dim]; ++r) {
+      idx[rc.dim] = r;
+      int64_t off = 0;
+      for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * st[d];
+      double v = x.value[off];
+      if (type == "sum") acc += v;
+      else if (type == "abssum") acc += std::abs(v);
+      else if (type == "max") acc = std::max(acc, v);
+      else if (type == "min") acc = std::min(acc, v);
+      else acc = std::max(acc, std::abs(v));
+    }
+    if (!clear) {
+      if (type == "sum" || type == "abssum") acc += old[o];
+      else if (type == "min") acc = std::min(acc, old[o]);
+      else acc = std::max(acc, old[o]);
+    }
+    ref[o] = acc;
+  }
+  double tol = rc.dst_t == f16 ? 1e-2 : 1e-5;
+  for (int64_t o = 0; o < m; ++o) {
+    double got = rc.dst_t == f16 ? double(float(y.f16[o])) : double(y.f32[o]);
+    ASSERT_NEAR(got, ref[o], tol * (1 + std::abs(ref[o]))) << "element " << o << "\n" << k.lowered_ir;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CpuReduce,
+                         ::testing::Combine(::testing::Range(0, 6),
+                                            ::testing::Values("sum", "max", "min", "abssum", "absmax"),
+                                            ::testing::Bool()));
+
+// ---- cumsum -------------------------------------------------------------------------------------
+
+class CpuCumsum : public ::testing::TestWithParam<std::tuple<int, bool, bool>> {};
+
+TEST_P(CpuCumsum, MatchesReference) {
+  auto [dim, reverse, in_place] = GetParam();
+  const int64_t R = 12, C = 20;
+  Buffer X = global("X", f32, {c(R), c(C)}), Y = global("Y", f32, {c(R), c(C)});
+  IRBuilder b;
+  b.enter_kernel({c(1)}, {Var("bx")}, {}, {}, {});
+  Buffer Xs = shared("X_s", f32, {c(R), c(C)}), Ys = fragment("Y_f", f32, {c(R), c(C)});
+  b.alloc(Xs);
+  b.alloc(Ys);
+  b.emit(make_tile_op("copy", {full(X), full(Xs)}));
+  Buffer dst = in_place ? Xs : Ys;
+  b.emit(make_tile_op("cumsum", {full(Xs), full(dst)}, {{"dim", Attr(int64_t(dim))}, {"reverse", Attr(reverse)}}));
+  b.emit(make_tile_op("copy", {full(dst), full(Y)}));
+  b.exit();
+  CpuKernel k;
+  k.build(b.finish_func("cumsum", {tensor_param(X), tensor_param(Y)}));
+  ASSERT_TRUE(k.ok());
+  auto x = random_floats(R * C, 31);
+  std::vector<float> y(R * C, 0.0f);
+  TestRuntime rt;
+  ASSERT_EQ(k.run({ptr_arg(x.data()), ptr_arg(y.data())}, rt), 0);
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t j = 0; j < C; ++j) {
+      double ref = 0;
+      int64_t len = dim == 0 ? R : C, pos = dim == 0 ? i : j;
+      for (int64_t t = 0; t < len; ++t) {
+        bool in = reverse ? t >= pos : t <= pos;
+        if (in) ref += dim == 0 ? x[t * C + j] : x[i * C + t];
+      }
+      ASSERT_NEAR(y[i * C + j], ref, 1e-5) << i << "," << j;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CpuCumsum, ::testing::Combine(::testing::Values(0, 1), ::testing::Bool(), ::testing::Bool()));
+
+// ---- softmax rows ----------------------------------------------------------------------------
+
+TEST(CpuCodegen, SoftmaxRows) {
+  const int64_t M = 50, N = 64, bm = 16;
+  Buffer X = global("X", f32, {c(M), c(N)}), Y = global("Y", f32, {c(M), c(N)});
+  IRBuilder b;
+  Var by("by");
+  b.enter_kernel({ceildiv(c(M), c(bm))}, {by}, {c(128)}, {Var("tx")}, {});
+  Buffer Xf = fragment("X_f", f32, {c(bm), c(N)}), mx = fragment("row_max", f32, {c(bm)}),
+         sm = fragment("row_sum", f32, {c(bm)});
+  b.alloc(Xf);
+  b.alloc(mx);
+  b.alloc(sm);
+  b.emit(make_tile_op("copy", {region(X, {{by * bm, c(bm)}, {c(0), c(N)}}), full(Xf)}));
+  b.emit(make_tile_op("reduce", {full(Xf), full(mx)}, {{"type", Attr("max")}, {"dim", Attr(int64_t(1))}}));
+  Var i("i"), j("j");
+  b.enter_for(i, 0, c(bm), ForKind::kParallel);
+  b.enter_for(j, 0, c(N), ForKind::kParallel);
+  b.emit(make_store(Xf, {i, j}, make_call(f32, "exp", {make_load(Xf, {i, j}) - make_load(mx, {i})})));
+  b.exit();
+  b.exit();
+  b.emit(make_tile_op("reduce", {full(Xf), full(sm)}, {{"type", Attr("sum")}, {"dim", Attr(int64_t(1))}}));
+  Var i2("i"), j2("j");
+  b.enter_for(i2, 0, c(bm), ForKind::kParallel);
+  b.enter_for(j2, 0, c(N), ForKind::kParallel);
+  b.emit(make_store(Xf, {i2, j2}, make_binary(BinOp::kDiv, make_load(Xf, {i2, j2}), make_load(sm, {i2}))));
+  b.exit();
+  b.exit();
+  b.emit(make_tile_op("copy", {full(Xf), region(Y, {{by * bm, c(bm)}, {c(0), c(N)}})}));
+  b.exit();
+  CpuKernel k;
+  k.build(b.finish_func("softmax", {tensor_param(X), tensor_param(Y)}));
+  ASSERT_TRUE(k.ok());
+  auto x = random_floats(M * N, 41, -4.0f, 4.0f);
+  std::vector<float> y(M * N, -1.0f);
+  TestRuntime rt(2);
+  ASSERT_EQ(k.run({ptr_arg(x.data()), ptr_arg(y.data())}, rt), 0);
+  for (int64_t r = 0; r < M; ++r) {
+    double mxv = -INFINITY, sum = 0;
+    for (int64_t cc = 0; cc < N; ++cc) mxv = std::max(mxv, double(x[r * N + cc]));
+    for (int64_t cc = 0; cc < N; ++cc) sum += std::exp(double(x[r * N + cc]) - mxv);
+    for (int64_t cc = 0; cc < N; ++cc)
+      ASSERT_NEAR(y[r * N + cc], std::exp(double(x[r * N + cc]) - mxv) / sum, 1e-6) << r << "," << cc;
+  }
+}
+
+// ---- atomic_add across blocks ------------------------------------------------------------------
+
+TEST(CpuCodegen, AtomicAddAcrossBlocksOnSeveralThreads) {
+  const int64_t blocks = 64, W = 32;
+  Buffer X = global("X", f32, {c(blocks), c(W)}), Y = global("Y", f32, {c(W)}), Cnt = global("Count", DataType::Int32(), {c(W)});
+  IRBuilder b;
+  Var bx("bx");
+  b.enter_kernel({c(blocks)}, {bx}, {c(128)}, {Var("tx")}, {});
+  Buffer Xs = shared("X_s", f32, {c(W)});
+  b.alloc(Xs);
+  b.emit(make_tile_op("copy", {region(X, {{bx, c(1)}, {c(0), c(W)}}), full(Xs)}));
+  b.emit(make_tile_op("atomic_add", {full(Y), full(Xs)}));
+  b.emit(make_tile_op("atomic_add", {full(Cnt), bx + 1}));
+  b.exit();
+  CpuKernel k;
+  k.build(b.finish_func("accumulate", {tensor_param(X), tensor_param(Y), tensor_param(Cnt)}));
+  ASSERT_TRUE(k.ok());
+  for (int rep = 0; rep < 3; ++rep) {
+    auto x = random_floats(blocks * W, 51 + rep);
+    std::vector<float> y(W, 0.5f);
+    std::vector<int32_t> cnt(W, 7);
+    TestRuntime rt(4);
+    ASSERT_EQ(k.run({ptr_arg(x.data()), ptr_arg(y.data()), ptr_arg(cnt.data())}, rt), 0);
+    for (int64_t j = 0; j < W; ++j) {
+      double ref = 0.5;
+      for (int64_t bb = 0; bb < blocks; ++bb) ref += x[bb * W + j];
+      ASSERT_NEAR(y[j], ref, 1e-4) << j;
+      ASSERT_EQ(cnt[j], 7 + blocks * (blocks + 1) / 2) << j;
+    }
+  }
+}
+
+// ---- dynamic M ---------------------------------------------------------------------------------
+
+TEST(CpuCodegen, DynamicM) {
+  Var M("m");
+  const int64_t N = 48, bm = 32;
+  Buffer A = global("A", f32, {M, c(N)}), B = global("B", f32, {M, c(N)});
+  IRBuilder b;
+  Var by("by");
+  b.enter_kernel({ceildiv(M, c(bm))}, {by}, {c(128)}, {Var("tx")}, {});
+  Buffer As = shared("A_s", f32, {c(bm), c(N)});
+  b.alloc(As);
+  b.emit(make_tile_op("copy", {region(A, {{by * bm, c(bm)}, {c(0), c(N)}}), full(As)}));
+  Var i("i"), j("j");
+  b.enter_for(i, 0, c(bm), ForKind::kParallel);
+  b.enter_for(j, 0, c(N), ForKind::kParallel);
+  b.emit(make_store(As, {i, j}, make_load(As, {i, j}) * make_float(2.0) + make_float(1.0)));
+  b.exit();
+  b.exit();
+  b.emit(make_tile_op("copy", {full(As), region(B, {{by * bm, c(bm)}, {c(0), c(N)}})}));
+  b.exit();
+  CpuKernel k;
+  k.build(b.finish_func("affine", {tensor_param(A), tensor_param(B)}));
+  ASSERT_TRUE(k.ok());
+  EXPECT_NE(k.source.find("int64_t"), std::string::npos);
+  for (int64_t m : {100, 7, 64}) {
+    auto a = random_floats(m * N, 61);
+    std::vector<float> out(m * N + 16, 99.0f);
+    TestRuntime rt;
+    ASSERT_EQ(k.run({ptr_arg(a.data()), ptr_arg(out.data()), int_arg(m)}, rt), 0) << rt.errors;
+    for (int64_t t = 0; t < m * N; ++t) ASSERT_EQ(out[t], a[t] * 2.0f + 1.0f) << "m=" << m << " t=" << t;
+    for (int64_t t = m * N; t < m * N + 16; ++t) ASSERT_EQ(out[t], 99.0f) << "write past the end, m=" << m;
+  }
+  // A wrong argument count is reported, not a crash.
+  TestRuntime rt;
+  std::vector<float> a(8), o(8);
+  EXPECT_EQ(k.run({ptr_arg(a.data()), ptr_arg(o.data())}, rt), 1);
+  EXPECT_NE(rt.errors.find("expects 3 arguments"), std::string::npos) << rt.errors;
+}
+
 }  // namespace
 }  // namespace tl
