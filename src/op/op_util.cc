@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "ir/error.h"
@@ -209,97 +210,130 @@ int64_t floordiv64(int64_t a, int64_t b) {
   return q;
 }
 
-bool bounds_rec(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int depth, int64_t* lo, int64_t* hi) {
-  if (depth > 32 || !e.defined()) return false;
+using Bound = std::optional<int64_t>;
+
+Bound checked(__int128 v) { return clamp_ok(v) ? Bound(static_cast<int64_t>(v)) : std::nullopt; }
+Bound add(Bound a, Bound b) { return a && b ? checked(static_cast<__int128>(*a) + *b) : std::nullopt; }
+
+// Lower and upper bounds are tracked separately: `by * 128 + i >= 0` is provable even when by's
+// range ends at a dynamic ceildiv(m, 128).
+IntBounds bounds_rec(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int depth) {
+  IntBounds out;
+  if (depth > 32 || !e.defined() || !(e.dtype().is_integer() || e.dtype().is_bool())) return out;
   int64_t v;
-  if (is_const_int(e, &v)) {
-    *lo = *hi = v;
-    return true;
-  }
-  if (auto* var = e.as<VarNode>()) {
+  if (is_const_int(e, &v)) return IntBounds{v, v};
+  if (e.as<VarNode>()) {
     auto it = ranges.find(Var(std::static_pointer_cast<const VarNode>(e.node())));
-    (void)var;
-    if (it == ranges.end()) return false;
-    int64_t mlo, mhi, elo, ehi;
-    if (!bounds_rec(it->second.min, ranges, depth + 1, &mlo, &mhi)) return false;
-    if (!bounds_rec(it->second.extent, ranges, depth + 1, &elo, &ehi)) return false;
-    if (ehi <= 0) return false;  // an empty loop: nothing to prove
-    *lo = mlo;
-    *hi = mhi + ehi - 1;
-    return true;
+    if (it == ranges.end()) return out;
+    IntBounds mn = bounds_rec(it->second.min, ranges, depth + 1);
+    IntBounds ext = bounds_rec(it->second.extent, ranges, depth + 1);
+    out.lo = mn.lo;
+    if (mn.hi && ext.hi) out.hi = add(mn.hi, checked(static_cast<__int128>(*ext.hi) - 1));
+    return out;
   }
   if (auto* c = e.as<CastNode>()) {
-    if (!c->dtype.is_integer() || !c->value.dtype().is_integer()) return false;
-    if (!bounds_rec(c->value, ranges, depth + 1, lo, hi)) return false;
-    if (c->dtype.bits < 64) {
-      int64_t tmax = c->dtype.is_int() ? (int64_t(1) << (c->dtype.bits - 1)) - 1 : (int64_t(1) << c->dtype.bits) - 1;
-      int64_t tmin = c->dtype.is_int() ? -(int64_t(1) << (c->dtype.bits - 1)) : 0;
-      if (*lo < tmin || *hi > tmax) return false;
-    }
-    return true;
+    if (!c->dtype.is_integer() || !c->value.dtype().is_integer()) return out;
+    IntBounds in = bounds_rec(c->value, ranges, depth + 1);
+    if (c->dtype.bits >= 64 && c->dtype.is_int()) return in;
+    // A narrowing cast keeps the bounds only when both are known to fit.
+    int64_t tmax = c->dtype.bits >= 64 ? INT64_MAX
+                   : c->dtype.is_int() ? (int64_t(1) << (c->dtype.bits - 1)) - 1
+                                       : (int64_t(1) << c->dtype.bits) - 1;
+    int64_t tmin = c->dtype.is_int() && c->dtype.bits < 64 ? -(int64_t(1) << (c->dtype.bits - 1)) : 0;
+    if (in.lo && in.hi && *in.lo >= tmin && *in.hi <= tmax) return in;
+    return out;
   }
   if (auto* s = e.as<SelectNode>()) {
-    int64_t a0, a1, b0, b1;
-    if (!bounds_rec(s->true_value, ranges, depth + 1, &a0, &a1) ||
-        !bounds_rec(s->false_value, ranges, depth + 1, &b0, &b1))
-      return false;
-    *lo = std::min(a0, b0);
-    *hi = std::max(a1, b1);
-    return true;
+    IntBounds a = bounds_rec(s->true_value, ranges, depth + 1), b = bounds_rec(s->false_value, ranges, depth + 1);
+    if (a.lo && b.lo) out.lo = std::min(*a.lo, *b.lo);
+    if (a.hi && b.hi) out.hi = std::max(*a.hi, *b.hi);
+    return out;
   }
   auto* b = e.as<BinaryNode>();
-  if (!b || !b->dtype.is_integer()) return false;
-  int64_t a0, a1, b0, b1;
-  if (!bounds_rec(b->a, ranges, depth + 1, &a0, &a1) || !bounds_rec(b->b, ranges, depth + 1, &b0, &b1)) return false;
-  __int128 l, h;
+  if (!b || !b->dtype.is_integer()) return out;
+  IntBounds x = bounds_rec(b->a, ranges, depth + 1), y = bounds_rec(b->b, ranges, depth + 1);
+  int64_t k;
+  bool y_const = y.lo && y.hi && *y.lo == *y.hi;
+  if (y_const) k = *y.lo;
   switch (b->op) {
-    case BinOp::kAdd: l = (__int128)a0 + b0; h = (__int128)a1 + b1; break;
-    case BinOp::kSub: l = (__int128)a0 - b1; h = (__int128)a1 - b0; break;
+    case BinOp::kAdd:
+      out.lo = add(x.lo, y.lo);
+      out.hi = add(x.hi, y.hi);
+      break;
+    case BinOp::kSub:
+      if (x.lo && y.hi) out.lo = checked(static_cast<__int128>(*x.lo) - *y.hi);
+      if (x.hi && y.lo) out.hi = checked(static_cast<__int128>(*x.hi) - *y.lo);
+      break;
     case BinOp::kMul: {
-      __int128 p[4] = {(__int128)a0 * b0, (__int128)a0 * b1, (__int128)a1 * b0, (__int128)a1 * b1};
-      l = *std::min_element(p, p + 4);
-      h = *std::max_element(p, p + 4);
+      bool x_const = x.lo && x.hi && *x.lo == *x.hi;
+      const IntBounds& var = y_const ? x : y;
+      if (y_const || x_const) {
+        int64_t f = y_const ? k : *x.lo;
+        Bound l = var.lo ? checked(static_cast<__int128>(*var.lo) * f) : std::nullopt;
+        Bound h = var.hi ? checked(static_cast<__int128>(*var.hi) * f) : std::nullopt;
+        if (f >= 0) {
+          out.lo = l;
+          out.hi = h;
+        } else {
+          out.lo = h;
+          out.hi = l;
+        }
+      } else if (x.lo && x.hi && y.lo && y.hi) {
+        __int128 p[4] = {(__int128)*x.lo * *y.lo, (__int128)*x.lo * *y.hi, (__int128)*x.hi * *y.lo,
+                         (__int128)*x.hi * *y.hi};
+        out.lo = checked(*std::min_element(p, p + 4));
+        out.hi = checked(*std::max_element(p, p + 4));
+      }
       break;
     }
     case BinOp::kFloorDiv:
-      if (b0 != b1 || b0 <= 0) return false;
-      l = floordiv64(a0, b0);
-      h = floordiv64(a1, b0);
+      if (y_const && k > 0) {
+        if (x.lo) out.lo = floordiv64(*x.lo, k);
+        if (x.hi) out.hi = floordiv64(*x.hi, k);
+      }
       break;
     case BinOp::kDiv:
-      if (b0 != b1 || b0 <= 0 || a0 < 0) return false;
-      l = a0 / b0;
-      h = a1 / b0;
+      if (y_const && k > 0 && x.lo && *x.lo >= 0) {
+        out.lo = *x.lo / k;
+        if (x.hi) out.hi = *x.hi / k;
+      }
       break;
     case BinOp::kFloorMod:
-      if (b0 != b1 || b0 <= 0) return false;
-      if (a0 >= 0 && a1 < b0) {
-        l = a0;
-        h = a1;
-      } else {
-        l = 0;
-        h = b0 - 1;
+      if (y_const && k > 0) {
+        bool inside = x.lo && x.hi && *x.lo >= 0 && *x.hi < k;
+        out.lo = inside ? *x.lo : 0;
+        out.hi = inside ? *x.hi : k - 1;
       }
       break;
     case BinOp::kMod:
-      if (b0 != b1 || b0 <= 0 || a0 < 0) return false;
-      l = 0;
-      h = std::min<int64_t>(a1, b0 - 1);
+      if (y_const && k > 0 && x.lo && *x.lo >= 0) {
+        out.lo = 0;
+        out.hi = x.hi ? std::min<int64_t>(*x.hi, k - 1) : k - 1;
+      }
       break;
-    case BinOp::kMin: l = std::min(a0, b0); h = std::min(a1, b1); break;
-    case BinOp::kMax: l = std::max(a0, b0); h = std::max(a1, b1); break;
-    default: return false;
+    case BinOp::kMin:
+      if (x.lo && y.lo) out.lo = std::min(*x.lo, *y.lo);
+      if (x.hi || y.hi) out.hi = x.hi && y.hi ? std::min(*x.hi, *y.hi) : (x.hi ? x.hi : y.hi);
+      break;
+    case BinOp::kMax:
+      if (x.lo || y.lo) out.lo = x.lo && y.lo ? std::max(*x.lo, *y.lo) : (x.lo ? x.lo : y.lo);
+      if (x.hi && y.hi) out.hi = std::max(*x.hi, *y.hi);
+      break;
+    default: break;
   }
-  if (!clamp_ok(l) || !clamp_ok(h)) return false;
-  *lo = static_cast<int64_t>(l);
-  *hi = static_cast<int64_t>(h);
-  return true;
+  return out;
 }
 
 }  // namespace
 
+IntBounds int_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges) { return bounds_rec(e, ranges, 0); }
+
 bool const_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int64_t* lo, int64_t* hi) {
-  return bounds_rec(e, ranges, 0, lo, hi);
+  IntBounds b = bounds_rec(e, ranges, 0);
+  if (!b.lo || !b.hi) return false;
+  *lo = *b.lo;
+  *hi = *b.hi;
+  return true;
 }
 
 std::vector<Expr> global_bounds_guards(const Buffer& buffer, const std::vector<Expr>& indices,
@@ -313,11 +347,9 @@ std::vector<Expr> global_bounds_guards(const Buffer& buffer, const std::vector<E
   for (size_t d = 0; d < indices.size(); ++d) {
     const Expr& idx = indices[d];
     const Expr& dim = buffer.shape()[d];
-    int64_t lo = 0, hi = 0, dmin = 0, dmax = 0;
-    bool have = const_bounds(idx, ranges, &lo, &hi);
-    bool have_dim = const_bounds(dim, ranges, &dmin, &dmax);
-    if (!(have && lo >= 0)) out.push_back(idx >= make_int(0, idx.dtype()));
-    if (!(have && have_dim && hi < dmin)) out.push_back(idx < dim);
+    IntBounds ib = int_bounds(idx, ranges), db = int_bounds(dim, ranges);
+    if (!(ib.lo && *ib.lo >= 0)) out.push_back(idx >= make_int(0, idx.dtype()));
+    if (!(ib.hi && db.lo && *ib.hi < *db.lo)) out.push_back(idx < dim);
   }
   return out;
 }

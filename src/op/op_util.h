@@ -3,6 +3,7 @@
 // of global-tensor accesses.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,12 @@ LoopNest make_loop_nest(const std::vector<Expr>& extents, const std::string& pre
 
 // ---- bounds -------------------------------------------------------------------------------------
 
+// Constant lower and upper bounds of an integer expression, each unknown when some part it depends
+// on is unbounded (a dynamic dimension, a variable without a range).
+struct IntBounds {
+  std::optional<int64_t> lo, hi;
+};
+IntBounds int_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges);
 // Constant lower/upper bounds of an integer expression given the ranges of its variables; false
 // when some part is unbounded (a dynamic dimension, an unknown variable).
 bool const_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int64_t* lo, int64_t* hi);
