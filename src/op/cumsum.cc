@@ -120,7 +120,7 @@ Stmt lower_cumsum(const TileOpNode& op, const LowerContext&) {
   LoopNest rest = make_loop_nest(other_ext, "i");
   Var s("s", n.dtype());
   std::vector<Expr> cur = full_index(rest, position(s));
-  std::vector<Expr> prev = full_index(rest, position(s - 1));
+  std::vector<Expr> prev = full_index(rest, c.reverse ? n - s : s - 1);
   DataType acc_t = compute_dtype(dst_t);
   Expr sum = make_cast(acc_t, make_load(c.dst.buffer, region_indices(c.dst, prev))) +
              make_cast(acc_t, region_load(c.src, cur));

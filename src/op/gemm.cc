@@ -92,9 +92,17 @@ GemmOperands analyze_gemm(const TileOpNode& op) {
   auto [c0, c1] = dims(g.C);
   Expr a_m = g.trans_A ? a1 : a0, a_k = g.trans_A ? a0 : a1;
   Expr b_k = g.trans_B ? b1 : b0, b_n = g.trans_B ? b0 : b1;
+  if (!extents_may_equal(a_k, b_k) && extents_may_equal(a_k, b_n) && extents_may_equal(b_k, c1) &&
+      extents_may_equal(a_m, c0)) {
+    std::ostringstream os;
+    os << "the K extent (reduction) of A (" << print_expr(a_k) << ") and B (" << print_expr(b_k) << ") differ; B "
+       << describe_region(g.B) << " looks " << (g.trans_B ? "not transposed: drop transpose_B=True"
+                                                          : "transposed ([N, K]): pass transpose_B=True");
+    throw_op_error_value(op, os.str());
+  }
+  check_extent_pair(op, "K extent (reduction)", a_k, "A", b_k, "B", g);
   check_extent_pair(op, "M extent (rows)", a_m, "A", c0, "C", g);
   check_extent_pair(op, "N extent (columns)", b_n, "B", c1, "C", g);
-  check_extent_pair(op, "K extent (reduction)", a_k, "A", b_k, "B", g);
   auto pick = [](const Expr& x, const Expr& y) { return is_const_int(x) ? x : y; };
   g.M = pick(c0, a_m);
   g.N = pick(c1, b_n);

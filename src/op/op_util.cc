@@ -252,7 +252,7 @@ IntBounds bounds_rec(const Expr& e, const std::map<Var, Range, VarLess>& ranges,
   auto* b = e.as<BinaryNode>();
   if (!b || !b->dtype.is_integer()) return out;
   IntBounds x = bounds_rec(b->a, ranges, depth + 1), y = bounds_rec(b->b, ranges, depth + 1);
-  int64_t k;
+  int64_t k = 0;
   bool y_const = y.lo && y.hi && *y.lo == *y.hi;
   if (y_const) k = *y.lo;
   switch (b->op) {
