@@ -134,14 +134,26 @@ TL_DEVICE float e5m2_bits_to_f32(uint8_t b) {
     return r;                                                                             \
   }
 
-// double -> narrow float: through float is a double rounding; these go straight where PTX can.
+// double -> narrow float. Rounding to float first and then to the narrow type can round twice the
+// wrong way; rounding to float *to odd* (truncate, then set the last bit when inexact) keeps enough
+// information that the second, nearest-even rounding is the correct one (float has more than
+// two bits beyond any narrow format).
+TL_DEVICE float f64_to_f32_round_odd(double d) {
+  float f = __double2float_rz(d);
+  if (static_cast<double>(f) != d && !isnan(d) && !isinf(f)) f = __uint_as_float(__float_as_uint(f) | 1u);
+  return f;
+}
 TL_DEVICE uint16_t f64_to_bf16_bits(double d) {
+#if TL_ARCH >= 900
   uint16_t h;
   asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h) : "d"(d));
   return h;
+#else
+  return f32_to_bf16_bits(f64_to_f32_round_odd(d));
+#endif
 }
-TL_DEVICE uint8_t f64_to_e4m3_bits(double d) { return f32_to_e4m3_bits(static_cast<float>(d)); }
-TL_DEVICE uint8_t f64_to_e5m2_bits(double d) { return f32_to_e5m2_bits(static_cast<float>(d)); }
+TL_DEVICE uint8_t f64_to_e4m3_bits(double d) { return f32_to_e4m3_bits(f64_to_f32_round_odd(d)); }
+TL_DEVICE uint8_t f64_to_e5m2_bits(double d) { return f32_to_e5m2_bits(f64_to_f32_round_odd(d)); }
 
 struct bfloat16_t;
 struct fp8_e4m3_t;

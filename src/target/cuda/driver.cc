@@ -80,8 +80,9 @@ DriverApi& api() {
     std::string tried;
     a.handle = open_first_library({"libcuda.so.1", "libcuda.so"}, nullptr, &tried);
     if (!a.handle) {
-      a.error = "the CUDA driver (libcuda.so.1) is not installed or not on the loader path (" +
-                std::string(dlerror() ? "dlopen failed" : "not found") + ")";
+      const char* err = dlerror();
+      a.error = "the CUDA driver (libcuda.so.1) is not installed or not on the loader path" +
+                (err ? std::string(": ") + err : std::string());
       return;
     }
     std::string missing;
