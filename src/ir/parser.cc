@@ -72,6 +72,23 @@ class Parser {
   }
 
  private:
+  // Recursion depth of statements and expressions: deeper text is refused with an error rather
+  // than overflowing the stack (here or in the passes that would walk the IR).
+  static constexpr int kMaxDepth = 2000;
+  struct DepthGuard {
+    Parser* p;
+    DepthGuard(Parser* parser) : p(parser) {  // NOLINT
+      if (++p->depth_ > kMaxDepth)
+        p->fail(p->peek(), "nesting too deep (more than " + std::to_string(kMaxDepth) +
+                               " levels of statements and expressions); split the function or the expression");
+    }
+    DepthGuard(DepthGuard&& o) noexcept : p(o.p) { o.p = nullptr; }
+    DepthGuard(const DepthGuard&) = delete;
+    ~DepthGuard() {
+      if (p) --p->depth_;
+    }
+  };
+
   // ---- tokens ----
   const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
   const Token& next() {
@@ -331,6 +348,7 @@ class Parser {
 
   // Statements up to `end` (nullptr: end of input). A let/alloc without braces takes the rest.
   Stmt stmts(const char* end) {
+    DepthGuard guard(this);
     std::vector<Stmt> items;
     auto at_end = [&] { return end ? at(end) || peek().kind == Tok::kEnd : peek().kind == Tok::kEnd; };
     while (!at_end()) {
@@ -584,12 +602,16 @@ class Parser {
   }
 
   Expr expr(int min_prec = 1) {
+    DepthGuard guard(this);
     Expr lhs = unary();
+    // Each operator of a left-associative chain deepens the tree by one level.
+    std::vector<DepthGuard> chain;
     for (;;) {
       BinOp op;
       Token t = peek();
       int prec = binary_op(t, &op);
       if (prec == 0 || prec < min_prec) return lhs;
+      chain.emplace_back(this);
       next();
       Expr rhs = expr(prec + 1);
       lhs = binary(op, lhs, rhs, t);
@@ -610,6 +632,7 @@ class Parser {
   }
 
   Expr unary() {
+    DepthGuard guard(this);
     Token t = peek();
     if (at("-")) {
       const Token& n = peek(1);
@@ -794,6 +817,7 @@ class Parser {
   std::unordered_map<std::string, std::vector<Var>> vars_;
   std::unordered_map<std::string, std::vector<Buffer>> buffers_;
   std::vector<std::pair<std::string, bool>> trail_;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
@@ -356,6 +358,44 @@ TEST(Parser, ParseExprAndStmtWithPredefinedNames) {
   // A free[...] header declares what the statement uses.
   Stmt t = parse_stmt("free[k: int64, B: local float16[k]]\nB[k - 1i64] = 0.0f16");
   EXPECT_EQ(t.as<BufferStoreNode>()->buffer.dtype(), DataType::Float(16));
+}
+
+TEST(Parser, MutatedTextNeverCrashes) {
+  // Random edits of valid text either parse or raise a typed error with a location.
+  std::string base = print_func(every_construct());
+  std::mt19937_64 rng(42);
+  const std::string alphabet = "()[]{},:=<>+-*/%&|^~!@\"\\.0123456789abcefinrstx_ \n#";
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string text = base;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      size_t pos = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text.erase(pos, 1 + rng() % 8); break;
+        case 1: text.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        default: text[pos] = alphabet[rng() % alphabet.size()]; break;
+      }
+    }
+    try {
+      PrimFunc f = parse_func(text, "fuzz.tir");
+      std::string again = print_func(f);
+      PrimFunc g = parse_func(again, "fuzz2.tir");
+      EXPECT_TRUE(structural_equal(f, g)) << text;
+    } catch (const SyntaxError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("fuzz.tir:", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(Parser, DeepNestingIsAnErrorNotACrash) {
+  std::string deep = "func @f(A: global int32[4]) {\n  A[0] = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n}";
+  EXPECT_THROW(parse_func(deep), SyntaxError);
+  std::string chain = "func @f(A: global int32[4]) {\n  A[0] = 1";
+  for (int i = 0; i < 5000; ++i) chain += " + 1";
+  EXPECT_THROW(parse_func(chain + "\n}"), SyntaxError);
+  std::string lets = "func @f(A: global int32[4]) {\n";
+  for (int i = 0; i < 5000; ++i) lets += "  let x" + std::to_string(i) + ": int32 = 0\n";
+  EXPECT_THROW(parse_func(lets + "}"), SyntaxError);
 }
 
 TEST(Parser, SpansPointAtTheStatement) {
