@@ -1,6 +1,7 @@
 #include "ir/ir_lexer.h"
 
 #include <cctype>
+#include <cstdio>
 #include <limits>
 
 #include "ir/buffer.h"
@@ -43,8 +44,12 @@ class Lexer {
         for (const char* p : two)
           if (src_.compare(pos_, 2, p) == 0) t.text = p;
         if (t.text.empty()) {
-          if (std::string("()[]{},:=<>+-*/%&|^~!@").find(c) == std::string::npos)
-            fail(t, std::string("unexpected character '") + c + "'");
+          if (std::string("()[]{},:=<>+-*/%&|^~!@").find(c) == std::string::npos) {
+            char shown[8];  // a byte that is not printable ASCII shows as \xNN
+            if (c > 0x20 && c < 0x7f) std::snprintf(shown, sizeof shown, "%c", c);
+            else std::snprintf(shown, sizeof shown, "\\x%02x", static_cast<unsigned char>(c));
+            fail(t, std::string("unexpected character '") + shown + "'");
+          }
           t.text = std::string(1, c);
         }
         for (size_t i = 0; i < t.text.size(); ++i) advance();

@@ -84,9 +84,37 @@ std::string float_suffix(DataType t) {
   }
 }
 
+// Length of the valid UTF-8 sequence starting at s[i], or 0 when the byte does not start one.
+size_t utf8_sequence(const std::string& s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  unsigned char d = byte(i + 1);  // no overlong forms, surrogates or code points past U+10FFFF
+  if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d >= 0xA0) || (c == 0xF0 && d < 0x90) || (c == 0xF4 && d >= 0x90))
+    return 0;
+  return n;
+}
+
+// A double-quoted literal. Valid UTF-8 stays readable; control characters and bytes that are
+// not UTF-8 are escaped, so the text is always valid UTF-8 (it crosses into Python).
 std::string escape(const std::string& s) {
   std::string out = "\"";
-  for (char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      if (size_t n = utf8_sequence(s, i)) {
+        out += s.substr(i, n);
+        i += n - 1;
+      } else {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
+        out += buf;
+      }
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

@@ -26,6 +26,8 @@ TEST(Printer, Literals) {
   EXPECT_EQ(print_expr(make_float(-INFINITY, DataType::Float(16))), "-inf_f16");
   EXPECT_EQ(print_expr(make_float(NAN, DataType::BFloat16())), "nan_bf16");
   EXPECT_EQ(print_expr(make_string("a\"b\\c\n\x02")), "\"a\\\"b\\\\c\\n\\x02\"");
+  // Valid UTF-8 stays as is; other high bytes are escaped so the text is valid UTF-8.
+  EXPECT_EQ(print_expr(make_string("caf\xc3\xa9 \xff\xc3")), "\"caf\xc3\xa9 \\xff\\xc3\"");
   EXPECT_EQ(print_expr(Expr(std::make_shared<IntImmNode>(DataType::Int32().with_lanes(4), 7))), "const<int32x4>(7)");
   // A negation node around a literal keeps its parens: `-5` would read back as the literal.
   EXPECT_EQ(print_expr(Expr(std::make_shared<UnaryNode>(DataType::Int32(), UnOp::kNeg, make_int(5)))), "-(5)");
