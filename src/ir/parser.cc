@@ -333,6 +333,12 @@ class Parser {
       fail(t, "unknown attribute form '" + prefix + ":'; expected e:(expr), e:[exprs], s:[strings] or buf:name");
     }
     bool neg = accept("-");
+    double v;
+    DataType dt;
+    const Token& n = peek();
+    if (n.kind != Tok::kNumber && !(n.kind == Tok::kIdent && special_float(n.text, &v, &dt)))
+      fail(n, "expected an attribute value (none, true, false, a number, a string, [ints], e:(expr), e:[exprs], "
+              "s:[strings] or buf:NAME), got " + describe(n));
     Expr e = number(neg);
     if (auto* i = e.as<IntImmNode>()) return Attr(static_cast<int64_t>(i->value));
     return Attr(e.as<FloatImmNode>()->value);
@@ -371,7 +377,6 @@ class Parser {
     Expr value;
     Buffer buf;
     if (is_let) {
-      Token name_tok = peek();
       std::string n = ident("a variable name");
       std::optional<DataType> dt;
       if (accept(":")) dt = dtype();
@@ -398,9 +403,8 @@ class Parser {
   // A literal written for a typed slot (`let x: int64 = 0`) takes the slot's type.
   static Expr adopt_literal(const Expr& e, DataType t) {
     if (e.dtype() == t || t.lanes != 1) return e;
-    if (auto* i = e.as<IntImmNode>()) {
-      if (t.is_integer() || t.is_bool() || t.is_float()) return make_const(t, static_cast<double>(i->value));
-    }
+    if (auto* i = e.as<IntImmNode>(); i && (t.is_integer() || t.is_bool() || t.is_float()))
+      return make_int(i->value, t);  // exact for int64; bool and float targets convert
     if (auto* f = e.as<FloatImmNode>(); f && t.is_float()) return make_float(f->value, t);
     return e;
   }
