@@ -27,12 +27,23 @@ export TILELANG_SOURCE_DIR=$ROOT
 export TILELANG_CACHE_DIR=${TILELANG_CACHE_DIR:-/tmp/tilelang-gpu-check-cache}
 export TL_BENCH_JSON=$OUT/bench.json
 
+# The device runs one command for at most 10 minutes: every step gets at most what is left of
+# GPU_CHECK_DEADLINE seconds, so the summary is always printed.
+DEADLINE=${GPU_CHECK_DEADLINE:-560}
+START_S=$(date +%s)
+
 declare -a NAMES STATUS SECS NOTES
 record() {  # name rc seconds note
   NAMES+=("$1"); STATUS+=("$2"); SECS+=("$3"); NOTES+=("$4")
 }
 step() {  # name timeout_s command...
   local name=$1 limit=$2; shift 2
+  local left=$((DEADLINE - ($(date +%s) - START_S)))
+  if [ $left -lt 10 ]; then
+    record "$name" skip 0 "no time left (GPU_CHECK_DEADLINE=${DEADLINE}s)"
+    return 1
+  fi
+  [ $limit -gt $left ] && limit=$left
   echo "=== [$name] $*" | tee -a "$LOG"
   local t0=$(date +%s%N)
   timeout "$limit" "$@" >> "$LOG" 2>&1
@@ -61,6 +72,10 @@ step() {  # name timeout_s command...
   $PY -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
   $PY -c 'import triton; print("triton", triton.__version__)' 2>&1
   cmake --version | head -n 1
+  $PY -c 'import sysconfig, os; p = sysconfig.get_paths()["include"]; print("Python.h:", os.path.exists(p + "/Python.h"), p)' 2>&1
+  $PY -c 'import nanobind, numpy, ml_dtypes, pytest; print("nanobind", nanobind.__version__, "numpy", numpy.__version__, "ml_dtypes", ml_dtypes.__version__)' 2>&1
+  echo "gtest: $(ls /usr/include/gtest/gtest.h 2>&1)"
+  echo "cuobjdump: $(command -v cuobjdump)"
   echo "cores: $(nproc)"
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt" | tee -a "$LOG"
