@@ -31,8 +31,9 @@ void check_same_extents(const TileOpNode& op, const BufferRegion& a, const char*
                         const char* role_b);
 // Throws when two extents are provably different.
 bool extents_may_equal(const Expr& a, const Expr& b);
-// The region has one (min, extent) per buffer dimension, with integer entries and constant extents
-// that are positive and, when the shape is constant too, inside the buffer.
+// The region's entries are integers, its constant extents are positive and, for a non-global
+// buffer with a constant shape, inside the buffer. (A region with the wrong number of ranges is
+// left to the verifier, which reports it as malformed IR.)
 void check_region_well_formed(const TileOpNode& op, const BufferRegion& r, const char* role);
 // A string attribute restricted to `allowed` (its default when absent).
 std::string checked_str_attr(const TileOpNode& op, const std::string& key, const std::vector<std::string>& allowed,

@@ -17,8 +17,8 @@ TEST(CumsumOp, ChecksAndLoopForm) {
             "  Y[3, i0] = X[3, i0]\n"
             "}\n"
             "for s: int32 in serial(1, 3) {\n"
-            "  for i0_1: int32 in parallel(0, 8) {\n"
-            "    Y[3 - s, i0_1] = Y[4 - s, i0_1] + X[3 - s, i0_1]\n"
+            "  for i0: int32 in parallel(0, 8) {\n"
+            "    Y[3 - s, i0] = Y[4 - s, i0] + X[3 - s, i0]\n"
             "  }\n"
             "}\n");
   auto acc = get_tile_op("cumsum").access(as_op(op_at(1, "cumsum", {full(X), full(Y)})));

@@ -64,10 +64,10 @@ TEST(GemmOp, LoopFormAccumulatesInCsDtype) {
             "    }\n"
             "  }\n"
             "}\n"
-            "for i_1: int32 in parallel(0, 4) {\n"
+            "for i: int32 in parallel(0, 4) {\n"
             "  for k: int32 in serial(0, 8) {\n"
-            "    for j_1: int32 in parallel(0, 6) {\n"
-            "      C[i_1, j_1] = C[i_1, j_1] + cast<float32>(A[i_1, k]) * cast<float32>(B[j_1, k])\n"
+            "    for j: int32 in parallel(0, 6) {\n"
+            "      C[i, j] = C[i, j] + cast<float32>(A[i, k]) * cast<float32>(B[j, k])\n"
             "    }\n"
             "  }\n"
             "}\n");

@@ -40,7 +40,7 @@ TEST(ReduceOp, LoopForms) {
   EXPECT_EQ(print_stmt(lower(reduce_op(full(X), full(rmax), "max", 1))),
             "for i0: int32 in parallel(0, 4) {\n"
             "  alloc acc: local.var float32[1]\n"
-            "  acc[0] = -inff32\n"
+            "  acc[0] = -inf_f32\n"
             "  for r: int32 in serial(0, 8) {\n"
             "    acc[0] = max(acc[0], cast<float32>(X[i0, r]))\n"
             "  }\n"

@@ -3,6 +3,7 @@
 #include "transform/lower_tile_ops.h"
 
 #include "op/op_test_util.h"
+#include "pass_test_util.h"
 #include "target/cpu/cpu_kernel_util.h"
 
 namespace tl {
@@ -33,38 +34,62 @@ PrimFunc tile_copy(int64_t n) {
 }
 
 TEST(LowerTileOps, UsesBlockRangesToDropProvableGuards) {
-  PassContext ctx = cpu_ctx();
   // 96 = 3 * 32: every access is in bounds, no guard.
-  EXPECT_EQ(print_func(lower_tile_ops(tile_copy(96), ctx, nullptr)),
-            "func @tile_copy(A: global float32[96], B: global float32[96]) {\n"
-            "  kernel(grid=[3], blocks=[bx: int32], threads=[], thread_vars=[]) {\n"
-            "    alloc S: shared float32[32]\n"
-            "    for i0: int32 in parallel(0, 32) {\n"
-            "      S[i0] = A[bx * 32 + i0]\n"
-            "    }\n"
-            "    for i0_1: int32 in parallel(0, 32) {\n"
-            "      B[bx * 32 + i0_1] = S[i0_1]\n"
-            "    }\n"
-            "  }\n"
-            "}\n");
-  // 100: the last block has a tail.
-  EXPECT_EQ(print_func(lower_tile_ops(tile_copy(100), ctx, nullptr)),
-            "func @tile_copy(A: global float32[100], B: global float32[100]) {\n"
-            "  kernel(grid=[4], blocks=[bx: int32], threads=[], thread_vars=[]) {\n"
-            "    alloc S: shared float32[32]\n"
-            "    for i0: int32 in parallel(0, 32) {\n"
-            "      S[i0] = select(bx * 32 + i0 < 100, A[bx * 32 + i0], 0.0f32)\n"
-            "    }\n"
-            "    for i0_1: int32 in parallel(0, 32) {\n"
-            "      if (bx * 32 + i0_1 < 100) {\n"
-            "        B[bx * 32 + i0_1] = S[i0_1]\n"
-            "      }\n"
-            "    }\n"
-            "  }\n"
-            "}\n");
+  tl::testing::expect_pass("lower_tile_ops", R"(
+func @tile_copy(A: global float32[96], B: global float32[96]) {
+  kernel(grid=[3], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc S: shared float32[32]
+    copy(A[bx * 32 :+ 32], S[0 :+ 32])
+    copy(S[0 :+ 32], B[bx * 32 :+ 32])
+  }
+})", R"(
+func @tile_copy(A: global float32[96], B: global float32[96]) {
+  kernel(grid=[3], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc S: shared float32[32]
+    for i0: int32 in parallel(0, 32) {
+      S[i0] = A[bx * 32 + i0]
+    }
+    for i0: int32 in parallel(0, 32) {
+      B[bx * 32 + i0] = S[i0]
+    }
+  }
+})");
+  // 100: the last block has a tail; reads fill 0, writes are dropped.
+  const char* tail = R"(
+func @tile_copy(A: global float32[100], B: global float32[100]) {
+  kernel(grid=[4], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc S: shared float32[32]
+    copy(A[bx * 32 :+ 32], S[0 :+ 32])
+    copy(S[0 :+ 32], B[bx * 32 :+ 32])
+  }
+})";
+  tl::testing::expect_pass("lower_tile_ops", tail, R"(
+func @tile_copy(A: global float32[100], B: global float32[100]) {
+  kernel(grid=[4], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc S: shared float32[32]
+    for i0: int32 in parallel(0, 32) {
+      S[i0] = select(bx * 32 + i0 < 100, A[bx * 32 + i0], 0.0f32)
+    }
+    for i0: int32 in parallel(0, 32) {
+      if (bx * 32 + i0 < 100) {
+        B[bx * 32 + i0] = S[i0]
+      }
+    }
+  }
+})");
   // tl.disable_safe_memory_legalize turns guards off.
-  PassContext off = cpu_ctx({{"tl.disable_safe_memory_legalize", Attr(true)}});
-  EXPECT_EQ(print_func(lower_tile_ops(tile_copy(100), off, nullptr)).find("select"), std::string::npos);
+  tl::testing::expect_pass("lower_tile_ops", tail, R"(
+func @tile_copy(A: global float32[100], B: global float32[100]) {
+  kernel(grid=[4], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc S: shared float32[32]
+    for i0: int32 in parallel(0, 32) {
+      S[i0] = A[bx * 32 + i0]
+    }
+    for i0: int32 in parallel(0, 32) {
+      B[bx * 32 + i0] = S[i0]
+    }
+  }
+})", "cpu", {{"tl.disable_safe_memory_legalize", Attr(true)}});
 }
 
 TEST(LowerTileOps, LoopAndLetRangesReachTheOps) {
