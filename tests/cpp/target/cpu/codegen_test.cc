@@ -1,5 +1,8 @@
 // End-to-end tests of the cpu target: IR -> lower_cpu -> codegen_cpu -> g++ -> dlopen -> run,
 // compared with references computed here in double precision on random inputs.
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cmath>
 
 #include "ir/error.h"
@@ -436,6 +439,75 @@ TEST(CpuCodegen, DynamicM) {
   std::vector<float> a(8), o(8);
   EXPECT_EQ(k.run({ptr_arg(a.data()), ptr_arg(o.data())}, rt), 1);
   EXPECT_NE(rt.errors.find("expects 3 arguments"), std::string::npos) << rt.errors;
+}
+
+
+// ---- flags, names, literals ---------------------------------------------------------------------
+
+TEST(CpuCodegen, CompilerFlags) {
+  auto has = [](const std::vector<std::string>& v, const std::string& f) {
+    return std::find(v.begin(), v.end(), f) != v.end();
+  };
+  auto flags = cpu_compiler_flags(false);
+  for (const char* f : {"-std=c++17", "-O2", "-march=native", "-fPIC", "-shared"}) EXPECT_TRUE(has(flags, f)) << f;
+  EXPECT_FALSE(has(flags, "-ffast-math"));
+  EXPECT_FALSE(has(flags, "-fopenmp"));
+  EXPECT_TRUE(has(cpu_compiler_flags(true), "-ffast-math"));
+  EXPECT_TRUE(std::filesystem::exists(cpu_include_dir() + "/tl/cpu/abi.h")) << cpu_include_dir();
+  EXPECT_TRUE(std::filesystem::exists(cpu_include_dir() + "/tl/cpu/kernel.h")) << cpu_include_dir();
+}
+
+TEST(CpuCodegen, ColdCompileOfAGemmKernelIsFast) {
+  // CPU time of the compiler process (robust to other jobs on the machine), for the fp16 GEMM.
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  auto t0 = std::chrono::steady_clock::now();
+  CpuKernel k;
+  k.build(tiled_gemm(kGemmCases[3]));
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  getrusage(RUSAGE_CHILDREN, &after);
+  ASSERT_TRUE(k.ok());
+  auto secs = [](const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; };
+  double cpu = secs(after.ru_utime) - secs(before.ru_utime) + secs(after.ru_stime) - secs(before.ru_stime);
+  std::printf("cold compile of the fp16 GEMM kernel: %.3f s CPU, %.3f s wall\n", cpu, wall);
+  EXPECT_LT(cpu, 1.5);
+}
+
+TEST(CpuCodegen, ShadowedAndOddNamesStayDistinct) {
+  // Two different variables named "i" (outer and inner loop), a buffer named like a C++ keyword
+  // and one with characters that are not valid in identifiers.
+  Buffer A = global("int", f32, {c(4), c(4)}), B = global("out.put", f32, {c(4), c(4)});
+  IRBuilder b;
+  b.enter_kernel({c(1)}, {Var("bx")}, {}, {}, {});
+  Var i("i"), i2("i");
+  b.enter_for(i, 0, c(4), ForKind::kSerial);
+  b.enter_for(i2, 0, c(4), ForKind::kSerial);
+  b.emit(make_store(B, {i, i2}, make_load(A, {i2, i}) + make_cast(f32, i * 10)));
+  b.exit();
+  b.exit();
+  b.exit();
+  CpuKernel k;
+  k.build(b.finish_func("names", {tensor_param(A), tensor_param(B)}));
+  ASSERT_TRUE(k.ok());
+  auto a = random_floats(16, 9);
+  std::vector<float> out(16);
+  TestRuntime rt;
+  ASSERT_EQ(k.run({ptr_arg(a.data()), ptr_arg(out.data())}, rt), 0);
+  for (int r = 0; r < 4; ++r)
+    for (int cc = 0; cc < 4; ++cc) ASSERT_EQ(out[r * 4 + cc], a[cc * 4 + r] + r * 10.0f) << r << "," << cc;
+}
+
+TEST(CpuCodegen, RejectsWhatItCannotEmit) {
+  Buffer A = global("A", f32, {c(16)});
+  auto func_with = [&](Stmt s) { return PrimFunc("f", {tensor_param(A)}, s); };
+  EXPECT_THROW(codegen_cpu(func_with(make_evaluate(make_call(DataType::Void(), "cuda.fence", {})))), NotImplemented);
+  try {
+    codegen_cpu(func_with(make_store(A, {c(0)}, make_call(f32, "ieee_add", {make_float(1.0), make_float(2.0), make_string("rz")}))));
+    ADD_FAILURE();
+  } catch (const NotImplemented& e) {
+    EXPECT_NE(std::string(e.what()).find("T.ieee_add with rounding_mode 'rz' on target cpu"), std::string::npos);
+  }
+  EXPECT_THROW(codegen_cpu(func_with(make_tile_op("fill", {full(A), make_float(0.0)}))), Error);
 }
 
 }  // namespace
