@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 #include "ir/error.h"
 #include "ir/printer.h"
@@ -127,16 +128,34 @@ std::string CodeGenCPU::expr_paren(const Expr& e) {
 
 std::string CodeGenCPU::as_value(const Expr& e, DataType t) { return e.dtype() == t ? expr(e) : cast(t, e); }
 
+namespace {
+// Bit pattern of a constant in a 16/8-bit float type.
+uint32_t small_float_bits(DataType t, double v) {
+  switch (t.code) {
+    case DataType::kBFloat: return tl::cpu::bfloat16_t(v).bits;
+    case DataType::kFloat8E4M3: return tl::cpu::float8_e4m3_t(v).bits;
+    case DataType::kFloat8E5M2: return tl::cpu::float8_e5m2_t(v).bits;
+    default: return tl::cpu::half_t(v).bits;
+  }
+}
+}  // namespace
+
 std::string CodeGenCPU::as_storage(const Expr& e, DataType t) {
   if (!is_small_float(t) || e.dtype() != t) return expr(e);
-  if (auto* ld = e.as<BufferLoadNode>(); ld && ld->buffer.dtype() == t) return element_ref(ld->buffer, ld->indices);
-  if (auto* sel = e.as<SelectNode>()) {
-    return expr_paren(sel->cond) + " ? " + as_storage(sel->true_value, t) + " : " + as_storage(sel->false_value, t);
-  }
-  if (auto* f = e.as<FloatImmNode>()) {
-    std::string st = storage_type(t);
-    return st + "(" + float_literal(t, f->value) + ")";
-  }
+  // Work on the raw bits (an integer select vectorizes into masked loads; a struct one does not).
+  std::function<std::string(const Expr&)> bits = [&](const Expr& x) -> std::string {
+    if (auto* ld = x.as<BufferLoadNode>(); ld && ld->buffer.dtype() == t) return element_ref(ld->buffer, ld->indices) + ".bits";
+    if (auto* sel = x.as<SelectNode>(); sel && sel->dtype == t)
+      return expr_paren(sel->cond) + " ? " + bits(sel->true_value) + " : " + bits(sel->false_value);
+    if (auto* f = x.as<FloatImmNode>(); f && f->dtype == t) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "0x%xu", small_float_bits(t, f->value));
+      return buf;
+    }
+    return storage_type(t) + "(" + expr(x) + ").bits";
+  };
+  if (e.as<BufferLoadNode>() || e.as<SelectNode>())
+    return storage_type(t) + "::from_bits(" + bits(e) + ")";
   return storage_type(t) + "(" + expr(e) + ")";
 }
 

@@ -47,6 +47,7 @@ TEST(CpuCodegen, ElementwiseAddWithTail) {
   CpuKernel k;
   k.build(elementwise_add(n, 128));
   ASSERT_TRUE(k.ok());
+  if (std::getenv("TL_TEST_DUMP")) std::printf("%s\n", k.source.c_str());
   auto a = random_floats(n, 1), b = random_floats(n, 2);
   std::vector<float> out(n + 8, 12345.0f);  // guard zone past the end must stay untouched
   TestRuntime rt;
