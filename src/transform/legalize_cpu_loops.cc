@@ -15,6 +15,22 @@ bool contains_loop(const Stmt& s) {
   return found;
 }
 
+// True when every store in `body` writes an element that depends on `var`: iterations then write
+// distinct places (as T.Parallel promises), while a store to a fixed element (an accumulator
+// `acc[0] += ...`) is a dependence carried across iterations that a SIMD hint would break.
+bool stores_depend_on(const Stmt& body, const Var& var) {
+  bool ok = true;
+  post_order_visit(body, [&](const Stmt& x) {
+    auto* st = x.as<BufferStoreNode>();
+    if (!st || !ok) return;
+    bool uses = false;
+    for (auto& i : st->indices)
+      for_each_subexpr(i, [&](const Expr& e) { uses |= e.get() == var.get(); });
+    ok = uses;
+  });
+  return ok;
+}
+
 class LoopLegalizer : public StmtMutator {
  public:
   explicit LoopLegalizer(bool vectorize) : vectorize_(vectorize) {}
@@ -33,7 +49,8 @@ class LoopLegalizer : public StmtMutator {
         break;
       case ForKind::kParallel:
       case ForKind::kVectorized:
-        kind = (vectorize_ && !contains_loop(body)) ? ForKind::kVectorized : ForKind::kSerial;
+        kind = (vectorize_ && !contains_loop(body) && stores_depend_on(body, n->var)) ? ForKind::kVectorized
+                                                                                      : ForKind::kSerial;
         ann.clear();
         break;
       case ForKind::kSerial:

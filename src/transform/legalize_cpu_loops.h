@@ -11,8 +11,10 @@ namespace tl {
 //    arithmetic in its body);
 //  - T.Parallel and T.vectorized are SIMD hints: the innermost such loop (one with no loop inside)
 //    becomes `vectorized`, which codegen emits with `#pragma GCC ivdep`; an outer one becomes
-//    serial (a hint on an outer loop would vectorize across rows instead of along them). With
-//    tir.disable_vectorize the innermost ones become serial too;
+//    serial (a hint on an outer loop would vectorize across rows instead of along them), and so
+//    does one with a store to an element that does not depend on the loop variable (an
+//    accumulator: a dependence across iterations). With tir.disable_vectorize the innermost ones
+//    become serial too;
 //  - serial and unrolled loops are kept.
 // After this pass only serial, unrolled and vectorized loops remain.
 PrimFunc legalize_cpu_loops(const PrimFunc& f, const PassContext& ctx);

@@ -93,5 +93,25 @@ func @f(A: global float32[8, 16], B: global float32[8, 16]) {
 })", "cpu", {{"tir.disable_vectorize", Attr(true)}});
 }
 
+TEST(LegalizeCpuLoops, AnAccumulatingParallelLoopGetsNoHint) {
+  tl::testing::expect_pass("legalize_cpu_loops", R"(
+func @f(A: global float32[16]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc acc: local.var float32[1]
+    for i: int32 in parallel(0, 16) {
+      acc[0] = acc[0] + A[i]
+    }
+  }
+})", R"(
+func @f(A: global float32[16]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc acc: local.var float32[1]
+    for i: int32 in serial(0, 16) {
+      acc[0] = acc[0] + A[i]
+    }
+  }
+})");
+}
+
 }  // namespace
 }  // namespace tl
