@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "ir/error.h"
 #include "target/cpu/cpu_kernel_util.h"
@@ -169,6 +170,79 @@ TEST_P(CpuGemm, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, CpuGemm, ::testing::Combine(::testing::Range(0, 6), ::testing::Bool()));
 
+
+// ---- GEMM with bf16 / fp8 / int8 inputs ---------------------------------------------------------
+
+// Raw bytes of random values in dtype t, and their exact values.
+struct RawTensor {
+  std::vector<uint8_t> bytes;
+  std::vector<double> value;
+};
+RawTensor random_raw(DataType t, size_t n, uint32_t seed) {
+  RawTensor r;
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  r.bytes.resize(n * t.element_bytes());
+  for (size_t i = 0; i < n; ++i) {
+    float x = d(g);
+    if (t == DataType::BFloat16()) {
+      tl::cpu::bfloat16_t v(x);
+      std::memcpy(&r.bytes[i * 2], &v.bits, 2);
+      r.value.push_back(float(v));
+    } else if (t == DataType::F8E4M3()) {
+      tl::cpu::float8_e4m3_t v(x * 4);
+      r.bytes[i] = v.bits;
+      r.value.push_back(float(v));
+    } else if (t == DataType::Int(8)) {
+      int8_t v = static_cast<int8_t>(static_cast<int>(g() % 255) - 127);
+      r.bytes[i] = static_cast<uint8_t>(v);
+      r.value.push_back(v);
+    } else {
+      ADD_FAILURE() << "unsupported dtype " << t.str();
+    }
+  }
+  return r;
+}
+
+class CpuGemmDtypes : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(CpuGemmDtypes, MatchesReference) {
+  auto [which, loops_only] = GetParam();
+  DataType in = which == 0 ? DataType::BFloat16() : which == 1 ? DataType::F8E4M3() : DataType::Int(8);
+  DataType acc = which == 2 ? DataType::Int32() : f32;
+  const int64_t M = 32, N = 48, K = 64;
+  Buffer A = global("A", in, {c(M), c(K)}), B = global("B", in, {c(N), c(K)}), C = global("C", acc, {c(M), c(N)});
+  IRBuilder b;
+  b.enter_kernel({c(1)}, {Var("bx")}, {}, {}, {});
+  Buffer As = shared("A_s", in, {c(M), c(K)}), Bs = shared("B_s", in, {c(N), c(K)}), Cl = fragment("C_l", acc, {c(M), c(N)});
+  b.alloc(As);
+  b.alloc(Bs);
+  b.alloc(Cl);
+  b.emit(make_tile_op("copy", {full(A), full(As)}));
+  b.emit(make_tile_op("copy", {full(B), full(Bs)}));
+  b.emit(make_tile_op("gemm", {full(As), full(Bs), full(Cl)}, {{"transpose_B", Attr(true)}, {"clear_accum", Attr(true)}}));
+  b.emit(make_tile_op("copy", {full(Cl), full(C)}));
+  b.exit();
+  CpuKernel k;
+  k.build(b.finish_func("gemm_dt", {tensor_param(A), tensor_param(B), tensor_param(C)}), {},
+          loops_only ? lower_loops_only : nullptr);
+  ASSERT_TRUE(k.ok());
+  RawTensor a = random_raw(in, M * K, 13), bt = random_raw(in, N * K, 14);
+  std::vector<int32_t> ci(M * N, -1);
+  std::vector<float> cf(M * N, -1.0f);
+  void* out = which == 2 ? static_cast<void*>(ci.data()) : static_cast<void*>(cf.data());
+  TestRuntime rt;
+  ASSERT_EQ(k.run({ptr_arg(a.bytes.data()), ptr_arg(bt.bytes.data()), ptr_arg(out)}, rt), 0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double ref = 0;
+      for (int64_t kk = 0; kk < K; ++kk) ref += a.value[m * K + kk] * bt.value[n * K + kk];
+      if (which == 2) ASSERT_EQ(ci[m * N + n], static_cast<int32_t>(ref)) << m << "," << n;
+      else ASSERT_NEAR(cf[m * N + n], ref, 1e-4 * (1 + std::abs(ref))) << m << "," << n;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CpuGemmDtypes, ::testing::Combine(::testing::Values(0, 1, 2), ::testing::Bool()));
 
 // ---- reduce -------------------------------------------------------------------------------------
 

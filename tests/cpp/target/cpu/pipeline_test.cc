@@ -3,6 +3,7 @@
 #include "ir/functor.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/structural.h"
 #include "pass_test_util.h"
 
 namespace tl {
@@ -51,6 +52,11 @@ func @gemm_relu(A: global float16[64, 32], B: global float16[32, 64], C: global 
   EXPECT_EQ(multi_index, 0);
   EXPECT_EQ(non_cpu_loops, 0);
   EXPECT_EQ(gemm_calls, 1) << print_func(out);
+  // Every stage prints as text that reads back (TL_DUMP_IR output can be fed to tl-opt).
+  for (auto& [name, fn] : ctx.stages) {
+    PrimFunc back = parse_func(print_func(fn), name);
+    EXPECT_TRUE(structural_equal(back, fn)) << name << ":\n" << print_func(fn);
+  }
 }
 
 }  // namespace
