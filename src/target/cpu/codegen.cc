@@ -346,7 +346,12 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
 }
 
 void CodeGenCPU::launch(const KernelLaunchNode* n) {
-  std::string base = fresh(func_name_ + "_kernel" + std::to_string(kernel_count_++));
+  // The kernel's base name and the names derived from it must all be free.
+  std::string stem = sanitize(func_name_ + "_kernel" + std::to_string(kernel_count_++)), base = stem;
+  auto taken = [&](const std::string& n) { return used_names_.count(n) || reserved_names().count(n); };
+  for (int i = 1; taken(base) || taken(base + "_ctx") || taken(base + "_block") || taken(base + "_task"); ++i)
+    base = stem + "_" + std::to_string(i);
+  for (const char* suffix : {"", "_ctx", "_block", "_task"}) used_names_.insert(base + suffix);
   std::vector<Var> vars;
   std::vector<Buffer> buffers;
   block_functions_.push_back(block_function(n, base, &vars, &buffers));
