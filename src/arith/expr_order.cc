@@ -103,6 +103,8 @@ int cmp3(const T& a, const T& b) {
 }
 }  // namespace
 
+
+
 uint64_t ExprOrder::seq_of(const Expr& e) {
   auto it = expr_seq_.find(e.get());
   if (it != expr_seq_.end()) return it->second.second;
@@ -120,7 +122,9 @@ uint64_t ExprOrder::seq_of(const Buffer& b) {
 int ExprOrder::compare_buffers(const Buffer& a, const Buffer& b) {
   if (a.same_as(b)) return 0;
   if (int c = a.name().compare(b.name())) return c < 0 ? -1 : 1;
-  return cmp3(seq_of(a), seq_of(b));
+  uint64_t sa = seq_of(a);
+  uint64_t sb = seq_of(b);
+  return cmp3(sa, sb);
 }
 
 int ExprOrder::compare(const Expr& a, const Expr& b) {
@@ -151,7 +155,9 @@ int ExprOrder::compare(const Expr& a, const Expr& b) {
     case ExprKind::kStringImm: return cmp3(a.as<StringImmNode>()->value, b.as<StringImmNode>()->value);
     case ExprKind::kVar: {
       if (int c = a.as<VarNode>()->name.compare(b.as<VarNode>()->name)) return c < 0 ? -1 : 1;
-      return cmp3(seq_of(a), seq_of(b));
+      uint64_t sa = seq_of(a);
+      uint64_t sb = seq_of(b);
+      return cmp3(sa, sb);
     }
     case ExprKind::kBinary: {
       auto *x = a.as<BinaryNode>(), *y = b.as<BinaryNode>();
@@ -181,7 +187,9 @@ int ExprOrder::compare(const Expr& a, const Expr& b) {
       if (int c = x->op.compare(y->op)) return c < 0 ? -1 : 1;
       if (int c = list(x->args, y->args)) return c;
       if (is_pure_call(x->op)) return 0;
-      return cmp3(seq_of(a), seq_of(b));  // two evaluations of an impure call are never merged
+      uint64_t sa = seq_of(a);  // two evaluations of an impure call are never merged
+      uint64_t sb = seq_of(b);
+      return cmp3(sa, sb);
     }
     case ExprKind::kRamp: {
       auto *x = a.as<RampNode>(), *y = b.as<RampNode>();

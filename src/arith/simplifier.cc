@@ -207,7 +207,9 @@ Expr AnalyzerImpl::rewrite_cast(DataType t, const Expr& value) {
     try {
       return value_to_expr(eval_cast(t, v));
     } catch (const Error&) {
-      return make_cast(t, value);  // undefined conversion (NaN or out of range): left as written
+      // An undefined conversion (NaN or out of range) stays as written; make_cast would fold it
+      // through a C++ conversion that is itself undefined, so the node is built directly.
+      return Expr(std::make_shared<CastNode>(t, value));
     }
   }
   if (auto* inner = value.as<CastNode>(); inner && t.lanes == 1) {
