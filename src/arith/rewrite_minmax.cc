@@ -76,11 +76,33 @@ Expr AnalyzerImpl::rewrite_min_max(BinOp op, const Expr& a, const Expr& b) {
       if (dominates(uniq[i], uniq[j])) dropped[j] = true;
     }
   }
-  Expr out;
-  for (size_t i = 0; i < uniq.size(); ++i) {
-    if (dropped[i]) continue;
-    out = out.defined() ? make_binary(op, out, uniq[i]) : uniq[i];
+  std::vector<Expr> kept;
+  for (size_t i = 0; i < uniq.size(); ++i)
+    if (!dropped[i]) kept.push_back(uniq[i]);
+
+  // A constant offset common to every operand moves out: max(x + 7, 7) -> max(x, 0) + 7. Only
+  // when all offsets have the same sign (the one closest to 0 moves), so mixed forms stay as written.
+  if (is_index_type(t) && kept.size() > 1) {
+    std::vector<LinearForm> forms;
+    int64_t c = 0;
+    bool same_sign = true;
+    for (auto& e : kept) {
+      forms.push_back(linear(e));
+      int64_t k = forms.back().constant;
+      if (k == 0 || (c != 0 && (k > 0) != (c > 0))) same_sign = false;
+      if (c == 0 || (k > 0 ? k < c : k > c)) c = k;
+    }
+    if (same_sign && c != 0) {
+      Expr inner;
+      for (auto& f : forms) {
+        Expr e = to_expr(lin_.add(f, lin_.constant(c, t), -1));
+        inner = inner.defined() ? make_binary(op, inner, e) : e;
+      }
+      return to_expr(lin_.add(lin_.atom(inner), lin_.constant(c, t), 1));
+    }
   }
+  Expr out;
+  for (auto& e : kept) out = out.defined() ? make_binary(op, out, e) : e;
   return out;
 }
 

@@ -44,6 +44,14 @@ TEST_F(RewriteMinMax, Absorption) {
   EXPECT_EQ(S(min(x, max(y, z))), "min(x, max(y, z))");
 }
 
+TEST_F(RewriteMinMax, CommonConstantOffsetMovesOut) {
+  EXPECT_EQ(S(max(x * 8 + 7, 7)), "max(x * 8, 0) + 7");
+  EXPECT_EQ(S(min(x + 4, y + 8)), "min(x, y + 4) + 4");
+  EXPECT_EQ(S(min(x - 2, y - 5)), "min(x, y - 3) - 2");
+  EXPECT_EQ(S(max(x + 3, y - 2)), "max(x + 3, y - 2)");  // mixed signs stay
+  EXPECT_EQ(S(max(x * 8 + 7, 7) - max(x * 8, 0)), "7");
+}
+
 TEST_F(RewriteMinMax, Assumptions) {
   auto s = an.assume(x <= y);
   EXPECT_EQ(S(min(x, y)), "x");
