@@ -64,6 +64,8 @@ class AnalyzerImpl {
   Expr rewrite_not(const Expr& a);  // `a` simplified
   // Negation of a simplified condition, in simplified form.
   Expr negate(const Expr& cond);
+  // `f` with let-bound variables replaced by their values (for decisions, never for output).
+  LinearForm inline_lets(const LinearForm& f);
   // true/false when `e` (simplified, bool) is a known fact; undefined otherwise.
   Expr lookup_fact(const Expr& e);
   // Constant folding with the evaluator's semantics; undefined when not foldable.

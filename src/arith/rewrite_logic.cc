@@ -11,6 +11,7 @@
 // gives x && !x -> false, x || !x -> true, i < 4 && i < 8 -> i < 4, and removes guards that an
 // enclosing condition already decides.
 #include "arith/analyzer_impl.h"
+#include "ir/functor.h"
 
 namespace tl {
 
@@ -53,6 +54,22 @@ Expr AnalyzerImpl::lookup_fact(const Expr& e) {
   for (auto& f : false_facts_)
     if (expr_equal(f, e)) return make_bool(false);
   return Expr();
+}
+
+LinearForm AnalyzerImpl::inline_lets(const LinearForm& f) {
+  // Up to a few rounds: a let value may mention other let variables.
+  LinearForm cur = f;
+  for (int round = 0; round < 4; ++round) {
+    std::map<Var, Expr, VarLess> values;
+    for (auto& term : cur.terms)
+      for (auto& factor : term.factors)
+        if (auto* v = factor.as<VarNode>())
+          if (const VarInfo* info = find_var(v); info && info->kind == VarInfo::Kind::kValue && info->symbolic)
+            values.emplace(info->var, info->value);
+    if (values.empty()) break;
+    cur = linear(simplify(substitute(to_expr(cur), values)));
+  }
+  return cur;
 }
 
 Expr AnalyzerImpl::rewrite_compare(BinOp op, const Expr& a, const Expr& b) {
@@ -117,6 +134,15 @@ Expr AnalyzerImpl::rewrite_compare(BinOp op, const Expr& a, const Expr& b) {
     // d == 0 is impossible when d >= 1 or d <= -1 (bounds, facts, symbolic ranges).
     if (prove_le0(lin_.add(one, d, -1)) || prove_le0(lin_.add(d, one, 1))) return make_bool(!eq);
     if (prove_le0(d) && prove_le0(lin_.scale(d, -1))) return make_bool(eq);
+    // With let values substituted, a common factor that does not divide the constant shows
+    // there is no solution (t = 2i + 1 is never 4).
+    if (LinearForm inl = inline_lets(d); !inl.is_const()) {
+      int64_t gi = 0;
+      for (auto& term : inl.terms) gi = gcd64(gi, term.coef);
+      if (gi > 1 && inl.constant % gi != 0) return make_bool(!eq);
+    } else {
+      return make_bool((inl.constant == 0) == eq);
+    }
     int64_t g = 0;
     for (auto& term : d.terms) g = gcd64(g, term.coef);
     if (g > 1) {
