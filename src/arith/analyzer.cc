@@ -158,8 +158,8 @@ struct FactAdder {
 
 }  // namespace
 
-void AnalyzerImpl::add_assumption(const Expr& cond) {
-  Expr c = simplify(cond);
+void AnalyzerImpl::add_assumption(const Expr& cond, bool simplified) {
+  Expr c = simplified ? cond : simplify(cond);
   Undo u{Undo::Kind::kFacts};
   u.facts = facts_.size();
   u.true_facts = true_facts_.size();

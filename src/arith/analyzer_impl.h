@@ -38,7 +38,8 @@ class AnalyzerImpl {
   // ---- state (analyzer.cc)
   void set_var(const Var& v, VarInfo info, bool scoped);
   void erase_var(const Var& v, bool scoped);
-  void add_assumption(const Expr& cond);  // always scoped
+  // Always scoped (undone by rollback). `simplified`: cond is already in simplified form.
+  void add_assumption(const Expr& cond, bool simplified = false);
   void rollback(size_t depth);
   size_t undo_depth() const { return undo_.size(); }
   const VarInfo* find_var(const VarNode* v) const {

@@ -12,7 +12,7 @@
 namespace tl {
 
 namespace {
-constexpr size_t kMemoLimit = 1 << 16;
+constexpr size_t kMemoLimit = 1 << 10;
 
 int64_t floordiv64(int64_t a, int64_t b) {
   int64_t q = a / b;

@@ -222,7 +222,7 @@ Expr AnalyzerImpl::rewrite_logic(BinOp op, const Expr& a_in, const Expr& b_in) {
   Expr b;
   {
     size_t depth = undo_depth();
-    add_assumption(is_and ? a : negate(a));
+    add_assumption(is_and ? a : negate(a), true);
     b = simplify(b_in);
     rollback(depth);
   }
@@ -233,9 +233,13 @@ Expr AnalyzerImpl::rewrite_logic(BinOp op, const Expr& a_in, const Expr& b_in) {
   }
   if (expr_equal(a, b)) return a;
   // The other direction: a given b (sound because both operands are pure conditions here).
-  if (is_pure_expr(a) && is_pure_expr(b)) {
+  // Only for a single condition a: re-simplifying a whole chain under each new operand would
+  // make a chain of n conjuncts cost 2^n.
+  auto* ab = a.as<BinaryNode>();
+  bool a_is_chain = ab && binop_is_logical(ab->op);
+  if (!a_is_chain && is_pure_expr(a) && is_pure_expr(b)) {
     size_t depth = undo_depth();
-    add_assumption(is_and ? b : negate(b));
+    add_assumption(is_and ? b : negate(b), true);
     Expr a2 = simplify(a);
     rollback(depth);
     if (is_const_int(a2, &v)) {

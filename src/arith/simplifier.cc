@@ -9,7 +9,7 @@ namespace tl {
 
 namespace {
 
-constexpr size_t kMemoLimit = 1 << 16;
+constexpr size_t kMemoLimit = 1 << 10;
 
 // The pair rule's shapes: floordiv(E, c) with floormod(E, c), truncdiv with truncmod.
 const BinaryNode* as_div_by_const(const Expr& e, BinOp op, int64_t* c) {
@@ -234,13 +234,13 @@ Expr AnalyzerImpl::rewrite_select(const SelectNode* n, const Expr& e) {
   Expr t, f;
   {
     size_t depth = undo_depth();
-    add_assumption(c);
+    add_assumption(c, true);
     t = simplify(n->true_value);
     rollback(depth);
   }
   {
     size_t depth = undo_depth();
-    add_assumption(negate(c));
+    add_assumption(negate(c), true);
     f = simplify(n->false_value);
     rollback(depth);
   }

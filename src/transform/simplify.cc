@@ -11,6 +11,22 @@ bool loop_kind_removable_at_extent_one(ForKind k) {
   return k == ForKind::kSerial || k == ForKind::kUnrolled || k == ForKind::kVectorized;
 }
 
+// True when an allocation inside `body` has a shape or strides that mention `v` (buffers are
+// shared by identity, so the loop that defines v must stay).
+bool allocation_uses(const Stmt& body, const Var& v) {
+  bool used = false;
+  post_order_visit(body, [&](const Stmt& s) {
+    auto* a = s.as<AllocateNode>();
+    if (!a || used) return;
+    auto check = [&](const Expr& e) {
+      for_each_subexpr(e, [&](const Expr& x) { used = used || x.same_as(v); });
+    };
+    for (auto& e : a->buffer.shape()) check(e);
+    for (auto& e : a->buffer->strides) check(e);
+  });
+  return used;
+}
+
 class StmtSimplifier : public StmtMutator {
  public:
   explicit StmtSimplifier(Analyzer& an) : an_(an) {}
@@ -36,7 +52,7 @@ class StmtSimplifier : public StmtMutator {
       body = mutate(n->body);
     }
     if (is_nop(body)) return make_nop();
-    if (is_const_value(ext, 1) && loop_kind_removable_at_extent_one(n->for_kind)) {
+    if (is_const_value(ext, 1) && loop_kind_removable_at_extent_one(n->for_kind) && !allocation_uses(body, n->var)) {
       // The body was simplified with var == min already; substitute what is left (e.g. in
       // buffer shapes of inner allocations).
       return substitute(body, {{n->var, mn}});

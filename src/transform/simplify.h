@@ -12,7 +12,8 @@
 //     if (true) A else B -> A;  if (false) A else B -> B;  if (c) {} else B -> if (!c) B;
 //     a loop whose extent is provably <= 0 is removed; a loop with an empty body is removed;
 //     a loop of extent 1 is replaced by its body with the variable set to the loop's min when
-//     its kind is serial, unrolled or vectorized. Parallel loops stay (layout inference maps a
+//     its kind is serial, unrolled or vectorized (and no allocation inside has a shape that
+//     mentions the variable). Parallel loops stay (layout inference maps a
 //     T.Parallel nest onto threads and fragments, so the nest shape is meaningful), and so do
 //     pipelined and persistent loops (their annotations drive later passes);
 //     `evaluate` of an expression without side effects is removed.

@@ -90,6 +90,26 @@ func @f(A: global float32[64, 64]) {
 })");
 }
 
+TEST(SimplifyPass, UnitLoopStaysWhenAnAllocationShapeUsesItsVariable) {
+  expect_pass("simplify", R"(
+func @f(A: global float32[64]) {
+  for i: int32 in serial(4, 1) {
+    alloc T: local float32[i] {
+      T[0] = A[i]
+      A[i + 1] = T[0]
+    }
+  }
+})", R"(
+func @f(A: global float32[64]) {
+  for i: int32 in serial(4, 1) {
+    alloc T: local float32[i] {
+      T[0] = A[4]
+      A[5] = T[0]
+    }
+  }
+})");
+}
+
 TEST(SimplifyPass, GuardsKnownFromEnclosingConditions) {
   expect_pass("simplify", R"(
 func @f dyn[m: int32](A: global float32[m, 64]) {
