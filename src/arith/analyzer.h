@@ -82,8 +82,6 @@ class Analyzer {
   // symbolic. The ends are simplified; an end that cannot be bounded is undefined (+-inf).
   IntervalSet interval_of(const Expr& e, const RelaxMap& relax);
 
-  AnalyzerImpl* impl() { return impl_.get(); }
-
  private:
   std::unique_ptr<AnalyzerImpl> impl_;
 };

@@ -17,6 +17,19 @@
 
 namespace tl {
 
+class AnalyzerImpl;
+
+// Rolls the analyzer back to the state it had when the guard was made (exception-safe scopes for
+// assumptions made while simplifying).
+struct UndoGuard {
+  AnalyzerImpl& an;
+  size_t depth;
+  explicit UndoGuard(AnalyzerImpl& a);
+  ~UndoGuard();
+  UndoGuard(const UndoGuard&) = delete;
+  UndoGuard& operator=(const UndoGuard&) = delete;
+};
+
 // Signed integers of 32 or 64 bits: the types of indices, extents and loop variables. Only these
 // get linear canonical forms and bound-based rewriting (see docs/ARITH.md for why).
 inline bool is_index_type(DataType t) { return t.is_int() && t.bits >= 32 && t.lanes == 1; }
@@ -139,5 +152,8 @@ class AnalyzerImpl {
   // Recursion depth of simplify, to cap the cost of pathological inputs.
   int depth_ = 0;
 };
+
+inline UndoGuard::UndoGuard(AnalyzerImpl& a) : an(a), depth(a.undo_depth()) {}
+inline UndoGuard::~UndoGuard() { an.rollback(depth); }
 
 }  // namespace tl

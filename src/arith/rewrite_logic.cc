@@ -221,10 +221,9 @@ Expr AnalyzerImpl::rewrite_logic(BinOp op, const Expr& a_in, const Expr& b_in) {
   // b is only evaluated when a is true (&&) / false (||).
   Expr b;
   {
-    size_t depth = undo_depth();
+    UndoGuard guard(*this);
     add_assumption(is_and ? a : negate(a), true);
     b = simplify(b_in);
-    rollback(depth);
   }
   if (is_const_int(b, &v)) {
     if ((v != 0) == is_and) return a;  // a && true, a || false
@@ -238,10 +237,12 @@ Expr AnalyzerImpl::rewrite_logic(BinOp op, const Expr& a_in, const Expr& b_in) {
   auto* ab = a.as<BinaryNode>();
   bool a_is_chain = ab && binop_is_logical(ab->op);
   if (!a_is_chain && is_pure_expr(a) && is_pure_expr(b)) {
-    size_t depth = undo_depth();
-    add_assumption(is_and ? b : negate(b), true);
-    Expr a2 = simplify(a);
-    rollback(depth);
+    Expr a2;
+    {
+      UndoGuard guard(*this);
+      add_assumption(is_and ? b : negate(b), true);
+      a2 = simplify(a);
+    }
     if (is_const_int(a2, &v)) {
       if ((v != 0) == is_and) return b;
       return make_bool(v != 0);

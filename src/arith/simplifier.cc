@@ -233,16 +233,14 @@ Expr AnalyzerImpl::rewrite_select(const SelectNode* n, const Expr& e) {
   if (is_const_int(c, &cv)) return simplify(cv ? n->true_value : n->false_value);
   Expr t, f;
   {
-    size_t depth = undo_depth();
+    UndoGuard guard(*this);
     add_assumption(c, true);
     t = simplify(n->true_value);
-    rollback(depth);
   }
   {
-    size_t depth = undo_depth();
+    UndoGuard guard(*this);
     add_assumption(negate(c), true);
     f = simplify(n->false_value);
-    rollback(depth);
   }
   if (expr_equal(t, f) && is_pure_expr(c)) return t;
   if (t.dtype().is_bool()) {
