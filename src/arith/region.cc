@@ -168,10 +168,6 @@ class AccessCollector : public IRVisitor {
     return BufferRegion(b, std::move(rs));
   }
 
-  struct Entry {
-    Buffer buffer;
-    BufferRegion region;
-  };
   struct List {
     std::vector<BufferRegion> regions;  // first-access order
     const BufferRegion* begin() const { return regions.data(); }

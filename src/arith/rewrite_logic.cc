@@ -167,15 +167,16 @@ Expr AnalyzerImpl::rewrite_compare(BinOp op, const Expr& a, const Expr& b) {
   LinearForm d = (op == BinOp::kLT || op == BinOp::kLE) ? lin_.add(la, lb, -1) : lin_.add(lb, la, -1);
   if (strict) d = lin_.add(d, one, 1);
   if (d.is_const()) return make_bool(d.constant <= 0);
-  if (prove_le0(d)) return make_bool(true);
-  if (prove_le0(lin_.add(one, d, -1))) return make_bool(false);  // d >= 1
-  // Divide out the common factor: g*D' + k <= 0  <=>  D' <= floor(-k / g).
+  // Divide out the common factor first (g*D' + k <= 0  <=>  D' <= floor(-k / g)), so the proofs
+  // below see the same form whether or not the input was already reduced.
   int64_t g = 0;
   for (auto& term : d.terms) g = gcd64(g, term.coef);
   if (g > 1) {
     for (auto& term : d.terms) term.coef /= g;
     d.constant = -floordiv64(-d.constant, g);
   }
+  if (prove_le0(d)) return make_bool(true);
+  if (prove_le0(lin_.add(one, d, -1))) return make_bool(false);  // d >= 1
   // Positive terms on the left, the rest and the constant on the right.
   LinearForm lhs, rhs;
   lhs.dtype = rhs.dtype = t;

@@ -80,30 +80,39 @@ Expr AnalyzerImpl::rewrite_min_max(BinOp op, const Expr& a, const Expr& b) {
   for (size_t i = 0; i < uniq.size(); ++i)
     if (!dropped[i]) kept.push_back(uniq[i]);
 
-  // A constant offset common to every operand moves out: max(x + 7, 7) -> max(x, 0) + 7. Only
-  // when all offsets have the same sign (the one closest to 0 moves), so mixed forms stay as written.
-  if (is_index_type(t) && kept.size() > 1) {
-    std::vector<LinearForm> forms;
-    int64_t c = 0;
-    bool same_sign = true;
-    for (auto& e : kept) {
-      forms.push_back(linear(e));
-      int64_t k = forms.back().constant;
-      if (k == 0 || (c != 0 && (k > 0) != (c > 0))) same_sign = false;
-      if (c == 0 || (k > 0 ? k < c : k > c)) c = k;
-    }
-    if (same_sign && c != 0) {
-      Expr inner;
-      for (auto& f : forms) {
-        Expr e = to_expr(lin_.add(f, lin_.constant(c, t), -1));
-        inner = inner.defined() ? make_binary(op, inner, e) : e;
+  // Rebuilt left-deep, one operand at a time, exactly as a bottom-up pass over the result would
+  // see it (so simplifying the result again changes nothing). At each step a constant offset
+  // common to every operand moves out when all offsets have one sign (the one closest to 0
+  // moves): max(x * 8 + 7, 7) -> max(x * 8, 0) + 7; mixed forms stay as written.
+  Expr acc = kept[0];
+  for (size_t k = 1; k < kept.size(); ++k) {
+    std::vector<Expr> group;
+    flatten(acc, op, &group);
+    group.push_back(kept[k]);
+    acc = Expr();
+    if (is_index_type(t)) {
+      std::vector<LinearForm> forms;
+      int64_t c = 0;
+      bool same_sign = true;
+      for (auto& e : group) {
+        forms.push_back(linear(e));
+        int64_t off = forms.back().constant;
+        if (off == 0 || (c != 0 && (off > 0) != (c > 0))) same_sign = false;
+        if (c == 0 || (off > 0 ? off < c : off > c)) c = off;
       }
-      return to_expr(lin_.add(lin_.atom(inner), lin_.constant(c, t), 1));
+      if (same_sign && c != 0) {
+        Expr inner;
+        for (auto& f : forms) {
+          Expr e = to_expr(lin_.add(f, lin_.constant(c, t), -1));
+          inner = inner.defined() ? make_binary(op, inner, e) : e;
+        }
+        acc = to_expr(lin_.add(lin_.atom(inner), lin_.constant(c, t), 1));
+      }
     }
+    if (!acc.defined())
+      for (auto& e : group) acc = acc.defined() ? make_binary(op, acc, e) : e;
   }
-  Expr out;
-  for (auto& e : kept) out = out.defined() ? make_binary(op, out, e) : e;
-  return out;
+  return acc;
 }
 
 }  // namespace tl

@@ -49,7 +49,7 @@ Expr AnalyzerImpl::simplify_uncached(const Expr& e) {
           return info->value;
         if (info->kind == VarInfo::Kind::kRange && is_const_value(info->range.extent, 1) &&
             info->range.min.dtype() == e.dtype())
-          return info->range.min;
+          return simplify(info->range.min);  // again: facts may have been assumed since binding
         if (e.dtype().is_integer() && info->bound.is_point()) return make_int(info->bound.min_value, e.dtype());
       }
       if (e.dtype().is_bool())
