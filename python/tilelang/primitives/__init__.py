@@ -1,0 +1,1 @@
+"""Compatibility package: `tilelang.primitives.gemm.base.GemmWarpPolicy`."""
