@@ -548,8 +548,22 @@ void bind_exprs(nb::module_& m) {
       .def("same_as", [](const Expr& a, const Expr& b) { return a.same_as(b); })
       .def("__hash__", [](const Expr& e) { return reinterpret_cast<intptr_t>(e.get()) >> 4; })
       .def("__repr__", [](const Expr& e) { return print_expr(e); })
-      .def("__eq__", [](nb::handle s, nb::handle o) { return binary(BinOp::kEQ, s, o, false); }, nb::is_operator())
-      .def("__ne__", [](nb::handle s, nb::handle o) { return binary(BinOp::kNE, s, o, false); }, nb::is_operator())
+      // `x == x` on one node folds to a constant, so dicts and sets keyed by Vars work (a hash
+      // match compares the keys with ==, and bool() of a run-time comparison would raise).
+      .def("__eq__",
+           [](nb::handle s, nb::handle o) {
+             if (nb::isinstance<Expr>(o) && nb::cast<const Expr&>(s).same_as(nb::cast<const Expr&>(o)))
+               return wrap(make_bool(true));
+             return binary(BinOp::kEQ, s, o, false);
+           },
+           nb::is_operator())
+      .def("__ne__",
+           [](nb::handle s, nb::handle o) {
+             if (nb::isinstance<Expr>(o) && nb::cast<const Expr&>(s).same_as(nb::cast<const Expr&>(o)))
+               return wrap(make_bool(false));
+             return binary(BinOp::kNE, s, o, false);
+           },
+           nb::is_operator())
       .def("__bool__",
            [](const Expr& e) {
              int64_t v;

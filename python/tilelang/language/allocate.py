@@ -1,4 +1,6 @@
 """Buffer allocation (T.alloc_*) and kernel parameter types (T.Tensor, T.dynamic, ...)."""
+import sys
+
 from .. import _core
 from .._core import Var
 from .context import current
@@ -126,13 +128,11 @@ class _TensorFactory:
         self._name = name
 
     def __call__(self, shape, dtype="float32", data=None, strides=None, scope="global", **_):
-        return TensorSpec(shape, dtype, strides, "global" if scope in ("global", None) else scope)
+        return _spec(f"T.{self._name}", shape, dtype, strides, "global" if scope in ("global", None) else scope)
 
     def __getitem__(self, key):
-        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], (tuple, list)):
-            return TensorSpec(key[0], key[1])
         if isinstance(key, tuple) and len(key) == 2:
-            return TensorSpec(key[0], key[1])
+            return _spec(f"T.{self._name}", key[0], key[1])
         raise TypeError(f"use {self._name}[shape, dtype], e.g. {self._name}[(M, N), 'float16']")
 
     def __repr__(self):
@@ -143,9 +143,19 @@ Tensor = _TensorFactory("Tensor")
 Buffer = _TensorFactory("Buffer")
 
 
+def _spec(what, shape, dtype, strides=None, scope="global"):
+    try:
+        return TensorSpec(shape, dtype, strides, scope)
+    except (ValueError, TypeError) as e:
+        # Annotations are evaluated by Python before @T.prim_func runs: name the annotation's line.
+        f = sys._getframe(2)
+        e.args = (f"{f.f_code.co_filename}:{f.f_lineno}: {what}: {e.args[0] if e.args else ''}",) + e.args[1:]
+        raise
+
+
 def StridedTensor(shape, strides, dtype="float32"):  # noqa: N802
     """A tensor parameter with explicit element strides (entries may be dynamic)."""
-    return TensorSpec(shape, dtype, strides)
+    return _spec("T.StridedTensor", shape, dtype, strides)
 
 
 def dynamic(name, dtype="int32"):

@@ -149,18 +149,27 @@ def annotate_address(address_map):
         emit_tile_op("annotate_address", [BufferRegion.full(buf), e], None, "T.annotate_address")
 
 
+def _let(name, value):
+    """Binds an intermediate of an index computation (keeps the IR readable; no recomputation)."""
+    if value.kind in ("int", "var"):
+        return value
+    v = _core.Var(name, value.dtype)
+    current("T.use_swizzle").b.let(v, value)
+    return v
+
+
 def _swizzle_zn(idx, m_tiles, n_tiles, off):
     """Ascend block swizzle: tiles are visited in horizontal panels of `off` tile-rows, the panel
     walked column by column (all `off` rows of a column before the next column), serpentine
     between panels. Returns the remapped linear tile index m * n_tiles + n."""
     total = m_tiles * n_tiles
-    inner = idx % total
+    inner = _let("swz_inner", idx % total)
     panel_tiles = off * n_tiles
-    panel = inner // panel_tiles
-    in_panel = inner % panel_tiles
-    rows = _core.make_binary("max", _core.make_binary("min", m_tiles - panel * off, off), 1)
+    panel = _let("swz_panel", inner // panel_tiles)
+    in_panel = _let("swz_in_panel", inner % panel_tiles)
+    rows = _let("swz_rows", _core.make_binary("max", _core.make_binary("min", m_tiles - panel * off, off), 1))
     m = panel * off + in_panel % rows
-    n = in_panel // rows
+    n = _let("swz_n", in_panel // rows)
     n = _core.make_select(panel % 2 == 1, n_tiles - 1 - n, n)
     return (idx - inner) + m * n_tiles + n
 

@@ -81,6 +81,9 @@ _COMPARE = {
     "in": lambda a, b: a in b, "not_in": lambda a, b: a not in b,
 }
 
+_LOOP_NAMES = {"parallel": "T.Parallel", "pipelined": "T.Pipelined", "persistent": "T.Persistent",
+               "unrolled": "T.unroll", "vectorized": "T.vectorized"}
+
 # Kinds of entries on the loop stack: a Python (compile-time) loop, or an IR loop of a kind.
 _STATIC = "static"
 
@@ -413,7 +416,7 @@ class Context:
             return True
         if kind != "serial":
             raise _TileLangSyntaxError(
-                f"'{word}' is only allowed in serial loops (range / T.serial), not in a T.{kind} loop")
+                f"'{word}' is only allowed in serial loops (range / T.serial), not in a {_LOOP_NAMES[kind]} loop")
         self.b.emit_loop_control(is_break)
         return False
 

@@ -17,6 +17,7 @@ Errors raised while running keep their type and gain the statement's location as
 import ast
 import functools
 import inspect
+import sys
 import types
 
 from .. import _core
@@ -428,28 +429,36 @@ def _locate(exc, span, note=""):
         pass
 
 
-def _annotation(func, name, comp):
+def _annotation(func, name, comp, outer_locals):
     ann = func.__annotations__.get(name, inspect.Parameter.empty)
-    if isinstance(ann, str):  # `from __future__ import annotations`
-        scope = dict(func.__globals__)
-        if func.__closure__:
-            for n, c in zip(func.__code__.co_freevars, func.__closure__):
-                try:
-                    scope[n] = c.cell_contents
-                except ValueError:
-                    pass
+    if not isinstance(ann, str):
+        return ann
+    # `from __future__ import annotations`: evaluate the text where the def statement ran (the
+    # enclosing function's locals, e.g. a @tilelang.jit builder's parameters, then the globals).
+    scope = dict(func.__globals__)
+    scope.update(outer_locals or {})
+    if func.__closure__:
+        for n, c in zip(func.__code__.co_freevars, func.__closure__):
+            try:
+                scope[n] = c.cell_contents
+            except ValueError:
+                pass
+    try:
+        return eval(ann, scope)  # noqa: S307 - the user's own annotation text
+    except Exception as e:  # noqa: BLE001
+        text = ann.strip("'\"")
         try:
-            ann = eval(ann, scope)  # noqa: S307 - the user's own annotation text
-        except Exception:  # noqa: BLE001
-            ann = ann.strip("'\"")
-    return ann
+            return to_dtype(text)
+        except (ValueError, TypeError):
+            raise _SyntaxError(f"{comp.def_span}: cannot evaluate the annotation {ann!r} of parameter '{name}': "
+                               f"{type(e).__name__}: {e}") from None
 
 
-def _make_params(func, comp):
+def _make_params(func, comp, outer_locals=None):
     params = []
     for name in comp.argnames:
-        ann = _annotation(func, name, comp)
-        where = f"{comp.filename}:{comp.line}"
+        ann = _annotation(func, name, comp, outer_locals)
+        where = str(comp.def_span)
         if ann is inspect.Parameter.empty:
             raise _SyntaxError(f"{where}: parameter '{name}' of '{func.__name__}' has no annotation; annotate tensors "
                                "with T.Tensor(shape, dtype) and scalars with a dtype such as T.int32")
@@ -517,9 +526,9 @@ class PrimFunc:
                         "tilelang.compile(func, out_idx=...) or return it from a @tilelang.jit function")
 
 
-def _parse(func):
+def _parse(func, outer_locals=None):
     comp = _compile(func, "prim_func")
-    params = _make_params(func, comp)
+    params = _make_params(func, comp, outer_locals)
     ctx = Context(func.__name__)
     fn = _instantiate(comp, func, ctx)
     _stack.append(ctx)
@@ -541,12 +550,16 @@ def _parse(func):
 def prim_func(func=None, *, private=False, **_):
     """Parses a kernel: `@T.prim_func def main(A: T.Tensor((M, N), "float16"), ...)`."""
     if func is None:
-        return lambda f: _parse(f)
+        return lambda f: prim_func(f, _outer=sys._getframe(1))
     if isinstance(func, PrimFunc):
         return func
     if not isinstance(func, types.FunctionType):
         raise TypeError(f"@T.prim_func decorates a function, got {type(func).__name__}")
-    return _parse(func)
+    outer = None
+    if any(isinstance(a, str) for a in func.__annotations__.values()):
+        frame = _.get("_outer") or sys._getframe(1)
+        outer = frame.f_locals
+    return _parse(func, outer)
 
 
 class Macro:

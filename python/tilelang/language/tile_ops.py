@@ -294,7 +294,7 @@ def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False):
     """dst += value atomically. Scalar form `T.atomic_add(C[i, j], v)`; tile form with a buffer or
     region on either side."""
     if dst.__class__ is BufferLoad and not is_tile_arg(value) and value.__class__ is not BufferLoad:
-        v = _core.to_expr(value)
+        v = _core.make_cast(dst.dtype, _core.to_expr(value))
         call = _core.make_call(dst.dtype, "tl.atomic_add_scalar", [dst, v])
         if return_prev:
             return call
