@@ -4,7 +4,7 @@ from . import _core  # noqa: F401
 __version__ = _core.__version__
 
 # --- frontend (language, layouts, errors) ---------------------------------------------------------
-from . import errors, language, layout  # noqa: E402,F401
+from . import errors, intrinsics, language, layout, primitives  # noqa: E402,F401
 from .errors import (  # noqa: E402,F401
     ArgumentError,
     CompileError,
