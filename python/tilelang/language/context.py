@@ -7,31 +7,59 @@ constructs whose meaning depends on compile-time vs run-time values are routed t
 context being built with `current()` and emit through its IRBuilder.
 """
 import operator
+import threading
 
 from .. import _core
 from .._core import PrimExpr, Var, BufferLoad, Buffer, BufferRegion
 
-__all__ = ["Context", "current", "current_or_none", "syntax_error", "Frame", "LoopSpec"]
+__all__ = ["Context", "current", "current_or_none", "context_stack", "syntax_error", "Frame", "LoopSpec",
+           "as_int"]
 
 _TileLangSyntaxError = _core.TileLangSyntaxError
 
-_stack = []
+class _ThreadState(threading.local):
+    def __init__(self):
+        super().__init__()
+        self.stack = []  # contexts being built on this thread (a kernel parsed while parsing one)
+
+
+_state = _ThreadState()
+
+
+def context_stack():
+    """The calling thread's stack of contexts (each thread may parse its own kernel)."""
+    return _state.stack
 
 
 def current(what=None):
     """The context of the kernel being parsed; raises when none is."""
-    if _stack:
-        return _stack[-1]
+    stack = _state.stack
+    if stack:
+        return stack[-1]
     where = f"{what} " if what else "this primitive "
     raise _TileLangSyntaxError(f"{where}can only be used inside a @T.prim_func (or a @T.macro called from one)")
 
 
 def current_or_none():
-    return _stack[-1] if _stack else None
+    stack = _state.stack
+    return stack[-1] if stack else None
 
 
 def syntax_error(msg):
     return _TileLangSyntaxError(msg)
+
+
+def as_int(v, what, minimum=None):
+    """A compile-time integer parameter (Python or numpy int); ValueError naming `what` otherwise."""
+    try:
+        if isinstance(v, bool):
+            raise TypeError
+        i = operator.index(v)
+    except TypeError:
+        raise ValueError(f"{what} must be a Python int, got {v!r}") from None
+    if minimum is not None and i < minimum:
+        raise ValueError(f"{what} must be >= {minimum}, got {i}")
+    return i
 
 
 _EXPR_CLASSES = (PrimExpr, Var, BufferLoad)

@@ -5,7 +5,7 @@ the IR loop(s), yields the loop variable(s) once (the body is run once, emitting
 """
 from .. import _core
 from .._core import PrimExpr, Var
-from .context import LoopSpec, syntax_error
+from .context import LoopSpec, as_int, syntax_error
 
 __all__ = ["serial", "Serial", "unroll", "Unroll", "vectorized", "Vectorized", "Parallel", "Pipelined",
            "Persistent"]
@@ -164,19 +164,14 @@ class _Pipelined(LoopSpec):
             start, stop = 0, start
         self.start = _index(start, "T.Pipelined start")
         self.stop = _index(stop, "T.Pipelined stop")
-        if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 0:
-            raise ValueError(f"T.Pipelined: num_stages must be a non-negative Python int, got {num_stages!r}")
-        if not isinstance(cross_interval, int) or cross_interval < 1:
-            raise ValueError(f"T.Pipelined: cross_interval must be a positive Python int, got {cross_interval!r}")
+        num_stages = as_int(num_stages, "T.Pipelined: num_stages", 0)
+        cross_interval = as_int(cross_interval, "T.Pipelined: cross_interval", 1)
         ann = dict(annotations or {})
         ann["num_stages"] = num_stages
         ann["cross_interval"] = cross_interval
         for key, val in (("order", order), ("stage", stage)):
             if val is not None:
-                vals = list(val)
-                if not all(isinstance(x, int) and not isinstance(x, bool) for x in vals):
-                    raise TypeError(f"T.Pipelined: {key} must be a list of Python ints, got {val!r}")
-                ann[key] = vals
+                ann[key] = [as_int(x, f"T.Pipelined: each entry of {key}") for x in val]
         if order is not None and stage is not None and len(ann["order"]) != len(ann["stage"]):
             raise ValueError(f"T.Pipelined: order has {len(ann['order'])} entries but stage has "
                              f"{len(ann['stage'])}; give one entry per statement of the loop body")
@@ -215,9 +210,7 @@ class _Persistent(LoopSpec):
             raise ValueError("T.Persistent: the domain must have at least one dimension")
         self.wave_size = _index(wave_size, "T.Persistent wave_size")
         self.index = _index(index, "T.Persistent index")
-        if not isinstance(group_size, int) or isinstance(group_size, bool) or group_size < 1:
-            raise ValueError(f"T.Persistent: group_size must be a positive Python int, got {group_size!r}")
-        self.group_size = group_size
+        self.group_size = as_int(group_size, "T.Persistent: group_size", 1)
 
     def run(self, ctx, names):
         dom = self.domain

@@ -22,7 +22,7 @@ import types
 
 from .. import _core
 from .allocate import TensorSpec
-from .context import Context, _stack, current_or_none
+from .context import Context, context_stack, current_or_none
 from .dtypes import dtype as _dtype_cls, to_dtype
 
 __all__ = ["prim_func", "macro", "PrimFunc", "Macro"]
@@ -531,7 +531,8 @@ def _parse(func, outer_locals=None):
     params = _make_params(func, comp, outer_locals)
     ctx = Context(func.__name__)
     fn = _instantiate(comp, func, ctx)
-    _stack.append(ctx)
+    stack = context_stack()
+    stack.append(ctx)
     try:
         fn(*params)
         if ctx.depth != 0:  # only reachable through a frame left open by an exception handler
@@ -543,7 +544,7 @@ def _parse(func, outer_locals=None):
         _locate(e, ctx.span)
         raise
     finally:
-        _stack.pop()
+        stack.pop()
     return PrimFunc(ir, func)
 
 

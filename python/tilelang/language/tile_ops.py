@@ -9,7 +9,7 @@ from enum import IntEnum
 
 from .. import _core
 from .._core import Buffer, BufferLoad, BufferRegion
-from .context import current
+from .context import as_int, current
 
 __all__ = ["copy", "gemm", "fill", "clear", "reduce", "reduce_sum", "reduce_max", "reduce_min", "reduce_abssum",
            "reduce_absmax", "cumsum", "atomic_add", "gemm_v0", "mma", "GemmWarpPolicy", "emit_tile_op",
@@ -193,8 +193,7 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Sq
         rc = _sized(C, [m, n], "T.gemm C")
     else:
         ra, rb, rc = region_of(A, "T.gemm A"), region_of(B, "T.gemm B"), region_of(C, "T.gemm C")
-    if not isinstance(k_pack, int) or k_pack < 1:
-        raise ValueError(f"T.gemm: k_pack must be a positive int, got {k_pack!r}")
+    k_pack = as_int(k_pack, "T.gemm: k_pack", 1)
     clear = bool_expr(clear_accum, "clear_accum")
     if initC is not None:
         init = bool_expr(initC, "initC")

@@ -250,3 +250,14 @@ def test_all_npu_flag_pipes():
                 T.set_flag(a.upper(), "PIPE_" + b.upper(), 1)
     calls = [s.value for s in find(main.body, lambda s: s.kind == "evaluate")]
     assert [(c.operands[0].value, c.operands[1].value) for c in calls] == list(itertools.product(pipes, pipes))
+
+
+def test_expert_form_bound_to_one_name():
+    @T.prim_func
+    def main(X: T.Tensor((16,), "float32")):
+        with T.Kernel(3, is_npu=True) as cid:
+            X[cid] = 0.0
+    kern = main.body
+    assert [g.value for g in kern.grid] == [3, 2] and [v.name for v in kern.block_vars] == ["cid", "vid"]
+    assert kern.attrs == {"is_npu": True, "npu_vid": True}
+    assert "X[cid] = 0.0f32" in main.script()

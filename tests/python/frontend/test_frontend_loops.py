@@ -80,7 +80,7 @@ def test_loop_argument_errors():
                 for i in make():
                     A[i] = 0.0
         return k
-    with pytest.raises(ValueError, match="num_stages must be a non-negative Python int"):
+    with pytest.raises(ValueError, match="num_stages must be >= 0"):
         bad(lambda: T.Pipelined(4, num_stages=-1))
     with pytest.raises(ValueError, match="order has 2 entries but stage has 3"):
         bad(lambda: T.Pipelined(4, num_stages=2, order=[0, 1], stage=[0, 0, 1]))
@@ -88,7 +88,7 @@ def test_loop_argument_errors():
         bad(lambda: T.serial(0, 4, 0))
     with pytest.raises(TypeError, match="T.serial stop must be an integer"):
         bad(lambda: T.serial(2.5))
-    with pytest.raises(ValueError, match="group_size must be a positive Python int"):
+    with pytest.raises(ValueError, match="group_size must be >= 1"):
         bad(lambda: T.Persistent([4], 2, 0, group_size=0))
 
 

@@ -319,3 +319,40 @@ def test_parse_cache_is_per_code_object():
     build(8)
     build(16)
     assert len(parser._cache) == size
+
+
+def test_parallel_parses_on_threads_are_independent():
+    # The autotuner may build configurations from a thread pool.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def build(n):
+        @T.prim_func
+        def k(A: T.Tensor((n,), "float32")):
+            with T.Kernel(n // 16, threads=16) as bx:
+                acc = T.alloc_var("float32", init=0)
+                for i in T.serial(16):
+                    acc += A[bx * 16 + i]
+                A[bx * 16] = acc
+        return n, k.script()
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(build, [16 * (i + 1) for i in range(40)]))
+    for n, text in results:
+        assert f"A: global float32[{n}]" in text and f"grid=[{n // 16}]" in text
+        assert text.count("acc[0] = acc[0] + A[bx * 16 + i]") == 1
+
+
+def test_parameter_forms():
+    m = T.symbolic("m")
+    s0 = T.dynamic("s0", "int64")
+
+    @T.prim_func
+    def k(A: T.StridedTensor((m, 8), (s0, 1), "float16"), B: T.Buffer((m,), "float32"),
+          C: T.Tensor[(4, 4), "int8"], x: T.float32, flag: T.bool, n: int):
+        with T.Kernel(1):
+            B[0] = x
+    text = k.script()
+    assert "func @k dyn[m: int32, s0: int64](A: global float16[m, 8] strides[s0, 1], B: global float32[m], " \
+           "C: global int8[4, 4], x: float32, flag: bool, n: int32)" in text
+    assert [p.name for p in k.params] == ["A", "B", "C", "x", "flag", "n"]
+    assert [repr(e) for e in k.params[0].strides] == ["s0", "1"]
