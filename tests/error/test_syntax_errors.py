@@ -290,3 +290,14 @@ def test_kernel_without_python_source():
 def test_all_frontend_errors_are_typed():
     assert issubclass(TileLangSyntaxError, TileLangError)
     assert tilelang.TileLangSyntaxError is TileLangSyntaxError
+
+
+def test_return_inside_a_run_time_if():
+    def build():
+        @T.prim_func
+        def k(A: T.Tensor((16,), "float32"), n: T.int32):
+            with T.Kernel(1):
+                if n > 3:
+                    return  # bad-early-return
+                A[0] = 1.0
+    check(build, TileLangSyntaxError, "bad-early-return", "`return` inside a run-time if or loop")

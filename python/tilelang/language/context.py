@@ -167,6 +167,7 @@ class Context:
         self.b = _core.IRBuilder()
         self.depth = 0            # open IR frames (if / for / with / kernel)
         self.frame_ids = [0]      # frame_ids[d]: id of the open frame at depth d
+        self.frame_is_with = [True]
         self._next_frame = 1
         self.loops = []           # (kind, depth) of enclosing loops, innermost last
         self.kernels = []         # KernelInfo of enclosing T.Kernel frames
@@ -176,14 +177,18 @@ class Context:
         self._hint = None
 
     # ---- frames ----------------------------------------------------------------------------------
-    def push_frame(self):
+    def push_frame(self, is_with=False):
+        """Records an opened IR frame; `is_with` for T.Kernel / T.Scope, whose `with` statement
+        closes them even when the body returns early."""
         self.depth += 1
         fid = self._next_frame
         self._next_frame += 1
         if len(self.frame_ids) > self.depth:
             self.frame_ids[self.depth] = fid
+            self.frame_is_with[self.depth] = is_with
         else:
             self.frame_ids.append(fid)
+            self.frame_is_with.append(is_with)
 
     def pop_frame(self):
         self.depth -= 1
@@ -449,10 +454,13 @@ class Context:
         return False
 
     def ret_check(self, depth0):
-        if self.depth != depth0:
-            raise _TileLangSyntaxError(
-                "`return` inside a run-time if/loop/with is not supported; the code after it would still "
-                "run. Restructure with if/else")
+        # Returning out of `with T.Kernel/T.Scope` blocks is exact (their __exit__ closes them and
+        # nothing after the return runs at all); out of a run-time if or loop it is not.
+        for d in range(depth0 + 1, self.depth + 1):
+            if not self.frame_is_with[d]:
+                raise _TileLangSyntaxError(
+                    "`return` inside a run-time if or loop is not supported (the kernel cannot leave "
+                    "early at run time); restructure the code with if/else")
 
     def with_(self, names, obj, targets):
         if not isinstance(obj, Frame):

@@ -83,7 +83,7 @@ class Kernel(Frame):
         if self.prelude is not None:
             attrs["prelude"] = str(self.prelude)
         ctx.b.enter_kernel(grid, block_vars, threads, thread_vars, attrs)
-        ctx.push_frame()
+        ctx.push_frame(is_with=True)
         ctx.kernels.append(KernelInfo(grid, block_vars, threads, thread_vars, self.is_npu))
         if len(targets) == 1 and len(block_vars) == 2 and self.is_npu:
             return block_vars[0]
@@ -111,7 +111,7 @@ class Scope(Frame):
         ctx = current("T.Scope")
         ctx.require_kernel("T.Scope")
         ctx.b.enter_attr("scope", self.name)
-        ctx.push_frame()
+        ctx.push_frame(is_with=True)
         return None
 
 

@@ -356,3 +356,23 @@ def test_parameter_forms():
            "C: global int8[4, 4], x: float32, flag: bool, n: int32)" in text
     assert [p.name for p in k.params] == ["A", "B", "C", "x", "flag", "n"]
     assert [repr(e) for e in k.params[0].strides] == ["s0", "1"]
+
+
+def test_return_leaves_kernel_and_macro_blocks():
+    @T.macro
+    def fill_or_skip(buf, skip):
+        if skip:            # compile-time: an early return is plain Python
+            return 0
+        T.fill(buf, 1.0)
+        return 1
+
+    @T.prim_func
+    def k(A: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=16) as bx:
+            s = T.alloc_shared((16,), "float32")
+            done = fill_or_skip(s, True) + fill_or_skip(s, False)
+            A[0] = done
+            return                  # leaving the `with T.Kernel` block closes it
+            A[1] = 2.0              # never parsed  # noqa: unreachable
+    assert "A[0] = 1.0f32" in k.script() and "A[1]" not in k.script()
+    assert [o.op for o in tile_ops(k)] == ["fill"]
