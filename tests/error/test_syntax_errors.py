@@ -115,6 +115,17 @@ def test_comprehension_over_an_ir_loop():
     check(build, TileLangSyntaxError, "bad-comprehension", "T.serial can only be used as the iterable of a `for`")
 
 
+def test_comprehension_over_a_run_time_range():
+    def build():
+        @T.prim_func
+        def k(A: T.Tensor((16,), "float32"), n: T.int32):
+            with T.Kernel(1):
+                vals = [A[i] for i in range(n)]  # bad-comprehension-range
+                A[0] = vals[0]
+    check(build, TileLangSyntaxError, "bad-comprehension-range",
+          "comprehension cannot iterate over range(...) with the run-time bound 'n'")
+
+
 def test_global_nonlocal_del_yield():
     def build_global():
         @T.prim_func

@@ -62,7 +62,7 @@ def as_int(v, what, minimum=None):
     return i
 
 
-_EXPR_CLASSES = (PrimExpr, Var, BufferLoad)
+_SCALAR_CLASSES = frozenset((PrimExpr, Var, BufferLoad, int, float, bool))
 _CONST_KINDS = frozenset(("int", "float", "string"))
 
 
@@ -251,7 +251,8 @@ class Context:
         """`name = value`: a store when `name` is an alloc_var buffer, else a binding."""
         rec = names.get(name)
         if rec is not None and rec[3] is not None and self.frame_ids[rec[1]] == rec[0] and rec[1] <= self.depth:
-            if not (value.__class__ is Buffer and value.scope == "local.var"):
+            # A scalar value is stored; anything else (a new buffer, a Python object) rebinds the name.
+            if value.__class__ in _SCALAR_CLASSES:
                 self._hint = None
                 self.b.emit_store(rec[3], [0], value)
                 return rec[3]
@@ -420,6 +421,15 @@ class Context:
             raise _TileLangSyntaxError(
                 f"cannot iterate over {it!r}; use `for i in T.serial(n)` (or range, T.Parallel, T.Pipelined)")
         return self._static_loop(it)
+
+    def static_range(self, *args):
+        """`range` inside a comprehension: unrolled at parse time, so its bounds must be known."""
+        for a in args:
+            if is_runtime(a):
+                raise _TileLangSyntaxError(
+                    f"a comprehension cannot iterate over range(...) with the run-time bound '{a!r}': "
+                    "comprehensions are unrolled at parse time; write a `for i in T.serial(n):` statement")
+        return range(*args)
 
     def _static_loop(self, it):
         self.loops.append((_STATIC, self.depth))

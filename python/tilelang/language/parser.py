@@ -114,6 +114,17 @@ class _ExprRewriter(ast.NodeTransformer):
         return ast.copy_location(_call("ifexp", self.visit(node.test), _thunk(self.visit(node.body)),
                                        _thunk(self.visit(node.orelse))), node)
 
+    def _comprehension(self, node):
+        # Comprehensions are unrolled at parse time: `range` in them must have compile-time bounds.
+        for gen in node.generators:
+            it = gen.iter
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
+                    and not it.keywords:
+                gen.iter = ast.copy_location(_call("static_range", *it.args), it)
+        return self.generic_visit(node)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension  # noqa: N815
+
     def visit_NamedExpr(self, node):  # noqa: N802
         raise self.owner.err(node, "the walrus operator ':=' is not supported inside a kernel; assign in a "
                                    "separate statement")
