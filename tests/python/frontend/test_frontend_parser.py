@@ -176,7 +176,7 @@ def test_macros_take_buffers_and_return_values():
     assert "f[i] = A[i + 16] * 2.0f32" in L
     assert "let ends: float32 = f[0] + f[15]" in L
     assert "let v: float32 = ends * 2.0f32" in L
-    assert "f[i_1] = A[i_1] * 0.5f32" in L
+    assert "f[i] = A[i] * 0.5f32" in L
     with pytest.raises(TileLangSyntaxError, match="macro 'twice' can only be called while a @T.prim_func"):
         twice(1)
 
