@@ -6,7 +6,7 @@ import pytest
 
 import tilelang
 import tilelang.language as T
-from tilelang.errors import TileLangError, TileLangSyntaxError
+from tilelang.errors import TileLangError, TileLangSyntaxError, VerifyError
 
 HERE = os.path.abspath(__file__)
 
@@ -312,3 +312,17 @@ def test_return_inside_a_run_time_if():
                     return  # bad-early-return
                 A[0] = 1.0
     check(build, TileLangSyntaxError, "bad-early-return", "`return` inside a run-time if or loop")
+
+
+def test_name_bound_in_a_branch_and_used_after_it():
+    def build():
+        @T.prim_func
+        def k(A: T.Tensor((16,), "float32"), n: T.int32):
+            with T.Kernel(1):
+                if n > 2:
+                    x = A[0] * 2
+                else:
+                    x = A[1]
+                A[2] = x  # bad-scope
+    check(build, VerifyError, "bad-scope", "variable 'x' (float32) is used outside any scope that defines it",
+          "T.alloc_var")

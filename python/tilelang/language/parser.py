@@ -556,6 +556,16 @@ def _parse(func, outer_locals=None):
         raise
     finally:
         stack.pop()
+    # Structural checks (ir/verifier.h), a few microseconds: a name bound inside a run-time if or
+    # loop and used after it is reported here, at the statement that uses it.
+    try:
+        _core.verify(ir)
+    except _core.VerifyError as e:
+        if e.args and "is used outside any scope that defines it" in str(e.args[0]):
+            e.args = (e.args[0] + "\n  hint: a kernel variable assigned inside an `if` or a loop only exists "
+                      "there; declare it before the block with `name = T.alloc_var(dtype)` and assign to it "
+                      "inside",) + e.args[1:]
+        raise
     return PrimFunc(ir, func)
 
 
