@@ -151,7 +151,7 @@ _NOT_SUPPORTED = {
     "ClusterKernel", "CUDASourceCodeKernel", "alloc_tmem", "alloc_reducer", "alloc_global", "async_copy",
     "tma_copy", "view", "reshape", "make_tensor", "ptr", "ws", "WarpSpecialize", "annotate_l2_hit_ratio",
     "annotate_safe_value", "gemm_sp", "wgmma_gemm", "tcgen05_gemm", "im2col", "atomic_max", "atomic_min",
-    "call_extern", "rng_init", "const", "empty",
+    "call_extern", "rng_init", "const", "empty", "init_flag", "clear_flag", "reinterpretcast", "set_deq_scale",
 }
 
 
