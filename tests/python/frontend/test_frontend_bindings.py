@@ -180,3 +180,50 @@ def test_dtype_helpers():
     assert C.dtype_info("bfloat16") == ("float", 16, 1)
     with pytest.raises(ValueError, match="unknown dtype 'floot'"):
         C.canonical_dtype("floot")
+
+
+def test_builder_frames_and_functions():
+    b = C.IRBuilder()
+    assert b.depth == 1 and not b.in_kernel()
+    n = C.Var("n")
+    A = b.make_buffer("A", "float32", [n], "global", None)
+    bx = C.Var("bx")
+    b.enter_kernel([4], [bx], [], [], {"is_npu": True})
+    assert b.in_kernel() and b.depth == 2
+    b.set_kernel_attr("use_swizzle_panel", 8)
+    S = b.make_buffer("S", "float32", [16], "UB", None)
+    b.alloc(S)
+    b.enter_attr("scope", "V")
+    b.enter_scope()
+    x = C.Var("x", "float32")
+    b.let(x, A[bx] * 2.0)
+    b.emit_store(S, [0], x)
+    b.exit()
+    b.exit()
+    b.enter_if(bx < 2)
+    b.emit_loop_control(False)
+    b.enter_else()
+    b.emit_evaluate(C.make_call("void", "ascend.barrier_all", []))
+    b.exit()
+    b.exit()
+    f = b.finish_func("k", [A], {"global_symbol": "k"})
+    text = f.script()
+    assert "func @k dyn[n: int32](A: global float32[n])" in text
+    assert "{is_npu = true, use_swizzle_panel = 8}" in text
+    assert 'attr "scope" = "V" {' in text and "let x: float32 = A[bx] * 2.0f32" in text
+    assert [v.name for v in f.dynamic_vars] == ["n"]
+    g = f.with_attr("tag", "t")
+    assert g.attrs == {"global_symbol": "k", "tag": "t"} and f.attrs == {"global_symbol": "k"}
+    assert g.with_body(C.make_nop()).body.kind == "seq"
+    with pytest.raises(C.TileLangError, match="exit\\(\\) without an open frame"):
+        C.IRBuilder().exit()
+
+
+def test_python_constructed_functions():
+    A = C.Buffer("A", "float16", [8], "global")
+    body = C.make_kernel([1], [C.Var("bx")], [32], [C.Var("tx")], {}, C.make_tile_op("fill", [A, 0.0]))
+    f = C.PrimFunc("f", [A], body, {"global_symbol": "f"})
+    assert f.name == "f" and "fill(A[0 :+ 8], 0.0f32)" in f.script()
+    C.verify(f)
+    with pytest.raises(TypeError, match="duplicate parameter name 'A'"):
+        C.PrimFunc("f", [A, A], body)
