@@ -69,6 +69,7 @@ from .kernel import (  # noqa: F401
 from .loops import Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized, serial, unroll, vectorized  # noqa: F401
 from .math import (  # noqa: F401
     And,
+    Cast,
     Not,
     Or,
     Select,

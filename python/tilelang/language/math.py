@@ -11,7 +11,7 @@ from .dtypes import to_dtype
 from .tile_ops import bool_expr, is_tile_arg, tile_binary, tile_unary
 
 __all__ = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "pow", "floor", "ceil", "sin",
-           "cos", "round", "trunc", "max", "min", "add", "sub", "mul", "div", "if_then_else", "Select", "cast",
+           "cos", "round", "trunc", "max", "min", "add", "sub", "mul", "div", "if_then_else", "Select", "cast", "Cast",
            "infinity", "max_value", "min_value", "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "And",
            "Or", "Not", "clamp", "ieee_add", "ieee_mul", "ieee_fmaf", "ieee_fdiv", "ieee_fsqrt"]
 
@@ -132,6 +132,9 @@ def cast(value, dtype):
     if isinstance(value, str) and not isinstance(dtype, str):
         value, dtype = dtype, value  # T.Cast(dtype, value) spelling
     return _core.make_cast(to_dtype(dtype), value)
+
+
+Cast = cast  # TVM's spelling: T.Cast(dtype, value)
 
 
 def infinity(dtype):

@@ -231,6 +231,7 @@ def test_math_functions():
         F[0, 0] = T.cast(T.ceildiv(n, 4) + T.floordiv(n, 4) + T.floormod(n, 4) + T.truncdiv(n, 4) + T.truncmod(n, 4),
                          "float32")
         F[0, 1] = T.if_then_else(T.Or(n > 1, T.And(n < -1, T.Not(n == 0))), 1.0, 0.0)
+        F[0, 2] = T.Cast("float32", n) + T.cast(n, T.float32)
     text = build(body).script()
     for fn in ["exp2", "log2", "sqrt", "tanh", "sigmoid", "floor", "ceil", "abs", "sin", "cos", "round", "trunc",
                "rsqrt", "log", "__exp", "__log", "__sin", "__cos"]:
@@ -241,6 +242,7 @@ def test_math_functions():
     assert "max(min(F[i, j], 1.0f32), -1.0f32) + exp(cast<float32>(n))" in text
     assert "floordiv(n + 4 - 1, 4) + floordiv(n, 4) + floormod(n, 4) + n / 4 + n % 4" in text
     assert "select(n > 1 || n < -1 && !(n == 0), 1.0f32, 0.0f32)" in text
+    assert "F[0, 2] = cast<float32>(n) + cast<float32>(n)" in text
     with pytest.raises(ValueError, match="rounding_mode must be one of rn, rz, ru, rd"):
         T.ieee_add(C.Var("x", "float32"), 1.0, rounding_mode="near")
 
