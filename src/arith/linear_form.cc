@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "arith/eval.h"
+#include "ir/eval.h"
 
 namespace tl {
 

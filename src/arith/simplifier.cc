@@ -2,7 +2,7 @@
 // arithmetic (+, -, *, neg), casts, select, calls. The other rule families live in
 // rewrite_div.cc, rewrite_minmax.cc and rewrite_logic.cc.
 #include "arith/analyzer_impl.h"
-#include "arith/eval.h"
+#include "ir/eval.h"
 #include "ir/error.h"
 
 namespace tl {

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "arith/analyzer.h"
-#include "arith/eval.h"
+#include "ir/eval.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 

@@ -1,4 +1,4 @@
-#include "arith/eval.h"
+#include "ir/eval.h"
 
 #include <cfloat>
 #include <cmath>
