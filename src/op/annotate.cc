@@ -1,4 +1,4 @@
-// T.annotate_layout({buf: layout}) and T.annotate_address({buf: offset}): hints for layout
+// T.annotate_layout({buf: layout}) (kinds custom, swizzled, zn, nz, fragment) and T.annotate_address({buf: offset}): hints for layout
 // inference and memory planning (cuda shared-memory swizzles, Ascend fractal layouts and pinned
 // on-chip addresses). They neither read nor write data; the loop form is nothing (cpu buffers are
 // plain row-major arrays).
@@ -9,17 +9,23 @@
 namespace tl {
 namespace {
 
-const std::vector<std::string> kLayoutKinds = {"custom", "swizzled", "zn", "nz"};
+const std::vector<std::string> kLayoutKinds = {"custom", "swizzled", "zn", "nz", "fragment"};
+
+bool has_list(const TileOpNode& op, const char* key) {
+  auto it = op.attrs.find(key);
+  return it != op.attrs.end() && it->second.kind() == Attr::kExprList;
+}
 
 void check_annotate_layout(const TileOpNode& op) {
   check_num_args(op, 1, 1, "T.annotate_layout({buffer: layout})");
   region_arg(op, 0, "buffer");
   std::string kind = checked_str_attr(op, "kind", kLayoutKinds, "custom");
-  if (kind == "custom") {
-    auto vars = op.attrs.find("vars"), exprs = op.attrs.find("exprs");
-    if (vars == op.attrs.end() || exprs == op.attrs.end() || vars->second.kind() != Attr::kExprList ||
-        exprs->second.kind() != Attr::kExprList)
-      throw_op_error_type(op, "a custom layout needs the index variables ('vars') and the forward map ('exprs')");
+  if ((kind == "custom" || kind == "fragment") && (!has_list(op, "vars") || !has_list(op, "exprs")))
+    throw_op_error_type(op, "a " + kind + " layout needs the index variables ('vars') and the forward map ('exprs')");
+  if (kind == "fragment") {
+    auto it = op.attrs.find("thread");
+    if (it == op.attrs.end() || it->second.is_none())
+      throw_op_error_type(op, "a fragment layout (T.Fragment) needs its thread map ('thread')");
   }
 }
 

@@ -24,16 +24,6 @@ class CpuConstructChecker : public IRVisitor {
   }
 
  protected:
-  void visit_kernel(const KernelLaunchNode* n) override {
-    for (auto& v : n->thread_vars) thread_vars_.insert(v.get());
-    IRVisitor::visit_kernel(n);
-  }
-  void visit_var(const VarNode* v) override {
-    if (thread_vars_.count(v))
-      throw_error<NotImplemented>(at(span_), "not implemented: thread index '", v->name,
-                                  "' (T.get_thread_binding) on target cpu: a cpu block runs as one task; write the "
-                                  "element-wise work with T.Parallel instead of per-thread code");
-  }
   void visit_allocate(const AllocateNode* n) override {
     MemScope s = n->buffer.scope();
     if (is_ascend_scope(s) || s == MemScope::kBarrier)
@@ -57,7 +47,6 @@ class CpuConstructChecker : public IRVisitor {
   }
 
  private:
-  std::set<const VarNode*> thread_vars_;
   Span span_;
 };
 

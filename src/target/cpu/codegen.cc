@@ -237,10 +237,12 @@ void CodeGenCPU::for_loop(const ForNode* n) {
   int64_t ext = 0;
   switch (n->for_kind) {
     case ForKind::kVectorized: line("#pragma GCC ivdep"); break;
-    case ForKind::kUnrolled:
-      line(std::string("#pragma GCC unroll ") +
-           (is_const_int(n->extent, &ext) && ext > 0 && ext <= 64 ? std::to_string(ext) : "8"));
+    case ForKind::kUnrolled: {
+      int64_t factor = attr_int(n->annotations, "unroll_factor", 0);
+      if (factor <= 0) factor = is_const_int(n->extent, &ext) && ext > 0 && ext <= 64 ? ext : 8;
+      line("#pragma GCC unroll " + std::to_string(std::min<int64_t>(factor, 65534)));
       break;
+    }
     case ForKind::kSerial: break;
     default:
       throw_error<Error>("internal error: ", for_kind_name(n->for_kind),

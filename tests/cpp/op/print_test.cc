@@ -37,6 +37,14 @@ TEST(AnnotateOps, AreNoOpsWithChecks) {
   expect_check_ok(op_at(1, "annotate_layout", {full(S)}, {{"kind", Attr("swizzled")}}));
   expect_check_error<TypeError>(op_at(1, "annotate_layout", {full(S)}, {{"kind", Attr("custom")}}), {"forward map"});
   expect_check_error<ValueError>(op_at(1, "annotate_layout", {full(S)}, {{"kind", Attr("diagonal")}}), {"unknown kind"});
+  Var i("i");
+  expect_check_ok(op_at(1, "annotate_layout", {full(S)},
+                        {{"kind", Attr("fragment")}, {"vars", Attr(std::vector<Expr>{i})}, {"exprs", Attr(std::vector<Expr>{i})},
+                         {"thread", Attr(Expr(i))}, {"replicate", Attr(int64_t(1))}}));
+  expect_check_error<TypeError>(op_at(1, "annotate_layout", {full(S)},
+                                      {{"kind", Attr("fragment")}, {"vars", Attr(std::vector<Expr>{i})},
+                                       {"exprs", Attr(std::vector<Expr>{i})}}),
+                                {"needs its thread map"});
   expect_check_ok(op_at(1, "annotate_address", {full(S), make_int(256)}));
   expect_check_error<ValueError>(op_at(1, "annotate_address", {full(S), make_int(-4)}), {"must be non-negative"});
   EXPECT_TRUE(is_nop(lower(op_at(1, "annotate_address", {full(S), make_int(256)}))));
