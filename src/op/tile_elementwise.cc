@@ -6,10 +6,10 @@
 //   tile.<binary>(dst, a, b)            add sub mul div max min pow; b a tile or a scalar
 //   tile.axpy(dst, src, s)              dst += s * src
 //   tile.cast(dst, src, mode=...)       conversion with a rounding mode (include/tl/cpu/cast.h)
-//   tile.compare(dst, a, b, mode=...)   EQ NE GT GE LT LE -> bool/uint8 per element, or a uint8
-//                                       bit mask (8 elements per byte, bit i%8) when dst's last
-//                                       extent is a's divided by 8
-//   tile.select(dst, mask, a, b)        mask ? a : b (mask per element or a bit mask, as above)
+//   tile.compare(dst, a, b, mode=...)   EQ NE GT GE LT LE -> 1/0 per element (bool, uint8 or any
+//                                       numeric dst), or a uint8 bit mask (8 elements per byte,
+//                                       bit i%8) when dst's last extent is a's divided by 8
+//   tile.select(dst, mask, a, b)        mask != 0 ? a : b (mask per element or a bit mask)
 //   tile.transpose(dst, src)            2-D transpose
 //   tile.broadcast(dst, src)            src's unit dimensions repeated to dst's shape
 // Math is computed in float32 for 16/8-bit floats. tile.sort / topk / reduce_* have no loop form.
@@ -212,9 +212,9 @@ void check_compare(const TileOpNode& op) {
   check_tile_or_scalar(op, 2, "b", a);
   checked_str_attr(op, "mode", kCompareModes, "EQ");
   DataType t = dst.buffer.dtype();
-  if (!(t.is_bool() || t == DataType::UInt(8) || t == DataType::Int(8)))
+  if (!(t.is_bool() || t.is_integer() || t.is_float()))
     throw_op_error_type(op, "dst buffer '" + dst.buffer.name() + "' has dtype " + t.str() +
-                                "; compare writes a bool / uint8 mask");
+                                "; compare writes a mask (bool / uint8, or 1 and 0 in a numeric buffer)");
   is_bit_mask(op, dst, a, "dst");
 }
 
@@ -269,7 +269,7 @@ void check_select(const TileOpNode& op) {
                                         it->second.kind() != Attr::kInt)
     throw_op_error_type(op, "attribute 'mode' must be a string");
   DataType mt = mask.buffer.dtype();
-  if (!(mt.is_bool() || mt.is_integer()))
+  if (!(mt.is_bool() || mt.is_integer() || mt.is_float()))
     throw_op_error_type(op, "mask buffer '" + mask.buffer.name() + "' has dtype " + mt.str() + "; use bool or uint8");
   is_bit_mask(op, mask, dst, "mask");
 }

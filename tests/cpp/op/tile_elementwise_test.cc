@@ -50,8 +50,10 @@ TEST(TileElementwiseOp, CastCompareSelect) {
             std::string::npos);
   expect_check_ok(op_at(1, "tile.compare", {full(M), full(X), make_float(0.0)}, {{"mode", Attr("LT")}}));
   expect_check_ok(op_at(1, "tile.compare", {full(Mb), full(X), full(X)}, {{"mode", Attr("EQ")}}));
-  expect_check_error<TypeError>(op_at(1, "tile.compare", {full(X), full(X), full(X)}, {{"mode", Attr("EQ")}}),
-                                {"compare writes a bool / uint8 mask"});
+  expect_check_ok(op_at(1, "tile.compare", {full(X), full(X), full(X)}, {{"mode", Attr("EQ")}}));  // 1.0 / 0.0
+  Buffer P = shared("P", DataType::Handle(), {c(16)});
+  expect_check_error<TypeError>(op_at(1, "tile.compare", {full(P), full(X), full(X)}, {{"mode", Attr("EQ")}}),
+                                {"compare writes a mask"});
   Buffer M3 = shared("M3", DataType::UInt(8), {c(3)});
   expect_check_error<ValueError>(op_at(1, "tile.compare", {full(M3), full(X), full(X)}), {"bit mask", "got [3]"});
   expect_check_ok(op_at(1, "tile.select", {full(X), full(M), full(X), make_float(0.0)}));
