@@ -492,7 +492,18 @@ void bind_runtime(nb::module_& m) {
       .def_ro("model", &Target::model)
       .def("__str__", &Target::str)
       .def("__repr__", [](const Target& t) { return "Target(\"" + t.str() + "\")"; })
-      .def("__eq__", [](const Target& a, const Target& b) { return a.str() == b.str(); });
+      .def("__eq__", [](const Target& a, const Target& b) { return a.str() == b.str(); }, nb::is_operator())
+      // target == "cuda" matches any cuda arch; "cuda -arch=sm_90a" only that one.
+      .def("__eq__", [](const Target& a, const std::string& text) {
+        Target b;
+        try {
+          b = Target::parse(text);
+        } catch (const Error&) {
+          return false;
+        }
+        return text.find(' ') == std::string::npos ? a.kind == b.kind : a.str() == b.str();
+      }, nb::is_operator())
+      .def("__hash__", [](const Target& t) { return std::hash<std::string>()(t.str()); });
 
   m.def("resolve_target", [](const std::string& text, nb::handle func) {
         PrimFunc f;

@@ -119,9 +119,9 @@ Target resolve_target(const std::string& text, const PrimFunc& f) {
 
 std::string compute_cache_key(const PrimFunc& f, const CompileOptions& opts, TargetBackend& backend) {
   CacheKeyParts parts;
-  // TODO(canonical_text): switch to canonical_text(f) (alpha-renamed) once it is on main; until
-  // then two functions differing only in variable names get different keys.
-  parts.ir_text = print_func(f);
+  // Alpha-renamed: functions differing only in variable names share an entry. The kernel name
+  // stays in the text (it is the symbol the artifacts are built for).
+  parts.ir_text = canonical_text(f);
   parts.target = opts.target.str();
   parts.pass_configs = configs_text(opts.pass_configs);
   for (auto& fl : opts.compile_flags) parts.compile_flags += fl + "\n";
@@ -147,7 +147,7 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
   std::string key = compute_cache_key(f, opts, *backend);
   if (auto hit = memo().find(key)) {
     if (opts.verbose) std::fprintf(stderr, "[tilelang] %s: reusing the kernel compiled earlier in this process\n", f.name().c_str());
-    return hit;
+    return hit->func().get() == f.get() ? hit : hit->with_func(f);
   }
 
   auto kernel = std::shared_ptr<CompiledKernel>(new CompiledKernel());
@@ -224,6 +224,20 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
                  kernel->compile_seconds_, key.substr(0, 16).c_str());
   memo().insert(key, kernel);
   return kernel;
+}
+
+std::shared_ptr<CompiledKernel> CompiledKernel::with_func(const PrimFunc& f) const {
+  auto k = std::shared_ptr<CompiledKernel>(new CompiledKernel());
+  k->func_ = f;
+  k->options_ = options_;
+  k->kernel_source_ = kernel_source_;
+  k->host_source_ = host_source_;
+  k->cache_key_ = cache_key_;
+  k->artifact_dir_ = artifact_dir_;
+  k->cache_hit_ = true;
+  k->module_ = module_;
+  k->backend_ = backend_;
+  return k;
 }
 
 void CompiledKernel::ensure_stages() {

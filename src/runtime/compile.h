@@ -43,6 +43,9 @@ class CompiledKernel {
   PrimFunc stage(const std::string& name);
 
   KernelModule& module() { return *module_; }
+  // The same loaded kernel under another function that has the same canonical text (e.g. other
+  // parameter names): argument errors and stages then speak of `f`.
+  std::shared_ptr<CompiledKernel> with_func(const PrimFunc& f) const;
   void launch(const std::vector<TLArg>& args, const LaunchEnv& env) { module_->launch(args, env); }
   AttrMap info() const { return module_->info(); }
 
@@ -58,7 +61,7 @@ class CompiledKernel {
   std::string kernel_source_, host_source_, cache_key_, artifact_dir_;
   bool cache_hit_ = false;
   double compile_seconds_ = 0;
-  std::unique_ptr<KernelModule> module_;
+  std::shared_ptr<KernelModule> module_;
   std::mutex stages_mutex_;
   bool stages_ready_ = false;
   std::vector<std::pair<std::string, PrimFunc>> stages_;

@@ -1,4 +1,5 @@
-// A backend that compiles a given, hand-written C++ kernel source (include/tl/cpu/abi.h) for a
+// A backend that compiles a given, hand-written C++ kernel source (include/tl/cpu/abi.h; the
+// toolchain builds with -fvisibility=hidden, so mark tl_kernel_entry visibility("default")) for a
 // function's signature with the cpu toolchain: no lowering, no codegen. Used by tests of the
 // runtime (independent of the code generator) and to try hand-written kernels.
 #pragma once

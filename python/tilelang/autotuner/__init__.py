@@ -173,10 +173,11 @@ class AutoTunedFunction:
                 results[i].status, results[i].message = "run error", _short(e)
             if results[i].status == "ok":
                 self._log(f"config {results[i].config}: {results[i].latency:.4f} ms")
-            else:
-                self._log(f"config {results[i].config} skipped ({results[i].status}): "
-                          f"{results[i].message.splitlines()[0] if results[i].message else ''}")
 
+        for r in results:
+            if r.status != "ok":
+                first = r.message.splitlines()[0] if r.message else ""
+                self._log(f"config {r.config} skipped ({r.status}): {first}")
         ok = [i for i, r in enumerate(results) if r.status == "ok" and r.latency is not None]
         if not ok:
             details = "\n".join(f"  {r.config}: {r.status}: {r.message}" for r in results)

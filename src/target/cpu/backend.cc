@@ -18,13 +18,6 @@
 
 namespace tl {
 
-// TODO(cpugen merge): the cpu lowering and codegen land on main separately; until then these are
-// weak references and the backend reports NotImplemented when they are absent. Remove the weak
-// redeclarations (and the fallback flags below) once src/target/cpu/{pipeline,codegen}.cc exist.
-PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) __attribute__((weak));
-std::string codegen_cpu(const PrimFunc& lowered) __attribute__((weak));
-std::vector<std::string> cpu_compiler_flags(bool fast_math) __attribute__((weak));
-
 namespace {
 
 // The system compiler: $CXX (which may carry arguments, e.g. "ccache g++"), else g++.
@@ -54,13 +47,6 @@ const std::string& host_cpu_identity() {
   return id;
 }
 
-std::vector<std::string> base_flags(bool fast_math) {
-  if (cpu_compiler_flags) return cpu_compiler_flags(fast_math);
-  std::vector<std::string> f = {"-std=c++17", "-O3", "-march=native", "-fPIC", "-shared"};
-  if (fast_math) f.push_back("-ffast-math");
-  return f;
-}
-
 double compile_timeout_s() {
   const char* t = std::getenv("TILELANG_COMPILE_TIMEOUT");
   double v = t ? std::atof(t) : 0;
@@ -70,12 +56,10 @@ double compile_timeout_s() {
 class CpuBackend : public TargetBackend {
  public:
   PrimFunc lower(const PrimFunc& f, PassContext& ctx) override {
-    if (!lower_cpu) throw_error<NotImplemented>("not implemented: lowering for target cpu is not in this build");
     return lower_cpu(f, ctx);
   }
 
   std::string codegen(const PrimFunc& lowered, const PassContext&, std::string* host_source) override {
-    if (!codegen_cpu) throw_error<NotImplemented>("not implemented: code generation for target cpu is not in this build");
     if (host_source) host_source->clear();  // host and kernel code are one C++ file on cpu
     return codegen_cpu(lowered);
   }
@@ -83,10 +67,10 @@ class CpuBackend : public TargetBackend {
   void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) override {
     write_text_file(dir + "/kernel.cc", kernel_source);
     std::vector<std::string> argv = system_cxx();
-    for (auto& f : base_flags(config_bool(opts.pass_configs, "tl.enable_fast_math"))) argv.push_back(f);
+    // cpu_compiler_flags carries -shared -fPIC and -I for our headers; user flags come last so
+    // they can override (e.g. -O3).
+    for (auto& f : cpu_compiler_flags(config_bool(opts.pass_configs, "tl.enable_fast_math"))) argv.push_back(f);
     for (auto& f : opts.compile_flags) argv.push_back(f);
-    for (const char* f : {"-fPIC", "-shared"}) argv.push_back(f);
-    argv.push_back("-I" + tl_include_dir());
     argv.insert(argv.end(), {"-o", dir + "/kernel.so", dir + "/kernel.cc"});
     if (opts.verbose) std::fprintf(stderr, "[tilelang] %s\n", format_command(argv).c_str());
     ProcessOptions po;
@@ -124,7 +108,7 @@ class CpuBackend : public TargetBackend {
       throw_error<CompileError>("the system C++ compiler '", key, "' failed on --version (exit ", r.exit_code,
                                 "): ", r.err);
     std::string v = "cxx " + key + "\n" + r.out + "host " + host_cpu_identity() + "\nheaders " +
-                    hash_directory(tl_include_dir() + "/tl/cpu") + "\n";
+                    hash_directory(cpu_include_dir() + "/tl/cpu") + "\n";
     memo[key] = v;
     return v;
   }

@@ -69,7 +69,11 @@ class CpuKernelModule : public KernelModule {
       throw_error<RuntimeError>("kernel '", name_, "' threw an unknown exception");
     }
     if (l.failed.load()) throw_error<RuntimeError>("kernel '", name_, "' failed: ", l.error);
-    if (rc != 0) throw_error<RuntimeError>("kernel '", name_, "' returned error code ", rc, " without a message");
+    if (rc != 0)
+      throw_error<RuntimeError>("kernel '", name_, "' returned error code ", rc, " without a message",
+                                rc == -1 ? " (emitted kernels return -1 when built for another runtime ABI "
+                                           "version: clear the kernel cache with tilelang.cache.clear_cache())"
+                                         : "");
   }
 
   AttrMap info() const override {

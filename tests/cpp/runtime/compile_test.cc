@@ -86,10 +86,31 @@ TEST(Compile, BuildsLoadsAndRunsAHandWrittenKernel) {
   EXPECT_EQ(k->stage_names(), std::vector<std::string>{"identity"});
   EXPECT_EQ(k->stage("input").get(), k->func().get());
 
-  // The same function again in this process: the memo hands back the same kernel.
-  auto again = compile_with_backend(axpy_func(), cpu_options(), backend);
-  EXPECT_EQ(again.get(), k.get());
+  // The same function object again: the memo hands back the same kernel.
+  EXPECT_EQ(compile_with_backend(k->func(), cpu_options(), backend).get(), k.get());
+  // An equal function built anew: the same loaded module, under the new function.
+  PrimFunc twin = axpy_func();
+  auto again = compile_with_backend(twin, cpu_options(), backend);
+  EXPECT_EQ(&again->module(), &k->module());
+  EXPECT_EQ(again->func().get(), twin.get());
   EXPECT_EQ(backend->build_calls, 1);
+}
+
+TEST(Compile, AlphaRenamedFunctionsShareTheBuildButKeepTheirNames) {
+  ScopedCacheDir cache("alpha");
+  clear_compile_memo();
+  auto backend = std::make_shared<SourceBackend>(testing::kAxpyKernel);
+  auto make = [](const char* a, const char* b, const char* c, const char* n) {
+    Var nv(n);
+    auto t = [&](const char* nm) { return Param{nm, Var(), Buffer(nm, DataType::Float32(), {nv}, MemScope::kGlobal)}; };
+    return PrimFunc("axpy", {t(a), t(b), t(c), Param{"scale", Var("scale", DataType::Float32()), Buffer()}}, make_nop());
+  };
+  auto k1 = compile_with_backend(make("A", "B", "C", "n"), cpu_options(), backend);
+  auto k2 = compile_with_backend(make("X", "Y", "Z", "len"), cpu_options(), backend);
+  EXPECT_EQ(k1->cache_key(), k2->cache_key());
+  EXPECT_EQ(backend->build_calls, 1);
+  EXPECT_EQ(k2->func().params()[0].name, "X");
+  EXPECT_LT(run_axpy(*k2, 100, 2.0f), 1e-6);
 }
 
 TEST(Compile, DiskCacheHitSkipsBuildAndRecomputesStagesLazily) {

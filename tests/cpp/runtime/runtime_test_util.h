@@ -25,8 +25,8 @@ static void block(void* p, int64_t bx) {
     c->c[i] = c->a[i] * c->scale + c->b[i];
   }
 }
-extern "C" const uint32_t tl_kernel_abi_version = TL_CPU_ABI_VERSION;
-extern "C" int32_t tl_kernel_entry(const TLArg* args, int32_t num_args, const TLRuntimeAPI* api) {
+extern "C" __attribute__((visibility("default"))) const uint32_t tl_kernel_abi_version = TL_CPU_ABI_VERSION;
+extern "C" __attribute__((visibility("default"))) int32_t tl_kernel_entry(const TLArg* args, int32_t num_args, const TLRuntimeAPI* api) {
   if (num_args != 5) { api->report_error(api->pool, "expected 5 ABI arguments"); return 1; }
   Ctx c{(const float*)args[0].ptr, (const float*)args[1].ptr, (float*)args[2].ptr, (float)args[3].f64,
         (long)args[4].i64, api};
