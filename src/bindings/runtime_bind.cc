@@ -167,6 +167,10 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool* is_numpy) {
   if (is_numpy_array(o)) {
     nb::handle arr(o);
     std::string name = nb::cast<std::string>(arr.attr("dtype").attr("name"));
+    nb::object dtype_obj = arr.attr("dtype");
+    nb::object dtype_text = nb::steal(PyObject_Str(dtype_obj.ptr()));  // '>f4' shows the byte order
+    if (!dtype_text.is_valid()) throw nb::python_error();
+    std::string spelled = PyUnicode_AsUTF8(dtype_text.ptr());
     for (auto& e : kExtendedDtypes) {
       if (name != e.numpy_name) continue;
       h.keep = arr.attr("view")(e.storage);
@@ -175,7 +179,9 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool* is_numpy) {
         return true;
       }
     }
-    throw_error<ArgumentError>("numpy arrays of dtype ", name, " are not supported as kernel arguments");
+    throw_error<ArgumentError>("numpy arrays of dtype ", spelled,
+                               " are not supported as kernel arguments (supported: bool, (u)int8-64, float16/32/64, "
+                               "and ml_dtypes bfloat16, float8_e4m3fn, float8_e5m2, in native byte order)");
   }
   // Anything else speaking DLPack (torch, cupy, jax).
   if (!nb::try_cast<nb::ndarray<nb::ro>>(nb::handle(o), h.dl, false)) {
@@ -319,7 +325,13 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
     CallArg& a = s.args[k];
     if (p.is_tensor) {
       bool is_np = false;
-      if (extract_tensor(o, s.holds[k], a.tensor, &is_np)) {
+      bool got = false;
+      try {
+        got = extract_tensor(o, s.holds[k], a.tensor, &is_np);
+      } catch (const ArgumentError& e) {
+        throw_error<ArgumentError>(b.kernel_name(), "(): parameter '", p.name, "' (", p.signature, "): ", e.what());
+      }
+      if (got) {
         a.kind = CallArg::kTensor;
         if (!like) {
           like = o;

@@ -1,7 +1,9 @@
 """Bad kernel calls (and bad compile options): each raises a typed error whose message names the
 culprit, and the process keeps working afterwards."""
 import importlib.util
+import atexit
 import os
+import shutil
 import tempfile
 
 import ml_dtypes
@@ -11,7 +13,9 @@ import pytest
 import tilelang
 import tilelang.language as T
 
-os.environ.setdefault("TILELANG_CACHE_DIR", tempfile.mkdtemp(prefix="tl-error-tests-"))
+if "TILELANG_CACHE_DIR" not in os.environ:  # a private cache, removed at exit
+    os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix="tl-error-tests-")
+    atexit.register(shutil.rmtree, os.environ["TILELANG_CACHE_DIR"], True)
 
 M, K = 64, 32
 
@@ -220,3 +224,10 @@ def test_bad_out_idx(kernel, out_idx, pattern):
         tilelang.compile(matvec(), out_idx=out_idx)
     assert pattern in str(info.value)
     still_works(kernel)
+
+
+def test_unsupported_array_dtypes(kernel):
+    expect(kernel, tilelang.ArgumentError, ["parameter 'x'", "dtype complex64 are not supported"],
+           A, X.astype(np.complex64), BIAS, 0.5, M)
+    expect(kernel, tilelang.ArgumentError, ["parameter 'x'", "dtype >f4", "native byte order"],
+           A, X.astype(">f4"), BIAS, 0.5, M)

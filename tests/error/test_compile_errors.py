@@ -1,5 +1,7 @@
 """Bad compile requests: typed errors that name the option at fault and say what to change."""
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -7,7 +9,9 @@ import pytest
 import tilelang
 import tilelang.language as T
 
-os.environ.setdefault("TILELANG_CACHE_DIR", tempfile.mkdtemp(prefix="tl-error-tests-"))
+if "TILELANG_CACHE_DIR" not in os.environ:  # a private cache, removed at exit
+    os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix="tl-error-tests-")
+    atexit.register(shutil.rmtree, os.environ["TILELANG_CACHE_DIR"], True)
 
 
 def add(n=64, dtype="float32"):

@@ -109,3 +109,27 @@ def test_torch_cpu_tensors():
     kb = tilelang.compile(add_1d(256, 128, "bfloat16"), out_idx=[-1])
     x = torch.randint(-4, 5, (256,)).to(torch.bfloat16)
     assert torch.equal(kb(x, x), x + x)
+
+
+def test_hand_written_kernel_source(rng):
+    """_core._compile_source builds a kernel written directly against include/tl/cpu/abi.h."""
+    source = r'''
+#include "tl/cpu/abi.h"
+struct Ctx { const double* x; double* y; long n; };
+static void block(void* p, int64_t b) {
+  Ctx* c = (Ctx*)p;
+  for (long i = b * 8; i < (b + 1) * 8 && i < c->n; ++i) c->y[i] = c->x[i] * c->x[i];
+}
+extern "C" __attribute__((visibility("default")))
+int32_t tl_kernel_entry(const TLArg* args, int32_t num_args, const TLRuntimeAPI* api) {
+  Ctx c{(const double*)args[0].ptr, (double*)args[1].ptr, (long)args[2].i64};
+  api->parallel_for(api->pool, (c.n + 7) / 8, block, &c);
+  return 0;
+}
+'''
+    handle = tilelang._core._compile_source("square", [("X", "float64", ["n"]), ("Y", "float64", ["n"])], source,
+                                            out_idx=[1])
+    k = tilelang.JITKernel(_from=handle)
+    x = rng.standard_normal(100)
+    np.testing.assert_array_equal(k(x), x * x)
+    assert k.get_kernel_source() == source and k.dynamic_vars == ["n"]
