@@ -1,0 +1,73 @@
+"""Every example under examples/ runs on cpu at small sizes (tails included) and prints
+"Kernel Output Match!"; and each example's check does fail, with a non-zero exit, when the kernel
+computes something else."""
+import glob
+import importlib.util
+import os
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+EXAMPLES = os.path.join(ROOT, "examples")
+
+# Small sizes, most of them not multiples of the blocks, so the tails run too.
+SMALL = {
+    "elementwise_add": dict(M=37, N=53, block_N_1d=256, block_M=16, block_N=32),
+    "gemm": dict(M=100, N=72, K=80, block_M=32, block_N=32, block_K=16),
+    "gemm_relu": dict(M=70, N=96, K=48, block_M=32, block_N=32, block_K=16),
+    "gemm_persistent": dict(M=100, N=130, K=48, block_M=32, block_N=32, block_K=16, num_workers=3, group_size=2),
+    "softmax": dict(M=45, N=203, block_M=8),
+    "rms_norm": dict(M=37, N=160, block_M=4),
+    "layer_norm": dict(M=37, N=160, block_M=4),
+    "reduce": dict(M=75, N=96, block_M=16),
+    "cumsum": dict(M=45, N=70, block=16),
+    "flash_attention": dict(batch=1, heads=2, seq_len=100, dim=32, block_M=32, block_N=32),
+}
+
+
+def example_files():
+    """examples/<kernel>/example_<kernel>.py (the Ascend examples run on their own target)."""
+    files = sorted(glob.glob(os.path.join(EXAMPLES, "*", "example_*.py")))
+    return [f for f in files if os.path.basename(os.path.dirname(f)) != "ascend"]
+
+
+def load(name):
+    path = os.path.join(EXAMPLES, name, f"example_{name}.py")
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_example_is_listed():
+    names = [os.path.basename(os.path.dirname(f)) for f in example_files()]
+    for f in example_files():
+        assert os.path.basename(f) == f"example_{os.path.basename(os.path.dirname(f))}.py", f
+    assert sorted(names) == sorted(SMALL), "give every example small sizes in SMALL"
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_example_matches_reference(name, capsys):
+    load(name).main(**SMALL[name], target="cpu")
+    out = capsys.readouterr().out
+    assert out.strip().endswith("Kernel Output Match!"), out
+    assert "Mismatch" not in out, out
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_example_reports_a_wrong_result(name, capsys, monkeypatch):
+    """The kernel is given an input with one element changed; the example must notice."""
+    module = load(name)
+    real_to_device = module.to_device
+
+    def corrupted_to_device(kernel, *arrays):
+        first = arrays[0].copy()
+        first.flat[0] += 100
+        return real_to_device(kernel, first, *arrays[1:])
+
+    monkeypatch.setattr(module, "to_device", corrupted_to_device)
+    with pytest.raises(SystemExit) as info:
+        module.main(**SMALL[name], target="cpu")
+    assert info.value.code not in (0, None)
+    out = capsys.readouterr().out
+    assert "Kernel Output Mismatch" in out and "Kernel Output Match!" not in out, out
