@@ -419,9 +419,14 @@ void Engine::run_fe(Core& c, double now) {
           ++c.pc;
           break;
         }
-        Instr in = make_instr(c, b);
         Pipe p = t.cls.pipe;
         PipeState& ps = c.pipes[int(p)];
+        if (static_cast<int>(ps.q.size()) >= model_.pipe_queue_depth) {
+          c.fe = FeState::kQueueFull;
+          c.full_pipe = p;
+          return;
+        }
+        Instr in = make_instr(c, b);
         double ready = std::max(ps.free, in.issue_time);
         ps.q.push_back(std::move(in));
         if (!ps.scheduled && !ps.blocked) schedule_pipe(c, p, ready);
@@ -443,6 +448,11 @@ void Engine::run_fe(Core& c, double now) {
         in.issue_time = c.s_time;
         in.issue_vc = c.issue_vc;
         Pipe runs_on = b.op == BOp::kWaitFlag ? b.p1 : b.p0;
+        if (runs_on != Pipe::kS && static_cast<int>(c.pipes[int(runs_on)].q.size()) >= model_.pipe_queue_depth) {
+          c.fe = FeState::kQueueFull;
+          c.full_pipe = runs_on;
+          return;
+        }
         if (runs_on == Pipe::kS) {
           PipeState& sp = c.pipes[int(Pipe::kS)];
           if (b.op == BOp::kSetFlag) {

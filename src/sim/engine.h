@@ -64,7 +64,7 @@ struct PipeState {
   uint64_t token = 0;
 };
 
-enum class FeState : uint8_t { kIdle, kRun, kWaitFlag, kWaitCross, kDrain, kSyncAll, kLenient, kDone };
+enum class FeState : uint8_t { kIdle, kRun, kWaitFlag, kWaitCross, kDrain, kSyncAll, kLenient, kQueueFull, kDone };
 enum class DrainFor : uint8_t { kBarrierAll, kSyncAll, kEnd };
 
 // Lenient mode: instructions issued but possibly not finished, with what they touch.
@@ -105,6 +105,7 @@ struct Core {
   uint64_t fe_token = 0;
   const BInstr* wait_site = nullptr;
   Pipe wait_src = Pipe::kS;
+  Pipe full_pipe = Pipe::kS;  // kQueueFull: the pipe whose queue is full
   int64_t wait_id = 0;
   PipeState pipes[kNumPipes];
   VClock issue_vc;        // what the scalar unit's blocking waits established (carried by issued instrs)

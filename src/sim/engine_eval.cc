@@ -527,6 +527,11 @@ void Engine::report_deadlock() {
            << " cores arrived)";
         ++lines;
         break;
+      case FeState::kQueueFull:
+        os << "\n  " << core_name(c) << ": scalar unit stalls because the queue of pipe " << pipe_name(c.full_pipe)
+           << " is full (" << model_.pipe_queue_depth << " entries)";
+        ++lines;
+        break;
       case FeState::kDrain:
         os << "\n  " << core_name(c) << ": scalar unit waits for its pipes to drain at " << where(c.wait_site);
         ++lines;

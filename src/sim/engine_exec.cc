@@ -108,6 +108,10 @@ void Engine::run_pipe(Core& c, Pipe p, double now) {
     default: break;
   }
   ps.q.pop_front();
+  if (c.fe == FeState::kQueueFull && c.full_pipe == p) {
+    c.fe = FeState::kRun;
+    schedule_fe(c, std::max(c.s_time, now));
+  }
   if (ps.q.empty()) {
     check_drain(c);
     return;

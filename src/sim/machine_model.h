@@ -80,6 +80,7 @@ struct MachineModel {
 
   // Scalar unit.
   double issue_cycles = 1;            // issuing one instruction into a pipe queue
+  int pipe_queue_depth = 32;          // entries per pipe queue; the scalar unit stalls when one is full
   double scalar_op_cycles = 1;        // a let / loop step / branch
   double scalar_local_access_cycles = 1;  // scalar load/store of UB / L1
   double scalar_gm_access_cycles = 100;   // scalar load/store of GM

@@ -77,6 +77,7 @@ static MachineModel make_a2() {
   m.cross_flag_max_pending = 15;
 
   m.issue_cycles = 1;
+  m.pipe_queue_depth = 32;      // assumed; bounds how far the scalar unit runs ahead
   m.scalar_op_cycles = 1;
   m.scalar_local_access_cycles = 2;
   m.scalar_gm_access_cycles = 100;

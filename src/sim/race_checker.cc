@@ -7,9 +7,6 @@
 
 namespace tl::sim {
 
-namespace {
-constexpr int kPageShift = 12;
-}
 
 int64_t Box::rows() const {
   int64_t r = 1;
@@ -136,7 +133,10 @@ bool box_contains(const Box& outer, const Box& inner) {
 }
 
 RaceChecker::Shadow& RaceChecker::shadow(Mem mem, int space) {
-  if (mem == Mem::kGM) return gm_;
+  if (mem == Mem::kGM) {
+    gm_.shift = 16;  // GM tiles are strided over large tensors: coarse pages keep the lists short
+    return gm_;
+  }
   return private_[int64_t(space) * kNumMems + int(mem)];
 }
 
@@ -229,51 +229,61 @@ void RaceChecker::report(const AccessInfo& first, const AccessInfo& second, int6
 void RaceChecker::check(const AccessInfo& a, const VClock& vc) {
   if (a.box.row_bytes <= 0) return;
   Shadow& sh = shadow(a.mem, a.space);
-  int64_t p0 = a.box.lo() >> kPageShift, p1 = (a.box.hi() - 1) >> kPageShift;
-  // Check against every live record on the touched pages.
-  for (int64_t p = p0; p <= p1; ++p) {
-    auto it = sh.pages.find(p);
-    if (it == sh.pages.end()) continue;
-    auto& ids = it->second;
+  int64_t p0 = a.box.lo() >> sh.shift, p1 = (a.box.hi() - 1) >> sh.shift;
+  auto scan = [&](std::vector<int32_t>& ids) {
     size_t w = 0;
     for (size_t i = 0; i < ids.size(); ++i) {
       int32_t id = ids[i];
       Record& r = records_[id];
       if (!r.alive) continue;  // compact
       ids[w++] = id;
-      if ((!r.info.write && !a.write) || (r.info.atomic && a.atomic)) {
-        // Read after read, or two atomic adds: no conflict.
-      } else {
-        int64_t lo, hi;
-        if (box_overlap(r.info.box, a.box, &lo, &hi) && !ordered(r.info, a, vc)) report(r.info, a, lo, hi);
-      }
+      if (r.info.atomic && a.atomic) continue;  // atomic adds commute
+      int64_t lo, hi;
+      if (box_overlap(r.info.box, a.box, &lo, &hi) && !ordered(r.info, a, vc)) report(r.info, a, lo, hi);
     }
     ids.resize(w);
+  };
+  // A read conflicts only with writes; a write with everything.
+  for (int64_t p = p0; p <= p1; ++p) {
+    auto it = sh.pages.find(p);
+    if (it == sh.pages.end()) continue;
+    scan(it->second.writes);
+    if (a.write) scan(it->second.reads);
   }
 }
 
 void RaceChecker::record(const AccessInfo& a, const VClock& vc) {
   if (a.box.row_bytes <= 0) return;
   Shadow& sh = shadow(a.mem, a.space);
-  int64_t p0 = a.box.lo() >> kPageShift, p1 = (a.box.hi() - 1) >> kPageShift;
-  // Prune records fully covered by this access and ordered before it (any later access that
-  // races with them races with this one too).
-  for (int64_t p = p0; p <= p1; ++p) {
-    auto it = sh.pages.find(p);
-    if (it == sh.pages.end()) continue;
-    for (int32_t id : it->second) {
-      Record& r = records_[id];
-      if (!r.alive || (r.info.write && !a.write)) continue;
-      if (box_contains(a.box, r.info.box) && ordered(r.info, a, vc)) {
-        r.alive = false;
-        --live_;
+  int64_t p0 = a.box.lo() >> sh.shift, p1 = (a.box.hi() - 1) >> sh.shift;
+  if (a.write) {
+    // A write supersedes the accesses it covers that are ordered before it: any later access racing
+    // with them races with this write too.
+    auto prune = [&](std::vector<int32_t>& ids) {
+      size_t w = 0;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        Record& r = records_[ids[i]];
+        if (!r.alive) continue;
+        if (box_contains(a.box, r.info.box) && ordered(r.info, a, vc)) {
+          r.alive = false;
+          --live_;
+          continue;
+        }
+        ids[w++] = ids[i];
       }
+      ids.resize(w);
+    };
+    for (int64_t p = p0; p <= p1; ++p) {
+      auto it = sh.pages.find(p);
+      if (it == sh.pages.end()) continue;
+      prune(it->second.writes);
+      prune(it->second.reads);
     }
   }
   int32_t id = new_record(a);
   for (int64_t p = p0; p <= p1; ++p) {
-    auto& v = sh.pages[p];
-    v.push_back(id);
+    Page& pg = sh.pages[p];
+    (a.write ? pg.writes : pg.reads).push_back(id);
   }
 }
 

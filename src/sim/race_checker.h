@@ -102,8 +102,12 @@ class RaceChecker {
     AccessInfo info;
     bool alive = true;
   };
+  struct Page {
+    std::vector<int32_t> reads, writes;
+  };
   struct Shadow {
-    std::unordered_map<int64_t, std::vector<int32_t>> pages;
+    int shift = 12;
+    std::unordered_map<int64_t, Page> pages;
   };
   bool ordered(const AccessInfo& prev, const AccessInfo& cur, const VClock& vc) const;
   [[noreturn]] void report(const AccessInfo& prev, const AccessInfo& cur, int64_t lo, int64_t hi) const;
