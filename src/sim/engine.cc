@@ -226,16 +226,22 @@ void Engine::finish_core(Core& c) {
       throw_error<SyncError>("cross-core flag ", i, " left set at kernel end on ", core_name(c), ": ",
                              c.cross_avail[i].size(), " T.set_cross_flag (first at ", where(c.cross_avail[i].front().site),
                              ") never met a T.wait_cross_flag(", i, ") on this core");
-    if (!c.cross_partial[i].empty())
-      throw_error<SyncError>("cross-core flag ", i, " set by ", core_name(c), " at ",
-                             where(c.cross_partial[i].front().site),
-                             " still waits for the partner core(s) of its mode at kernel end");
   }
   c.fe = FeState::kDone;
   c.done_time = c.s_time;
   for (auto& ps : c.pipes) c.done_time = std::max(c.done_time, ps.free);
   makespan_ = std::max(makespan_, c.done_time);
   if (--slot_cores_left_[c.slot] == 0) {
+    // A vector core's mode-1/2 set waits for its partner; at block end nothing can complete it.
+    for (int k = 1; k <= prog_.vector_cores; ++k)
+      for (int i = 0; i < 16; ++i) {
+        const Core& v = core_at(c.slot, k);
+        if (!v.cross_partial[i].empty())
+          throw_error<SyncError>("cross-core flag ", i, " set by ", core_name(v), " at ",
+                                 where(v.cross_partial[i].front().site),
+                                 " never took effect: with mode 1/2 a vector core's set counts only when every vector "
+                                 "core of the block has set the same flag");
+      }
     ++blocks_done_;
     double t = 0;
     for (int k = 0; k < 1 + prog_.vector_cores; ++k) t = std::max(t, core_at(c.slot, k).done_time);

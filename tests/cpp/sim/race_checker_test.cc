@@ -1,0 +1,168 @@
+// The race checker: box geometry, and races across cores and blocks on GM, cross-core flags, sync_all.
+#include "kernels.h"
+#include "sim/race_checker.h"
+
+namespace tl::test {
+
+using sim::Box;
+using sim::make_box;
+
+TEST(SimBox, StridedOverlapAndContainment) {
+  int64_t ext[2] = {4, 8}, st[2] = {64, 1};
+  Box a = make_box(0, 2, 2, ext, st);  // 4 rows of 16 bytes, row stride 128 bytes
+  EXPECT_EQ(a.row_bytes, 16);
+  EXPECT_EQ(a.nd, 1);
+  int64_t ext2[2] = {4, 8};
+  Box b = make_box(16, 2, 2, ext2, st);  // the next 16 bytes of each row: disjoint
+  int64_t lo, hi;
+  EXPECT_FALSE(sim::box_overlap(a, b, &lo, &hi));
+  Box c = make_box(8, 2, 2, ext2, st);  // overlaps by 8 bytes per row
+  ASSERT_TRUE(sim::box_overlap(a, c, &lo, &hi));
+  EXPECT_EQ(lo, 8);
+  EXPECT_EQ(hi, 16);
+  int64_t e3[2] = {2, 4};
+  Box d = make_box(128 + 4, 2, 2, e3, st);  // rows 1-2, bytes 4..12
+  EXPECT_TRUE(sim::box_contains(a, d));
+  EXPECT_FALSE(sim::box_contains(d, a));
+  int64_t e4[1] = {64}, s4[1] = {1};
+  Box flat = make_box(0, 2, 1, e4, s4);  // contiguous rows merge into one run
+  EXPECT_EQ(flat.nd, 0);
+  EXPECT_EQ(flat.row_bytes, 128);
+}
+
+namespace {
+const DataType f16 = DataType::Float(16), f32 = DataType::Float32();
+
+// Cube: C_tile = A_tile @ B into a GM workspace; vector: out = workspace + bias. One 64x64 tile per block.
+PrimFunc cube_to_vector(bool cross_flag, int64_t blocks) {
+  int64_t t = 64;
+  Buffer A = buf("A", {blocks * t, t}, f16, MemScope::kGlobal), B = buf("B", {t, t}, f16, MemScope::kGlobal);
+  Buffer Bias = buf("bias", {t, t}, f32, MemScope::kGlobal), Out = buf("out", {blocks * t, t}, f32, MemScope::kGlobal);
+  Buffer W = buf("workspace", {blocks * t, t}, f32, MemScope::kGlobal);
+  Buffer a1 = buf("a_l1", {t, t}, f16, MemScope::kL1), b1 = buf("b_l1", {t, t}, f16, MemScope::kL1);
+  Buffer a0 = buf("a_l0", {t, t}, f16, MemScope::kL0A), b0 = buf("b_l0", {t, t}, f16, MemScope::kL0B);
+  Buffer c0 = buf("c_l0", {t, t}, f32, MemScope::kL0C);
+  Buffer x = buf("x_ub", {t / 2, t}, f32, MemScope::kUB), bb = buf("b_ub", {t / 2, t}, f32, MemScope::kUB);
+  Var cid("cid"), vid("vid");
+  AttrMap init;
+  init["init"] = Attr(make_bool(true));
+  std::vector<Stmt> cube = {copy(region(A, {{cid * t, t}, {make_int(0), t}}), full(a1), 100),
+                            copy(full(B), full(b1), 101),
+                            set_flag("mte2", "mte1", 0),
+                            wait_flag("mte2", "mte1", 0),
+                            copy(full(a1), full(a0), 102),
+                            copy(full(b1), full(b0), 103),
+                            set_flag("mte1", "m", 0),
+                            wait_flag("mte1", "m", 0),
+                            op("mma", {full(a0), full(b0), full(c0)}, 104, init),
+                            set_flag("m", "fix", 0),
+                            wait_flag("m", "fix", 0),
+                            copy(full(c0), region(W, {{cid * t, t}, {make_int(0), t}}), 105)};
+  if (cross_flag) cube.push_back(set_cross("fix", 0, 2, 106));
+  Expr row = cid * t + vid * (t / 2);
+  std::vector<Stmt> vec;
+  if (cross_flag) vec.push_back(wait_cross(0, 110));
+  vec.push_back(copy(region(W, {{row, t / 2}, {make_int(0), t}}), full(x), 111));
+  vec.push_back(copy(region(Bias, {{vid * (t / 2), t / 2}, {make_int(0), t}}), full(bb), 112));
+  vec.push_back(set_flag("mte2", "v", 0));
+  vec.push_back(wait_flag("mte2", "v", 0));
+  vec.push_back(op("tile.add", {full(x), full(x), full(bb)}, 113));
+  vec.push_back(set_flag("v", "mte3", 0));
+  vec.push_back(wait_flag("v", "mte3", 0));
+  vec.push_back(copy(full(x), region(Out, {{row, t / 2}, {make_int(0), t}}), 114));
+  return npu_kernel("cv", {A, B, Bias, Out, W}, blocks, cid, vid, {a1, b1, a0, b0, c0, x, bb},
+                    make_seq({scope("C", make_seq(cube)), scope("V", make_seq(vec))}));
+}
+}  // namespace
+
+TEST(SimCrossCore, CubeToVectorThroughWorkspace) {
+  int64_t blocks = 3, t = 64;
+  auto A = tensor({blocks * t, t}, f16, 1), B = tensor({t, t}, f16, 2), Bias = tensor({t, t}, f32, 3);
+  auto Out = tensor({blocks * t, t}, f32), W = tensor({blocks * t, t}, f32);
+  run(cube_to_vector(true, blocks), {&A, &B, &Bias, &Out, &W});
+  HostTensor R = tensor({blocks * t, t}, f32);
+  gemm_reference(A, B, &R, blocks * t, t, t);
+  for (int64_t i = 0; i < blocks * t; ++i)
+    for (int64_t j = 0; j < t; ++j)
+      ASSERT_NEAR(Out.get(i * t + j), R.get(i * t + j) + Bias.get((i % t) * t + j), 1e-3) << i << "," << j;
+}
+
+TEST(SimCrossCore, MissingCrossFlagIsAGmRaceBetweenCores) {
+  int64_t blocks = 2, t = 64;
+  auto A = tensor({blocks * t, t}, f16, 1), B = tensor({t, t}, f16, 2), Bias = tensor({t, t}, f32, 3);
+  auto Out = tensor({blocks * t, t}, f32), W = tensor({blocks * t, t}, f32);
+  expect_sync_error(cube_to_vector(false, blocks), {&A, &B, &Bias, &Out, &W},
+                    {"race", "on GM tensor 'workspace'", "pipe FIX", "pipe MTE2", "kernel.py:105", "kernel.py:111",
+                     "block 0 AIC", "set_cross_flag"});
+}
+
+TEST(SimCrossCore, WriteWriteAcrossBlocks) {
+  // Every block writes the same GM rows: a WAW race between blocks.
+  Buffer O = buf("O", {64}, f32, MemScope::kGlobal);
+  Buffer x = buf("x", {32}, f32, MemScope::kUB);
+  Var cid("cid"), vid("vid");
+  Stmt body = scope("V", make_seq({op("fill", {full(x), make_float(1.0)}, 120), set_flag("v", "mte3", 0),
+                                    wait_flag("v", "mte3", 0), copy(full(x), region(O, {{vid * 32, 32}}), 121)}));
+  auto o = tensor({64}, f32);
+  expect_sync_error(npu_kernel("ww", {O}, 2, cid, vid, {x}, body), {&o},
+                    {"race (WAW) on GM tensor 'O'", "block 0 AIV", "block 1 AIV", "kernel.py:121"});
+}
+
+namespace {
+// Phase 1: block b writes row b of W; sync_all; phase 2: block b reads row (b+1)%n.
+PrimFunc exchange(bool with_sync, int64_t blocks) {
+  Buffer W = buf("W", {blocks, 64}, f32, MemScope::kGlobal), O = buf("O", {blocks, 64}, f32, MemScope::kGlobal);
+  Buffer x = buf("x", {1, 64}, f32, MemScope::kUB);
+  Var cid("cid"), vid("vid");
+  std::vector<Stmt> s = {op("fill", {full(x), make_cast(f32, cid) + make_float(1.0)}, 130), set_flag("v", "mte3", 0),
+                         wait_flag("v", "mte3", 0), copy(full(x), region(W, {{cid, 1}, {make_int(0), 64}}), 131)};
+  if (with_sync) s.push_back(call("ascend.sync_all", {}, 132));
+  s.push_back(set_flag("mte3", "mte2", 0));
+  s.push_back(wait_flag("mte3", "mte2", 0));
+  s.push_back(copy(region(W, {{floormod(cid + 1, make_int(blocks)), 1}, {make_int(0), 64}}), full(x), 133));
+  s.push_back(set_flag("mte2", "mte3", 0));
+  s.push_back(wait_flag("mte2", "mte3", 0));
+  s.push_back(copy(full(x), region(O, {{cid, 1}, {make_int(0), 64}}), 134));
+  Stmt body = scope("V", make_if(eq(vid, make_int(0)), make_seq(s)));
+  // vid 1 idles, but still takes part in sync_all: give it its own sync_all call.
+  if (with_sync) body = make_seq({body, scope("V", make_if(eq(vid, make_int(1)), call("ascend.sync_all", {}, 135)))});
+  return npu_kernel("xchg", {W, O}, blocks, cid, vid, {x}, body);
+}
+}  // namespace
+
+TEST(SimCrossCore, SyncAllOrdersBlocks) {
+  int64_t n = 4;
+  auto W = tensor({n, 64}, f32), O = tensor({n, 64}, f32);
+  run(exchange(true, n), {&W, &O});
+  for (int64_t b = 0; b < n; ++b) ASSERT_EQ(O.get(b * 64 + 5), double((b + 1) % n + 1));
+  auto W2 = tensor({n, 64}, f32), O2 = tensor({n, 64}, f32);
+  expect_sync_error(exchange(false, n), {&W2, &O2}, {"race (RAW) on GM tensor 'W'", "kernel.py:131", "kernel.py:133"});
+}
+
+TEST(SimCrossCore, SyncAllWithMoreBlocksThanCoresDeadlocks) {
+  auto W = tensor({30, 64}, f32), O = tensor({30, 64}, f32);
+  expect_sync_error(exchange(true, 30), {&W, &O}, {"deadlock", "T.sync_all", "30 blocks", "24"});
+}
+
+TEST(SimCrossCore, VectorToCubeNeedsBothVectorCores) {
+  // Mode 2 from the vector side: the cube's counter rises only when both AIVs have set.
+  Buffer O = buf("O", {64}, f32, MemScope::kGlobal);
+  Var cid("cid"), vid("vid");
+  Stmt only_v0 = scope("V", make_if(eq(vid, make_int(0)), set_cross("v", 3, 2, 140)));
+  Stmt cube = scope("C", wait_cross(3, 141));
+  auto o = tensor({64}, f32);
+  expect_sync_error(npu_kernel("v2c", {O}, 1, cid, vid, {}, make_seq({only_v0, cube})), {&o},
+                    {"deadlock", "T.wait_cross_flag(3)", "kernel.py:141"});
+  Stmt both = scope("V", set_cross("v", 3, 2, 142));
+  run(npu_kernel("v2c_ok", {O}, 1, cid, vid, {}, make_seq({both, cube})), {&o});
+}
+
+TEST(SimCrossCore, CrossFlagOverflow) {
+  Buffer O = buf("O", {64}, f32, MemScope::kGlobal);
+  Var cid("cid"), vid("vid"), i("i");
+  Stmt sets = scope("C", serial(i, make_int(20), set_cross("fix", 1, 2, 150)));
+  auto o = tensor({64}, f32);
+  expect_sync_error(npu_kernel("ovf", {O}, 1, cid, vid, {}, sets), {&o}, {"cross-core flag 1 overflow", "kernel.py:150"});
+}
+
+}  // namespace tl::test
