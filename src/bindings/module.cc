@@ -6,4 +6,6 @@ NB_MODULE(_core, m) {
   tl::bind::bind_errors(m);
   tl::bind::bind_ir(m);
   tl::bind::bind_runtime(m);
+  tl::bind::bind_ir_tools(m);
+  tl::bind::bind_cuda(m);
 }

@@ -1,0 +1,126 @@
+// Atomic read-modify-write on global or shared memory (generic addresses). Every function
+// returns the previous value. fp16 adds use the native f16 atomic (sm_70+); bf16 adds use the
+// native one on sm_90 and a compare-and-swap loop on the enclosing 32-bit word before that.
+// Float max/min use compare-and-swap (there is no float max atomic).
+#pragma once
+
+#include "tl/cuda/types.h"
+
+namespace tl {
+
+TL_DEVICE float atomic_add(float* addr, float v) { return atomicAdd(addr, v); }
+TL_DEVICE double atomic_add(double* addr, double v) { return atomicAdd(addr, v); }
+TL_DEVICE int32_t atomic_add(int32_t* addr, int32_t v) { return atomicAdd(addr, v); }
+TL_DEVICE uint32_t atomic_add(uint32_t* addr, uint32_t v) { return atomicAdd(addr, v); }
+TL_DEVICE int64_t atomic_add(int64_t* addr, int64_t v) {
+  return static_cast<int64_t>(
+      atomicAdd(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(v)));
+}
+TL_DEVICE uint64_t atomic_add(uint64_t* addr, uint64_t v) {
+  return atomicAdd(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(v));
+}
+
+TL_DEVICE half_t atomic_add(half_t* addr, half_t v) {
+  half_t old;
+  asm volatile("atom.add.noftz.f16 %0, [%1], %2;" : "=h"(old.bits) : "l"(addr), "h"(v.bits) : "memory");
+  return old;
+}
+
+// Replaces the 16-bit half of the aligned 32-bit word holding `addr` with f(old16) atomically.
+template <typename F>
+TL_DEVICE uint16_t atomic_update16(uint16_t* addr, F f) {
+  uint32_t* word = reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(addr) & ~uintptr_t(3));
+  const uint32_t shift = (reinterpret_cast<uintptr_t>(addr) & 2u) * 8u;
+  uint32_t old = *word, assumed;
+  do {
+    assumed = old;
+    uint16_t cur = static_cast<uint16_t>((assumed >> shift) & 0xffffu);
+    uint32_t next = (assumed & ~(0xffffu << shift)) | (static_cast<uint32_t>(f(cur)) << shift);
+    old = atomicCAS(word, assumed, next);
+  } while (old != assumed);
+  return static_cast<uint16_t>((old >> shift) & 0xffffu);
+}
+
+TL_DEVICE bfloat16_t atomic_add(bfloat16_t* addr, bfloat16_t v) {
+#if TL_ARCH >= 900
+  bfloat16_t old;
+  asm volatile("atom.add.noftz.bf16 %0, [%1], %2;" : "=h"(old.bits) : "l"(addr), "h"(v.bits) : "memory");
+  return old;
+#else
+  uint16_t old = atomic_update16(reinterpret_cast<uint16_t*>(addr),
+                                 [v](uint16_t cur) { return (bfloat16_t::from_bits(cur) + v).bits; });
+  return bfloat16_t::from_bits(old);
+#endif
+}
+
+// Packed pairs: two adjacent 16-bit values (4-byte aligned) in one atomic.
+TL_DEVICE uint32_t atomic_add_f16x2(half_t* addr, uint32_t packed) {
+  uint32_t old;
+  asm volatile("atom.add.noftz.f16x2 %0, [%1], %2;" : "=r"(old) : "l"(addr), "r"(packed) : "memory");
+  return old;
+}
+#if TL_ARCH >= 900
+TL_DEVICE uint32_t atomic_add_bf16x2(bfloat16_t* addr, uint32_t packed) {
+  uint32_t old;
+  asm volatile("atom.add.noftz.bf16x2 %0, [%1], %2;" : "=r"(old) : "l"(addr), "r"(packed) : "memory");
+  return old;
+}
+// Vector float adds to global memory (sm_90+): no return value.
+TL_DEVICE void red_add_f32x2(float* addr, float a, float b) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(addr), "f"(a), "f"(b) : "memory");
+}
+TL_DEVICE void red_add_f32x4(float* addr, float a, float b, float c, float d) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(addr), "f"(a), "f"(b), "f"(c), "f"(d)
+               : "memory");
+}
+#endif
+
+// Max / min. Integers: native. Floats: CAS on the bit pattern (NaN handling as fmaxf/fminf).
+TL_DEVICE int32_t atomic_max(int32_t* addr, int32_t v) { return atomicMax(addr, v); }
+TL_DEVICE uint32_t atomic_max(uint32_t* addr, uint32_t v) { return atomicMax(addr, v); }
+TL_DEVICE int32_t atomic_min(int32_t* addr, int32_t v) { return atomicMin(addr, v); }
+TL_DEVICE uint32_t atomic_min(uint32_t* addr, uint32_t v) { return atomicMin(addr, v); }
+TL_DEVICE float atomic_max(float* addr, float v) {
+  uint32_t* w = reinterpret_cast<uint32_t*>(addr);
+  uint32_t old = *w, assumed;
+  do {
+    assumed = old;
+    float next = fmaxf(__uint_as_float(assumed), v);
+    if (__float_as_uint(next) == assumed) break;
+    old = atomicCAS(w, assumed, __float_as_uint(next));
+  } while (old != assumed);
+  return __uint_as_float(old);
+}
+TL_DEVICE float atomic_min(float* addr, float v) {
+  uint32_t* w = reinterpret_cast<uint32_t*>(addr);
+  uint32_t old = *w, assumed;
+  do {
+    assumed = old;
+    float next = fminf(__uint_as_float(assumed), v);
+    if (__float_as_uint(next) == assumed) break;
+    old = atomicCAS(w, assumed, __float_as_uint(next));
+  } while (old != assumed);
+  return __uint_as_float(old);
+}
+TL_DEVICE half_t atomic_max(half_t* addr, half_t v) {
+  return half_t::from_bits(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
+    return half_t(fmaxf(static_cast<float>(half_t::from_bits(cur)), static_cast<float>(v))).bits;
+  }));
+}
+TL_DEVICE half_t atomic_min(half_t* addr, half_t v) {
+  return half_t::from_bits(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
+    return half_t(fminf(static_cast<float>(half_t::from_bits(cur)), static_cast<float>(v))).bits;
+  }));
+}
+TL_DEVICE bfloat16_t atomic_max(bfloat16_t* addr, bfloat16_t v) {
+  return bfloat16_t::from_bits(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
+    return bfloat16_t(fmaxf(static_cast<float>(bfloat16_t::from_bits(cur)), static_cast<float>(v))).bits;
+  }));
+}
+TL_DEVICE bfloat16_t atomic_min(bfloat16_t* addr, bfloat16_t v) {
+  return bfloat16_t::from_bits(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
+    return bfloat16_t(fminf(static_cast<float>(bfloat16_t::from_bits(cur)), static_cast<float>(v))).bits;
+  }));
+}
+
+}  // namespace tl

@@ -1,0 +1,84 @@
+// Global <-> shared data movement: cp.async (sm_80+, asynchronous global -> shared copies of
+// 4, 8 or 16 bytes, with a zero-filling form for predicated tails) and plain vector accesses.
+//
+// Ordering contract (what insert_sync relies on): a cp.async is complete for the issuing thread
+// after cp_async_wait<n>() retires its group; other threads see the data only after a
+// __syncthreads() that follows that wait.
+#pragma once
+
+#include "tl/cuda/types.h"
+
+namespace tl {
+
+// Copies kBytes (4, 8 or 16) from global `src` to shared `dst`. 16-byte copies bypass L1 (.cg):
+// tiles staged through shared memory are not re-read from L1.
+template <int kBytes>
+TL_DEVICE void cp_async(void* dst, const void* src) {
+  static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  if (kBytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(smem_addr(dst)), "l"(src), "n"(kBytes)
+                 : "memory");
+  }
+}
+
+// Predicated form: when `valid` is false no global byte is read and the kBytes of `dst` are
+// zero-filled (src-size 0). `src` must still be a valid address (callers pass the tensor base
+// for out-of-range elements), since some hardware checks it.
+template <int kBytes>
+TL_DEVICE void cp_async_zfill(void* dst, const void* src, bool valid) {
+  static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  int src_size = valid ? kBytes : 0;
+  if (kBytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(src_size)
+                 : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(smem_addr(dst)), "l"(src), "n"(kBytes),
+                 "r"(src_size)
+                 : "memory");
+  }
+}
+
+// Closes the group of cp.async issued since the previous commit.
+TL_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+// Waits until at most kPending committed groups of this thread are still in flight.
+template <int kPending>
+TL_DEVICE void cp_async_wait() {
+  if (kPending == 0) {
+    asm volatile("cp.async.wait_all;" ::: "memory");
+  } else {
+    asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+  }
+}
+
+// Synchronous vector copy of N elements (one 4/8/16-byte access each way).
+template <typename T, int N>
+TL_DEVICE void copy_sync(T* dst, const T* src) {
+  copy_vec<T, N>(dst, src);
+}
+
+// Predicated synchronous copy: zero-fills dst when `valid` is false (src is not read).
+template <typename T, int N>
+TL_DEVICE void copy_sync_zfill(T* dst, const T* src, bool valid) {
+  typedef typename storage_of<sizeof(T) * N>::type S;
+  S v;
+  if (valid) {
+    v = *reinterpret_cast<const S*>(src);
+  } else {
+    memset(&v, 0, sizeof(S));
+  }
+  *reinterpret_cast<S*>(dst) = v;
+}
+
+// Loads that bypass L1 allocation for streamed data (read once).
+TL_DEVICE uint4 ld_global_nc_v4(const void* p) {
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+}
+
+}  // namespace tl

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# GPU check: build tilelang-cpp on a machine with an NVIDIA GPU, run the CUDA tests, then the GPU
+# benchmarks (bench/gpu_*.py), and print a compact summary table. Everything runs in one go so a
+# single device session covers it; no network is needed.
+#
+#   scripts/gpu_check.sh                 # build + tests + benches
+#   GPU_CHECK_SKIP_BENCH=1 scripts/...   # build + tests only
+#   GPU_CHECK_TESTS="tests/python/cuda/test_device_headers.py" scripts/...   # a subset
+#
+# Output (at most a few files, so they all come back from a device run): $OUT (default
+# ./gpu_check_out) gets gpu_check.log (every step's output), summary.json (one record per step)
+# and bench.json (benchmark results, when the benches ran).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/gpu_check_out}
+mkdir -p "$OUT"
+LOG=$OUT/gpu_check.log
+SUMMARY=$OUT/summary.json
+: > "$LOG"
+PY=${PYTHON:-python3}
+JOBS=${JOBS:-16}
+BUILD=${GPU_CHECK_BUILD_DIR:-$ROOT/build-gpu}
+export PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1
+export TILELANG_SOURCE_DIR=$ROOT
+export TILELANG_CACHE_DIR=${TILELANG_CACHE_DIR:-/tmp/tilelang-gpu-check-cache}
+export TL_BENCH_JSON=$OUT/bench.json
+
+# The device runs one command for at most 10 minutes: every step gets at most what is left of
+# GPU_CHECK_DEADLINE seconds, so the summary is always printed.
+DEADLINE=${GPU_CHECK_DEADLINE:-560}
+START_S=$(date +%s)
+
+declare -a NAMES STATUS SECS NOTES
+record() {  # name rc seconds note
+  NAMES+=("$1"); STATUS+=("$2"); SECS+=("$3"); NOTES+=("$4")
+}
+step() {  # name timeout_s command...
+  local name=$1 limit=$2; shift 2
+  local left=$((DEADLINE - ($(date +%s) - START_S)))
+  if [ $left -lt 10 ]; then
+    record "$name" skip 0 "no time left (GPU_CHECK_DEADLINE=${DEADLINE}s)"
+    return 1
+  fi
+  [ $limit -gt $left ] && limit=$left
+  echo "=== [$name] $*" | tee -a "$LOG"
+  local t0=$(date +%s%N)
+  timeout "$limit" "$@" >> "$LOG" 2>&1
+  local rc=$?
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  local dt=$((ms / 1000)).$(( (ms % 1000) / 100 ))
+  local note=""
+  [ $rc -eq 124 ] && note="timed out after ${limit}s"
+  # The last pytest / gtest summary line of a test step, or the last line of a failed step.
+  local tail_line=""
+  case $name in
+    *tests) tail_line=$(tail -n 40 "$LOG" | grep -E "passed|failed|PASSED|FAILED|error" | tail -n 1 | cut -c1-90) ;;
+    *) [ $rc -ne 0 ] && tail_line=$(tail -n 1 "$LOG" | cut -c1-90) ;;
+  esac
+  [ -z "$note" ] && note=$tail_line
+  record "$name" "$rc" "$dt" "$note"
+  echo "=== [$name] rc=$rc (${dt}s)" | tee -a "$LOG"
+  return $rc
+}
+
+# ---- environment --------------------------------------------------------------------------------
+{
+  echo "date: $(date -u +%FT%TZ)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1
+  nvcc --version 2>&1 | tail -n 2
+  $PY -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
+  $PY -c 'import triton; print("triton", triton.__version__)' 2>&1
+  cmake --version | head -n 1
+  $PY -c 'import sysconfig, os; p = sysconfig.get_paths()["include"]; print("Python.h:", os.path.exists(p + "/Python.h"), p)' 2>&1
+  $PY -c 'import nanobind, numpy, ml_dtypes, pytest; print("nanobind", nanobind.__version__, "numpy", numpy.__version__, "ml_dtypes", ml_dtypes.__version__)' 2>&1
+  echo "gtest: $(ls /usr/include/gtest/gtest.h 2>&1)"
+  echo "cuobjdump: $(command -v cuobjdump)"
+  echo "cores: $(nproc)"
+} > "$OUT/env.txt" 2>&1
+cat "$OUT/env.txt" | tee -a "$LOG"
+
+# ---- build --------------------------------------------------------------------------------------
+GTEST=OFF
+if [ -f /usr/include/gtest/gtest.h ] && compgen -G "/usr/lib*/**/libgtest*" >/dev/null || compgen -G "/usr/lib/*/libgtest*" >/dev/null; then
+  [ -f /usr/include/gtest/gtest.h ] && GTEST=ON
+fi
+NB_DIR=$($PY -m nanobind --cmake_dir 2>/dev/null)
+GEN=""
+command -v ninja >/dev/null && GEN="-G Ninja"
+step configure 300 cmake -S "$ROOT" -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=Release \
+  -DPython_EXECUTABLE="$(command -v $PY)" -Dnanobind_DIR="$NB_DIR" -DTL_BUILD_TESTS=$GTEST
+BUILD_OK=0
+if [ ${STATUS[-1]} -eq 0 ]; then
+  step build 480 cmake --build "$BUILD" -j "$JOBS" && BUILD_OK=1
+fi
+
+# ---- tests --------------------------------------------------------------------------------------
+if [ $BUILD_OK -eq 1 ]; then
+  if [ "$GTEST" = ON ]; then
+    step cpp_tests 300 "$BUILD/tl_tests" --gtest_brief=1
+  else
+    record cpp_tests skip 0 "GoogleTest not installed here (the C++ tests run in CI)"
+  fi
+  TESTS=${GPU_CHECK_TESTS:-tests/python/cuda}
+  step cuda_tests 900 $PY -m pytest -q -rs -p no:cacheprovider $TESTS
+  if [ -z "${GPU_CHECK_SKIP_BENCH:-}" ]; then
+    : > "$TL_BENCH_JSON"
+    for b in bench/gpu_*.py; do
+      [ -f "$b" ] || continue
+      step "$(basename "$b" .py)" 600 $PY "$b"
+    done
+  fi
+fi
+
+# ---- summary ------------------------------------------------------------------------------------
+{
+  echo "["
+  for i in "${!NAMES[@]}"; do
+    sep=","; [ $i -eq $((${#NAMES[@]} - 1)) ] && sep=""
+    note=$(printf '%s' "${NOTES[$i]}" | sed 's/\\/\\\\/g; s/"/\\"/g')
+    printf '  {"step": "%s", "status": "%s", "seconds": %.1f, "note": "%s"}%s\n' \
+      "${NAMES[$i]}" "${STATUS[$i]}" "${SECS[$i]}" "$note" "$sep"
+  done
+  echo "]"
+} > "$SUMMARY"
+
+echo
+echo "================================ gpu_check summary ================================"
+printf '%-22s %-6s %8s  %s\n' step status seconds note
+FAIL=0
+for i in "${!NAMES[@]}"; do
+  st=${STATUS[$i]}
+  case $st in 0) s=ok ;; skip) s=skip ;; *) s="FAIL"; FAIL=1 ;; esac
+  printf '%-22s %-6s %8.1f  %s\n' "${NAMES[$i]}" "$s" "${SECS[$i]}" "${NOTES[$i]}"
+done
+if [ -s "$TL_BENCH_JSON" ]; then
+  echo
+  $PY "$ROOT/bench/gpu_summary.py" "$TL_BENCH_JSON" 2>&1 || true
+fi
+echo "logs: $LOG"
+exit $FAIL

@@ -1,0 +1,201 @@
+// Low-level CUDA access for tests and tools (tilelang._core.cuda): NVRTC compilation, device
+// facts, raw device memory and module launches. Kernels compiled by tilelang.compile do not go
+// through here; the runtime launches them from C++.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <memory>
+
+#include "bindings/bindings.h"
+#include "ir/dtype.h"
+#include "ir/error.h"
+#include "layout/mma_layout.h"
+#include "target/cuda/driver.h"
+#include "target/cuda/nvrtc.h"
+
+namespace nb = nanobind;
+
+namespace tl::bind {
+
+namespace {
+
+nb::dict usage_dict(const KernelResourceUsage& u) {
+  nb::dict d;
+  d["function"] = u.function;
+  d["registers"] = u.registers;
+  d["stack_frame_bytes"] = u.stack_frame_bytes;
+  d["spill_store_bytes"] = u.spill_store_bytes;
+  d["spill_load_bytes"] = u.spill_load_bytes;
+  d["static_smem_bytes"] = u.static_smem_bytes;
+  return d;
+}
+
+// One kernel argument: ("ptr" | "i32" | "u32" | "i64" | "f32" | "f64", value).
+struct ArgSlot {
+  alignas(8) unsigned char bytes[8];
+};
+
+}  // namespace
+
+void bind_cuda(nb::module_& parent) {
+  nb::module_ m = parent.def_submodule("cuda", "Low-level CUDA access (NVRTC, driver) for tests and tools");
+
+  m.def("nvrtc_available", [] {
+    std::string why;
+    bool ok = nvrtc_available(&why);
+    return std::make_pair(ok, why);
+  });
+  m.def("nvrtc_version", &nvrtc_version);
+  m.def("include_dir", &cuda_include_dir);
+  m.def(
+      "compile",
+      [](const std::string& source, const std::string& name, const std::string& arch, bool fast_math, bool want_ptx,
+         std::vector<std::string> flags) {
+        NvrtcOptions o;
+        o.arch = arch;
+        o.fast_math = fast_math;
+        o.want_ptx = want_ptx;
+        o.extra_flags = std::move(flags);
+        NvrtcResult r = nvrtc_compile(source, name, o);
+        nb::dict d;
+        d["cubin"] = nb::bytes(r.cubin.data(), r.cubin.size());
+        d["ptx"] = r.ptx;
+        d["log"] = r.log;
+        d["seconds"] = r.seconds;
+        nb::list usage;
+        for (const KernelResourceUsage& u : r.usage) usage.append(usage_dict(u));
+        d["usage"] = usage;
+        return d;
+      },
+      nb::arg("source"), nb::arg("name") = "kernel.cu", nb::arg("arch") = "sm_80", nb::arg("fast_math") = false,
+      nb::arg("want_ptx") = false, nb::arg("flags") = std::vector<std::string>{});
+
+  // (lane, element, row, col) of every element of a warp-level mma.sync fragment, from the layout
+  // library: the GPU tests feed the hardware with these to check the layouts.
+  m.def("mma_fragment_table", [](const std::string& operand, const std::string& dtype) {
+    DataType t = parse_dtype(dtype);
+    Fragment f = operand == "A"   ? mma_warp_fragment_a(t)
+                 : operand == "B" ? mma_warp_fragment_b(t)
+                 : operand == "C" ? mma_warp_fragment_c()
+                                  : throw ValueError("mma_fragment_table: operand must be A, B or C");
+    std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> rows;
+    for (int64_t lane = 0; lane < f.num_threads(); ++lane)
+      for (int64_t r = 0; r < f.num_regs(); ++r) {
+        std::vector<int64_t> idx;
+        if (f.index_at(lane, r, &idx)) rows.emplace_back(lane, r, idx[0], idx[1]);
+      }
+    return rows;
+  });
+
+  m.def("driver_available", [] {
+    std::string why;
+    bool ok = cuda_driver_available(&why);
+    return std::make_pair(ok, why);
+  });
+  m.def("device_count", &cuda_device_count);
+  m.def("device_info", [](int dev) {
+    const CudaDeviceInfo& i = cuda_device_info(dev);
+    nb::dict d;
+    d["name"] = i.name;
+    d["arch"] = i.arch();
+    d["cc"] = nb::make_tuple(i.cc_major, i.cc_minor);
+    d["sm_count"] = i.sm_count;
+    d["max_threads_per_block"] = i.max_threads_per_block;
+    d["max_smem_per_block"] = i.max_smem_per_block;
+    d["max_smem_per_block_optin"] = i.max_smem_per_block_optin;
+    d["max_smem_per_sm"] = i.max_smem_per_sm;
+    d["l2_bytes"] = i.l2_bytes;
+    return d;
+  });
+  m.def("malloc", [](size_t bytes, int dev) { return reinterpret_cast<uintptr_t>(cuda_malloc(bytes, dev)); });
+  m.def("free", [](uintptr_t p, int dev) { cuda_free(reinterpret_cast<void*>(p), dev); });
+  m.def("memcpy_htod", [](uintptr_t dst, nb::bytes src, int dev) {
+    cuda_memcpy_htod(reinterpret_cast<void*>(dst), src.c_str(), src.size(), dev);
+  });
+  m.def("memcpy_dtoh", [](uintptr_t src, size_t bytes, int dev) {
+    std::string buf(bytes, '\0');
+    cuda_memcpy_dtoh(buf.data(), reinterpret_cast<void*>(src), bytes, dev);
+    return nb::bytes(buf.data(), buf.size());
+  });
+  m.def("memset", [](uintptr_t dst, int byte, size_t bytes, int dev) {
+    cuda_memset(reinterpret_cast<void*>(dst), byte, bytes, dev);
+  });
+  m.def("synchronize", &cuda_device_synchronize);
+  m.def("pointer_device", [](uintptr_t p) { return cuda_pointer_device(reinterpret_cast<void*>(p)); });
+
+  nb::class_<CudaModule>(m, "Module")
+      .def(
+          "__init__",
+          [](CudaModule* self, nb::bytes image, int dev) {
+            // cuModuleLoadData wants PTX NUL-terminated; a cubin is self-describing.
+            std::string img(image.c_str(), image.size());
+            img.push_back('\0');
+            new (self) CudaModule(img, dev, "test module");
+          },
+          nb::arg("image"), nb::arg("device") = 0)
+      .def_prop_ro("device", &CudaModule::device)
+      .def_prop_ro("has_error_slot", &CudaModule::has_error_slot)
+      .def("num_registers",
+           [](const CudaModule& mod, const std::string& name) { return mod.num_registers(mod.function(name)); })
+      .def("local_bytes",
+           [](const CudaModule& mod, const std::string& name) { return mod.local_bytes(mod.function(name)); })
+      .def(
+          "launch",
+          [](const CudaModule& mod, const std::string& name, std::vector<uint32_t> grid, std::vector<uint32_t> block,
+             std::vector<std::pair<std::string, nb::object>> args, int smem, uintptr_t stream) {
+            if (grid.empty() || grid.size() > 3 || block.empty() || block.size() > 3)
+              throw_error<ValueError>("launch: grid and block take 1 to 3 dimensions");
+            LaunchDims g, b;
+            g.x = grid[0];
+            g.y = grid.size() > 1 ? grid[1] : 1;
+            g.z = grid.size() > 2 ? grid[2] : 1;
+            b.x = block[0];
+            b.y = block.size() > 1 ? block[1] : 1;
+            b.z = block.size() > 2 ? block[2] : 1;
+            std::vector<ArgSlot> slots(args.size());
+            std::vector<void*> ptrs(args.size());
+            for (size_t i = 0; i < args.size(); ++i) {
+              const std::string& kind = args[i].first;
+              unsigned char* dst = slots[i].bytes;
+              if (kind == "ptr" || kind == "u64") {
+                uint64_t v = nb::cast<uint64_t>(args[i].second);
+                std::memcpy(dst, &v, 8);
+              } else if (kind == "i64") {
+                int64_t v = nb::cast<int64_t>(args[i].second);
+                std::memcpy(dst, &v, 8);
+              } else if (kind == "i32") {
+                int32_t v = nb::cast<int32_t>(args[i].second);
+                std::memcpy(dst, &v, 4);
+              } else if (kind == "u32") {
+                uint32_t v = nb::cast<uint32_t>(args[i].second);
+                std::memcpy(dst, &v, 4);
+              } else if (kind == "f32") {
+                float v = nb::cast<float>(args[i].second);
+                std::memcpy(dst, &v, 4);
+              } else if (kind == "f64") {
+                double v = nb::cast<double>(args[i].second);
+                std::memcpy(dst, &v, 8);
+              } else {
+                throw_error<ValueError>("launch: unknown argument kind '", kind, "' (ptr, u64, i64, i32, u32, f32, f64)");
+              }
+              ptrs[i] = dst;
+            }
+            void* fn = mod.function(name);
+            if (smem > 0) mod.set_dynamic_smem(fn, smem, name);
+            mod.launch(fn, g, b, smem, reinterpret_cast<void*>(stream), ptrs.data(), name);
+          },
+          nb::arg("name"), nb::arg("grid"), nb::arg("block"), nb::arg("args"), nb::arg("smem") = 0,
+          nb::arg("stream") = 0)
+      .def(
+          "check_device_errors",
+          [](const CudaModule& mod, const std::string& name, uintptr_t stream) {
+            mod.check_device_errors(reinterpret_cast<void*>(stream), name);
+          },
+          nb::arg("name"), nb::arg("stream") = 0);
+}
+
+}  // namespace tl::bind

@@ -1,0 +1,35 @@
+// Python access to the IR tools: parse textual IR, compare and hash functions structurally,
+// and the canonical (alpha-renamed) text the kernel cache keys on. tl::PrimFunc's Python class
+// is registered by ir_bind.cc.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include "bindings/bindings.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/structural.h"
+
+namespace nb = nanobind;
+
+namespace tl::bind {
+
+void bind_ir_tools(nb::module_& m) {
+  m.def(
+      "parse_ir", [](const std::string& text, const std::string& filename) { return parse_func(text, filename); },
+      nb::arg("text"), nb::arg("filename") = "<text>",
+      "Parses one function in the textual IR (docs/IR_TEXT.md); raises TileLangSyntaxError with file:line:col.");
+  m.def(
+      "structural_equal", [](const PrimFunc& a, const PrimFunc& b) { return structural_equal(a, b); }, nb::arg("a"),
+      nb::arg("b"), "True when the two functions are equal up to variable/buffer names and spans.");
+  m.def(
+      "structural_hash", [](const PrimFunc& f) { return structural_hash(f); }, nb::arg("f"),
+      "A 64-bit hash consistent with structural_equal.");
+  m.def(
+      "structural_diff", [](const PrimFunc& a, const PrimFunc& b) { return structural_diff(a, b); }, nb::arg("a"),
+      nb::arg("b"), "The first structural mismatch as text, or '' when equal.");
+  m.def(
+      "canonical_text", [](const PrimFunc& f) { return canonical_text(f); }, nb::arg("f"),
+      "The function printed with alpha-renamed names (the kernel-cache key form).");
+}
+
+}  // namespace tl::bind

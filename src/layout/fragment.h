@@ -1,0 +1,131 @@
+// Fragments: how a block-level register tile (T.alloc_fragment, or a T.Parallel loop nest) is
+// spread over the threads of a block.
+//
+// A Fragment maps each logical index (i0, ..., in-1) of a statically shaped tile to a thread and
+// a register (element) index inside that thread's local array; with replication, one element is
+// held by several threads. It is built from *modes*: each logical dimension is split into digits
+// (a mixed radix, least significant first), and every digit is placed either on threads or on
+// registers with a stride:
+//
+//     i_d = sum over modes m of dimension d:  digit_m * dim_stride_m      (0 <= digit_m < extent_m)
+//     thread = sum over thread modes: digit_m * thread_stride_m   (replication modes included)
+//     reg    = sum over register modes: digit_m * reg_stride_m
+//
+// The digits of each dimension, of the thread space and of the register space must each form a
+// compact mixed radix (strides 1, e0, e0*e1, ...). That makes every Fragment a bijection between
+// (logical index, replica) and (thread, reg) by construction, and makes both directions cheap
+// expressions (a floordiv/floormod per digit), which is what lowering T.Parallel needs: each
+// thread walks its registers and recovers the logical index.
+//
+// A dimension may be padded (its digits cover more than its extent, e.g. 50 rows over 64 slots);
+// the slots beyond the extent are invalid and lowering guards them.
+//
+// The mma.sync operand and accumulator fragments are Fragments (mma_layout.h); reductions,
+// repeats (warp tiling) and equality are operations here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+
+namespace tl {
+
+struct FragmentMode {
+  int dim = -1;               // logical dimension; -1 for a replication mode
+  int64_t extent = 1;
+  int64_t dim_stride = 0;     // weight of this digit in its dimension (0 for replication)
+  int64_t thread_stride = 0;  // > 0: the digit is on threads
+  int64_t reg_stride = 0;     // > 0: the digit is on registers
+  bool on_threads() const { return thread_stride > 0; }
+  bool is_replica() const { return dim < 0; }
+  bool operator==(const FragmentMode& o) const {
+    return dim == o.dim && extent == o.extent && dim_stride == o.dim_stride && thread_stride == o.thread_stride &&
+           reg_stride == o.reg_stride;
+  }
+};
+
+// One thread mode being reduced over: the threads { base + i * stride : 0 <= i < extent } hold
+// parts of the same output element (see tl::allreduce in include/tl/cuda/reduce.h).
+struct ThreadGroup {
+  int64_t extent = 1;
+  int64_t stride = 1;
+};
+
+struct FragmentNode {
+  std::vector<int64_t> shape;
+  std::vector<FragmentMode> modes;  // normalized: no extent-1 modes, adjacent modes merged, sorted
+  int64_t num_threads = 1;
+  int64_t num_regs = 1;
+  int64_t replicate = 1;
+};
+
+class Fragment {
+ public:
+  Fragment() = default;
+  explicit Fragment(std::shared_ptr<const FragmentNode> n) : node_(std::move(n)) {}
+  // Validates the modes (compact digits per dimension, thread space and register space) and
+  // normalizes them. Throws LayoutError describing the defect.
+  static Fragment make(std::vector<int64_t> shape, std::vector<FragmentMode> modes);
+
+  bool defined() const { return node_ != nullptr; }
+  const std::vector<int64_t>& shape() const { return node_->shape; }
+  const std::vector<FragmentMode>& modes() const { return node_->modes; }
+  int64_t num_threads() const { return node_->num_threads; }  // threads holding data
+  int64_t num_regs() const { return node_->num_regs; }        // elements per thread
+  int64_t replicate() const { return node_->replicate; }      // copies of each element
+  int64_t num_elements() const;
+  // True when some dimension's digits cover more than its extent.
+  bool padded() const;
+  // Slots per dimension covered by the digits (>= shape).
+  std::vector<int64_t> padded_shape() const;
+
+  // Expression maps. `replica` selects which copy (0 <= replica < replicate()).
+  Expr thread_of(const std::vector<Expr>& indices, const Expr& replica = make_int(0)) const;
+  Expr reg_of(const std::vector<Expr>& indices) const;
+  // Inverse: the logical index held by `thread` in register `reg` (possibly a padded slot).
+  std::vector<Expr> index_of(const Expr& thread, const Expr& reg) const;
+  // Which copy `thread` holds.
+  Expr replica_of(const Expr& thread) const;
+  // Whether (thread, reg) is a real element: every index below its extent, and the thread below
+  // num_threads() when the block has more (`block_threads`); constant true when neither applies.
+  Expr is_valid(const Expr& thread, const Expr& reg, int64_t block_threads = 0) const;
+
+  // Integer versions.
+  int64_t thread_at(const std::vector<int64_t>& index, int64_t replica = 0) const;
+  int64_t reg_at(const std::vector<int64_t>& index) const;
+  // Returns false for a padded slot.
+  bool index_at(int64_t thread, int64_t reg, std::vector<int64_t>* index) const;
+
+  // Tiles the fragment `times` times along `dim`: the copies go to new threads (thread stride =
+  // num_threads) or to new registers (reg stride = num_regs). The dimension must not be padded.
+  Fragment repeat(int dim, int64_t times, bool on_threads) const;
+  // Every element additionally held by `times` groups of threads (thread stride = num_threads).
+  Fragment replicate_on_threads(int64_t times) const;
+  // The fragment of the result of reducing over `dim`: threads of that dimension become
+  // replicas (listed in `groups`, to all-reduce over), its registers disappear and the remaining
+  // registers are renumbered compactly. A 1-d fragment reduces to shape [1].
+  Fragment reduce(int dim, std::vector<ThreadGroup>* groups = nullptr) const;
+  // For reduce(dim): the destination register of every source register.
+  std::vector<int64_t> reduce_reg_map(int dim) const;
+
+  // Same shape and normalized modes (the same map).
+  bool same_as(const Fragment& other) const;
+  // Checks the bijection by enumeration (tests).
+  bool is_bijective(std::string* why = nullptr) const;
+  std::string str() const;
+
+ private:
+  std::shared_ptr<const FragmentNode> node_;
+};
+
+// A T.Parallel-style fragment: the last dimension split into `vector` contiguous elements per
+// thread (registers), then the threads walk the tile row-major, then the remaining elements go to
+// registers. Shapes that do not divide evenly are padded (the top digit of a dimension).
+Fragment make_parallel_fragment(const std::vector<int64_t>& shape, int64_t num_threads, int64_t vector = 1);
+// Every thread holds the whole tile (fully replicated): for small tiles read by every thread.
+Fragment make_replicated_fragment(const std::vector<int64_t>& shape, int64_t num_threads);
+
+}  // namespace tl

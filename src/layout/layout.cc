@@ -1,0 +1,247 @@
+#include "layout/layout.h"
+
+#include <sstream>
+#include <unordered_map>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+
+namespace tl {
+
+namespace {
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+}  // namespace
+
+int64_t eval_index(const Expr& e, const std::map<Var, int64_t, VarLess>& env) {
+  switch (e.kind()) {
+    case ExprKind::kIntImm: return e.as<IntImmNode>()->value;
+    case ExprKind::kVar: {
+      auto it = env.find(Var(std::static_pointer_cast<const VarNode>(e.node())));
+      if (it == env.end()) throw_error<ValueError>("eval_index: unbound variable '", e.as<VarNode>()->name, "'");
+      return it->second;
+    }
+    case ExprKind::kCast: return eval_index(e.as<CastNode>()->value, env);
+    case ExprKind::kSelect: {
+      auto* s = e.as<SelectNode>();
+      return eval_index(s->cond, env) ? eval_index(s->true_value, env) : eval_index(s->false_value, env);
+    }
+    case ExprKind::kUnary: {
+      auto* u = e.as<UnaryNode>();
+      int64_t a = eval_index(u->a, env);
+      switch (u->op) {
+        case UnOp::kNeg: return -a;
+        case UnOp::kNot: return !a;
+        case UnOp::kBitNot: return ~a;
+      }
+      break;
+    }
+    case ExprKind::kBinary: {
+      auto* b = e.as<BinaryNode>();
+      int64_t x = eval_index(b->a, env), y = eval_index(b->b, env);
+      auto nonzero = [&] {
+        if (y == 0) throw_error<ValueError>("eval_index: division by zero in ", to_string(e));
+      };
+      switch (b->op) {
+        case BinOp::kAdd: return x + y;
+        case BinOp::kSub: return x - y;
+        case BinOp::kMul: return x * y;
+        case BinOp::kDiv: nonzero(); return x / y;
+        case BinOp::kMod: nonzero(); return x % y;
+        case BinOp::kFloorDiv: nonzero(); return floor_div(x, y);
+        case BinOp::kFloorMod: nonzero(); return floor_mod(x, y);
+        case BinOp::kMin: return x < y ? x : y;
+        case BinOp::kMax: return x > y ? x : y;
+        case BinOp::kEQ: return x == y;
+        case BinOp::kNE: return x != y;
+        case BinOp::kLT: return x < y;
+        case BinOp::kLE: return x <= y;
+        case BinOp::kGT: return x > y;
+        case BinOp::kGE: return x >= y;
+        case BinOp::kAnd: return x && y;
+        case BinOp::kOr: return x || y;
+        case BinOp::kBitAnd: return x & y;
+        case BinOp::kBitOr: return x | y;
+        case BinOp::kBitXor: return x ^ y;
+        case BinOp::kShl: return x << y;
+        case BinOp::kShr: return x >> y;
+      }
+      break;
+    }
+    default: break;
+  }
+  throw_error<ValueError>("eval_index: not an integer index expression: ", to_string(e));
+}
+
+int64_t Layout::input_size() const {
+  int64_t n = 1;
+  for (int64_t s : node_->input_shape) n *= s;
+  return n;
+}
+
+int64_t Layout::output_size() const {
+  int64_t n = 1;
+  for (int64_t s : node_->output_shape) n *= s;
+  return n;
+}
+
+std::vector<Expr> Layout::map(const std::vector<Expr>& indices) const {
+  if (indices.size() != node_->vars.size())
+    throw_error<ValueError>("layout ", node_->name, " takes ", node_->vars.size(), " indices, got ", indices.size());
+  std::map<Var, Expr, VarLess> vmap;
+  for (size_t i = 0; i < indices.size(); ++i) vmap[node_->vars[i]] = indices[i];
+  std::vector<Expr> out;
+  out.reserve(node_->forward.size());
+  for (const Expr& f : node_->forward) out.push_back(substitute(f, vmap));
+  return out;
+}
+
+std::vector<int64_t> Layout::apply(const std::vector<int64_t>& indices) const {
+  if (indices.size() != node_->vars.size())
+    throw_error<ValueError>("layout ", node_->name, " takes ", node_->vars.size(), " indices, got ", indices.size());
+  std::map<Var, int64_t, VarLess> env;
+  for (size_t i = 0; i < indices.size(); ++i) env[node_->vars[i]] = indices[i];
+  std::vector<int64_t> out;
+  out.reserve(node_->forward.size());
+  for (const Expr& f : node_->forward) out.push_back(eval_index(f, env));
+  return out;
+}
+
+int64_t Layout::apply_flat(const std::vector<int64_t>& indices) const {
+  std::vector<int64_t> p = apply(indices);
+  int64_t flat = 0;
+  for (size_t i = 0; i < p.size(); ++i) flat = flat * node_->output_shape[i] + p[i];
+  return flat;
+}
+
+void for_each_index(const std::vector<int64_t>& shape, const std::function<bool(const std::vector<int64_t>&)>& fn) {
+  for (int64_t s : shape)
+    if (s <= 0) return;
+  std::vector<int64_t> idx(shape.size(), 0);
+  while (true) {
+    if (!fn(idx)) return;
+    int d = static_cast<int>(shape.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+bool Layout::is_bijective(std::string* why) const {
+  int64_t n = input_size();
+  if (n > (int64_t(1) << 22)) throw_error<ValueError>("Layout::is_bijective: ", n, " elements is too many to check");
+  if (n != output_size()) {
+    if (why) *why = "input has " + std::to_string(n) + " elements, output " + std::to_string(output_size());
+    return false;
+  }
+  std::vector<int64_t> owner(static_cast<size_t>(n), -1);
+  bool ok = true;
+  int64_t linear = 0;
+  for_each_index(node_->input_shape, [&](const std::vector<int64_t>& idx) {
+    std::vector<int64_t> p = apply(idx);
+    int64_t flat = 0;
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (p[i] < 0 || p[i] >= node_->output_shape[i]) {
+        if (why) *why = "index " + std::to_string(linear) + " maps out of range";
+        ok = false;
+        return false;
+      }
+      flat = flat * node_->output_shape[i] + p[i];
+    }
+    if (owner[static_cast<size_t>(flat)] >= 0) {
+      if (why)
+        *why = "indices " + std::to_string(owner[static_cast<size_t>(flat)]) + " and " + std::to_string(linear) +
+               " (row-major) both map to offset " + std::to_string(flat);
+      ok = false;
+      return false;
+    }
+    owner[static_cast<size_t>(flat)] = linear++;
+    return true;
+  });
+  return ok;
+}
+
+bool Layout::same_map(const Layout& other) const {
+  if (input_shape() != other.input_shape() || output_shape() != other.output_shape()) return false;
+  bool same = true;
+  for_each_index(node_->input_shape, [&](const std::vector<int64_t>& idx) {
+    same = apply(idx) == other.apply(idx);
+    return same;
+  });
+  return same;
+}
+
+std::string Layout::str() const {
+  std::ostringstream os;
+  auto shape = [&](const std::vector<int64_t>& s) {
+    os << "[";
+    for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+    os << "]";
+  };
+  os << "Layout<" << node_->name << ">(";
+  shape(node_->input_shape);
+  os << " -> ";
+  shape(node_->output_shape);
+  os << ": (";
+  for (size_t i = 0; i < node_->vars.size(); ++i) os << (i ? ", " : "") << node_->vars[i].name();
+  os << ") -> (";
+  for (size_t i = 0; i < node_->forward.size(); ++i) os << (i ? ", " : "") << to_string(node_->forward[i]);
+  os << "))";
+  return os.str();
+}
+
+Layout make_layout(std::vector<int64_t> input_shape, std::vector<int64_t> output_shape,
+                   const std::function<std::vector<Expr>(const std::vector<Var>&)>& fn, std::string name) {
+  auto n = std::make_shared<LayoutNode>();
+  static const char* kNames[] = {"i", "j", "k", "l", "m", "n", "o", "p"};
+  for (size_t d = 0; d < input_shape.size(); ++d)
+    n->vars.emplace_back(d < 8 ? kNames[d] : "i" + std::to_string(d));
+  n->forward = fn(n->vars);
+  if (n->forward.size() != output_shape.size())
+    throw_error<ValueError>("make_layout(", name, "): the map gives ", n->forward.size(), " coordinates for a ",
+                            output_shape.size(), "-d output");
+  n->input_shape = std::move(input_shape);
+  n->output_shape = std::move(output_shape);
+  n->name = std::move(name);
+  return Layout(std::move(n));
+}
+
+Expr flatten_index(const std::vector<Expr>& indices, const std::vector<int64_t>& shape) {
+  TL_ICHECK(indices.size() == shape.size());
+  Expr flat = make_int(0);
+  for (size_t d = 0; d < indices.size(); ++d) flat = flat * make_int(shape[d]) + indices[d];
+  return flat;
+}
+
+Layout make_row_major_layout(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return make_layout(shape, {n}, [&](const std::vector<Var>& v) {
+    std::vector<Expr> idx(v.begin(), v.end());
+    return std::vector<Expr>{flatten_index(idx, shape)};
+  }, "row_major");
+}
+
+Layout make_padded_layout(const std::vector<int64_t>& shape, int64_t row_pitch) {
+  if (shape.empty() || row_pitch < shape.back())
+    throw_error<ValueError>("make_padded_layout: the row pitch ", row_pitch, " is smaller than the row");
+  std::vector<int64_t> padded = shape;
+  padded.back() = row_pitch;
+  int64_t n = 1;
+  for (int64_t s : padded) n *= s;
+  return make_layout(shape, {n}, [&](const std::vector<Var>& v) {
+    std::vector<Expr> idx(v.begin(), v.end());
+    return std::vector<Expr>{flatten_index(idx, padded)};
+  }, "padded");
+}
+
+}  // namespace tl

@@ -1,0 +1,428 @@
+#include "target/cuda/driver.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <type_traits>
+
+#include "ir/error.h"
+#include "target/cuda/dynlib.h"
+
+namespace tl {
+
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using CUstream = void*;
+using CUdeviceptr = unsigned long long;
+
+constexpr int kAttrMaxThreadsPerBlock = 1;
+constexpr int kAttrMaxSmemPerBlock = 8;
+constexpr int kAttrMaxRegsPerBlock = 12;
+constexpr int kAttrSmCount = 16;
+constexpr int kAttrL2Size = 38;
+constexpr int kAttrCcMajor = 75;
+constexpr int kAttrCcMinor = 76;
+constexpr int kAttrMaxSmemPerSm = 81;
+constexpr int kAttrMaxSmemPerBlockOptin = 97;
+constexpr int kFuncAttrLocalSize = 3;
+constexpr int kFuncAttrNumRegs = 4;
+constexpr int kFuncAttrMaxDynamicSmem = 8;
+constexpr int kPointerAttrMemoryType = 2;
+constexpr int kPointerAttrDeviceOrdinal = 9;
+constexpr int kMemoryTypeDevice = 2;
+constexpr int kMemoryTypeUnified = 4;
+constexpr CUresult kErrorNotFound = 500;
+constexpr CUresult kErrorNoBinaryForGpu = 209;
+
+struct DriverApi {
+  void* handle = nullptr;
+  std::string error;
+  CUresult (*init)(unsigned) = nullptr;
+  CUresult (*get_error_name)(CUresult, const char**) = nullptr;
+  CUresult (*get_error_string)(CUresult, const char**) = nullptr;
+  CUresult (*device_get_count)(int*) = nullptr;
+  CUresult (*device_get)(CUdevice*, int) = nullptr;
+  CUresult (*device_get_attribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*device_get_name)(char*, int, CUdevice) = nullptr;
+  CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*ctx_get_current)(CUcontext*) = nullptr;
+  CUresult (*ctx_set_current)(CUcontext) = nullptr;
+  CUresult (*ctx_synchronize)() = nullptr;
+  CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
+  CUresult (*module_unload)(CUmodule) = nullptr;
+  CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*module_get_global)(CUdeviceptr*, size_t*, CUmodule, const char*) = nullptr;
+  CUresult (*func_set_attribute)(CUfunction, int, int) = nullptr;
+  CUresult (*func_get_attribute)(int*, int, CUfunction) = nullptr;
+  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            CUstream, void**, void**) = nullptr;
+  CUresult (*stream_synchronize)(CUstream) = nullptr;
+  CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*mem_free)(CUdeviceptr) = nullptr;
+  CUresult (*memcpy_htod)(CUdeviceptr, const void*, size_t) = nullptr;
+  CUresult (*memcpy_dtoh)(void*, CUdeviceptr, size_t) = nullptr;
+  CUresult (*memset_d8)(CUdeviceptr, unsigned char, size_t) = nullptr;
+  CUresult (*pointer_get_attribute)(void*, int, CUdeviceptr) = nullptr;
+};
+
+DriverApi& api() {
+  static DriverApi a;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string tried;
+    a.handle = open_first_library({"libcuda.so.1", "libcuda.so"}, nullptr, &tried);
+    if (!a.handle) {
+      const char* err = dlerror();
+      a.error = "the CUDA driver (libcuda.so.1) is not installed or not on the loader path" +
+                (err ? std::string(": ") + err : std::string());
+      return;
+    }
+    std::string missing;
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(a.handle, name));
+      if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
+    };
+    sym(a.init, "cuInit");
+    sym(a.get_error_name, "cuGetErrorName");
+    sym(a.get_error_string, "cuGetErrorString");
+    sym(a.device_get_count, "cuDeviceGetCount");
+    sym(a.device_get, "cuDeviceGet");
+    sym(a.device_get_attribute, "cuDeviceGetAttribute");
+    sym(a.device_get_name, "cuDeviceGetName");
+    sym(a.primary_ctx_retain, "cuDevicePrimaryCtxRetain");
+    sym(a.ctx_get_current, "cuCtxGetCurrent");
+    sym(a.ctx_set_current, "cuCtxSetCurrent");
+    sym(a.ctx_synchronize, "cuCtxSynchronize");
+    sym(a.module_load_data, "cuModuleLoadData");
+    sym(a.module_unload, "cuModuleUnload");
+    sym(a.module_get_function, "cuModuleGetFunction");
+    sym(a.module_get_global, "cuModuleGetGlobal_v2");
+    sym(a.func_set_attribute, "cuFuncSetAttribute");
+    sym(a.func_get_attribute, "cuFuncGetAttribute");
+    sym(a.launch_kernel, "cuLaunchKernel");
+    sym(a.stream_synchronize, "cuStreamSynchronize");
+    sym(a.mem_alloc, "cuMemAlloc_v2");
+    sym(a.mem_free, "cuMemFree_v2");
+    sym(a.memcpy_htod, "cuMemcpyHtoD_v2");
+    sym(a.memcpy_dtoh, "cuMemcpyDtoH_v2");
+    sym(a.memset_d8, "cuMemsetD8_v2");
+    sym(a.pointer_get_attribute, "cuPointerGetAttribute");
+    if (!missing.empty()) {
+      a.error = "the CUDA driver is too old (missing " + missing + ")";
+      dlclose(a.handle);
+      a.handle = nullptr;
+      return;
+    }
+    CUresult r = a.init(0);
+    if (r != 0) {
+      const char* name = nullptr;
+      a.get_error_name(r, &name);
+      a.error = std::string("cuInit failed with ") + (name ? name : std::to_string(r)) +
+                " (no usable GPU, or the driver does not match)";
+      dlclose(a.handle);
+      a.handle = nullptr;
+    }
+  });
+  return a;
+}
+
+DriverApi& require_api() {
+  DriverApi& a = api();
+  if (!a.handle) throw_error<RuntimeError>("cannot run on cuda: ", a.error);
+  return a;
+}
+
+std::string error_name(CUresult r) {
+  DriverApi& a = api();
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (a.get_error_name) a.get_error_name(r, &name);
+  if (a.get_error_string) a.get_error_string(r, &text);
+  std::string s = name ? name : "CUDA error " + std::to_string(r);
+  if (text) s += std::string(" (") + text + ")";
+  return s;
+}
+
+void check(CUresult r, const char* call, const std::string& what) {
+  if (r != 0) throw_error<RuntimeError>(error_name(r), " in ", call, " while ", what);
+}
+
+struct DeviceState {
+  CUcontext ctx = nullptr;
+  CudaDeviceInfo info;
+  bool info_ready = false;
+};
+
+std::mutex g_mutex;
+std::map<int, DeviceState>& devices() {
+  static std::map<int, DeviceState> d;
+  return d;
+}
+
+CUcontext primary_context(int device) {
+  DriverApi& a = require_api();
+  std::lock_guard<std::mutex> lock(g_mutex);
+  DeviceState& st = devices()[device];
+  if (!st.ctx) {
+    int count = 0;
+    check(a.device_get_count(&count), "cuDeviceGetCount", "counting devices");
+    if (device < 0 || device >= count)
+      throw_error<RuntimeError>("cuda device ", device, " does not exist (", count, " device(s) visible)");
+    CUdevice dev = 0;
+    check(a.device_get(&dev, device), "cuDeviceGet", "opening device " + std::to_string(device));
+    check(a.primary_ctx_retain(&st.ctx, dev), "cuDevicePrimaryCtxRetain",
+          "retaining the primary context of device " + std::to_string(device));
+  }
+  return st.ctx;
+}
+
+}  // namespace
+
+std::string CudaDeviceInfo::arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
+
+bool cuda_driver_available(std::string* why) {
+  DriverApi& a = api();
+  if (!a.handle && why) *why = a.error;
+  return a.handle != nullptr;
+}
+
+int cuda_device_count() {
+  DriverApi& a = api();
+  if (!a.handle) return 0;
+  int n = 0;
+  if (a.device_get_count(&n) != 0) return 0;
+  return n;
+}
+
+void cuda_set_device(int device) {
+  DriverApi& a = require_api();
+  CUcontext want = primary_context(device);
+  CUcontext cur = nullptr;
+  check(a.ctx_get_current(&cur), "cuCtxGetCurrent", "selecting device " + std::to_string(device));
+  if (cur != want) check(a.ctx_set_current(want), "cuCtxSetCurrent", "selecting device " + std::to_string(device));
+}
+
+const CudaDeviceInfo& cuda_device_info(int device) {
+  DriverApi& a = require_api();
+  primary_context(device);  // validates the ordinal
+  std::lock_guard<std::mutex> lock(g_mutex);
+  DeviceState& st = devices()[device];
+  if (!st.info_ready) {
+    CUdevice dev = 0;
+    check(a.device_get(&dev, device), "cuDeviceGet", "querying device " + std::to_string(device));
+    CudaDeviceInfo& i = st.info;
+    i.ordinal = device;
+    char name[256] = {0};
+    check(a.device_get_name(name, sizeof(name) - 1, dev), "cuDeviceGetName", "querying the device name");
+    i.name = name;
+    auto attr = [&](int which, int* out) {
+      check(a.device_get_attribute(out, which, dev), "cuDeviceGetAttribute", "querying device attributes");
+    };
+    attr(kAttrCcMajor, &i.cc_major);
+    attr(kAttrCcMinor, &i.cc_minor);
+    attr(kAttrSmCount, &i.sm_count);
+    attr(kAttrMaxThreadsPerBlock, &i.max_threads_per_block);
+    attr(kAttrMaxSmemPerBlock, &i.max_smem_per_block);
+    attr(kAttrMaxSmemPerBlockOptin, &i.max_smem_per_block_optin);
+    attr(kAttrMaxSmemPerSm, &i.max_smem_per_sm);
+    attr(kAttrMaxRegsPerBlock, &i.max_regs_per_block);
+    attr(kAttrL2Size, &i.l2_bytes);
+    st.info_ready = true;
+  }
+  return st.info;
+}
+
+int cuda_pointer_device(const void* ptr) {
+  DriverApi& a = api();
+  if (!a.handle || !ptr) return -1;
+  unsigned int mem_type = 0;
+  if (a.pointer_get_attribute(&mem_type, kPointerAttrMemoryType, reinterpret_cast<CUdeviceptr>(ptr)) != 0)
+    return -1;
+  if (mem_type != kMemoryTypeDevice && mem_type != kMemoryTypeUnified) return -1;
+  int ordinal = -1;
+  if (a.pointer_get_attribute(&ordinal, kPointerAttrDeviceOrdinal, reinterpret_cast<CUdeviceptr>(ptr)) != 0)
+    return -1;
+  return ordinal;
+}
+
+void* cuda_malloc(size_t bytes, int device) {
+  DriverApi& a = require_api();
+  cuda_set_device(device);
+  CUdeviceptr p = 0;
+  check(a.mem_alloc(&p, bytes ? bytes : 1), "cuMemAlloc",
+        "allocating " + std::to_string(bytes) + " bytes on device " + std::to_string(device));
+  return reinterpret_cast<void*>(p);
+}
+
+void cuda_free(void* ptr, int device) {
+  if (!ptr) return;
+  DriverApi& a = require_api();
+  cuda_set_device(device);
+  check(a.mem_free(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree", "freeing device memory");
+}
+
+void cuda_memcpy_htod(void* dst, const void* src, size_t bytes, int device) {
+  DriverApi& a = require_api();
+  cuda_set_device(device);
+  check(a.memcpy_htod(reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD", "copying to the device");
+}
+
+void cuda_memcpy_dtoh(void* dst, const void* src, size_t bytes, int device) {
+  DriverApi& a = require_api();
+  cuda_set_device(device);
+  check(a.memcpy_dtoh(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH", "copying from the device");
+}
+
+void cuda_memset(void* dst, int byte, size_t bytes, int device) {
+  DriverApi& a = require_api();
+  cuda_set_device(device);
+  check(a.memset_d8(reinterpret_cast<CUdeviceptr>(dst), static_cast<unsigned char>(byte), bytes), "cuMemsetD8",
+        "filling device memory");
+}
+
+void cuda_stream_synchronize(void* stream, int device) {
+  DriverApi& a = require_api();
+  cuda_set_device(device);
+  check(a.stream_synchronize(stream), "cuStreamSynchronize", "waiting for the stream");
+}
+
+void cuda_device_synchronize(int device) {
+  DriverApi& a = require_api();
+  cuda_set_device(device);
+  check(a.ctx_synchronize(), "cuCtxSynchronize", "waiting for device " + std::to_string(device));
+}
+
+// ---------------------------------------------------------------------------------------------
+CudaModule::CudaModule(const std::string& image, int device, const std::string& what) : device_(device) {
+  DriverApi& a = require_api();
+  cuda_set_device(device);
+  CUresult r = a.module_load_data(&module_, image.data());
+  if (r == kErrorNoBinaryForGpu) {
+    const CudaDeviceInfo& info = cuda_device_info(device);
+    throw_error<RuntimeError>(error_name(r), " while loading ", what, " on device ", device, " (", info.name, ", ",
+                              info.arch(),
+                              "): the kernel was compiled for another architecture; use target \"cuda\" (the "
+                              "device's own architecture) or \"cuda -arch=",
+                              info.arch(), info.cc_major >= 9 ? "a" : "", "\"");
+  }
+  check(r, "cuModuleLoadData", "loading " + what + " on device " + std::to_string(device));
+  CUdeviceptr slot = 0;
+  size_t size = 0;
+  r = a.module_get_global(&slot, &size, module_, "tl_device_error");
+  if (r == 0) {
+    if (size != sizeof(DeviceErrorRecord))
+      throw_error<RuntimeError>("the device_assert slot of ", what, " has ", size, " bytes, expected ",
+                                sizeof(DeviceErrorRecord), " (device headers and runtime disagree)");
+    error_slot_ = slot;
+    error_slot_size_ = size;
+  } else if (r != kErrorNotFound) {
+    check(r, "cuModuleGetGlobal", "looking up tl_device_error in " + what);
+  }
+}
+
+CudaModule::~CudaModule() {
+  DriverApi& a = api();
+  if (a.handle && module_) {
+    CUcontext cur = nullptr;
+    // Unloading needs the module's context current; keep whatever the caller had afterwards.
+    if (a.ctx_get_current(&cur) == 0) {
+      CUcontext want = nullptr;
+      {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        auto it = devices().find(device_);
+        if (it != devices().end()) want = it->second.ctx;
+      }
+      if (want && cur != want) a.ctx_set_current(want);
+      a.module_unload(module_);
+      if (want && cur != want) a.ctx_set_current(cur);
+    }
+  }
+}
+
+void* CudaModule::function(const std::string& name) const {
+  DriverApi& a = require_api();
+  CUfunction fn = nullptr;
+  check(a.module_get_function(&fn, module_, name.c_str()), "cuModuleGetFunction",
+        "looking up kernel '" + name + "'");
+  return fn;
+}
+
+void CudaModule::set_dynamic_smem(void* fn, int bytes, const std::string& kernel_name) const {
+  DriverApi& a = require_api();
+  const CudaDeviceInfo& info = cuda_device_info(device_);
+  if (bytes > info.max_smem_per_block_optin)
+    throw_error<ResourceError>("kernel '", kernel_name, "' needs ", bytes, " bytes of shared memory but device ",
+                               device_, " (", info.name, ") allows at most ", info.max_smem_per_block_optin,
+                               " per block; use smaller tiles or fewer pipeline stages");
+  if (bytes > info.max_smem_per_block || bytes > 48 * 1024) {
+    cuda_set_device(device_);
+    check(a.func_set_attribute(fn, kFuncAttrMaxDynamicSmem, bytes), "cuFuncSetAttribute",
+          "allowing kernel '" + kernel_name + "' " + std::to_string(bytes) + " bytes of dynamic shared memory");
+  }
+}
+
+int CudaModule::num_registers(void* fn) const {
+  DriverApi& a = require_api();
+  int v = 0;
+  check(a.func_get_attribute(&v, kFuncAttrNumRegs, fn), "cuFuncGetAttribute", "querying registers");
+  return v;
+}
+
+int CudaModule::local_bytes(void* fn) const {
+  DriverApi& a = require_api();
+  int v = 0;
+  check(a.func_get_attribute(&v, kFuncAttrLocalSize, fn), "cuFuncGetAttribute", "querying local memory");
+  return v;
+}
+
+void CudaModule::launch(void* fn, LaunchDims grid, LaunchDims block, int dynamic_smem, void* stream, void** args,
+                        const std::string& kernel_name) const {
+  DriverApi& a = require_api();
+  cuda_set_device(device_);
+  CUresult r = a.launch_kernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                               static_cast<unsigned>(dynamic_smem), stream, args, nullptr);
+  if (r != 0) {
+    std::ostringstream os;
+    os << "launching kernel '" << kernel_name << "' with grid (" << grid.x << ", " << grid.y << ", " << grid.z
+       << "), block (" << block.x << ", " << block.y << ", " << block.z << "), " << dynamic_smem
+       << " bytes of dynamic shared memory on device " << device_;
+    check(r, "cuLaunchKernel", os.str());
+  }
+}
+
+std::string format_device_error(const DeviceErrorRecord& rec, const std::string& kernel_name) {
+  DeviceErrorRecord r = rec;
+  r.file[sizeof(r.file) - 1] = 0;
+  r.message[sizeof(r.message) - 1] = 0;
+  std::ostringstream os;
+  os << "device_assert failed in kernel '" << kernel_name << "'";
+  if (r.file[0]) os << " at " << r.file << ":" << r.line;
+  os << " (block (" << r.block[0] << ", " << r.block[1] << ", " << r.block[2] << "), thread (" << r.thread[0]
+     << ", " << r.thread[1] << ", " << r.thread[2] << "))";
+  if (r.message[0]) os << ": " << r.message;
+  return os.str();
+}
+
+void CudaModule::check_device_errors(void* stream, const std::string& kernel_name) const {
+  if (!error_slot_) return;
+  DriverApi& a = require_api();
+  cuda_set_device(device_);
+  check(a.stream_synchronize(stream), "cuStreamSynchronize", "waiting for kernel '" + kernel_name + "'");
+  uint32_t flag = 0;
+  check(a.memcpy_dtoh(&flag, error_slot_, sizeof(flag)), "cuMemcpyDtoH", "reading the device_assert slot");
+  if (flag == 0) return;
+  DeviceErrorRecord rec{};
+  check(a.memcpy_dtoh(&rec, error_slot_, sizeof(rec)), "cuMemcpyDtoH", "reading the device_assert slot");
+  check(a.memset_d8(error_slot_, 0, error_slot_size_), "cuMemsetD8", "clearing the device_assert slot");
+  throw RuntimeError(format_device_error(rec, kernel_name));
+}
+
+}  // namespace tl

@@ -1,0 +1,101 @@
+// The CUDA driver API, loaded at run time from libcuda.so.1 (no link-time dependency). Every
+// failure is a tl::RuntimeError naming the CUDA error (CUDA_ERROR_...), the call and what we were
+// doing. Contexts: kernels run in the device's primary context, the one PyTorch and the CUDA
+// runtime use, so pointers and streams from those frameworks are valid in our launches.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tl {
+
+struct CudaDeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int max_threads_per_block = 0;
+  int max_smem_per_block = 0;        // without opt-in (48 KiB)
+  int max_smem_per_block_optin = 0;  // what cuFuncSetAttribute may raise a kernel to
+  int max_smem_per_sm = 0;
+  int max_regs_per_block = 0;
+  int l2_bytes = 0;
+  // "sm_80", "sm_86", "sm_89", "sm_90" (the plain architecture of the device).
+  std::string arch() const;
+};
+
+// True when libcuda.so.1 loads and cuInit succeeds; otherwise `why` explains.
+bool cuda_driver_available(std::string* why = nullptr);
+// Number of CUDA devices; 0 when there is no driver or no device.
+int cuda_device_count();
+// Facts about one device (cached). Throws RuntimeError for a bad ordinal.
+const CudaDeviceInfo& cuda_device_info(int device);
+// Makes the device's primary context current on this thread (retained once per device).
+void cuda_set_device(int device);
+// The device holding `ptr` (device or managed memory), or -1 for host memory / unknown pointers.
+int cuda_pointer_device(const void* ptr);
+
+// Device memory and copies (used by tests, the runtime's output allocation for non-torch inputs,
+// and the device-error slot). Sizes in bytes; `device` selects the context.
+void* cuda_malloc(size_t bytes, int device);
+void cuda_free(void* ptr, int device);
+void cuda_memcpy_htod(void* dst, const void* src, size_t bytes, int device);
+void cuda_memcpy_dtoh(void* dst, const void* src, size_t bytes, int device);
+void cuda_memset(void* dst, int byte, size_t bytes, int device);
+void cuda_stream_synchronize(void* stream, int device);
+void cuda_device_synchronize(int device);
+
+// What device_assert recorded (include/tl/cuda/debug.h, TLDeviceErrorSlot: same layout).
+struct DeviceErrorRecord {
+  uint32_t flag;
+  int32_t line;
+  uint32_t block[3];
+  uint32_t thread[3];
+  char file[128];
+  char message[240];
+};
+
+struct LaunchDims {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// A module (cubin or PTX image) loaded on one device. Not copyable.
+class CudaModule {
+ public:
+  CudaModule(const std::string& image, int device, const std::string& what);
+  ~CudaModule();
+  CudaModule(const CudaModule&) = delete;
+  CudaModule& operator=(const CudaModule&) = delete;
+
+  int device() const { return device_; }
+  // A __global__ function by (unmangled) name; throws RuntimeError when absent.
+  void* function(const std::string& name) const;
+  // Allows `fn` to use `bytes` of dynamic shared memory (raising the 48 KiB default when needed).
+  // Throws ResourceError naming the kernel when the device cannot provide it.
+  void set_dynamic_smem(void* fn, int bytes, const std::string& kernel_name) const;
+  // Number of registers / local (spill) bytes per thread of `fn`.
+  int num_registers(void* fn) const;
+  int local_bytes(void* fn) const;
+  // Launches `fn` on `stream` (null = the legacy default stream) with kernelParams `args`.
+  void launch(void* fn, LaunchDims grid, LaunchDims block, int dynamic_smem, void* stream, void** args,
+              const std::string& kernel_name) const;
+  // True when the module defines the device_assert slot (kernels that use T.device_assert).
+  bool has_error_slot() const { return error_slot_ != 0; }
+  // Waits for `stream`, then raises RuntimeError if a device_assert failed (and clears the slot).
+  void check_device_errors(void* stream, const std::string& kernel_name) const;
+
+ private:
+  void* module_ = nullptr;
+  int device_ = 0;
+  uint64_t error_slot_ = 0;  // CUdeviceptr of tl_device_error
+  size_t error_slot_size_ = 0;
+};
+
+// Formats a recorded device failure: "device_assert failed at kernel.py:12 in block (0, 1, 0),
+// thread (5, 0, 0): message".
+std::string format_device_error(const DeviceErrorRecord& rec, const std::string& kernel_name);
+
+}  // namespace tl

@@ -1,0 +1,151 @@
+#include "layout/fragment.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+#include "layout/layout.h"
+#include "layout/mma_layout.h"
+
+namespace tl {
+namespace {
+
+TEST(Fragment, ParallelFragmentsAreBijective) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t threads, vec;
+  };
+  for (const Case& c : std::vector<Case>{{{64, 64}, 128, 8}, {{128}, 128, 1}, {{3, 50}, 128, 1}, {{7}, 32, 1},
+                                         {{1, 1}, 64, 1}, {{4, 96}, 128, 4}, {{2, 3, 40}, 96, 2}, {{256, 8}, 256, 8},
+                                         {{5, 5}, 256, 1}}) {
+    Fragment f = make_parallel_fragment(c.shape, c.threads, c.vec);
+    std::string why;
+    EXPECT_TRUE(f.is_bijective(&why)) << f.str() << ": " << why;
+    EXPECT_LE(f.num_threads(), c.threads) << f.str();
+    // Every element is held exactly once.
+    std::set<std::vector<int64_t>> seen;
+    for (int64_t t = 0; t < f.num_threads(); ++t)
+      for (int64_t r = 0; r < f.num_regs(); ++r) {
+        std::vector<int64_t> idx;
+        if (f.index_at(t, r, &idx)) EXPECT_TRUE(seen.insert(idx).second);
+      }
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), f.num_elements()) << f.str();
+  }
+}
+
+TEST(Fragment, VectorDigitsAreContiguousRegisters) {
+  Fragment f = make_parallel_fragment({64, 64}, 128, 8);
+  EXPECT_EQ(f.num_threads(), 128);
+  EXPECT_EQ(f.num_regs(), 32);
+  // Thread 0 holds columns 0..7 of row 0 in registers 0..7; thread 1 the next 8 columns.
+  for (int64_t e = 0; e < 8; ++e) {
+    EXPECT_EQ(f.thread_at({0, e}), 0);
+    EXPECT_EQ(f.reg_at({0, e}), e);
+    EXPECT_EQ(f.thread_at({0, 8 + e}), 1);
+  }
+  EXPECT_EQ(f.thread_at({1, 0}), 8);  // 8 threads per 64-element row
+  EXPECT_EQ(f.thread_at({16, 0}), 0);
+  EXPECT_EQ(f.reg_at({16, 0}), 8);
+}
+
+TEST(Fragment, PaddedDimensionsHaveAGuard) {
+  Fragment f = make_parallel_fragment({3, 50}, 128, 1);
+  EXPECT_TRUE(f.padded());
+  Var t("t"), r("r");
+  Expr valid = f.is_valid(t, r, 128);
+  std::vector<Expr> idx = f.index_of(t, r);
+  int64_t real = 0;
+  for (int64_t tt = 0; tt < 128; ++tt)
+    for (int64_t rr = 0; rr < f.num_regs(); ++rr) {
+      std::map<Var, int64_t, VarLess> env{{t, tt}, {r, rr}};
+      bool v = eval_index(valid, env) != 0;
+      std::vector<int64_t> want;
+      bool in = f.index_at(tt, rr, &want);
+      EXPECT_EQ(v, in) << "thread " << tt << " reg " << rr;
+      if (v) {
+        ++real;
+        EXPECT_EQ(eval_index(idx[0], env), want[0]);
+        EXPECT_EQ(eval_index(idx[1], env), want[1]);
+      }
+    }
+  EXPECT_EQ(real, 150);
+}
+
+TEST(Fragment, InvalidModesAreRejected) {
+  // Two digits of dimension 0 with a gap.
+  EXPECT_THROW(Fragment::make({16}, {{0, 4, 1, 1, 0}, {0, 2, 8, 0, 1}}), LayoutError);
+  // Thread space with a hole (strides 1 and 8 for a 4-wide digit).
+  EXPECT_THROW(Fragment::make({4, 4}, {{0, 4, 1, 1, 0}, {1, 4, 1, 8, 0}}), LayoutError);
+  // A digit on both threads and registers.
+  EXPECT_THROW(Fragment::make({4}, {{0, 4, 1, 1, 1}}), LayoutError);
+  // Digits that do not reach the extent.
+  EXPECT_THROW(Fragment::make({8}, {{0, 4, 1, 1, 0}}), LayoutError);
+}
+
+TEST(Fragment, NormalizationMakesEqualMapsEqual) {
+  // One 8-digit versus the same split into 2 x 4 with consecutive strides.
+  Fragment a = Fragment::make({8, 2}, {{0, 8, 1, 1, 0}, {1, 2, 1, 0, 1}});
+  Fragment b = Fragment::make({8, 2}, {{0, 2, 1, 1, 0}, {0, 4, 2, 2, 0}, {1, 2, 1, 0, 1}});
+  EXPECT_TRUE(a.same_as(b)) << a.str() << " vs " << b.str();
+  Fragment c = Fragment::make({8, 2}, {{0, 8, 1, 2, 0}, {1, 2, 1, 1, 0}});
+  EXPECT_FALSE(a.same_as(c));
+}
+
+// Reducing a GEMM accumulator over N: threads that shared a row become replicas, and the
+// all-reduce groups are the 4 lanes of a quad and the warps along N.
+TEST(Fragment, ReduceAccumulatorRows) {
+  Fragment c = make_mma_c_fragment(64, 64, WarpPartition{2, 2});
+  std::vector<ThreadGroup> groups;
+  Fragment r = c.reduce(1, &groups);
+  ASSERT_EQ(r.shape(), std::vector<int64_t>({64}));
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].extent, 4);
+  EXPECT_EQ(groups[0].stride, 1);
+  EXPECT_EQ(groups[1].extent, 2);
+  EXPECT_EQ(groups[1].stride, 32);
+  EXPECT_EQ(r.replicate(), 8);
+  std::string why;
+  ASSERT_TRUE(r.is_bijective(&why)) << why;
+  // The threads holding output row i are exactly the threads holding any element of input row i.
+  for (int64_t i = 0; i < 64; ++i) {
+    std::set<int64_t> want, got;
+    for (int64_t j = 0; j < 64; ++j) want.insert(c.thread_at({i, j}));
+    for (int64_t rep = 0; rep < r.replicate(); ++rep) got.insert(r.thread_at({i}, rep));
+    EXPECT_EQ(want, got) << "row " << i;
+  }
+  // Each source register feeds the destination register of its own row, in every thread.
+  std::vector<int64_t> map = c.reduce_reg_map(1);
+  for (int64_t t = 0; t < c.num_threads(); ++t)
+    for (int64_t reg = 0; reg < c.num_regs(); ++reg) {
+      std::vector<int64_t> src, dst;
+      ASSERT_TRUE(c.index_at(t, reg, &src));
+      ASSERT_TRUE(r.index_at(t, map[static_cast<size_t>(reg)], &dst));
+      EXPECT_EQ(dst[0], src[0]);
+    }
+}
+
+TEST(Fragment, ReduceToScalarAndReplicated) {
+  Fragment f = make_parallel_fragment({128}, 128, 1);
+  std::vector<ThreadGroup> groups;
+  Fragment s = f.reduce(0, &groups);
+  EXPECT_EQ(s.shape(), std::vector<int64_t>({1}));
+  EXPECT_EQ(s.replicate(), 128);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].extent, 128);
+  Fragment rep = make_replicated_fragment({4, 4}, 64);
+  EXPECT_EQ(rep.replicate(), 64);
+  EXPECT_EQ(rep.num_regs(), 16);
+  std::string why;
+  EXPECT_TRUE(rep.is_bijective(&why)) << why;
+}
+
+TEST(Fragment, StrMentionsModes) {
+  std::string s = mma_warp_fragment_c().str();
+  EXPECT_NE(s.find("Fragment[16, 8]"), std::string::npos) << s;
+  EXPECT_NE(s.find("threads=32"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace tl
