@@ -552,6 +552,8 @@ class ProgramCompiler {
     }
     t.relu = attr_bool(op->attrs, "enable_relu", false) || attr_bool(op->attrs, "relu", false);
     t.transpose = attr_bool(op->attrs, "transpose", false);
+    t.transpose_a = attr_bool(op->attrs, "transpose_A", false);
+    t.transpose_b = attr_bool(op->attrs, "transpose_B", false);
     auto it = op->attrs.find("init");
     if (it != op->attrs.end() && !it->second.is_none()) t.init = expr(it->second.as_expr());
     it = op->attrs.find("pad_value");

@@ -209,6 +209,8 @@ double Engine::instr_cost(Core& c, Pipe p, const Instr& in, double start) {
       int64_t m, k, k2, n;
       sq(in.ops[0], &m, &k);
       sq(in.ops[1], &k2, &n);
+      if (t.transpose_a) std::swap(m, k);
+      if (t.transpose_b) std::swap(k2, n);
       int bits = in.ops[0].dt.bits;
       int64_t k0 = bits >= 32 ? 8 : bits == 8 ? 32 : 16;
       double per = bits >= 32 ? model_.mmad_cycles_per_fractal_b32
@@ -252,7 +254,7 @@ void Engine::exec_instr(Core& c, Pipe p, Instr& in, double start) {
         if (!in.ops[0].empty && !in.ops[1].empty)
           exec_copy(in.ops[0], in.ops[1], t.transpose, t.relu, in.has_pad, in.pad, where);
         break;
-      case InstrClass::kMma: exec_mma(in.ops[0], in.ops[1], in.ops[2], in.init, where); break;
+      case InstrClass::kMma: exec_mma(in.ops[0], in.ops[1], in.ops[2], in.init, t.transpose_a, t.transpose_b, where); break;
       case InstrClass::kVector: exec_vector(t, in.ops, in.nops, in.has_scalar, in.scalar, where); break;
       case InstrClass::kFill: exec_fill(in.ops[0], in.scalar, where); break;
       case InstrClass::kAtomicAdd:

@@ -32,7 +32,7 @@ void Engine::set_flag(Core& c, Pipe src, Pipe dst, int64_t id, double t, const V
   if (opts_.check && f.waited && snap.c[clock_index(c.core_in_block, dst)] < f.wait_epoch)
     throw_error<SyncError>("double set (race): T.set_flag", flag_text(src, dst, id), " at ", where(site), " on ",
                            core_name(c), " is not ordered after the T.wait_flag at ", where(f.wait_site),
-                           " that consumed the previous set, so on hardware it can arrive while the flag is still "
+                           " that consumed the previous set (T.set_flag at ", where(f.set_site), "), so on hardware it can arrive while the flag is still "
                            "set. Order pipe ", pipe_name(src), " after that wait (a flag from ", pipe_name(dst),
                            " back to ", pipe_name(src), ") or alternate between two event ids.");
   f.set = true;

@@ -77,6 +77,7 @@ struct InstrTemplate {
   // Attributes resolved at compile time (expressions where they may vary at run time).
   bool relu = false;
   bool transpose = false;
+  bool transpose_a = false, transpose_b = false;  // mma
   int32_t init = -1;         // mma: expression root (bool), -1 = false
   std::string mode;          // cast / compare / select mode, reduce type
   int64_t dim = -1;          // reduce / cumsum axis in the squeezed source

@@ -244,10 +244,19 @@ void exec_copy(const Operand& src, const Operand& dst, bool transpose, bool relu
         }
 }
 
-void exec_mma(const Operand& a, const Operand& b, const Operand& c, bool init, const std::string& where) {
+void exec_mma(const Operand& a, const Operand& b, const Operand& c, bool init, bool ta, bool tb,
+              const std::string& where) {
   int64_t m, k, k2, n, mc, nc, ars, acs, brs, bcs, crs, ccs;
-  if (!view2d(a, &m, &k, &ars, &acs) || !view2d(b, &k2, &n, &brs, &bcs) || !view2d(c, &mc, &nc, &crs, &ccs) ||
-      k != k2 || m != mc || n != nc)
+  bool ok = view2d(a, &m, &k, &ars, &acs) && view2d(b, &k2, &n, &brs, &bcs) && view2d(c, &mc, &nc, &crs, &ccs);
+  if (ok && ta) {
+    std::swap(m, k);
+    std::swap(ars, acs);
+  }
+  if (ok && tb) {
+    std::swap(k2, n);
+    std::swap(brs, bcs);
+  }
+  if (!ok || k != k2 || m != mc || n != nc)
     throw_error<Error>(where, "operand shapes A ", shape_str(a), ", B ", shape_str(b), ", C ", shape_str(c),
                        " do not form C[M,N] += A[M,K] * B[K,N]");
   int64_t ea = a.dt.element_bytes(), ebb = b.dt.element_bytes(), ec = c.dt.element_bytes();

@@ -39,7 +39,9 @@ void store_int(uint8_t* p, DataType t, int64_t v);
 // Each throws tl::Error (prefixed with `where`) on operands whose shapes do not fit together.
 void exec_copy(const Operand& src, const Operand& dst, bool transpose, bool relu, bool has_pad, double pad,
                const std::string& where);
-void exec_mma(const Operand& a, const Operand& b, const Operand& c, bool init, const std::string& where);
+// C[M,N] (+)= op(A) op(B); op transposes a [K,M] A / [N,K] B when asked.
+void exec_mma(const Operand& a, const Operand& b, const Operand& c, bool init, bool ta, bool tb,
+              const std::string& where);
 void exec_fill(const Operand& dst, double value, const std::string& where);
 void exec_atomic_add(const Operand& dst, const Operand& src, const std::string& where);
 
