@@ -477,6 +477,8 @@ void Engine::run_fe(Core& c, double now) {
             }
             sp.vc.join(j);
             c.issue_vc.join(j);
+            // Instructions issued after a blocking wait of the scalar unit come after it.
+            c.issue_vc.c[clock_index(c.core_in_block, Pipe::kS)] = sp.counter;
             c.s_time = done;
           }
           c.s_time += b.op == BOp::kPipeBarrier ? 0 : model_.flag_cycles;

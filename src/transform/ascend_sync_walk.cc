@@ -172,10 +172,13 @@ class Walker {
         if (!f.set) return;
         st.vc[int(d)].join(f.snap);
         st.vc[int(d)].join(st.issue);
-        if (d == Pipe::kS) st.issue.join(f.snap);
         f.set = false;
         f.waited = true;
         f.wait_stamp = ++st.cnt[int(d)];
+        if (d == Pipe::kS) {
+          st.issue.join(f.snap);
+          st.issue.c[int(Pipe::kS)] = f.wait_stamp;  // later-issued instructions follow the wait
+        }
         if (d != Pipe::kV) st.vc[int(d)].c[int(d)] = f.wait_stamp;
         return;
       }
