@@ -235,21 +235,61 @@ class Inserter {
     }
     add_before(loop, loop_scope, kind, arm);
     add_after(loop, loop_scope, kind, drain);
+    groups_.push_back(CarriedGroup{n.loop->var.get(), arm, drain, kind, n.src, n.dst, ids});
     add_before(n.before, n.before_in_scope, kind, {flag("ascend.wait_flag", n.src, n.dst, id, n.before)});
     add_after(n.after, n.after_in_scope, kind, {flag("ascend.set_flag", n.src, n.dst, id, n.after)});
   }
 
-  void add(std::map<const StmtNode*, std::vector<Stmt>>& m, const StmtNode* at, bool in_scope, int kind,
+  Stmt add(std::map<const StmtNode*, std::vector<Stmt>>& m, const StmtNode* at, bool in_scope, int kind,
            std::vector<Stmt> ss) {
     Stmt s = make_seq(std::move(ss));
-    if (!in_scope) {
-      s = make_attr("scope", Attr(std::string(kind == 0 ? "C" : "V")), s);
-      inserted.insert(s.get());
-    }
+    if (!in_scope) s = make_attr("scope", Attr(std::string(kind == 0 ? "C" : "V")), s);
+    inserted.insert(s.get());
     m[at].push_back(s);
+    return s;
   }
-  void add_before(const StmtNode* at, bool sc, int kind, std::vector<Stmt> ss) { add(before_, at, sc, kind, ss); }
-  void add_after(const StmtNode* at, bool sc, int kind, std::vector<Stmt> ss) { add(after_, at, sc, kind, ss); }
+  Stmt add_before(const StmtNode* at, bool sc, int kind, std::vector<Stmt> ss) { return add(before_, at, sc, kind, ss); }
+  Stmt add_after(const StmtNode* at, bool sc, int kind, std::vector<Stmt> ss) { return add(after_, at, sc, kind, ss); }
+
+ public:
+  // A loop-carried flag's pre-arm and drain, anchored around `loop`.
+  struct CarriedGroup {
+    const VarNode* loop;  // the loop's variable (loop statements are rebuilt as syncs are added)
+    std::vector<Stmt> arm, drain;  // the set / wait statements (never rebuilt)
+    int kind;
+    Pipe src, dst;
+    std::vector<int64_t> ids;
+  };
+  std::vector<CarriedGroup> groups_;
+
+  // Moves a group's pre-arm / drain around the statement `outer` (an enclosing loop).
+  PrimFunc move_group(const PrimFunc& f, CarriedGroup* g, const StmtNode* outer, bool outer_in_scope) {
+    before_.clear();
+    after_.clear();
+    replace_.clear();
+    for (auto& st : g->arm) replace_[st.get()] = make_nop();
+    for (auto& st : g->drain) replace_[st.get()] = make_nop();
+    std::vector<Stmt> arm, drain;
+    for (int64_t i : g->ids) {
+      arm.push_back(flag("ascend.set_flag", g->src, g->dst, make_int(i), outer));
+      drain.push_back(flag("ascend.wait_flag", g->src, g->dst, make_int(i), outer));
+    }
+    count -= 2 * static_cast<int>(g->ids.size());  // moved, not added
+    add_before(outer, outer_in_scope, g->kind, arm);
+    add_after(outer, outer_in_scope, g->kind, drain);
+    Rewriter rw(*this);
+    PrimFunc out = f.with_body(rw.mutate(f.body()));
+    pending_ = {arm, drain};
+    return out;
+  }
+  // Makes the last move_group's statements the group's own (the move was kept).
+  void accept_move(CarriedGroup* g) {
+    g->arm = pending_.first;
+    g->drain = pending_.second;
+  }
+  void reject_move(const CarriedGroup& g) { count += 2 * static_cast<int>(g.ids.size()); }
+
+ private:
 
   class Rewriter : public StmtMutator {
    public:
@@ -278,6 +318,7 @@ class Inserter {
   std::map<PairKey, int> rotate_;
   std::map<const StmtNode*, std::vector<Stmt>> before_, after_;
   std::map<const StmtNode*, Stmt> replace_;
+  std::pair<std::vector<Stmt>, std::vector<Stmt>> pending_;
   struct PairInfo {
     const StmtNode* wait;
     Pipe src, dst;
@@ -292,6 +333,55 @@ bool dump_needs() {
   const char* e = std::getenv("TL_ASCEND_SYNC_DEBUG");
   return e && *e && std::string(e) != "0";
 }
+
+// The loops enclosing `target` in `kind`'s tree, outermost first.
+bool loop_chain(const ascend_sync::SNode& n, const VarNode* target, std::vector<const ascend_sync::SNode*>* chain) {
+  if (n.kind == ascend_sync::SNode::kLoop && n.var.get() == target) return true;
+  if (n.kind == ascend_sync::SNode::kLoop) chain->push_back(&n);
+  for (auto& c : n.children)
+    if (loop_chain(*c, target, chain)) return true;
+  if (n.kind == ascend_sync::SNode::kLoop) chain->pop_back();
+  return false;
+}
+
+std::vector<std::pair<sim::CoreKind, Need>> analyse(const PrimFunc& f, const sim::MachineModel& model,
+                                                    const std::set<const StmtNode*>& inserted) {
+  ascend_sync::KernelFacts facts = ascend_sync::collect_facts(f, model);
+  std::vector<std::pair<sim::CoreKind, Need>> needs;
+  for (sim::CoreKind k : {sim::CoreKind::kAIC, sim::CoreKind::kAIV}) {
+    auto tree = ascend_sync::build_tree(f, k, facts, inserted);
+    for (auto& n : ascend_sync::find_needs(*tree, facts)) needs.emplace_back(k, n);
+  }
+  return needs;
+}
+
+// A flag carried by an inner loop, with ids rotating by its iteration, can stay armed across the
+// iterations of the loops around it (its sets and waits alternate whatever the trip count), so the
+// next outer iteration's first consumer waits only for the matching producer instead of the whole
+// inner loop. Each hoist is kept only if the analysis still finds nothing missing.
+PrimFunc hoist_carried_flags(PrimFunc cur, Inserter& ins, const sim::MachineModel& model) {
+  for (size_t gi = 0; gi < ins.groups_.size(); ++gi) {
+    Inserter::CarriedGroup& g = ins.groups_[gi];
+    ascend_sync::KernelFacts facts = ascend_sync::collect_facts(cur, model);
+    auto tree = ascend_sync::build_tree(cur, static_cast<sim::CoreKind>(g.kind), facts, ins.inserted);
+    std::vector<const ascend_sync::SNode*> chain;
+    if (!loop_chain(*tree, g.loop, &chain)) continue;
+    for (const ascend_sync::SNode* outer : chain) {
+      PrimFunc moved = ins.move_group(cur, &g, outer->stmt, outer->in_scope);
+      auto needs = analyse(moved, model, ins.inserted);
+      if (dump_needs())
+        for (auto& [k, n] : needs) std::cerr << "[ascend_insert_sync] hoist of group " << gi << " rejected: " << n.why << "\n";
+      if (needs.empty()) {
+        cur = moved;
+        ins.accept_move(&g);
+        break;
+      }
+      ins.reject_move(g);
+    }
+  }
+  return cur;
+}
+
 
 }  // namespace
 
@@ -321,6 +411,7 @@ PrimFunc ascend_insert_sync(const PrimFunc& f, const PassContext& ctx) {
     if (round > kMaxRounds)
       throw_error<Error>("internal error: ascend_insert_sync did not converge for kernel '", f.name(), "'");
   }
+  cur = hoist_carried_flags(cur, ins, model);
   AttrMap attrs = cur.attrs();
   attrs["ascend.syncs_inserted"] = Attr(int64_t(ins.count));
   attrs["ascend.sync_fallbacks"] = Attr(int64_t(ins.fallbacks));

@@ -113,17 +113,31 @@ class Walker {
         path_.push_back({&n, 1, 0});
         walk(*n.children[1], other);
         path_.pop_back();
-        // Join point: what both paths know; every access either path made.
+        // Join point. Stamps made inside one branch exist only on that path, so for them only that
+        // path's knowledge counts; stamps from before the branch need both paths' knowledge.
+        uint32_t b[kP], t[kP];
         for (int p = 0; p < kP; ++p) {
-          st.vc[p].meet(other.vc[p]);
+          b[p] = before.cnt[p];
+          t[p] = st.cnt[p];
+        }
+        auto merge = [&](Clock& then_c, const Clock& else_c) {
+          for (int p = 0; p < kP; ++p) {
+            uint32_t tv = then_c.c[p], ev = else_c.c[p], m0 = std::min(tv, ev);
+            if (m0 < b[p]) then_c.c[p] = m0;
+            else if (tv < t[p]) then_c.c[p] = tv;
+            else then_c.c[p] = std::max(t[p], ev);
+          }
+        };
+        for (int p = 0; p < kP; ++p) {
+          merge(st.vc[p], other.vc[p]);
           st.cnt[p] = std::max(st.cnt[p], other.cnt[p]);
         }
-        st.issue.meet(other.issue);
+        merge(st.issue, other.issue);
         for (size_t i = before.records.size(); i < other.records.size(); ++i) st.records.push_back(other.records[i]);
         for (auto& [k, f] : st.flags) {
           auto it = other.flags.find(k);
           if (it == other.flags.end() || it->second.set != f.set) f.set = false;
-          else f.snap.meet(it->second.snap);
+          else merge(f.snap, it->second.snap);
         }
         return;
       }
@@ -146,6 +160,15 @@ class Walker {
         Pipe s = n.src;
         st.vc[int(s)].join(st.issue);
         FlagState& f = st.flags[{int(s), int(n.dst), id}];
+        if (n.inserted && f.set) {
+          // An inserted set meeting a set flag: the placement is invalid (only hoisting tries it).
+          Need nd;
+          nd.kind = Need::kBarrierAll;
+          nd.before = n.stmt;
+          nd.before_in_scope = n.in_scope;
+          nd.why = "double set";
+          needs_.push_back(nd);
+        }
         if (n.inserted && f.waited && st.vc[int(s)].c[int(n.dst)] < f.wait_stamp && s != n.dst) {
           // Reusing this id before the previous wait is ordered before the set: order dst -> src first.
           Need nd;
