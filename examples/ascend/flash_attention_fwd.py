@@ -43,12 +43,12 @@ def flash_attention(BH, S, D=64, block_M=64, block_N=64, dtype="float16", accum_
             o_ub = T.alloc_ub((rows, D), accum_dtype)
             acc_ub = T.alloc_ub((rows, D), accum_dtype)
             out_ub = T.alloc_ub((rows, D), dtype)
-            m_ub = T.alloc_ub((rows,), accum_dtype)
-            mj_ub = T.alloc_ub((rows,), accum_dtype)
-            mn_ub = T.alloc_ub((rows,), accum_dtype)
-            alpha_ub = T.alloc_ub((rows,), accum_dtype)
-            l_ub = T.alloc_ub((rows,), accum_dtype)
-            rs_ub = T.alloc_ub((rows,), accum_dtype)
+            m_ub = T.alloc_ub((rows, 1), accum_dtype)
+            mj_ub = T.alloc_ub((rows, 1), accum_dtype)
+            mn_ub = T.alloc_ub((rows, 1), accum_dtype)
+            alpha_ub = T.alloc_ub((rows, 1), accum_dtype)
+            l_ub = T.alloc_ub((rows, 1), accum_dtype)
+            rs_ub = T.alloc_ub((rows, 1), accum_dtype)
 
             with T.Scope("C"):
                 T.copy(Q[bh, mq * block_M, 0], q_l1)
