@@ -18,7 +18,7 @@ std::string loc(const Span& s) { return s.defined() ? s.str() + ": " : std::stri
 
 class Checker : public IRVisitor {
  public:
-  explicit Checker(const sim::MachineModel& m) : model_(m) {}
+  explicit Checker(const sim::MachineModel& m, bool inferred) : model_(m), inferred_(inferred) {}
   int scope = -1;  // -1 none, 0 cube, 1 vector
   bool developer_two_vector = false;
   bool has_vector_work = false;
@@ -78,6 +78,13 @@ class Checker : public IRVisitor {
   }
 
   void check_op(const TileOpNode& op) {
+    if (!inferred_)
+      for (auto& a : op.args)
+        if (a.is_region()) {
+          MemScope sc = a.region.buffer.scope();
+          // T.alloc_shared / T.alloc_fragment / T.alloc_L0 get their memory from scope inference.
+          if (sc == MemScope::kShared || sc == MemScope::kFragment || sc == MemScope::kL0) return;
+        }
     if (op.op == "gemm_v0" || op.op == "gemm") {
       Mem a = mem(op, 0), b = mem(op, 1), c = mem(op, 2);
       bool l1 = a == Mem::kL1 && b == Mem::kL1 && c == Mem::kL0C;
@@ -163,6 +170,7 @@ class Checker : public IRVisitor {
   }
 
   const sim::MachineModel& model_;
+  bool inferred_;
 };
 
 }  // namespace
@@ -174,7 +182,7 @@ PrimFunc ascend_check(const PrimFunc& f, const PassContext& ctx) {
                                 "T.Scope(\"V\") with T.set_cross_flag / T.wait_cross_flag through a GM workspace "
                                 "(Expert mode)");
   const sim::MachineModel& model = sim::machine_model(ctx.target.model);
-  Checker c(model);
+  Checker c(model, attr_bool(f.attrs(), "ascend.scopes_inferred", false));
   c.visit(f.body());
   if (!c.has_kernel)
     throw_error<SyntaxError>(loc(f->span), "kernel '", f.name(), "' has no `with T.Kernel(n, is_npu=True)` launch");

@@ -64,8 +64,8 @@ PrimFunc ascend_infer_scope(const PrimFunc& f, const PassContext& ctx) {
   post_order_visit(f.body(), [&](const Stmt& s) {
     if (auto* a = s.as<AllocateNode>()) visit_alloc(a->buffer);
   });
-  if (bmap.empty()) return f;
-  return f.with_body(substitute_buffers(f.body(), bmap));
+  PrimFunc out = bmap.empty() ? f : f.with_body(substitute_buffers(f.body(), bmap));
+  return out.with_attr("ascend.scopes_inferred", Attr(true));
 }
 
 TL_REGISTER_PASS("ascend_infer_scope", ascend_infer_scope);

@@ -166,3 +166,88 @@ TEST(SimCrossCore, CrossFlagOverflow) {
 }
 
 }  // namespace tl::test
+
+namespace tl::test {
+
+TEST(SimCrossCore, WarOnL1BetweenMte1AndMte2) {
+  // MTE2 reloads the L1 tile while MTE1 may still be reading it: a WAR race on L1.
+  Buffer A = buf("A", {2, 64, 64}, DataType::Float(16), MemScope::kGlobal);
+  Buffer a1 = buf("a_l1", {64, 64}, DataType::Float(16), MemScope::kL1);
+  Buffer a0 = buf("a_l0", {64, 64}, DataType::Float(16), MemScope::kL0A);
+  Var cid("cid"), vid("vid");
+  Stmt body = scope("C", make_seq({copy(region(A, {{make_int(0), 1}, {make_int(0), 64}, {make_int(0), 64}}), full(a1), 400),
+                                    set_flag("mte2", "mte1", 0), wait_flag("mte2", "mte1", 0),
+                                    copy(full(a1), full(a0), 401),
+                                    copy(region(A, {{make_int(1), 1}, {make_int(0), 64}, {make_int(0), 64}}), full(a1), 402)}));
+  auto At = tensor({2, 64, 64}, DataType::Float(16), 1);
+  expect_sync_error(npu_kernel("war", {A}, 1, cid, vid, {a1, a0}, body), {&At},
+                    {"race (WAR) on L1", "pipe MTE1", "pipe MTE2", "kernel.py:401", "kernel.py:402", "block 0 AIC"});
+}
+
+TEST(SimCrossCore, Mode1OrdersTheTwoVectorCores) {
+  // AIV0 writes row 0 of W, AIV1 reads it after a mode-1 barrier between the two vector cores.
+  Buffer W = buf("W", {2, 64}, f32, MemScope::kGlobal), O = buf("O", {64}, f32, MemScope::kGlobal);
+  Buffer x = buf("x", {1, 64}, f32, MemScope::kUB);
+  Var cid("cid"), vid("vid");
+  auto build = [&](bool barrier) {
+    std::vector<Stmt> v0 = {op("fill", {full(x), make_float(7.0)}, 410), set_flag("v", "mte3", 0), wait_flag("v", "mte3", 0),
+                            copy(full(x), region(W, {{make_int(0), 1}, {make_int(0), 64}}), 411)};
+    std::vector<Stmt> v1 = {copy(region(W, {{make_int(0), 1}, {make_int(0), 64}}), full(x), 412), set_flag("mte2", "mte3", 0),
+                            wait_flag("mte2", "mte3", 0), copy(full(x), BufferRegion(O, {Range(0, make_int(64))}), 413)};
+    if (barrier) {
+      v0.push_back(set_cross("mte3", 5, 1, 414));
+      v0.push_back(wait_cross(5, 415));
+      v1.insert(v1.begin(), wait_cross(5, 416));
+      v1.insert(v1.begin(), set_cross("mte2", 5, 1, 417));
+    }
+    Stmt body = scope("V", make_if(eq(vid, make_int(0)), make_seq(v0), make_seq(v1)));
+    return npu_kernel("m1", {W, O}, 1, cid, vid, {x}, body);
+  };
+  auto Wt = tensor({2, 64}, f32), Ot = tensor({64}, f32);
+  run(build(true), {&Wt, &Ot});
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(Ot.get(i), 7.0);
+  expect_sync_error(build(false), {&Wt, &Ot}, {"race", "GM tensor 'W'", "block 0 AIV0", "block 0 AIV1"});
+}
+
+TEST(SimCrossCore, Mode0IsABarrierOfAllCubeCores) {
+  // Every cube core writes its row of W from L0C, then (mode-0 barrier) reads its neighbour's row.
+  int64_t n = 3, t = 16;
+  Buffer W = buf("W", {n * t, t}, f32, MemScope::kGlobal);
+  Buffer A = buf("A", {t, t}, DataType::Float(16), MemScope::kGlobal);
+  Buffer a1 = buf("a1", {t, t}, DataType::Float(16), MemScope::kL1), a0 = buf("a0", {t, t}, DataType::Float(16), MemScope::kL0A);
+  Buffer b0 = buf("b0", {t, t}, DataType::Float(16), MemScope::kL0B), c0 = buf("c0", {t, t}, f32, MemScope::kL0C);
+  Buffer r1 = buf("r1", {t, t}, f32, MemScope::kL1);
+  Var cid("cid"), vid("vid");
+  AttrMap init;
+  init["init"] = Attr(make_bool(true));
+  auto build = [&](bool barrier) {
+    std::vector<Stmt> s = {copy(full(A), full(a1)), set_flag("mte2", "mte1", 0), wait_flag("mte2", "mte1", 0),
+                           copy(full(a1), full(a0)), copy(full(a1), full(b0)), set_flag("mte1", "m", 0),
+                           wait_flag("mte1", "m", 0), op("mma", {full(a0), full(b0), full(c0)}, 420, init),
+                           set_flag("m", "fix", 0), wait_flag("m", "fix", 0),
+                           copy(full(c0), region(W, {{cid * t, t}, {make_int(0), t}}), 421)};
+    if (barrier) {
+      s.push_back(set_cross("fix", 2, 0, 422));
+      s.push_back(wait_cross(2, 423));
+    }
+    s.push_back(copy(region(W, {{floormod(cid + 1, make_int(n)) * t, t}, {make_int(0), t}}), full(r1), 424));
+    return npu_kernel("m0", {W, A}, n, cid, vid, {a1, a0, b0, c0, r1}, scope("C", make_seq(s)));
+  };
+  auto Wt = tensor({n * t, t}, f32), At = tensor({t, t}, DataType::Float(16), 3);
+  run(build(true), {&Wt, &At});
+  expect_sync_error(build(false), {&Wt, &At}, {"race (", "on GM tensor 'W'", "kernel.py:421", "kernel.py:424"});
+}
+
+TEST(SimCrossCore, AtomicAddsFromManyBlocksDoNotRace) {
+  Buffer O = buf("O", {64}, f32, MemScope::kGlobal);
+  Buffer x = buf("x", {32}, f32, MemScope::kUB);
+  Var cid("cid"), vid("vid");
+  Stmt body = scope("V", make_seq({op("fill", {full(x), make_cast(f32, cid + 1)}, 430), set_flag("v", "mte3", 0),
+                                    wait_flag("v", "mte3", 0),
+                                    op("atomic_add", {region(O, {{vid * 32, 32}}), full(x)}, 431)}));
+  auto Ot = tensor({64}, f32);
+  run(npu_kernel("atom", {O}, 5, cid, vid, {x}, body), {&Ot});
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(Ot.get(i), 15.0);  // 1 + 2 + 3 + 4 + 5
+}
+
+}  // namespace tl::test
