@@ -9,12 +9,12 @@ import _run
 
 # (module, small arguments)
 EXAMPLES = [
-    ("vector_add_expert", ["--n", "8192", "--block", "2048"]),
+    ("vector_add_expert", ["--n", "10000", "--block", "2048"]),
     ("vector_add_auto_sync", ["--n", "8192", "--block", "2048"]),
     ("gemm_expert", ["--m", "256", "--n", "256", "--k", "256"]),
     ("gemm_double_buffer", ["--m", "256", "--n", "512", "--k", "512"]),
     ("matmul_add_pipelined", ["--m", "256", "--n", "256", "--k", "256"]),
-    ("gemm_persistent", ["--m", "384", "--n", "640", "--k", "256"]),
+    ("gemm_persistent", ["--m", "200", "--n", "330", "--k", "256"]),
     ("softmax_tile", ["--m", "64", "--n", "512"]),
     ("flash_attention_fwd", ["--bh", "1", "--seq", "128"]),
 ]
