@@ -417,6 +417,14 @@ Instr Engine::make_instr(Core& c, const BInstr& b) {
   }
   in.issue_time = c.s_time;
   in.issue_vc = c.issue_vc;
+  // Scalar operands are loaded by the scalar unit before it can issue the instruction.
+  if (!prog_.templates[b.tmpl].args.empty())
+    for (auto& a : t.args)
+      if (!a.is_region) {
+        uint32_t& e = in.issue_vc.c[clock_index(c.core_in_block, Pipe::kS)];
+        e = std::max(e, c.pipes[int(Pipe::kS)].counter);
+        break;
+      }
   in.seq = ++c.seq;
   if (opts_.lenient) {
     InFlight f;
@@ -468,8 +476,18 @@ bool Engine::lenient_wait_fe(Core& c, const BInstr& b, double now) {
   scan(b.x1);
   for (int32_t i : b.indices) scan(i);
   if (b.op == BOp::kStoreMem) touch.emplace_back(b.buffer, true);
-  if (b.op == BOp::kIssue && prog_.templates[b.tmpl].cls.cls == InstrClass::kDebug)
-    for (auto& r : prog_.templates[b.tmpl].regions) touch.emplace_back(r.buffer, false);
+  if (b.op == BOp::kIssue) {
+    const InstrTemplate& t = prog_.templates[b.tmpl];
+    // Scalar operands and region bounds are evaluated by the scalar unit when it issues.
+    for (auto& a : t.args)
+      if (!a.is_region) scan(a.index);
+    for (auto& r : t.regions) {
+      for (int32_t x : r.min) scan(x);
+      for (int32_t x : r.extent) scan(x);
+    }
+    if (t.cls.cls == InstrClass::kDebug)
+      for (auto& r : t.regions) touch.emplace_back(r.buffer, false);
+  }
   if (touch.empty()) return false;
   double t = c.s_time;
   for (auto& e : c.inflight)

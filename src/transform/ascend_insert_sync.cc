@@ -37,14 +37,35 @@ class Inserter {
     std::set<std::tuple<const StmtNode*, int, int, int>> pairs_done;
     std::map<std::tuple<const ascend_sync::SNode*, int, int>, Need> carried;
     std::set<const StmtNode*> rotated;
-    for (auto& [kind, n] : needs) {
+    std::vector<std::tuple<const ascend_sync::SNode*, int, int>> carried_order;
+    bool carried_done = false;
+    auto flush_carried = [&]() {
+      if (carried_done) return;
+      carried_done = true;
+      for (auto& key : carried_order) {
+        auto it = carried.find(key);
+        if (it == carried.end()) continue;
+        carried_flag(it->second, static_cast<int>(needs_kind(needs, it->second)));
+        carried.erase(it);
+      }
+    };
+    // Loop-carried flags first: they hold their ids for the whole loop, so the pairs of this round
+    // must not take them.
+    std::vector<std::pair<sim::CoreKind, Need>> ordered;
+    for (auto& kn : needs)
+      if (kn.second.kind == Need::kCarried) ordered.push_back(kn);
+    for (auto& kn : needs)
+      if (kn.second.kind != Need::kCarried) ordered.push_back(kn);
+    for (auto& [kind, n] : ordered) {
       int k = static_cast<int>(kind);
       switch (n.kind) {
         case Need::kBarrier:
+          flush_carried();
           if (pairs_done.insert({n.before, int(n.src), int(n.dst), k}).second)
             add_before(n.before, n.before_in_scope, k, {barrier(n.src, n.before)});
           break;
         case Need::kPair:
+          flush_carried();
           if (n.reuse && rotated.count(n.before)) break;  // another unrolled copy reported the same set
           if (n.reuse && rotate_pair(n)) {
             rotated.insert(n.before);
@@ -54,6 +75,7 @@ class Inserter {
           break;
         case Need::kCarried: {
           auto key = std::make_tuple(n.loop, int(n.src), int(n.dst));
+          carried_order.push_back(key);
           auto it = carried.find(key);
           if (it == carried.end()) {
             carried[key] = n;
@@ -79,7 +101,7 @@ class Inserter {
           break;
       }
     }
-    for (auto& [key, n] : carried) carried_flag(n, static_cast<int>(needs_kind(needs, n)));
+    flush_carried();
     Rewriter rw(*this);
     return f.with_body(rw.mutate(f.body()));
   }

@@ -160,7 +160,7 @@ class TreeBuilder {
     return sim::mem_of_scope(b.scope(), &m);
   }
   // Scalar loads of memory in `e`: a leaf on pipe S before the statement that evaluates them.
-  void scalar_reads(SNode* parent, const Expr& e, const Stmt& anchor) {
+  void scalar_reads(SNode* parent, const Expr& e, const Stmt& anchor, bool operand = false) {
     if (!e.defined()) return;
     std::vector<AccessT> acc;
     for_each_subexpr(e, [&](const Expr& x) {
@@ -174,6 +174,7 @@ class TreeBuilder {
     if (acc.empty()) return;
     SNode* n = leaf(parent, anchor);
     n->pipe = Pipe::kS;
+    n->operand = operand;
     n->accesses = std::move(acc);
   }
   bool owned(const Buffer& b) {
@@ -319,14 +320,22 @@ class TreeBuilder {
         if (!cls.core_neutral && static_cast<int>(cls.core) != kind_) return;
         if (cls.core_neutral && !scope_ && kind_ == 1) return;  // debug ops on GM run on the cube core
         for (auto& a : op->args)
-          if (a.is_expr()) scalar_reads(seq, a.expr, s);
+          if (a.is_expr()) scalar_reads(seq, a.expr, s, /*operand=*/true);
         SNode* n = leaf(seq, s);
         n->pipe = cls.pipe;
         sim::OpAccess acc = sim::tile_op_access(*op);
         // Reads first; a read-modify-write region appears as a write.
+        auto same_region = [](const BufferRegion& a, const BufferRegion& b) {
+          if (!a.buffer.same_as(b.buffer) || a.region.size() != b.region.size()) return false;
+          for (size_t i = 0; i < a.region.size(); ++i)
+            if (to_string(a.region[i].min) != to_string(b.region[i].min) ||
+                to_string(a.region[i].extent) != to_string(b.region[i].extent))
+              return false;
+          return true;
+        };
         for (auto& r : acc.reads) {
           bool also_written = false;
-          for (auto& w : acc.writes) also_written |= w.buffer.same_as(r.buffer);
+          for (auto& w : acc.writes) also_written |= same_region(w, r);
           if (!also_written) n->accesses.push_back(access(r, false));
         }
         for (auto& w : acc.writes) n->accesses.push_back(access(w, true));

@@ -52,6 +52,7 @@ struct SNode {
   sim::Pipe pipe = sim::Pipe::kS, src = sim::Pipe::kS, dst = sim::Pipe::kS;
   Expr id;
   bool inserted = false;  // a sync this pass inserted
+  bool operand = false;   // scalar loads of the next instruction's operands (ordered before it)
   std::vector<AccessT> accesses;
 };
 

@@ -265,6 +265,12 @@ class Walker {
     Pipe P = n.pipe;
     Clock eff = st.vc[int(P)];
     eff.join(st.issue);
+    // An instruction with scalar operands is issued after the scalar unit loaded them.
+    if (operand_stamp_ && P != Pipe::kS) {
+      eff.c[int(Pipe::kS)] = std::max(eff.c[int(Pipe::kS)], operand_stamp_);
+      st.vc[int(P)].c[int(Pipe::kS)] = std::max(st.vc[int(P)].c[int(Pipe::kS)], operand_stamp_);
+    }
+    operand_stamp_ = 0;
     for (const AccessT& a : n.accesses) {
       for (auto it = st.records.rbegin(); it != st.records.rend(); ++it) {
         const Record& r = *it;
@@ -285,6 +291,7 @@ class Walker {
     st.vc[int(P)].join(st.issue);
     for (const AccessT& a : n.accesses) st.records.push_back(Record{&n, &a, P, stamp, path_, vals_});
     if (P != Pipe::kV) st.vc[int(P)].c[int(P)] = stamp;
+    if (n.operand) operand_stamp_ = stamp;
   }
 
   void need(const Record& r, const SNode& n, const AccessT& a) {
@@ -360,6 +367,7 @@ class Walker {
   std::vector<Frame> path_;
   std::map<const VarNode*, int64_t> vals_;
   std::vector<Need> needs_;
+  uint32_t operand_stamp_ = 0;  // stamp of the scalar operand loads of the next instruction
 };
 
 }  // namespace
