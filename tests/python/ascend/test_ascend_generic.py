@@ -65,3 +65,29 @@ def test_ascend_use_swizzle_visits_every_tile_once():
     k.launch([out])
     assert sorted(out.tolist()) == list(range(16))
     assert out.tolist() != list(range(16))  # remapped
+
+
+def test_add_family_and_gpu_swizzle_form_on_ub():
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32"), C: T.Tensor((128,), "float32")):
+        T.func_attr({"enable_auto_sync": True})
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            T.use_swizzle(4, order="row")  # GPU rasterization form: no effect on the NPU
+            a = T.alloc_ub((64,), "float32")
+            b = T.alloc_ub((64,), "float32")
+            c = T.alloc_ub((64,), "float32")
+            T.copy(A[vid * 64], a)
+            T.copy(B[vid * 64], b)
+            with T.Scope("V"):
+                T.add(c, a, b)
+                T.mul(c, c, 2.0)
+                T.exp(c, c)  # Developer spelling: source first
+                T.max(c, c, b)
+            T.copy(c, C[vid * 64])
+    k = compile_ascend(main)
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(128).astype(np.float32)
+    b = rng.standard_normal(128).astype(np.float32)
+    c = np.zeros(128, np.float32)
+    k.launch([a, b, c])
+    np.testing.assert_allclose(c, np.maximum(np.exp(2 * (a + b)), b), rtol=1e-5)
