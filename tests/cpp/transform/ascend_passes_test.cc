@@ -122,7 +122,7 @@ func @g(A: global float16[64, 64]) {
                            "for gemm_v0_k: int32 in serial(0, 2)",
                            "evaluate ascend.wait_flag<void>(\"m\", \"mte1\", floormod(gemm_v0_k, 2))",
                            "copy(a[0 :+ 128, gemm_v0_k * 128 :+ 128], gemm_v0_L0A[floormod(gemm_v0_k, 2) :+ 1, 0 :+ 128, 0 :+ 128])",
-                           "evaluate ascend.pipe_barrier<void>(\"m\")", "{init = e:(true && gemm_v0_k == 0)",
+                           "evaluate ascend.pipe_barrier<void>(\"m\")", "{init = e:(gemm_v0_k == 0)",
                            "evaluate ascend.set_flag<void>(\"m\", \"fix\", 0)",
                            "evaluate ascend.set_flag<void>(\"mte1\", \"mte2\", 0)"})
     EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
