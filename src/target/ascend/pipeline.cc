@@ -6,6 +6,7 @@
 #include "transform/ascend_insert_sync.h"
 #include "transform/ascend_multi_version.h"
 #include "transform/ascend_place_cores.h"
+#include "transform/ascend_vectorize_parallel.h"
 #include "transform/ascend_plan_memory.h"
 
 namespace tl {
@@ -15,6 +16,7 @@ PrimFunc lower_ascend(const PrimFunc& f, PassContext& ctx) {
   r.run("ascend_check", ascend_check)                 // Expert-mode legality, unsupported modes
       .run("ascend_infer_scope", ascend_infer_scope)  // shared/fragment/L0 -> L1/UB/L0A/L0B/L0C
       .run("ascend_check_scoped", ascend_check)       // the same rules on the inferred memories
+      .run("ascend_vectorize_parallel", ascend_vectorize_parallel)  // T.Parallel on UB -> T.tile ops
       .run("ascend_multi_version", ascend_multi_version)  // T.Pipelined: stage buffers, serial loop
       .run("ascend_expand_gemm", ascend_expand_gemm)      // gemm_v0 / gemm -> copies, mma, flags
       .run("ascend_place_cores", ascend_place_cores)      // unscoped statements -> T.Scope("C"/"V")

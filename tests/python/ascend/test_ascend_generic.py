@@ -91,3 +91,30 @@ def test_add_family_and_gpu_swizzle_form_on_ub():
     c = np.zeros(128, np.float32)
     k.launch([a, b, c])
     np.testing.assert_allclose(c, np.maximum(np.exp(2 * (a + b)), b), rtol=1e-5)
+
+
+def test_parallel_elementwise_becomes_vector_ops():
+    @T.prim_func
+    def main(A: T.Tensor((16, 64), "float32"), B: T.Tensor((16, 64), "float32")):
+        T.func_attr({"enable_auto_sync": True})
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            x = T.alloc_ub((8, 64), "float32")
+            y = T.alloc_ub((8, 64), "float32")
+            T.copy(A[vid * 8, 0], x)
+            for i, j in T.Parallel(8, 64):
+                y[i, j] = T.exp(x[i, j] * 2.0) + x[i, j] - 1.0
+            for i, j in T.Parallel(8, 64):
+                y[i, j] = 1.0 / y[i, j] - x[j % 8, i]  # transposed access: stays a scalar loop
+            T.copy(y, B[vid * 8, 0])
+    k = compile_ascend(main)
+    src = k.source
+    assert "tile.exp(par_tmp" in src and "tile.sub(y[0 :+ 8, 0 :+ 64]" in src
+    assert src.count("parallel(") == 2  # only the second nest keeps its loops
+    a = np.random.default_rng(12).standard_normal((16, 64)).astype(np.float32)
+    b = np.zeros((16, 64), np.float32)
+    k.launch([a, b])
+    for v in range(2):
+        x = a[v * 8:(v + 1) * 8].astype(np.float64)
+        y = np.exp(x * 2) + x - 1
+        y = 1.0 / y - np.array([[x[j % 8, i] for j in range(64)] for i in range(8)])
+        np.testing.assert_allclose(b[v * 8:(v + 1) * 8], y, rtol=1e-4, atol=1e-5)
