@@ -17,14 +17,14 @@ namespace {
 
 class AscendModule : public KernelModule {
  public:
-  AscendModule(std::shared_ptr<const sim::Program> prog, const PrimFunc& lowered, sim::SimOptions opts)
-      : prog_(std::move(prog)), opts_(std::move(opts)) {
+  AscendModule(std::shared_ptr<const sim::Program> prog, const PrimFunc& lowered, bool config_lenient)
+      : prog_(std::move(prog)), config_lenient_(config_lenient) {
     const AttrMap& a = lowered.attrs();
     static_["model"] = Attr(prog_->model->name);
     static_["syncs_inserted"] = Attr(attr_int(a, "ascend.syncs_inserted", 0));
     static_["sync_fallbacks"] = Attr(attr_int(a, "ascend.sync_fallbacks", 0));
     static_["memory_planning"] = Attr(attr_bool(a, "ascend.memory_planning", false));
-    static_["lenient"] = Attr(opts_.lenient);
+    static_["lenient"] = Attr(options().lenient);
     auto it = a.find("ascend.peak_bytes");
     static const char* mems[] = {"L1", "L0A", "L0B", "L0C", "UB"};
     for (int i = 0; i < 5; ++i) {
@@ -36,8 +36,17 @@ class AscendModule : public KernelModule {
     }
   }
 
+  // The environment switches (TL_ASCEND_SIM_LENIENT, TL_ASCEND_TRACE, TL_ASCEND_SIM_TIMING_ONLY) are
+  // read at every launch: compiled kernels are memoised, the environment may change between calls.
+  sim::SimOptions options() const {
+    sim::SimOptions so = sim::SimOptions::from_env();
+    if (config_lenient_) so.lenient = true;
+    return so;
+  }
+
   void launch(const std::vector<TLArg>& args, const LaunchEnv&) override {
-    sim::SimStats st = sim::simulate(*prog_, args, opts_);
+    sim::SimOptions so = options();
+    sim::SimStats st = sim::simulate(*prog_, args, so);
     std::lock_guard<std::mutex> g(mu_);
     dynamic_.clear();
     dynamic_["simulated_ms"] = Attr(st.ms);
@@ -50,6 +59,7 @@ class AscendModule : public KernelModule {
     dynamic_["gm_bytes"] = Attr(st.gm_bytes);
     dynamic_["l2_hit_rate"] = Attr(st.gm_bytes ? double(st.l2_hit_bytes) / double(st.gm_bytes) : 0.0);
     dynamic_["simulation_seconds"] = Attr(st.wall_seconds);
+    dynamic_["lenient"] = Attr(so.lenient);
     for (int k = 0; k < 2; ++k)
       for (int p = 0; p < sim::kNumPipes; ++p) {
         if (st.busy[k][p] <= 0) continue;
@@ -67,7 +77,7 @@ class AscendModule : public KernelModule {
 
  private:
   std::shared_ptr<const sim::Program> prog_;
-  sim::SimOptions opts_;
+  bool config_lenient_;
   AttrMap static_, dynamic_;
   mutable std::mutex mu_;
 };
@@ -93,9 +103,8 @@ class AscendBackend : public TargetBackend {
     if (!lowered) throw_error<Error>("internal error: the ascend backend needs the lowered function to load");
     const sim::MachineModel& model = sim::machine_model(opts.target.model);
     auto prog = sim::compile_program(*lowered, model);
-    sim::SimOptions so = sim::SimOptions::from_env();
-    if (config_bool(opts.pass_configs, "tl.ascend_sim_lenient")) so.lenient = true;
-    return std::make_unique<AscendModule>(std::move(prog), *lowered, so);
+    return std::make_unique<AscendModule>(std::move(prog), *lowered,
+                                          config_bool(opts.pass_configs, "tl.ascend_sim_lenient"));
   }
 
   bool cacheable() const override { return false; }
