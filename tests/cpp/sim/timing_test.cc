@@ -80,3 +80,30 @@ TEST(SimTiming, DISABLED_Calibration) {
   }
 }
 }  // namespace tl::test
+
+namespace tl::test {
+TEST(SimTileExec, FixPipeCastsAndRelu) {
+  const DataType f16 = DataType::Float(16), f32 = DataType::Float32();
+  int64_t t = 32;
+  Buffer A = buf("A", {t, t}, f16, MemScope::kGlobal), C = buf("C", {t, t}, f16, MemScope::kGlobal);
+  Buffer a1 = buf("a1", {t, t}, f16, MemScope::kL1), a0 = buf("a0", {t, t}, f16, MemScope::kL0A);
+  Buffer b0 = buf("b0", {t, t}, f16, MemScope::kL0B), c0 = buf("c0", {t, t}, f32, MemScope::kL0C);
+  Var cid("cid"), vid("vid");
+  AttrMap init, relu;
+  init["init"] = Attr(make_bool(true));
+  relu["enable_relu"] = Attr(true);
+  Stmt body = scope("C", make_seq({copy(full(A), full(a1)), set_flag("mte2", "mte1", 0), wait_flag("mte2", "mte1", 0),
+                                    copy(full(a1), full(a0)), copy(full(a1), full(b0)), set_flag("mte1", "m", 0),
+                                    wait_flag("mte1", "m", 0), op("mma", {full(a0), full(b0), full(c0)}, 0, init),
+                                    set_flag("m", "fix", 0), wait_flag("m", "fix", 0),
+                                    copy(full(c0), full(C), 0, relu)}));
+  auto At = tensor({t, t}, f16, 21), Ct = tensor({t, t}, f16);
+  run(npu_kernel("fix", {A, C}, 1, cid, vid, {a1, a0, b0, c0}, body), {&At, &Ct});
+  HostTensor R = tensor({t, t}, f32);
+  gemm_reference(At, At, &R, t, t, t);
+  for (int64_t i = 0; i < t * t; ++i) {
+    double want = sim::half_to_float(sim::float_to_half(float(std::max(0.0, R.get(i)))));
+    ASSERT_NEAR(Ct.get(i), want, 2e-3 * (1 + std::fabs(want))) << i;
+  }
+}
+}  // namespace tl::test
