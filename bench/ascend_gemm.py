@@ -33,12 +33,12 @@ def compile_kernel(func, configs=None):
 
 def run(kind, n, check):
     if kind == "hand":
-        f, configs = gemm_double_buffer.matmul(n, n, n), {}
+        f, configs = gemm_double_buffer.matmul.build(n, n, n), {}
     elif kind == "auto":
-        f = tilelang._core.ascend.strip_syncs(gemm_double_buffer.matmul(n, n, n).ir)
+        f = tilelang._core.ascend.strip_syncs(gemm_double_buffer.matmul.build(n, n, n).ir)
         configs = {"tl.ascend_auto_sync": True}
     else:
-        f, configs = gemm_expert.matmul(n, n, n, 128, 128, 128, core_num=24), {}
+        f, configs = gemm_expert.matmul.build(n, n, n, 128, 128, 128, core_num=24), {}
     k = compile_kernel(f, configs)
     rng = np.random.default_rng(0)
     if check:

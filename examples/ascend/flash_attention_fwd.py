@@ -10,10 +10,11 @@ import math
 
 import numpy as np
 
+import tilelang
 import tilelang.language as T
-from _run import compile
 
 
+@tilelang.jit(out_idx=[3], workspace_idx=[4, 5, 6])
 def flash_attention(BH, S, D=64, block_M=64, block_N=64, dtype="float16", accum_dtype="float"):
     q_tiles = S // block_M
     blocks = BH * q_tiles
@@ -112,7 +113,7 @@ def main(argv=None):
     ap.add_argument("--seq", type=int, default=256)
     args = ap.parse_args(argv)
     D = 64
-    kernel = compile(flash_attention(args.bh, args.seq, D), out_idx=[3], workspace_idx=[4, 5, 6])
+    kernel = flash_attention(args.bh, args.seq, D)
     rng = np.random.default_rng(7)
     q, k, v = (rng.standard_normal((args.bh, args.seq, D)).astype(np.float16) for _ in range(3))
     o = kernel(q, k, v)

@@ -11,10 +11,11 @@ import argparse
 
 import numpy as np
 
+import tilelang
 import tilelang.language as T
-from _run import compile
 
 
+@tilelang.jit(out_idx=[-1])
 def matmul(M, N, K, block_M=128, block_N=256, K_L1=256, K_L0=64, core_num=24, dtype="float16",
            accum_dtype="float"):
     m_num, n_num = M // block_M, N // block_N
@@ -72,7 +73,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1024)
     ap.add_argument("--k", type=int, default=1024)
     args = ap.parse_args(argv)
-    kernel = compile(matmul(args.m, args.n, args.k), out_idx=[-1])
+    kernel = matmul(args.m, args.n, args.k)
     rng = np.random.default_rng(3)
     a = rng.standard_normal((args.m, args.k)).astype(np.float16)
     b = rng.standard_normal((args.k, args.n)).astype(np.float16)

@@ -6,10 +6,11 @@ import argparse
 
 import numpy as np
 
+import tilelang
 import tilelang.language as T
-from _run import compile
 
 
+@tilelang.jit(out_idx=[-1])
 def matmul(M, N, K, block_M, block_N, K_L1, core_num=24, dtype="float16", accum_dtype="float"):
     m_num = M // block_M
     n_num = N // block_N
@@ -45,7 +46,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=512)
     ap.add_argument("--k", type=int, default=512)
     args = ap.parse_args(argv)
-    kernel = compile(matmul(args.m, args.n, args.k, 128, 128, 128), out_idx=[-1])
+    kernel = matmul(args.m, args.n, args.k, 128, 128, 128)
     rng = np.random.default_rng(2)
     a = rng.standard_normal((args.m, args.k)).astype(np.float16)
     b = rng.standard_normal((args.k, args.n)).astype(np.float16)

@@ -5,11 +5,12 @@ import argparse
 
 import numpy as np
 
+import tilelang
 import tilelang.language as T
 from tilelang.intrinsics import make_zn_layout
-from _run import compile
 
 
+@tilelang.jit(out_idx=[-1])
 def matmul(M, N, K, block_M=128, block_N=128, K_L1=128, core_num=20, dtype="float16", accum_dtype="float"):
     m_num, n_num = T.ceildiv(M, block_M), T.ceildiv(N, block_N)
 
@@ -38,7 +39,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=640)
     ap.add_argument("--k", type=int, default=256)
     args = ap.parse_args(argv)
-    kernel = compile(matmul(args.m, args.n, args.k), out_idx=[-1])
+    kernel = matmul(args.m, args.n, args.k)
     rng = np.random.default_rng(5)
     a = rng.standard_normal((args.m, args.k)).astype(np.float16)
     b = rng.standard_normal((args.k, args.n)).astype(np.float16)

@@ -7,10 +7,11 @@ import argparse
 
 import numpy as np
 
+import tilelang
 import tilelang.language as T
-from _run import compile
 
 
+@tilelang.jit(out_idx=[3], workspace_idx=[4])
 def matmul_add(M, N, K, block_M=128, block_N=128, K_L1=64, dtype="float16", accum_dtype="float"):
     m_num, n_num = M // block_M, N // block_N
     half = block_M // 2
@@ -49,7 +50,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=256)
     ap.add_argument("--k", type=int, default=512)
     args = ap.parse_args(argv)
-    kernel = compile(matmul_add(args.m, args.n, args.k), out_idx=[3], workspace_idx=[4])
+    kernel = matmul_add(args.m, args.n, args.k)
     rng = np.random.default_rng(4)
     a = rng.standard_normal((args.m, args.k)).astype(np.float16)
     b = rng.standard_normal((args.k, args.n)).astype(np.float16)

@@ -6,10 +6,11 @@ import argparse
 
 import numpy as np
 
+import tilelang
 import tilelang.language as T
-from _run import compile
 
 
+@tilelang.jit(out_idx=[-1])
 def softmax(M, N, block_M=16, dtype="float32"):
     rows = block_M // 2
 
@@ -49,7 +50,7 @@ def main(argv=None):
     ap.add_argument("--m", type=int, default=128)
     ap.add_argument("--n", type=int, default=1024)
     args = ap.parse_args(argv)
-    kernel = compile(softmax(args.m, args.n), out_idx=[-1])
+    kernel = softmax(args.m, args.n)
     rng = np.random.default_rng(6)
     x = rng.standard_normal((args.m, args.n)).astype(np.float32) * 3
     y = kernel(x)

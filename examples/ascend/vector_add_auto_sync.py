@@ -6,10 +6,11 @@ import argparse
 
 import numpy as np
 
+import tilelang
 import tilelang.language as T
-from _run import compile
 
 
+@tilelang.jit(out_idx=[-1], pass_configs={tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC: True})
 def vec_add(N, block_N, dtype="float16"):
     n_num = (N + block_N - 1) // block_N  # the last block reads/writes a partial tile (tails are guarded)
     half = block_N // 2
@@ -29,7 +30,6 @@ def vec_add(N, block_N, dtype="float16"):
     return main
 
 
-PASS_CONFIGS = {"tl.ascend_auto_sync": True}  # tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC
 
 
 def main(argv=None):
@@ -37,7 +37,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=16384)
     ap.add_argument("--block", type=int, default=2048)
     args = ap.parse_args(argv)
-    kernel = compile(vec_add(args.n, args.block), out_idx=[-1], pass_configs=PASS_CONFIGS)
+    kernel = vec_add(args.n, args.block)
     rng = np.random.default_rng(1)
     a = rng.standard_normal(args.n).astype(np.float16)
     b = rng.standard_normal(args.n).astype(np.float16)

@@ -14,7 +14,7 @@ def compile_ascend(func, configs=None):
 
 
 def test_info_reports_time_utilisation_memory_and_syncs():
-    k = compile_ascend(vector_add_expert.vec_add(8192, 2048))
+    k = compile_ascend(vector_add_expert.vec_add.build(8192, 2048))
     info = k.info()
     assert info["peak_bytes.UB"] == 3 * 1024 * 2 and info["capacity_bytes.UB"] == 196352
     assert info["syncs_inserted"] == 0 and "simulated_ms" not in info
@@ -23,7 +23,7 @@ def test_info_reports_time_utilisation_memory_and_syncs():
     info = k.info()
     assert info["simulated_ms"] > 0 and info["cycles"] > 0 and info["blocks"] == 4
     assert 0 < info["util.AIV.MTE2"] <= 1 and 0 < info["util.AIV.V"] <= 1
-    auto = compile_ascend(tilelang._core.ascend.strip_syncs(vector_add_expert.vec_add(8192, 2048).ir),
+    auto = compile_ascend(tilelang._core.ascend.strip_syncs(vector_add_expert.vec_add.build(8192, 2048).ir),
                           {"tl.ascend_auto_sync": True})
     assert auto.info()["syncs_inserted"] == 4
 
@@ -31,7 +31,7 @@ def test_info_reports_time_utilisation_memory_and_syncs():
 def test_chrome_trace(tmp_path, monkeypatch):
     path = tmp_path / "trace.json"
     monkeypatch.setenv("TL_ASCEND_TRACE", str(path))
-    k = compile_ascend(gemm_double_buffer.matmul(256, 256, 256, core_num=2))
+    k = compile_ascend(gemm_double_buffer.matmul.build(256, 256, 256, core_num=2))
     a = np.ones((256, 256), np.float16)
     k.launch([a, a, np.zeros((256, 256), np.float16)])
     trace = json.loads(path.read_text())["traceEvents"]
@@ -64,7 +64,7 @@ def test_printf_and_dump_tensor(capfd):
 
 
 def gemm_time(**kw):
-    k = compile_ascend(gemm_double_buffer.matmul(512, 512, 1024, **kw))
+    k = compile_ascend(gemm_double_buffer.matmul.build(512, 512, 1024, **kw))
     a = np.zeros((512, 1024), np.float16)
     b = np.zeros((1024, 512), np.float16)
     k.launch([a, b, np.zeros((512, 512), np.float16)])
