@@ -63,21 +63,18 @@ TEST(SimTiming, MoreCoresHelpUntilBandwidthBound) {
 }  // namespace tl::test
 
 namespace tl::test {
-// Calibration against the published A2 points (run with --gtest_also_run_disabled_tests).
-TEST(SimTiming, DISABLED_Calibration) {
-  for (int64_t n : {4096, 8192}) {
-    GemmConfig g;
-    g.M = g.N = g.K = n;
-    sim::SimOptions o;
-    o.compute_values = false;
-    if (const char* c = std::getenv("CAL_NOCHECK")) o.check = false;
-    auto A = tensor({g.M, g.K}, g.in), B = tensor({g.K, g.N}, g.in), C = tensor({g.M, g.N}, g.out);
-    auto st = run(expert_gemm(g), {&A, &B, &C}, o);
-    double tflops = 2.0 * n * n * n / (st.ms * 1e-3) / 1e12;
-    std::printf("GEMM %lld^3: %.3f ms, %.1f TFLOPS, wall %.2f s, M util %.2f MTE2 util %.2f, l2 hit %.2f\n",
-                (long long)n, st.ms, tflops, st.wall_seconds, st.utilisation[0][int(sim::Pipe::kM)],
-                st.utilisation[0][int(sim::Pipe::kMTE2)], double(st.l2_hit_bytes) / double(st.gm_bytes));
-  }
+// Calibration against the published A2 point for 4096^3 (tilelang-ascend: ~501 us on 24 cores): the
+// tuned Expert GEMM must land within +-25% (ASCEND_MODEL.md). 8192^3 (3.90 ms) is in bench/ascend_gemm.py
+// because it takes seconds to simulate.
+TEST(SimTiming, CalibrationGemm4096) {
+  GemmConfig g;
+  g.M = g.N = g.K = 4096;
+  sim::SimOptions o;
+  o.compute_values = false;
+  auto A = tensor({g.M, g.K}, g.in), B = tensor({g.K, g.N}, g.in), C = tensor({g.M, g.N}, g.out);
+  auto st = run(expert_gemm(g), {&A, &B, &C}, o);
+  EXPECT_GT(st.ms, 0.501 * 0.75);
+  EXPECT_LT(st.ms, 0.501 * 1.25);
 }
 }  // namespace tl::test
 
