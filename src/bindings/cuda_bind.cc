@@ -15,6 +15,7 @@
 #include "ir/error.h"
 #include "layout/mma_layout.h"
 #include "target/cuda/driver.h"
+#include "target/cuda/dynlib.h"
 #include "target/cuda/nvrtc.h"
 
 namespace nb = nanobind;
@@ -96,6 +97,20 @@ void bind_cuda(nb::module_& parent) {
     bool ok = cuda_driver_available(&why);
     return std::make_pair(ok, why);
   });
+  m.def("driver_facts", [] {
+    CudaDriverFacts f = cuda_driver_facts();
+    nb::dict d;
+    d["path"] = f.path;
+    d["version"] = f.version;
+    d["resolution"] = f.resolution;
+    return d;
+  });
+  m.def("nvrtc_path", &nvrtc_library_path);
+  m.def("install_crash_backtrace", &install_fatal_signal_backtrace,
+        "On a fatal signal, print the native backtrace (with each frame's library) before Python's faulthandler");
+  m.def("validate_image", [](nb::bytes image) {
+    validate_module_image(std::string(image.c_str(), image.size()), "image");
+  });
   m.def("device_count", &cuda_device_count);
   m.def("device_info", [](int dev) {
     const CudaDeviceInfo& i = cuda_device_info(dev);
@@ -131,9 +146,9 @@ void bind_cuda(nb::module_& parent) {
       .def(
           "__init__",
           [](CudaModule* self, nb::bytes image, int dev) {
-            // cuModuleLoadData wants PTX NUL-terminated; a cubin is self-describing.
+            // The driver wants PTX NUL-terminated; a cubin or fatbin is self-describing.
             std::string img(image.c_str(), image.size());
-            img.push_back('\0');
+            if (img.compare(0, 4, "\x7f" "ELF") != 0) img.push_back('\0');
             new (self) CudaModule(img, dev, "test module");
           },
           nb::arg("image"), nb::arg("device") = 0)

@@ -86,11 +86,11 @@ struct conditional<false, A, B> {
 };
 template <typename A, typename B>
 struct is_same {
-  static constexpr bool value = false;
+  enum : bool { value = false };
 };
 template <typename A>
 struct is_same<A, A> {
-  static constexpr bool value = true;
+  enum : bool { value = true };
 };
 
 }  // namespace tl

@@ -1,5 +1,7 @@
 """Helpers for the CUDA tests: compile with NVRTC, move numpy arrays to and from the device, and
 skip cleanly where there is no NVRTC or no GPU (CI compiles, the GPU machine also runs)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -14,12 +16,21 @@ def has_nvrtc():
     return cuda.nvrtc_available()[0]
 
 
+SKIP_GPU = os.environ.get("TILELANG_SKIP_GPU_TESTS", "")
+
+
 def has_gpu():
-    return cuda.driver_available()[0] and cuda.device_count() > 0
+    return not SKIP_GPU and cuda.driver_available()[0] and cuda.device_count() > 0
+
+
+def _no_gpu_reason():
+    if SKIP_GPU:
+        return "GPU tests disabled: " + SKIP_GPU
+    return "no CUDA device (" + (cuda.driver_available()[1] or "0 devices") + ")"
 
 
 requires_nvrtc = pytest.mark.skipif(not has_nvrtc(), reason="NVRTC not available: " + cuda.nvrtc_available()[1])
-requires_gpu = pytest.mark.skipif(not has_gpu(), reason="no CUDA device (" + cuda.driver_available()[1] + ")")
+requires_gpu = pytest.mark.skipif(not has_gpu(), reason=_no_gpu_reason())
 
 
 def device_arch(device=0):
