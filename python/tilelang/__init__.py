@@ -2,3 +2,19 @@
 from . import _core  # noqa: F401
 
 __version__ = _core.__version__
+
+# --- frontend (language, layouts, errors) ---------------------------------------------------------
+from . import errors, intrinsics, language, layout, primitives  # noqa: E402,F401
+from .errors import (  # noqa: E402,F401
+    ArgumentError,
+    CompileError,
+    DeviceRuntimeError,
+    LayoutError,
+    ResourceError,
+    SyncError,
+    TileLangError,
+    TileLangSyntaxError,
+    VerifyError,
+)
+from .language import GemmWarpPolicy  # noqa: E402,F401
+# --- end frontend ---------------------------------------------------------------------------------

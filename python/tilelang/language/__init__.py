@@ -1,0 +1,163 @@
+"""The kernel language: `import tilelang.language as T`.
+
+See docs/FRONTEND.md for how a @T.prim_func is parsed and docs/TILE_OPS.md for the IR each
+primitive produces.
+"""
+from . import tile  # noqa: F401  (T.tile.*)
+from .allocate import (  # noqa: F401
+    Buffer,
+    StridedTensor,
+    Tensor,
+    TensorSpec,
+    alloc_barrier,
+    alloc_fragment,
+    alloc_L0,
+    alloc_l0,
+    alloc_L0A,
+    alloc_l0a,
+    alloc_L0B,
+    alloc_l0b,
+    alloc_L0C,
+    alloc_l0c,
+    alloc_L1,
+    alloc_l1,
+    alloc_local,
+    alloc_shared,
+    alloc_UB,
+    alloc_ub,
+    alloc_var,
+    dynamic,
+    symbolic,
+)
+from .builtins import (  # noqa: F401
+    annotate_address,
+    annotate_layout,
+    barrier_all,
+    device_assert,
+    dump_tensor,
+    func_attr,
+    loop_break,
+    pipe_barrier,
+    print,
+    printf,
+    set_cross_flag,
+    set_flag,
+    sync_all,
+    sync_threads,
+    use_swizzle,
+    wait_cross_flag,
+    wait_flag,
+)
+from .dtypes import ALL as _ALL_DTYPES
+from .dtypes import dtype, to_dtype  # noqa: F401
+from .kernel import (  # noqa: F401
+    Kernel,
+    Scope,
+    get_block_binding,
+    get_block_bindings,
+    get_block_extent,
+    get_block_extents,
+    get_lane_idx,
+    get_thread_binding,
+    get_thread_bindings,
+    get_thread_extent,
+    get_thread_extents,
+    get_warp_group_idx,
+    get_warp_idx,
+    get_warp_idx_sync,
+)
+from .loops import Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized, serial, unroll, vectorized  # noqa: F401
+from .math import (  # noqa: F401
+    And,
+    Cast,
+    Not,
+    Or,
+    Select,
+    abs,
+    add,
+    cast,
+    ceil,
+    ceildiv,
+    clamp,
+    cos,
+    div,
+    exp,
+    exp2,
+    floor,
+    floordiv,
+    floormod,
+    ieee_add,
+    ieee_fdiv,
+    ieee_fmaf,
+    ieee_fsqrt,
+    ieee_mul,
+    if_then_else,
+    infinity,
+    log,
+    log2,
+    max,
+    max_value,
+    min,
+    min_value,
+    mul,
+    pow,
+    round,
+    rsqrt,
+    sigmoid,
+    sin,
+    sqrt,
+    sub,
+    tanh,
+    truncdiv,
+    truncmod,
+    trunc,
+)
+from .parser import Macro, PrimFunc, macro, prim_func  # noqa: F401
+from .tile_ops import (  # noqa: F401
+    GemmWarpPolicy,
+    atomic_add,
+    clear,
+    copy,
+    cumsum,
+    fill,
+    gemm,
+    gemm_v0,
+    mma,
+    reduce,
+    reduce_absmax,
+    reduce_abssum,
+    reduce_max,
+    reduce_min,
+    reduce_sum,
+)
+from ..layout import Fragment, Layout  # noqa: F401
+from .. import _core as _core_mod
+
+# The IR classes, for isinstance checks in user code.
+PrimExpr = _core_mod.PrimExpr
+Var = _core_mod.Var
+BufferLoad = _core_mod.BufferLoad
+BufferRegion = _core_mod.BufferRegion
+
+# T.float16, T.int32, ... (and T.bool, which shadows the builtin only inside this module's namespace).
+globals().update(_ALL_DTYPES)
+
+# Fast-math intrinsics T.__exp, T.__log, T.__sin, T.__cos.
+from . import math as _math  # noqa: E402
+
+for _n in _math.FAST_MATH:
+    globals()[_n] = getattr(_math, _n)
+
+_NOT_SUPPORTED = {
+    "ClusterKernel", "CUDASourceCodeKernel", "alloc_tmem", "alloc_reducer", "alloc_global", "async_copy",
+    "tma_copy", "view", "reshape", "make_tensor", "ptr", "ws", "WarpSpecialize", "annotate_l2_hit_ratio",
+    "annotate_safe_value", "gemm_sp", "wgmma_gemm", "tcgen05_gemm", "im2col", "atomic_max", "atomic_min",
+    "call_extern", "rng_init", "const", "empty", "init_flag", "clear_flag", "reinterpretcast", "set_deq_scale",
+}
+
+
+def __getattr__(name):
+    if name in _NOT_SUPPORTED:
+        raise NotImplementedError(f"not implemented: T.{name} is a TileLang primitive that tilelang-cpp does not "
+                                  "support")
+    raise AttributeError(f"module 'tilelang.language' has no attribute '{name}'")

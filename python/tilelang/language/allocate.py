@@ -1,0 +1,166 @@
+"""Buffer allocation (T.alloc_*) and kernel parameter types (T.Tensor, T.dynamic, ...)."""
+import sys
+
+from .. import _core
+from .._core import Var
+from .context import current
+from .dtypes import to_dtype
+
+__all__ = ["alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_barrier", "alloc_L1",
+           "alloc_ub", "alloc_UB", "alloc_L0A", "alloc_L0B", "alloc_L0C", "alloc_l1", "alloc_l0a", "alloc_l0b",
+           "alloc_l0c", "alloc_l0", "alloc_L0", "Tensor", "Buffer", "StridedTensor", "TensorSpec", "dynamic",
+           "symbolic"]
+
+
+def _shape(shape):
+    if isinstance(shape, (list, tuple)):
+        return list(shape)
+    return [shape]
+
+
+def _alloc(shape, dtype, scope, what, default_name):
+    ctx = current(what)
+    ctx.require_kernel(what)
+    name = ctx.take_hint(default_name)
+    buf = ctx.b.make_buffer(name, to_dtype(dtype), _shape(shape), scope, None)
+    ctx.b.alloc(buf)
+    return buf
+
+
+def alloc_shared(shape, dtype, scope="shared.dyn"):
+    """Block-shared tile (cuda shared memory; cpu block-local; ascend L1 or UB by use)."""
+    return _alloc(shape, dtype, scope, "T.alloc_shared", "shared")
+
+
+def alloc_fragment(shape, dtype, scope="local.fragment"):
+    """Block-level register tile whose distribution over threads is inferred."""
+    return _alloc(shape, dtype, scope, "T.alloc_fragment", "frag")
+
+
+def alloc_local(shape, dtype, scope="local"):
+    """Per-thread array."""
+    return _alloc(shape, dtype, scope, "T.alloc_local", "local")
+
+
+def alloc_var(dtype, init=None, scope="local.var"):
+    """Per-thread mutable scalar. Read it as a value (`x + 1`, `x[0]`); assign with `x = v`."""
+    if isinstance(init, str) and init in ("local.var", "local"):
+        init, scope = None, init
+    buf = _alloc([1], dtype, scope, "T.alloc_var", "var")
+    if init is not None:
+        current().b.emit_store(buf, [0], init)
+    return buf
+
+
+def alloc_barrier(arrive_count):
+    """mbarrier array (cuda sm_90); one barrier per entry of `arrive_count`."""
+    counts = list(arrive_count) if isinstance(arrive_count, (list, tuple)) else [arrive_count]
+    buf = _alloc([len(counts)], "uint64", "barrier", "T.alloc_barrier", "barrier")
+    b = current().b
+    for i, c in enumerate(counts):
+        b.emit_evaluate(_core.make_call("void", "tl.mbarrier_init", [buf[i], c]))
+    return buf
+
+
+def alloc_L1(shape, dtype):  # noqa: N802
+    """Ascend cube-core L1 buffer."""
+    return _alloc(shape, dtype, "L1", "T.alloc_L1", "l1")
+
+
+def alloc_ub(shape, dtype):
+    """Ascend vector-core unified buffer."""
+    return _alloc(shape, dtype, "UB", "T.alloc_ub", "ub")
+
+
+def alloc_L0A(shape, dtype):  # noqa: N802
+    return _alloc(shape, dtype, "L0A", "T.alloc_L0A", "l0a")
+
+
+def alloc_L0B(shape, dtype):  # noqa: N802
+    return _alloc(shape, dtype, "L0B", "T.alloc_L0B", "l0b")
+
+
+def alloc_L0C(shape, dtype):  # noqa: N802
+    return _alloc(shape, dtype, "L0C", "T.alloc_L0C", "l0c")
+
+
+def alloc_l0(shape, dtype):
+    """Ascend L0A/L0B/L0C, chosen by the buffer's position as a gemm operand."""
+    return _alloc(shape, dtype, "L0", "T.alloc_l0", "l0")
+
+
+alloc_UB = alloc_ub
+alloc_l1 = alloc_L1
+alloc_l0a = alloc_L0A
+alloc_l0b = alloc_L0B
+alloc_l0c = alloc_L0C
+alloc_L0 = alloc_l0
+
+
+# ---- parameters ------------------------------------------------------------------------------
+
+class TensorSpec:
+    """The annotation of a tensor parameter: shape, dtype and optional strides."""
+
+    __slots__ = ("shape", "dtype", "strides", "scope")
+
+    def __init__(self, shape, dtype="float32", strides=None, scope="global"):
+        self.shape = tuple(_shape(shape))
+        self.dtype = to_dtype(dtype)
+        self.strides = None if strides is None else tuple(_shape(strides))
+        if self.strides is not None and len(self.strides) != len(self.shape):
+            raise ValueError(f"T.StridedTensor: {len(self.strides)} strides for {len(self.shape)} dimensions")
+        self.scope = scope
+
+    def make(self, name, span):
+        return _core.Buffer(name, self.dtype, list(self.shape), self.scope, None if self.strides is None
+                            else list(self.strides), span)
+
+    def __repr__(self):
+        s = f"T.Tensor({self.shape}, {self.dtype!r}"
+        return s + (f", strides={self.strides})" if self.strides else ")")
+
+
+class _TensorFactory:
+    """`T.Tensor((M, N), "float16")` or `T.Tensor[(M, N), "float16"]`."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __call__(self, shape, dtype="float32", data=None, strides=None, scope="global", **_):
+        return _spec(f"T.{self._name}", shape, dtype, strides, "global" if scope in ("global", None) else scope)
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple) and len(key) == 2:
+            return _spec(f"T.{self._name}", key[0], key[1])
+        raise TypeError(f"use {self._name}[shape, dtype], e.g. {self._name}[(M, N), 'float16']")
+
+    def __repr__(self):
+        return f"T.{self._name}"
+
+
+Tensor = _TensorFactory("Tensor")
+Buffer = _TensorFactory("Buffer")
+
+
+def _spec(what, shape, dtype, strides=None, scope="global"):
+    try:
+        return TensorSpec(shape, dtype, strides, scope)
+    except (ValueError, TypeError) as e:
+        # Annotations are evaluated by Python before @T.prim_func runs: name the annotation's line.
+        f = sys._getframe(2)
+        e.args = (f"{f.f_code.co_filename}:{f.f_lineno}: {what}: {e.args[0] if e.args else ''}",) + e.args[1:]
+        raise
+
+
+def StridedTensor(shape, strides, dtype="float32"):  # noqa: N802
+    """A tensor parameter with explicit element strides (entries may be dynamic)."""
+    return _spec("T.StridedTensor", shape, dtype, strides)
+
+
+def dynamic(name, dtype="int32"):
+    """A dynamic dimension bound at call time: `M = T.dynamic("m")`."""
+    return Var(str(name), to_dtype(dtype))
+
+
+symbolic = dynamic

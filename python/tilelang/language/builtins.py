@@ -1,0 +1,230 @@
+"""Debugging, synchronisation and annotation primitives: T.print, T.printf, T.device_assert,
+T.dump_tensor, the Ascend flags and barriers, T.annotate_layout/address, T.use_swizzle,
+T.func_attr."""
+from .. import _core
+from .._core import Buffer, BufferRegion
+from .context import current
+from .tile_ops import bool_expr, emit_tile_op, is_tile_arg, region_of
+
+__all__ = ["print", "printf", "device_assert", "dump_tensor", "sync_threads", "loop_break", "set_flag", "wait_flag",
+           "pipe_barrier", "barrier_all", "set_cross_flag", "wait_cross_flag", "sync_all", "annotate_layout",
+           "annotate_address", "use_swizzle", "func_attr"]
+
+
+def _emit_call(op, args, what):
+    ctx = current(what)
+    ctx.require_kernel(what)
+    ctx.b.emit_evaluate(_core.make_call("void", op, args))
+
+
+# ---- debugging -----------------------------------------------------------------------------------
+
+def print(obj=None, msg="", warp_group_id=0, warp_id=0):  # noqa: A001
+    """Device print of a buffer (one thread prints it), a scalar (every thread), or a message."""
+    if obj is None:
+        _emit_call("tl.printf", [_core.make_string(str(msg) + "\n")], "T.print")
+    elif is_tile_arg(obj):
+        emit_tile_op("print", [region_of(obj, "T.print")], {"msg": str(msg)}, "T.print")
+    else:
+        _emit_call("tl.print_scalar", [_core.make_string(str(msg)), _core.to_expr(obj)], "T.print")
+
+
+def printf(fmt, *args):
+    """Device printf: `T.printf("x=%d\\n", x)`."""
+    if not isinstance(fmt, str):
+        raise TypeError(f"T.printf: the format must be a Python string, got {type(fmt).__name__}")
+    vals = []
+    for a in args:
+        if is_tile_arg(a):
+            raise TypeError(f"T.printf: argument {a!r} is a buffer; print one element (buf[i]) or use T.print(buf)")
+        vals.append(_core.to_expr(a))
+    _emit_call("tl.printf", [_core.make_string(fmt)] + vals, "T.printf")
+
+
+def device_assert(cond, msg=""):
+    """Checks `cond` on the device; a failure raises a Python exception after the launch."""
+    _emit_call("tl.device_assert", [bool_expr(cond, "T.device_assert"), _core.make_string(str(msg))],
+               "T.device_assert")
+
+
+def dump_tensor(buf, desc, size, shape_info=()):
+    """Ascend: dumps `size` elements of a buffer with the tag `desc`."""
+    if not isinstance(desc, int) or not isinstance(size, int):
+        raise TypeError("T.dump_tensor: desc and size must be Python ints")
+    emit_tile_op("dump_tensor", [region_of(buf, "T.dump_tensor")], {"desc": desc, "size": size}, "T.dump_tensor")
+
+
+def sync_threads():
+    """Block-wide barrier (cuda __syncthreads)."""
+    _emit_call("tl.sync_threads", [], "T.sync_threads")
+
+
+def loop_break():
+    """Leaves the innermost serial loop (same as `break`)."""
+    ctx = current("T.loop_break")
+    ctx.brk(True)
+
+
+# ---- Ascend synchronisation ----------------------------------------------------------------------
+
+_PIPES = ("mte1", "mte2", "mte3", "m", "v", "fix", "s")
+
+
+def _pipe(p, what):
+    name = str(p).lower()
+    if name.startswith("pipe_"):
+        name = name[5:]
+    if name not in _PIPES:
+        raise ValueError(f"{what}: unknown pipe {p!r}; expected one of {', '.join(_PIPES)}")
+    return _core.make_string(name)
+
+
+def set_flag(src, dst, event_id=0):
+    """Sets flag (src, dst, event_id) once earlier work on pipe `src` has finished."""
+    _emit_call("ascend.set_flag", [_pipe(src, "T.set_flag"), _pipe(dst, "T.set_flag"), _core.to_expr(event_id)],
+               "T.set_flag")
+
+
+def wait_flag(src, dst, event_id=0):
+    """Blocks pipe `dst` until flag (src, dst, event_id) is set, then clears it."""
+    _emit_call("ascend.wait_flag", [_pipe(src, "T.wait_flag"), _pipe(dst, "T.wait_flag"), _core.to_expr(event_id)],
+               "T.wait_flag")
+
+
+def pipe_barrier(pipe):
+    """Waits until `pipe` drains."""
+    _emit_call("ascend.pipe_barrier", [_pipe(pipe, "T.pipe_barrier")], "T.pipe_barrier")
+
+
+def barrier_all():
+    """Drains every pipe."""
+    _emit_call("ascend.barrier_all", [], "T.barrier_all")
+
+
+def set_cross_flag(pipe, flag_id, mode=2):
+    """Cross-core flag: increments counter `flag_id` once `pipe` has finished (mode 2: cube <-> vector)."""
+    if mode not in (0, 1, 2):
+        raise ValueError(f"T.set_cross_flag: mode must be 0, 1 or 2, got {mode!r}")
+    _emit_call("ascend.set_cross_flag", [_pipe(pipe, "T.set_cross_flag"), _core.to_expr(flag_id),
+                                         _core.make_int(mode)], "T.set_cross_flag")
+
+
+def wait_cross_flag(flag_id, pipe=None):
+    """Waits until cross-core counter `flag_id` is non-zero, then decrements it."""
+    _emit_call("ascend.wait_cross_flag", [_core.to_expr(flag_id)], "T.wait_cross_flag")
+
+
+def sync_all():
+    """Barrier across all cores of all blocks."""
+    _emit_call("ascend.sync_all", [], "T.sync_all")
+
+
+# ---- annotations ---------------------------------------------------------------------------------
+
+def annotate_layout(layout_map):
+    """Pins buffer layouts: `T.annotate_layout({A_shared: make_swizzled_layout(A_shared)})`. A value
+    may be a T.Layout/T.Fragment, a layout from tilelang.layout / tilelang.intrinsics, or a callable
+    (i, j, ...) -> index list."""
+    from ..layout import Layout, layout_attrs  # noqa: PLC0415
+    if not isinstance(layout_map, dict):
+        raise TypeError("T.annotate_layout takes a dict {buffer: layout}")
+    for buf, layout in layout_map.items():
+        if buf.__class__ is not Buffer:
+            raise TypeError(f"T.annotate_layout: keys must be buffers, got {type(buf).__name__}")
+        if callable(layout) and not isinstance(layout, Layout):
+            layout = Layout(buf.shape, layout)
+        emit_tile_op("annotate_layout", [BufferRegion.full(buf)], layout_attrs(layout, buf), "T.annotate_layout")
+
+
+def annotate_address(address_map):
+    """Pins buffer byte offsets in their memory: `T.annotate_address({A_L1: 0, B_L1: 65536})`."""
+    if not isinstance(address_map, dict):
+        raise TypeError("T.annotate_address takes a dict {buffer: byte_offset}")
+    for buf, off in address_map.items():
+        if buf.__class__ is not Buffer:
+            raise TypeError(f"T.annotate_address: keys must be buffers, got {type(buf).__name__}")
+        e = _core.to_expr(off)
+        if e.kind == "int" and e.value < 0:
+            raise ValueError(f"T.annotate_address: negative offset {e.value} for buffer '{buf.name}'")
+        emit_tile_op("annotate_address", [BufferRegion.full(buf), e], None, "T.annotate_address")
+
+
+def _let(name, value):
+    """Binds an intermediate of an index computation (keeps the IR readable; no recomputation)."""
+    if value.kind in ("int", "var"):
+        return value
+    v = _core.Var(name, value.dtype)
+    current("T.use_swizzle").b.let(v, value)
+    return v
+
+
+def _swizzle_zn(idx, m_tiles, n_tiles, off):
+    """Ascend block swizzle: tiles are visited in horizontal panels of `off` tile-rows, the panel
+    walked column by column (all `off` rows of a column before the next column), serpentine
+    between panels. Returns the remapped linear tile index m * n_tiles + n."""
+    total = m_tiles * n_tiles
+    inner = _let("swz_inner", idx % total)
+    panel_tiles = off * n_tiles
+    panel = _let("swz_panel", inner // panel_tiles)
+    in_panel = _let("swz_in_panel", inner % panel_tiles)
+    rows = _let("swz_rows", _core.make_binary("max", _core.make_binary("min", m_tiles - panel * off, off), 1))
+    m = panel * off + in_panel % rows
+    n = _let("swz_n", in_panel // rows)
+    n = _core.make_select(panel % 2 == 1, n_tiles - 1 - n, n)
+    return (idx - inner) + m * n_tiles + n
+
+
+def use_swizzle(*args, order="row", enable=True, off=1, in_loop=False, dir=0, **kwargs):  # noqa: A002
+    """Two forms, told apart by their arguments:
+
+    - GPU rasterization `T.use_swizzle(panel_size, order="row", enable=True)`: a kernel attribute;
+    - Ascend `T.use_swizzle(idx, M, N, K, block_M, block_N, off=1, in_loop=False)`: returns the
+      remapped tile index (valid as a bare statement too, its result then unused).
+    """
+    if "panel_size" in kwargs:
+        args = (kwargs.pop("panel_size"),) + args
+    if kwargs:
+        raise TypeError(f"T.use_swizzle: unexpected arguments {sorted(kwargs)}")
+    if len(args) == 1:
+        panel = args[0]
+        if order not in ("row", "col", "column"):
+            raise ValueError(f"T.use_swizzle: order must be 'row' or 'col'/'column', got {order!r}")
+        if not isinstance(panel, int) or panel < 1:
+            raise ValueError(f"T.use_swizzle: panel_size must be a positive Python int, got {panel!r}")
+        ctx = current("T.use_swizzle")
+        ctx.require_kernel("T.use_swizzle")
+        if enable:
+            ctx.b.set_kernel_attr("use_swizzle_panel", panel)
+            ctx.b.set_kernel_attr("use_swizzle_order", "row" if order == "row" else "col")
+        return None
+    if len(args) >= 6:
+        idx, M, N, _K, block_m, block_n = args[:6]  # noqa: N806
+        if len(args) >= 7:
+            off = args[6]
+        if not isinstance(off, int) or off < 1:
+            raise ValueError(f"T.use_swizzle: off must be a positive Python int, got {off!r}")
+        if dir not in (0, 1):
+            raise ValueError(f"T.use_swizzle: dir must be 0 or 1, got {dir!r}")
+        m_tiles = _core.ceildiv(M, block_m)
+        n_tiles = _core.ceildiv(N, block_n)
+        e = _core.to_expr(idx)
+        if dir == 0:
+            return _swizzle_zn(e, m_tiles, n_tiles, off)
+        # dir 1: the same walk with the roles of rows and columns exchanged.
+        t = _swizzle_zn(e, n_tiles, m_tiles, off)
+        inner = t % (m_tiles * n_tiles)
+        return (t - inner) + (inner % m_tiles) * n_tiles + inner // m_tiles
+    raise TypeError("T.use_swizzle takes (panel_size, order=..., enable=...) on GPUs or "
+                    "(idx, M, N, K, block_M, block_N, off=1) on Ascend")
+
+
+def func_attr(attrs):
+    """Function attributes, e.g. T.func_attr({"enable_auto_sync": True})."""
+    if not isinstance(attrs, dict):
+        raise TypeError("T.func_attr takes a dict")
+    ctx = current("T.func_attr")
+    for k, v in attrs.items():
+        if not isinstance(k, str):
+            raise TypeError(f"T.func_attr: attribute names must be strings, got {k!r}")
+        ctx.func_attrs[k] = v
+

@@ -1,0 +1,101 @@
+"""Data types at the Python boundary.
+
+A dtype is its canonical name ("float16", "int32", ...). `T.float16`-style objects are `dtype`
+instances: strings that are also callable (`T.float32(0)` is a constant, `T.float16(x)` a cast).
+`to_dtype` also accepts the aliases the C++ parser knows ("float", "half", ...), Python's
+`bool`/`int`/`float`, numpy/ml_dtypes dtypes and torch dtypes (torch is never imported here: a
+torch dtype can only exist if the caller already imported torch).
+"""
+import sys
+
+from .. import _core
+
+__all__ = ["dtype", "to_dtype", "is_float_dtype", "is_int_dtype"]
+
+
+class dtype(str):
+    """A dtype name that can also build values: `T.float32(0)`, `T.int8(x)`."""
+
+    __slots__ = ()
+
+    def __call__(self, value=None):
+        if value is None:
+            raise TypeError(f"T.{self}() needs a value: T.{self}(0) is a constant, T.{self}(x) a cast")
+        cls = value.__class__
+        if cls is int:
+            return _core.make_int(value, self)
+        if cls is bool or cls is float:
+            return _core.make_const(self, float(value))
+        return _core.make_cast(self, value)
+
+    def __repr__(self):
+        return f"T.{str.__str__(self)}"
+
+
+_cache = {}
+
+
+def _convert(x):
+    if isinstance(x, str):
+        return _core.canonical_dtype(str(x))
+    if x is bool:
+        return "bool"
+    if x is int:
+        return "int32"
+    if x is float:
+        return "float32"
+    mod = type(x).__module__
+    if mod == "torch" and "torch" in sys.modules:
+        name = str(x)
+        if name.startswith("torch."):
+            return _core.canonical_dtype(name[len("torch."):])
+    np = sys.modules.get("numpy")
+    if np is not None:
+        try:
+            return _core.canonical_dtype(np.dtype(x).name)
+        except TypeError:
+            pass
+    raise TypeError(f"cannot use {x!r} as a dtype; use a name such as 'float16', a T.float16-style object, "
+                    "or a numpy/torch dtype")
+
+
+def to_dtype(x):
+    """Canonical dtype name of `x` (a string, T.float16, numpy or torch dtype)."""
+    try:
+        return _cache[x]
+    except (KeyError, TypeError):
+        pass
+    d = dtype(_convert(x))
+    try:
+        _cache[x] = d
+    except TypeError:
+        pass
+    return d
+
+
+def is_float_dtype(name):
+    return _core.dtype_info(name)[0] == "float"
+
+
+def is_int_dtype(name):
+    return _core.dtype_info(name)[0] in ("int", "uint")
+
+
+# The T.<dtype> objects.
+bool_ = dtype("bool")
+int8, int16, int32, int64 = dtype("int8"), dtype("int16"), dtype("int32"), dtype("int64")
+uint8, uint16, uint32, uint64 = dtype("uint8"), dtype("uint16"), dtype("uint32"), dtype("uint64")
+float16, bfloat16, float32, float64 = dtype("float16"), dtype("bfloat16"), dtype("float32"), dtype("float64")
+float8_e4m3 = dtype("float8_e4m3")
+float8_e5m2 = dtype("float8_e5m2")
+float8_e4m3fn = float8_e4m3
+half = float16
+double = float64
+
+ALL = {
+    "bool": bool_, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
+    "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
+    "float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64,
+    "float8_e4m3": float8_e4m3, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,
+    "half": half, "double": double,
+}

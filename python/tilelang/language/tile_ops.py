@@ -1,0 +1,334 @@
+"""Tile operators: T.copy, T.gemm, T.fill, T.clear, T.reduce_*, T.cumsum, T.atomic_add, T.gemm_v0,
+T.mma. Each normalizes the user's spelling into the one form of docs/TILE_OPS.md and emits a
+TileOpNode at the current statement's span.
+
+Operands are Buffers (whole), regions (`A[a:b, :]`) or element origins (`A[i, j]`, whose extents
+come from the other operand or from a Developer-form size list).
+"""
+from enum import IntEnum
+
+from .. import _core
+from .._core import Buffer, BufferLoad, BufferRegion
+from .context import as_int, current
+
+__all__ = ["copy", "gemm", "fill", "clear", "reduce", "reduce_sum", "reduce_max", "reduce_min", "reduce_abssum",
+           "reduce_absmax", "cumsum", "atomic_add", "gemm_v0", "mma", "GemmWarpPolicy", "emit_tile_op",
+           "region_of", "is_tile_arg", "operand", "complete_origin", "bool_expr"]
+
+
+class GemmWarpPolicy(IntEnum):
+    """How T.gemm splits the block's warps over the C tile."""
+
+    Square = 0
+    FullRow = 1
+    FullCol = 2
+
+    def __str__(self):
+        return self.name
+
+
+class _Origin:
+    """An element `A[i, j]` used as a tile operand: the tile's corner; extents come later."""
+
+    __slots__ = ("buffer", "indices")
+
+    def __init__(self, buffer, indices):
+        self.buffer = buffer
+        self.indices = indices
+
+
+def _is_one(e):
+    return e.__class__ is int and e == 1 or (e.__class__ is not int and e.kind == "int" and e.value == 1)
+
+
+def is_tile_arg(x):
+    """True for values that are tiles (not scalars): buffers other than alloc_var, and regions."""
+    cls = x.__class__
+    return cls is BufferRegion or (cls is Buffer and x.scope != "local.var")
+
+
+def operand(x, what):
+    """Buffer -> full region; region -> itself; BufferLoad -> _Origin."""
+    cls = x.__class__
+    if cls is BufferRegion:
+        return x
+    if cls is Buffer:
+        return BufferRegion.full(x)
+    if cls is BufferLoad:
+        return _Origin(x.buffer, x.indices)
+    raise TypeError(f"{what} must be a buffer, a region (A[a:b, ...]) or a tile origin (A[i, j]), "
+                    f"got {type(x).__name__} {x!r}")
+
+
+def complete_origin(origin, extents, what):
+    """The region of `origin`'s buffer starting at its indices with `extents` (taken from the
+    other operand): unit extents are dropped or added on the left to match the rank."""
+    buf = origin.buffer
+    nd = buf.ndim
+    ext = list(extents)
+    if len(ext) > nd:
+        while len(ext) > nd and _is_one(ext[0]):
+            ext.pop(0)
+        if len(ext) > nd:
+            ext = [e for e in ext if not _is_one(e)]
+        if len(ext) > nd:
+            raise ValueError(f"{what}: a {len(ext)}-dimensional tile cannot start at an element of the "
+                             f"{nd}-dimensional buffer '{buf.name}'; give a region with slices instead")
+    ext = [1] * (nd - len(ext)) + ext
+    return BufferRegion(buf, list(zip(origin.indices, ext)))
+
+
+def _sized(x, sizes, what):
+    """Developer form: a whole buffer or an origin cut to `sizes` (trailing dimensions)."""
+    cls = x.__class__
+    if cls is BufferRegion:
+        return x
+    if cls is Buffer:
+        return complete_origin(_Origin(x, [0] * x.ndim), sizes, what)
+    if cls is BufferLoad:
+        return complete_origin(_Origin(x.buffer, x.indices), sizes, what)
+    raise TypeError(f"{what} must be a buffer, a region or a tile origin, got {type(x).__name__}")
+
+
+def region_of(x, what):
+    r = operand(x, what)
+    if r.__class__ is _Origin:
+        raise TypeError(f"{what}: '{x!r}' is a single element; pass the buffer or a region (A[a:b, c:d])")
+    return r
+
+
+def _pair(a, b, what_a, what_b):
+    """Two operands matched element by element: an origin takes the other side's extents."""
+    ra, rb = operand(a, what_a), operand(b, what_b)
+    oa, ob = ra.__class__ is _Origin, rb.__class__ is _Origin
+    if oa and ob:
+        ra = BufferRegion(ra.buffer, [(i, 1) for i in ra.indices])
+        rb = BufferRegion(rb.buffer, [(i, 1) for i in rb.indices])
+    elif oa:
+        ra = complete_origin(ra, rb.extents, what_a)
+    elif ob:
+        rb = complete_origin(rb, ra.extents, what_b)
+    return ra, rb
+
+
+def bool_expr(v, what):
+    """A run-time or constant condition as a bool PrimExpr."""
+    cls = v.__class__
+    if cls is bool:
+        return _core.make_bool(v)
+    e = _core.to_expr(v)
+    if e.dtype != "bool":
+        e = _core.make_binary("ne", e, 0)
+    return e
+
+
+def emit_tile_op(op, args, attrs=None, what=None):
+    ctx = current(what or f"T.{op}")
+    ctx.require_kernel(what or f"T.{op}")
+    ctx.b.emit_tile_op(op, args, attrs)
+
+
+def _size_list(x):
+    return isinstance(x, (list, tuple)) and not isinstance(x, str)
+
+
+# ---- copy / gemm ---------------------------------------------------------------------------------
+
+def copy(src, dst, size=None, *, coalesced_width=None, disable_tma=False, eviction_policy=None,
+         enable_relu=False, transpose=False, pad_value=None, annotations=None, loop_layout=None):
+    """Tile copy between any two memories: `T.copy(A[by*bm, k*bk], A_shared)`.
+
+    `size` is the Developer form's explicit extents (`T.copy(src, dst, [m, n])`).
+    """
+    if size is not None:
+        if not _size_list(size):
+            raise TypeError(f"T.copy: the third argument is the Developer-form size list [m, n], got {size!r}")
+        s = _sized(src, list(size), "T.copy src")
+        d = _sized(dst, list(size), "T.copy dst")
+    else:
+        s, d = _pair(src, dst, "T.copy src", "T.copy dst")
+    attrs = dict(annotations or {})
+    if disable_tma:
+        attrs["disable_tma"] = True
+    if coalesced_width is not None:
+        attrs["coalesced_width"] = int(coalesced_width)
+    if eviction_policy is not None:
+        attrs["eviction_policy"] = str(eviction_policy)
+    if enable_relu:
+        attrs["enable_relu"] = True
+    if transpose:
+        attrs["transpose"] = True
+    if pad_value is not None:
+        attrs["pad_value"] = _core.to_expr(pad_value)
+    emit_tile_op("copy", [s, d], attrs or None, "T.copy")
+
+
+_POLICIES = {"Square": "Square", "FullRow": "FullRow", "FullCol": "FullCol"}
+
+
+def _policy(p):
+    if isinstance(p, IntEnum) and type(p).__name__ == "GemmWarpPolicy":
+        return p.name
+    if isinstance(p, str) and p in _POLICIES:
+        return p
+    if isinstance(p, int) and not isinstance(p, bool) and 0 <= p <= 2:
+        return GemmWarpPolicy(p).name
+    raise ValueError(f"T.gemm: policy must be a GemmWarpPolicy (Square, FullRow, FullCol), got {p!r}")
+
+
+def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square,  # noqa: N803
+         clear_accum=False, k_pack=1, wg_wait=0, mbar=None, initC=None, size=None):  # noqa: N803
+    """C (+)= op(A) @ op(B). `clear_accum=True` (or `initC=True`, which may be a run-time
+    expression) overwrites C. Developer form: `T.gemm(A, B, C, [m, k, n], initC=...)`."""
+    if _size_list(transpose_A):
+        size, transpose_A = transpose_A, False
+    if not isinstance(transpose_A, bool) or not isinstance(transpose_B, bool):
+        raise TypeError("T.gemm: transpose_A and transpose_B must be Python bools")
+    if size is not None:
+        if len(size) != 3:
+            raise ValueError(f"T.gemm: the size list is [m, k, n], got {list(size)!r}")
+        m, k, n = size
+        ra = _sized(A, [k, m] if transpose_A else [m, k], "T.gemm A")
+        rb = _sized(B, [n, k] if transpose_B else [k, n], "T.gemm B")
+        rc = _sized(C, [m, n], "T.gemm C")
+    else:
+        ra, rb, rc = region_of(A, "T.gemm A"), region_of(B, "T.gemm B"), region_of(C, "T.gemm C")
+    k_pack = as_int(k_pack, "T.gemm: k_pack", 1)
+    clear = bool_expr(clear_accum, "clear_accum")
+    if initC is not None:
+        init = bool_expr(initC, "initC")
+        clear = init if (clear.kind == "int" and not clear.value) else _core.make_binary("or", clear, init)
+    attrs = {"transpose_A": transpose_A, "transpose_B": transpose_B, "policy": _policy(policy),
+             "clear_accum": clear, "k_pack": k_pack}
+    emit_tile_op("gemm", [ra, rb, rc], attrs, "T.gemm")
+
+
+def gemm_v0(A, B, C, transpose_A=False, transpose_B=False, init=False):  # noqa: N803
+    """Ascend Expert: self-synchronising gemm macro on L1 operands into an L0C accumulator."""
+    attrs = {"transpose_A": bool(transpose_A), "transpose_B": bool(transpose_B), "init": bool_expr(init, "init")}
+    emit_tile_op("gemm_v0", [region_of(A, "T.gemm_v0 A"), region_of(B, "T.gemm_v0 B"),
+                             region_of(C, "T.gemm_v0 C")], attrs, "T.gemm_v0")
+
+
+def mma(A, B, C, init=False):  # noqa: N803
+    """Ascend Expert: one cube instruction C (+)= A @ B on L0A/L0B/L0C operands, no sync."""
+    emit_tile_op("mma", [region_of(A, "T.mma A"), region_of(B, "T.mma B"), region_of(C, "T.mma C")],
+                 {"init": bool_expr(init, "init")}, "T.mma")
+
+
+# ---- fill / reduce / scan / atomics --------------------------------------------------------------
+
+def fill(buffer, value):
+    """Sets every element of a buffer or region to `value` (cast to the buffer's dtype)."""
+    r = operand(buffer, "T.fill destination")
+    if r.__class__ is _Origin:
+        r = BufferRegion(r.buffer, [(i, 1) for i in r.indices])
+    v = _core.make_cast(r.buffer.dtype, _core.to_expr(value))
+    emit_tile_op("fill", [r, v], None, "T.fill")
+
+
+def clear(buffer):
+    """Sets a buffer or region to zero."""
+    fill(buffer, 0)
+
+
+def norm_dim(region, dim, what):
+    """A user dimension (of the buffer's rank, negative counts from the end) -> its index among
+    the region's non-unit ("squeezed") dimensions."""
+    ext = region.extents
+    nd = len(ext)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"{what}: dim must be a Python int, got {dim!r}")
+    d = dim + nd if dim < 0 else dim
+    if not 0 <= d < nd:
+        raise ValueError(f"{what}: dim {dim} is out of range for a {nd}-dimensional operand")
+    units = [_is_one(e) for e in ext]
+    if all(units):
+        return 0
+    if units[d]:
+        raise ValueError(f"{what}: dim {dim} has extent 1 in '{region!r}'; reduce over a dimension with more "
+                         "than one element")
+    return sum(1 for k in range(d) if not units[k])
+
+
+def reduce(buffer, out, reduce_type, dim=-1, clear=True):
+    """Generic reduction: reduce_type is sum, max, min, abssum or absmax."""
+    if reduce_type not in ("sum", "max", "min", "abssum", "absmax"):
+        raise ValueError(f"T.reduce: reduce_type must be sum, max, min, abssum or absmax, got {reduce_type!r}")
+    what = f"T.reduce_{reduce_type}"
+    src = region_of(buffer, f"{what} source")
+    dst = region_of(out, f"{what} destination")
+    attrs = {"type": reduce_type, "dim": norm_dim(src, dim, what), "clear": bool(clear)}
+    emit_tile_op("reduce", [src, dst], attrs, what)
+
+
+def reduce_sum(buffer, out, dim=-1, clear=True):
+    reduce(buffer, out, "sum", dim, clear)
+
+
+def reduce_max(buffer, out, dim=-1, clear=True):
+    reduce(buffer, out, "max", dim, clear)
+
+
+def reduce_min(buffer, out, dim=-1, clear=True):
+    reduce(buffer, out, "min", dim, clear)
+
+
+def reduce_abssum(buffer, out, dim=-1, clear=True):
+    reduce(buffer, out, "abssum", dim, clear)
+
+
+def reduce_absmax(buffer, out, dim=-1, clear=True):
+    reduce(buffer, out, "absmax", dim, clear)
+
+
+def cumsum(src, dst=None, dim=0, reverse=False):
+    """Inclusive scan along `dim`; in place when `dst` is omitted."""
+    s = region_of(src, "T.cumsum source")
+    d = s if dst is None else region_of(dst, "T.cumsum destination")
+    emit_tile_op("cumsum", [s, d], {"dim": norm_dim(s, dim, "T.cumsum"), "reverse": bool(reverse)}, "T.cumsum")
+
+
+def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False):
+    """dst += value atomically. Scalar form `T.atomic_add(C[i, j], v)`; tile form with a buffer or
+    region on either side."""
+    if dst.__class__ is BufferLoad and not is_tile_arg(value) and value.__class__ is not BufferLoad:
+        v = _core.make_cast(dst.dtype, _core.to_expr(value))
+        call = _core.make_call(dst.dtype, "tl.atomic_add_scalar", [dst, v])
+        if return_prev:
+            return call
+        ctx = current("T.atomic_add")
+        ctx.require_kernel("T.atomic_add")
+        ctx.b.emit_evaluate(call)
+        return None
+    if return_prev:
+        raise ValueError("T.atomic_add: return_prev=True is only supported for the scalar form")
+    if is_tile_arg(value) or value.__class__ is BufferLoad:
+        d, s = _pair(dst, value, "T.atomic_add destination", "T.atomic_add value")
+    else:
+        d = region_of(dst, "T.atomic_add destination")
+        s = _core.to_expr(value)
+    attrs = {}
+    if memory_order is not None:
+        attrs["memory_order"] = str(memory_order)
+    if use_tma:
+        attrs["use_tma"] = True
+    emit_tile_op("atomic_add", [d, s], attrs or None, "T.atomic_add")
+    return None
+
+
+# ---- element-wise tile ops (shared with T.tile.*) ------------------------------------------------
+
+def tile_unary(op, dst, src, what):
+    d, s = _pair(dst, src, f"{what} destination", f"{what} source")
+    emit_tile_op(op, [d, s], None, what)
+
+
+def tile_binary(op, dst, a, b, what):
+    d, ra = _pair(dst, a, f"{what} destination", f"{what} first source")
+    if is_tile_arg(b):
+        rb = operand(b, f"{what} second source")
+    else:
+        rb = _core.to_expr(b)
+    emit_tile_op(op, [d, ra, rb], None, what)
+

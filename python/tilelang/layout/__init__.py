@@ -1,0 +1,140 @@
+"""Layouts for T.annotate_layout: index maps (Layout), thread-distributed maps (Fragment) and the
+named layouts the backends build themselves (swizzled shared memory, Ascend zN/nZ fractals).
+
+A layout is only a description here; it becomes attributes of the `annotate_layout` tile op
+(docs/TILE_OPS.md) and the backends give it meaning.
+"""
+from .. import _core
+from .._core import Buffer, Var
+
+__all__ = ["Layout", "Fragment", "NamedLayout", "make_swizzled_layout", "layout_attrs"]
+
+_VAR_NAMES = ("i", "j", "k", "l", "m", "n")
+
+
+def _index_vars(fn, ndim):
+    code = getattr(fn, "__code__", None)
+    names = list(code.co_varnames[:code.co_argcount]) if code is not None else []
+    if len(names) != ndim:
+        names = [_VAR_NAMES[k] if k < len(_VAR_NAMES) else f"i{k}" for k in range(ndim)]
+    return [Var(n) for n in names]
+
+
+def _as_list(v):
+    if isinstance(v, (list, tuple)):
+        return [_core.to_expr(x) for x in v]
+    return [_core.to_expr(v)]
+
+
+class Layout:
+    """An index map: `T.Layout((M, N), lambda i, j: [i, j ^ (i % 8)])` maps a logical index of a
+    buffer of that shape to its physical index."""
+
+    kind = "custom"
+
+    def __init__(self, shape, forward_fn):
+        self.shape = list(shape) if isinstance(shape, (list, tuple)) else [shape]
+        if not callable(forward_fn):
+            raise TypeError("T.Layout: forward_fn must be a callable (i, j, ...) -> index list")
+        self.forward_fn = forward_fn
+        self.forward_vars = _index_vars(forward_fn, len(self.shape))
+        self.forward_index = _as_list(forward_fn(*self.forward_vars))
+
+    def map_forward_index(self, indices):
+        """The physical index of a logical index (by substitution through the map's function)."""
+        return _as_list(self.forward_fn(*indices))
+
+    def get_forward_vars(self):
+        return list(self.forward_vars)
+
+    def get_forward_index(self):
+        return list(self.forward_index)
+
+    def _attrs(self):
+        return {"kind": "custom", "vars": self.forward_vars, "exprs": self.forward_index}
+
+    def __repr__(self):
+        return f"Layout({self.shape} : ({', '.join(map(repr, self.forward_vars))}) -> {self.forward_index})"
+
+
+class Fragment(Layout):
+    """A thread-distributed layout: each logical element maps to (thread, local index).
+
+    `T.Fragment(shape, forward_thread_fn=lambda i, j: ..., forward_index_fn=lambda i, j: ...)`, or
+    `forward_fn` returning (thread, index...)."""
+
+    kind = "fragment"
+
+    def __init__(self, shape, forward_fn=None, forward_thread_fn=None, replicate=1, forward_index_fn=None):
+        self.shape = list(shape) if isinstance(shape, (list, tuple)) else [shape]
+        if not isinstance(replicate, int) or replicate < 1:
+            raise ValueError(f"T.Fragment: replicate must be a positive int, got {replicate!r}")
+        self.replicate = replicate
+        if forward_fn is not None:
+            self.forward_vars = _index_vars(forward_fn, len(self.shape))
+            out = _as_list(forward_fn(*self.forward_vars))
+            if len(out) < 2:
+                raise ValueError("T.Fragment: forward_fn must return (thread, index, ...)")
+            self.forward_thread, self.forward_index = out[0], out[1:]
+            self.forward_fn = forward_fn
+        else:
+            if forward_thread_fn is None:
+                raise TypeError("T.Fragment needs forward_fn or forward_thread_fn")
+            self.forward_vars = _index_vars(forward_thread_fn, len(self.shape))
+            self.forward_thread = _core.to_expr(forward_thread_fn(*self.forward_vars))
+            if forward_index_fn is None:
+                self.forward_index = [_core.make_int(0)]
+            else:
+                self.forward_index = _as_list(forward_index_fn(*self.forward_vars))
+            self.forward_fn = None
+
+    def _attrs(self):
+        return {"kind": "fragment", "vars": self.forward_vars, "exprs": self.forward_index,
+                "thread": self.forward_thread, "replicate": self.replicate}
+
+    def __repr__(self):
+        return (f"Fragment({self.shape} : ({', '.join(map(repr, self.forward_vars))}) -> thread "
+                f"{self.forward_thread!r}, index {self.forward_index})")
+
+
+class NamedLayout:
+    """A layout the backend constructs from its name (swizzled, zn, nz) for one buffer."""
+
+    def __init__(self, kind, buffer, **params):
+        if buffer.__class__ is not Buffer:
+            raise TypeError(f"the {kind} layout needs a buffer, got {type(buffer).__name__}")
+        self.kind = kind
+        self.buffer = buffer
+        self.params = params
+
+    def _attrs(self):
+        out = {"kind": self.kind}
+        out.update(self.params)
+        return out
+
+    def __repr__(self):
+        return f"{self.kind} layout of {self.buffer.name}"
+
+
+def make_swizzled_layout(buffer, k_major=True, allow_pad=True):
+    """The default bank-conflict-free shared-memory swizzle for `buffer`."""
+    attrs = {}
+    if not k_major:
+        attrs["k_major"] = False
+    return NamedLayout("swizzled", buffer, **attrs)
+
+
+def layout_attrs(layout, buffer):
+    """Attributes of the annotate_layout tile op for `layout` applied to `buffer`."""
+    if isinstance(layout, NamedLayout):
+        if not layout.buffer.same_as(buffer):
+            raise ValueError(f"T.annotate_layout: the {layout.kind} layout was made for buffer "
+                             f"'{layout.buffer.name}' but annotates '{buffer.name}'")
+        return layout._attrs()
+    if isinstance(layout, Layout):
+        if len(layout.shape) != buffer.ndim:
+            raise ValueError(f"T.annotate_layout: a {len(layout.shape)}-dimensional layout cannot describe the "
+                             f"{buffer.ndim}-dimensional buffer '{buffer.name}'")
+        return layout._attrs()
+    raise TypeError(f"T.annotate_layout: {layout!r} is not a layout (T.Layout, T.Fragment, make_swizzled_layout, "
+                    "make_zn_layout, make_nz_layout or a callable)")

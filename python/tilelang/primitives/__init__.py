@@ -1,0 +1,2 @@
+"""Compatibility package: `tilelang.primitives.gemm.base.GemmWarpPolicy`."""
+from . import gemm  # noqa: F401
