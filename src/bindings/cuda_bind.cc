@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/map.h>
 
 #include <cstring>
 #include <memory>
@@ -14,7 +15,9 @@
 #include "ir/dtype.h"
 #include "ir/error.h"
 #include "layout/mma_layout.h"
+#include "target/cuda/backend.h"
 #include "target/cuda/driver.h"
+#include "transform/pass_config.h"
 #include "target/cuda/dynlib.h"
 #include "target/cuda/nvrtc.h"
 
@@ -141,6 +144,87 @@ void bind_cuda(nb::module_& parent) {
   });
   m.def("synchronize", &cuda_device_synchronize);
   m.def("pointer_device", [](uintptr_t p) { return cuda_pointer_device(reinterpret_cast<void*>(p)); });
+
+  // The cuda backend without the runtime: lower + codegen + NVRTC for a PrimFunc, and a launcher
+  // taking the runtime's argument slots. Used by tests/python/cuda and bench/gpu_*.py.
+  m.def(
+      "build_func",
+      [](const PrimFunc& f, const std::string& arch, const std::map<std::string, nb::object>& configs,
+         std::vector<std::string> flags) {
+        AttrMap raw;
+        for (auto& [k, v] : configs) {
+          if (nb::isinstance<nb::bool_>(v)) raw[k] = Attr(nb::cast<bool>(v));
+          else if (nb::isinstance<nb::int_>(v)) raw[k] = Attr(nb::cast<int64_t>(v));
+          else raw[k] = Attr(nb::cast<std::string>(nb::str(v)));
+        }
+        CompileOptions opts;
+        opts.target = Target::parse(arch.empty() ? "cuda" : "cuda -arch=" + arch);
+        if (arch.empty()) opts.target.arch = "";
+        opts.pass_configs = validate_pass_configs(raw);
+        opts.compile_flags = std::move(flags);
+        PassContext ctx;
+        ctx.target = opts.target;
+        ctx.target.arch = cuda_compile_arch(opts.target);
+        ctx.configs = opts.pass_configs;
+        CudaBackend be;
+        PrimFunc lowered = be.lower(f, ctx);
+        std::string host;
+        std::string src = be.codegen(lowered, ctx, &host);
+        NvrtcOptions o;
+        o.arch = ctx.target.arch;
+        o.fast_math = config_bool(opts.pass_configs, "tl.enable_fast_math");
+        o.extra_flags = opts.compile_flags;
+        NvrtcResult r = nvrtc_compile(src, "kernel.cu", o);
+        nb::dict d;
+        d["source"] = src;
+        d["meta"] = extract_launch_info(src);
+        d["cubin"] = nb::bytes(r.cubin.data(), r.cubin.size());
+        d["arch"] = o.arch;
+        d["seconds"] = r.seconds;
+        d["log"] = r.log;
+        nb::list usage;
+        for (const KernelResourceUsage& u : r.usage) usage.append(usage_dict(u));
+        d["usage"] = usage;
+        d["num_params"] = f.params().size();
+        d["num_dyn"] = f.dynamic_vars().size();
+        return d;
+      },
+      nb::arg("func"), nb::arg("arch") = "", nb::arg("configs") = std::map<std::string, nb::object>{},
+      nb::arg("flags") = std::vector<std::string>{});
+  m.def("lower_func", [](const PrimFunc& f, const std::string& arch) {
+    PassContext ctx;
+    ctx.target = Target::parse("cuda -arch=" + (arch.empty() ? std::string("sm_80") : arch));
+    CudaBackend be;
+    PrimFunc lowered = be.lower(f, ctx);
+    std::string host;
+    return std::make_pair(lowered, be.codegen(lowered, ctx, &host));
+  }, nb::arg("func"), nb::arg("arch") = "sm_80");
+
+  nb::class_<CudaKernelModule>(m, "Kernel")
+      .def(
+          "__init__",
+          [](CudaKernelModule* self, nb::bytes cubin, const std::string& meta, size_t num_params, size_t num_dyn) {
+            new (self) CudaKernelModule(std::string(cubin.c_str(), cubin.size()), CudaLaunchInfo::parse(meta),
+                                        num_params, num_dyn);
+          },
+          nb::arg("cubin"), nb::arg("meta"), nb::arg("num_params"), nb::arg("num_dyn"))
+      .def(
+          "launch",
+          [](CudaKernelModule& k, std::vector<std::pair<std::string, nb::object>> args, uintptr_t stream, int device) {
+            std::vector<TLArg> slots(args.size());
+            for (size_t i = 0; i < args.size(); ++i) {
+              const std::string& kind = args[i].first;
+              if (kind == "ptr") slots[i].ptr = reinterpret_cast<void*>(nb::cast<uintptr_t>(args[i].second));
+              else if (kind == "i64") slots[i].i64 = nb::cast<int64_t>(args[i].second);
+              else if (kind == "f64") slots[i].f64 = nb::cast<double>(args[i].second);
+              else throw_error<ValueError>("launch: argument kinds are ptr, i64, f64 (the runtime's slots)");
+            }
+            LaunchEnv env;
+            env.device_id = device;
+            env.stream = reinterpret_cast<void*>(stream);
+            k.launch(slots, env);
+          },
+          nb::arg("args"), nb::arg("stream") = 0, nb::arg("device") = 0);
 
   nb::class_<CudaModule>(m, "Module")
       .def(
