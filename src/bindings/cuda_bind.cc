@@ -17,6 +17,8 @@
 #include "layout/mma_layout.h"
 #include "target/cuda/backend.h"
 #include "target/cuda/driver.h"
+#include "target/cuda/emulator.h"
+#include "target/cuda/pipeline.h"
 #include "transform/pass_config.h"
 #include "target/cuda/dynlib.h"
 #include "target/cuda/nvrtc.h"
@@ -199,6 +201,38 @@ void bind_cuda(nb::module_& parent) {
     std::string host;
     return std::make_pair(lowered, be.codegen(lowered, ctx, &host));
   }, nb::arg("func"), nb::arg("arch") = "sm_80");
+
+  // Runs the lowered kernel on the CPU emulator (src/target/cuda/emulator.h): tensors are host
+  // pointers (numpy), updated in place. Returns {"races": [...], "device_assert": str, "blocks": n}.
+  m.def(
+      "emulate_func",
+      [](const PrimFunc& f, std::vector<std::pair<std::string, nb::object>> args, const std::string& arch,
+         const std::map<std::string, bool>& configs) {
+        std::vector<TLArg> slots(args.size());
+        for (size_t i = 0; i < args.size(); ++i) {
+          const std::string& kind = args[i].first;
+          if (kind == "ptr") slots[i].ptr = reinterpret_cast<void*>(nb::cast<uintptr_t>(args[i].second));
+          else if (kind == "i64") slots[i].i64 = nb::cast<int64_t>(args[i].second);
+          else if (kind == "f64") slots[i].f64 = nb::cast<double>(args[i].second);
+          else throw_error<ValueError>("emulate_func: argument kinds are ptr, i64, f64");
+        }
+        PassContext ctx;
+        ctx.target = Target::parse("cuda -arch=" + (arch.empty() ? std::string("sm_80") : arch));
+        AttrMap raw;
+        for (auto& [k, v] : configs) raw[k] = Attr(v);
+        ctx.configs = validate_pass_configs(raw);
+        PrimFunc lowered = lower_cuda(f, ctx);
+        EmulatorReport r = emulate_cuda(lowered, slots);
+        nb::dict d;
+        nb::list races;
+        for (const std::string& x : r.races) races.append(x);
+        d["races"] = races;
+        d["device_assert"] = r.device_assert;
+        d["blocks"] = r.blocks_run;
+        return d;
+      },
+      nb::arg("func"), nb::arg("args"), nb::arg("arch") = "sm_80",
+      nb::arg("configs") = std::map<std::string, bool>{});
 
   nb::class_<CudaKernelModule>(m, "Kernel")
       .def(

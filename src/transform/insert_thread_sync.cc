@@ -21,9 +21,17 @@ struct Access {
   int64_t group = -1;  // the instance of the cuda.group (one lowered tile op / T.Parallel) it came from
 };
 
+struct AccessLess {
+  bool operator()(const Access& a, const Access& b) const {
+    if (a.buffer != b.buffer) return a.buffer < b.buffer;
+    if (a.write != b.write) return a.write < b.write;
+    return a.group < b.group;
+  }
+};
+
 struct State {
-  std::vector<Access> pending;  // accesses since the last barrier
-  void merge(const State& o) { pending.insert(pending.end(), o.pending.begin(), o.pending.end()); }
+  std::set<Access, AccessLess> pending;  // accesses since the last barrier (a set: merges stay small)
+  void merge(const State& o) { pending.insert(o.pending.begin(), o.pending.end()); }
 };
 
 struct StmtEffects {
@@ -181,11 +189,11 @@ class SyncInserter {
     } else {
       for (Access a : e.reads) {
         a.group = group_;
-        st.pending.push_back(a);
+        st.pending.insert(a);
       }
       for (Access a : e.writes) {
         a.group = group_;
-        st.pending.push_back(a);
+        st.pending.insert(a);
       }
     }
     out.push_back(s);

@@ -24,10 +24,9 @@ class KernelBodyLowerer : public StmtMutator {
       return make_allocate(regs, mutate(n->body), n->span);
     }
     if (b.scope() == MemScope::kShared) {
-      std::vector<int64_t> shape = const_shape(b, "shared buffer");
-      int64_t total = 1;
-      for (int64_t x : shape) total *= x;
-      Buffer flat(b.name(), b.dtype(), {make_int(total)}, MemScope::kShared, {}, b->span);
+      const_shape(b, "shared buffer");
+      // Same shape (for messages and sizes), but every access uses one flat, laid-out index.
+      Buffer flat(b.name(), b.dtype(), b.shape(), MemScope::kShared, {}, b->span);
       ctx_.flat_shared[b] = flat;
       return make_allocate(flat, mutate(n->body), n->span);
     }

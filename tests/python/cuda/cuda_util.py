@@ -78,3 +78,103 @@ class DeviceArray:
             cuda.free(self.ptr, 0)
         except Exception:  # noqa: BLE001 - interpreter shutdown or a dead context
             pass
+
+
+# ------------------------------------------------------------------------------------------------
+# Running @T.prim_func kernels through the cuda backend (lower + codegen + NVRTC + driver), with
+# the runtime's argument slots: a pointer per tensor, i64/f64 per scalar, then one i64 per dynamic
+# dimension (bound from the tensors' shapes).
+
+def build(func, arch=None, configs=None, flags=None):
+    """Lowers, generates and compiles `func` (a tilelang.language.PrimFunc). Returns the dict of
+    cuda.build_func: source, meta, cubin, usage, seconds, ..."""
+    ir = func.ir if hasattr(func, "ir") else func
+    return cuda.build_func(ir, arch or "", configs or {}, flags or [])
+
+
+class Runner:
+    """A compiled kernel callable on numpy arrays: tensors are copied to the device, the kernel
+    runs, and every tensor argument is copied back (returned as a list, in parameter order)."""
+
+    def __init__(self, func, arch=None, configs=None):
+        self.func = func
+        self.built = build(func, arch or device_arch(), configs)
+        self.kernel = cuda.Kernel(self.built["cubin"], self.built["meta"], self.built["num_params"],
+                                  self.built["num_dyn"])
+        self.source = self.built["source"]
+
+    def _slots(self, args):
+        params = self.func.params
+        if len(args) != len(params):
+            raise TypeError(f"kernel takes {len(params)} arguments, got {len(args)}")
+        slots, arrays, dev = [], [], []
+        for p, a in zip(params, args):
+            if type(p).__name__ == "Buffer":
+                d = a if isinstance(a, DeviceArray) else DeviceArray(a)
+                dev.append(d)
+                arrays.append(d)
+                slots.append(("ptr", d.ptr))
+            else:
+                kind = "f64" if "float" in str(p.dtype) else "i64"
+                slots.append((kind, float(a) if kind == "f64" else int(a)))
+        for v in self.func.ir.dynamic_vars:
+            val = None
+            for p, a in zip(params, args):
+                if type(p).__name__ != "Buffer":
+                    if p.same_as(v) if hasattr(p, "same_as") else False:
+                        val = int(a)
+                    continue
+                for i, s in enumerate(p.shape):
+                    if hasattr(s, "same_as") and s.same_as(v):
+                        val = (a.shape if not isinstance(a, DeviceArray) else a.shape)[i]
+                        break
+                if val is not None:
+                    break
+            if val is None:
+                raise ValueError(f"cannot bind dynamic dimension {v.name} from the arguments")
+            slots.append(("i64", int(val)))
+        return slots, dev
+
+    def __call__(self, *args):
+        slots, dev = self._slots(args)
+        self.kernel.launch(slots)
+        cuda.synchronize(0)
+        return [d.numpy() for d in dev]
+
+
+class EmuRunner(Runner):
+    """The same kernel run by the CPU emulator of lowered cuda IR (src/target/cuda/emulator.h):
+    no GPU needed. Also returns the races the emulator found (must be empty)."""
+
+    def __init__(self, func, arch="sm_80", configs=None):
+        self.func = func
+        self.arch = arch
+        self.configs = configs or {}
+
+    def __call__(self, *args):
+        host = []
+        slots = []
+        params = self.func.params
+        for p, a in zip(params, args):
+            if type(p).__name__ == "Buffer":
+                arr = np.ascontiguousarray(np.array(a, copy=True))
+                host.append(arr)
+                slots.append(("ptr", arr.ctypes.data))
+            else:
+                kind = "f64" if "float" in str(p.dtype) else "i64"
+                slots.append((kind, float(a) if kind == "f64" else int(a)))
+        for v in self.func.ir.dynamic_vars:
+            val = None
+            for p, a in zip(params, args):
+                if type(p).__name__ == "Buffer":
+                    for i, s in enumerate(p.shape):
+                        if hasattr(s, "same_as") and s.same_as(v):
+                            val = np.asarray(a).shape[i]
+                            break
+                elif hasattr(p, "same_as") and p.same_as(v):
+                    val = int(a)
+                if val is not None:
+                    break
+            slots.append(("i64", int(val)))
+        self.report = cuda.emulate_func(self.func.ir, slots, self.arch, self.configs)
+        return host
