@@ -280,3 +280,38 @@ def all_kernels():
         "flash_d128": flashattn(1, 2, 256, 128, False, block_M=64, block_N=64),
         "assert_positive": assert_positive(64),
     }
+
+
+def rms_norm_rows(M, N, blk_m=1, dtype="float16", eps=1e-6):
+    """RMSNorm with rows held in registers (no shared staging): the memory-bound benchmark form."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), W: T.Tensor((N,), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, blk_m), threads=128) as bx:
+            x = T.alloc_fragment((blk_m, N), "float32")
+            sq = T.alloc_fragment((blk_m, N), "float32")
+            ss = T.alloc_fragment((blk_m,), "float32")
+            T.copy(A[bx * blk_m, 0], x)
+            for i, j in T.Parallel(blk_m, N):
+                sq[i, j] = x[i, j] * x[i, j]
+            T.reduce_sum(sq, ss, dim=1)
+            for i in T.Parallel(blk_m):
+                ss[i] = T.rsqrt(ss[i] / N + eps)
+            for i, j in T.Parallel(blk_m, N):
+                x[i, j] = x[i, j] * ss[i] * W[j]
+            T.copy(x, B[bx * blk_m, 0])
+    return main
+
+
+def vector_add(M, N, block_M=8, block_N=512, dtype="float16"):
+    """C = A + B through fragments (16-byte loads and stores)."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            a = T.alloc_fragment((block_M, block_N), dtype)
+            b = T.alloc_fragment((block_M, block_N), dtype)
+            T.copy(A[by * block_M, bx * block_N], a)
+            T.copy(B[by * block_M, bx * block_N], b)
+            for i, j in T.Parallel(block_M, block_N):
+                a[i, j] = a[i, j] + b[i, j]
+            T.copy(a, C[by * block_M, bx * block_N])
+    return main
