@@ -1,8 +1,11 @@
 #include "ir/expr.h"
 
 #include <cmath>
+#include <functional>
 
 #include "ir/error.h"
+#include "ir/eval.h"
+#include "ir/functor.h"
 #include "ir/printer.h"
 
 namespace tl {
@@ -109,15 +112,6 @@ int64_t get_const_int(const Expr& e, const char* what) {
   return v;
 }
 
-// Wraps a value into range for its integer type (wrap-around semantics of fixed-width ints).
-static int64_t wrap_int(int64_t v, DataType t) {
-  if (t.bits >= 64) return v;
-  uint64_t mask = (uint64_t(1) << t.bits) - 1;
-  uint64_t u = static_cast<uint64_t>(v) & mask;
-  if (t.is_int() && (u >> (t.bits - 1)) & 1) return static_cast<int64_t>(u | ~mask);
-  return static_cast<int64_t>(u);
-}
-
 static int float_rank(DataType t) {
   // fp8 < fp16/bf16 < fp32 < fp64; mixing fp16 and bf16 promotes to fp32.
   if (t.is_fp8()) return 1;
@@ -177,76 +171,22 @@ static void promote(Expr& a, Expr& b) {
   b = make_cast(target, b);
 }
 
-static int64_t floordiv_i(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-static int64_t floormod_i(int64_t a, int64_t b) { return a - floordiv_i(a, b) * b; }
-
-static Expr fold_int(BinOp op, DataType t, int64_t x, int64_t y, bool* ok) {
-  *ok = true;
-  switch (op) {
-    case BinOp::kAdd: return make_int(wrap_int(x + y, t), t);
-    case BinOp::kSub: return make_int(wrap_int(x - y, t), t);
-    case BinOp::kMul: return make_int(wrap_int(x * y, t), t);
-    case BinOp::kDiv:
-      if (y == 0) break;
-      return make_int(x / y, t);
-    case BinOp::kMod:
-      if (y == 0) break;
-      return make_int(x % y, t);
-    case BinOp::kFloorDiv:
-      if (y == 0) break;
-      return make_int(floordiv_i(x, y), t);
-    case BinOp::kFloorMod:
-      if (y == 0) break;
-      return make_int(floormod_i(x, y), t);
-    case BinOp::kMin: return make_int(std::min(x, y), t);
-    case BinOp::kMax: return make_int(std::max(x, y), t);
-    case BinOp::kEQ: return make_bool(x == y);
-    case BinOp::kNE: return make_bool(x != y);
-    case BinOp::kLT: return make_bool(x < y);
-    case BinOp::kLE: return make_bool(x <= y);
-    case BinOp::kGT: return make_bool(x > y);
-    case BinOp::kGE: return make_bool(x >= y);
-    case BinOp::kAnd: return make_bool(x && y);
-    case BinOp::kOr: return make_bool(x || y);
-    case BinOp::kBitAnd: return make_int(x & y, t);
-    case BinOp::kBitOr: return make_int(x | y, t);
-    case BinOp::kBitXor: return make_int(x ^ y, t);
-    case BinOp::kShl:
-      if (y < 0 || y >= 64) break;
-      return make_int(wrap_int(static_cast<int64_t>(static_cast<uint64_t>(x) << y), t), t);
-    case BinOp::kShr:
-      if (y < 0 || y >= 64) break;
-      return make_int(x >> y, t);
+// Folds an operation on constants with the reference semantics of ir/eval.h (wrap-around
+// integers, floats rounded to their dtype). Returns an undefined Expr when the operation has no
+// defined value (division by zero, an out-of-range cast): it is then left in the IR.
+static Expr fold(const std::function<Value()>& op) {
+  try {
+    return value_to_expr(op());
+  } catch (const Error&) {
+    return Expr();
   }
-  *ok = false;
-  return Expr();
 }
 
-static Expr fold_float(BinOp op, DataType t, double x, double y, bool* ok) {
-  *ok = true;
-  switch (op) {
-    case BinOp::kAdd: return make_float(x + y, t);
-    case BinOp::kSub: return make_float(x - y, t);
-    case BinOp::kMul: return make_float(x * y, t);
-    case BinOp::kDiv:
-      if (y == 0) break;
-      return make_float(x / y, t);
-    case BinOp::kMin: return make_float(std::fmin(x, y), t);
-    case BinOp::kMax: return make_float(std::fmax(x, y), t);
-    case BinOp::kEQ: return make_bool(x == y);
-    case BinOp::kNE: return make_bool(x != y);
-    case BinOp::kLT: return make_bool(x < y);
-    case BinOp::kLE: return make_bool(x <= y);
-    case BinOp::kGT: return make_bool(x > y);
-    case BinOp::kGE: return make_bool(x >= y);
-    default: break;
-  }
-  *ok = false;
-  return Expr();
+// True when evaluating `e` cannot have an effect (no calls), so it may be dropped.
+static bool is_pure(const Expr& e) {
+  bool pure = true;
+  for_each_subexpr(e, [&](const Expr& x) { pure &= x.kind() != ExprKind::kCall; });
+  return pure;
 }
 
 Expr make_binary(BinOp op, Expr a, Expr b) {
@@ -275,16 +215,11 @@ Expr make_binary(BinOp op, Expr a, Expr b) {
   DataType result = (binop_is_compare(op) || binop_is_logical(op)) ? DataType::Bool().with_lanes(t.lanes) : t;
 
   // Constant folding.
-  int64_t ia, ib;
-  double fa, fb;
-  bool ok = false;
-  if (is_const_int(a, &ia) && is_const_int(b, &ib)) {
-    Expr r = fold_int(op, t, ia, ib, &ok);
-    if (ok) return r;
-  } else if (is_const_float(a, &fa) && is_const_float(b, &fb)) {
-    Expr r = fold_float(op, t, fa, fb, &ok);
-    if (ok) return r;
+  Value va, vb;
+  if (t.lanes == 1 && const_value(a, &va) && const_value(b, &vb)) {
+    if (Expr r = fold([&] { return eval_binary(op, va, vb); }); r.defined()) return r;
   }
+  int64_t ia, ib;
   // Cheap identities keep shapes and indices readable; the simplifier does the rest.
   if (t.is_integer()) {
     switch (op) {
@@ -298,7 +233,7 @@ Expr make_binary(BinOp op, Expr a, Expr b) {
       case BinOp::kMul:
         if (is_one(a)) return b;
         if (is_one(b)) return a;
-        if (is_zero(a) || is_zero(b)) return make_int(0, t);
+        if ((is_zero(a) && is_pure(b)) || (is_zero(b) && is_pure(a))) return make_int(0, t);
         break;
       case BinOp::kDiv:
       case BinOp::kFloorDiv:
@@ -306,7 +241,7 @@ Expr make_binary(BinOp op, Expr a, Expr b) {
         break;
       case BinOp::kFloorMod:
       case BinOp::kMod:
-        if (is_one(b)) return make_int(0, t);
+        if (is_one(b) && is_pure(a)) return make_int(0, t);
         break;
       default: break;
     }
@@ -325,28 +260,13 @@ Expr make_binary(BinOp op, Expr a, Expr b) {
 Expr make_unary(UnOp op, Expr a) {
   if (!a.defined()) throw_error<TypeError>("make_unary: undefined operand");
   DataType t = a.dtype();
-  switch (op) {
-    case UnOp::kNeg: {
-      int64_t i;
-      double f;
-      if (is_const_int(a, &i) && !t.is_bool()) return make_int(wrap_int(-i, t), t);
-      if (is_const_float(a, &f)) return make_float(-f, t);
-      if (t.is_bool()) throw_error<TypeError>("cannot negate a bool");
-      break;
-    }
-    case UnOp::kNot: {
-      if (!t.is_bool()) a = make_binary(BinOp::kNE, a, make_int(0, t));
-      int64_t i;
-      if (is_const_int(a, &i)) return make_bool(!i);
-      t = a.dtype();
-      break;
-    }
-    case UnOp::kBitNot: {
-      if (!t.is_integer()) throw_error<TypeError>("operator ~ needs an integer, got ", t.str());
-      int64_t i;
-      if (is_const_int(a, &i)) return make_int(wrap_int(~i, t), t);
-      break;
-    }
+  if (op == UnOp::kNeg && t.is_bool()) throw_error<TypeError>("cannot negate a bool");
+  if (op == UnOp::kBitNot && !t.is_integer()) throw_error<TypeError>("operator ~ needs an integer, got ", t.str());
+  if (op == UnOp::kNot && !t.is_bool()) a = make_binary(BinOp::kNE, a, make_int(0, t));
+  t = a.dtype();
+  Value v;
+  if (t.lanes == 1 && const_value(a, &v)) {
+    if (Expr r = fold([&] { return eval_unary(op, v); }); r.defined()) return r;
   }
   return Expr(std::make_shared<UnaryNode>(t, op, std::move(a)));
 }
@@ -365,19 +285,9 @@ Expr make_cast(DataType dtype, Expr value) {
   if (value.dtype() == dtype) return value;
   if (value.dtype().lanes != dtype.lanes && value.dtype().lanes == 1 && dtype.lanes > 1)
     return make_broadcast(make_cast(dtype.element_of(), value), dtype.lanes);
-  int64_t i;
-  double f;
-  if (dtype.lanes == 1) {
-    if (is_const_int(value, &i)) {
-      if (dtype.is_float()) return make_float(static_cast<double>(i), dtype);
-      if (dtype.is_bool()) return make_bool(i != 0);
-      if (dtype.is_integer()) return make_int(wrap_int(i, dtype), dtype);
-    }
-    if (is_const_float(value, &f)) {
-      if (dtype.is_float()) return make_float(f, dtype);
-      if (dtype.is_integer() && std::isfinite(f)) return make_int(wrap_int(static_cast<int64_t>(f), dtype), dtype);
-      if (dtype.is_bool()) return make_bool(f != 0);
-    }
+  Value v;
+  if (dtype.lanes == 1 && const_value(value, &v)) {
+    if (Expr r = fold([&] { return eval_cast(dtype, v); }); r.defined()) return r;
   }
   return Expr(std::make_shared<CastNode>(dtype, std::move(value)));
 }
@@ -403,7 +313,7 @@ Expr make_broadcast(Expr value, int lanes) {
 
 Expr ceildiv(Expr a, Expr b) {
   int64_t x, y;
-  if (is_const_int(a, &x) && is_const_int(b, &y) && y != 0) return make_int(floordiv_i(x + y - 1, y), a.dtype());
+  if (is_const_int(a, &x) && is_const_int(b, &y) && y > 0 && x >= 0) return make_int((x + y - 1) / y, a.dtype());
   return floordiv(a + b - 1, b);
 }
 

@@ -141,6 +141,12 @@ std::string format_double(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   std::string s = buf;
+  // Shortest form that reads back exactly; whole numbers below 1e15 print positionally ("10.0",
+  // not "1e+01").
+  if (std::fabs(v) < 1e15 && v == std::trunc(v)) {
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+  }
   for (int p = 1; p < 17; ++p) {
     std::snprintf(buf, sizeof buf, "%.*g", p, v);
     if (std::strtod(buf, nullptr) == v) {

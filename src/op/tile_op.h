@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ struct LowerContext {
   Target target;
   // Thread count of the enclosing kernel (1 when unknown); fragments on cpu ignore it.
   int64_t num_threads = 1;
+  // Ranges [min, min + extent) of the block, loop and let variables around the op (filled by
+  // lower_tile_ops), so that lowerings can prove accesses in bounds and skip their guards.
+  std::map<Var, Range, VarLess> var_ranges;
+  // Guard out-of-bounds accesses of global tensors (reads fill 0, writes are dropped). Off with
+  // the pass config tl.disable_safe_memory_legalize.
+  bool guard_global_bounds = true;
 };
 
 struct TileOpDef {

@@ -60,3 +60,33 @@ TEST(Builder, AllocWrapsRestOfFrame) {
 }
 
 }  // namespace tl
+
+namespace tl {
+
+// Constant folding goes through the reference evaluator (ir/eval.h), so it follows the dtype.
+TEST(Expr, FoldingFollowsDtypeSemantics) {
+  // uint64 values above INT64_MAX compare as unsigned.
+  Expr big = make_int(-1, DataType::UInt(64));  // 2^64 - 1
+  Expr c = make_binary(BinOp::kGT, big, make_int(1, DataType::UInt(64)));
+  int64_t v = 0;
+  ASSERT_TRUE(is_const_int(c, &v));
+  EXPECT_EQ(v, 1);
+  // Logical shift for unsigned types.
+  Expr s = make_binary(BinOp::kShr, make_int(-2, DataType::UInt(8)), make_int(1, DataType::UInt(8)));
+  ASSERT_TRUE(is_const_int(s, &v));
+  EXPECT_EQ(v, 127);
+  // float16 arithmetic rounds to float16: 2048 + 1 is not representable and rounds to even.
+  Expr h = make_float(2048.0, DataType::Float(16)) + make_float(1.0, DataType::Float(16));
+  double f = 0;
+  ASSERT_TRUE(is_const_float(h, &f));
+  EXPECT_EQ(f, 2048.0);
+  // An out-of-range float -> int cast has no value: it stays in the IR instead of folding.
+  Expr bad = make_cast(DataType::Int32(), make_float(1e20, DataType::Float32()));
+  EXPECT_EQ(bad.kind(), ExprKind::kCast);
+  // x * 0 keeps x when x has an effect (a call).
+  Expr call = make_call(DataType::Int32(), "tl.atomic_add_scalar", {make_int(1)});
+  EXPECT_FALSE(is_const_int(call * make_int(0)));
+  EXPECT_TRUE(is_zero(Var("x") * make_int(0)));
+}
+
+}  // namespace tl

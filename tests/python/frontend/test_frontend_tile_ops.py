@@ -25,7 +25,8 @@ def build(body, params=None):
             S = T.alloc_shared((128, 64), "float16")
             F = T.alloc_fragment((128, 64), "float32")
             R = T.alloc_fragment((128,), "float32")
-            body(dict(A=A, G=G, n=n, S=S, F=F, R=R, bx=bx))
+            Q = T.alloc_shared((64, 64), "float16")
+            body(dict(A=A, G=G, n=n, S=S, F=F, R=R, Q=Q, bx=bx))
     return k
 
 
@@ -63,12 +64,13 @@ def test_copy_rank_mismatch_is_an_error():
 
 def test_gemm_forms():
     def body(b):
-        S, F, n = b["S"], b["F"], b["n"]
-        T.gemm(S, S, F, transpose_B=True, policy=T.GemmWarpPolicy.FullCol, clear_accum=True, k_pack=2)
+        S, F, Q, n = b["S"], b["F"], b["Q"], b["n"]
+        # Shapes agree: S is [M=128, K=64], Q is [K=64, N=64] (or [N, K] transposed), F is [M, N].
+        T.gemm(S, Q, F, transpose_B=True, policy=T.GemmWarpPolicy.FullCol, clear_accum=True, k_pack=2)
         T.gemm(S[0:64, :], S[0:64, :], F[0:64, 0:64], True, False)
         T.gemm(S, S, F, [32, 16, 8], initC=(n > 0))              # Developer form with a run-time initC
-        T.gemm(S, S, F, policy="FullRow", clear_accum=n > 2, initC=True)
-        T.gemm(S, S, F, policy=tilelang.primitives.gemm.base.GemmWarpPolicy.Square)
+        T.gemm(S, Q, F, policy="FullRow", clear_accum=n > 2, initC=True)
+        T.gemm(S, Q, F, policy=tilelang.primitives.gemm.base.GemmWarpPolicy.Square)
         T.gemm(S, S, F, [16, 32, 8], transpose_B=True)
     g = tile_ops(build(body), "gemm")
     assert g[0].attrs == {"transpose_A": False, "transpose_B": True, "policy": "FullCol",

@@ -1,0 +1,134 @@
+// T.cumsum(src, dst, dim, reverse): inclusive prefix sum of the (squeezed) src tile along `dim`
+// into dst of the same shape; reverse=true sums from the end. dst may be src.
+//
+// Along the innermost dimension a float32 (for 16/8-bit floats) scalar carries the running sum;
+// along an outer dimension each row adds the previous row of dst, so the innermost loop stays
+// contiguous (the running sum is then held in dst's own dtype).
+#include <sstream>
+
+#include "ir/error.h"
+#include "op/op_util.h"
+
+namespace tl {
+namespace {
+
+struct CumsumInfo {
+  BufferRegion src, dst;
+  int64_t dim = 0;
+  bool reverse = false;
+  std::vector<Expr> extents;  // squeezed
+};
+
+CumsumInfo analyze_cumsum(const TileOpNode& op) {
+  check_num_args(op, 2, 2, "T.cumsum(src, dst, dim, reverse)");
+  CumsumInfo c;
+  c.src = region_arg(op, 0, "src");
+  c.dst = region_arg(op, 1, "dst");
+  check_region_well_formed(op, c.src, "src");
+  check_region_well_formed(op, c.dst, "dst");
+  check_same_extents(op, c.src, "src", c.dst, "dst");
+  c.extents = c.dst.squeezed_extents();
+  auto se = c.src.squeezed_extents();
+  for (size_t i = 0; i < se.size(); ++i)
+    if (!is_const_int(c.extents[i]) && is_const_int(se[i])) c.extents[i] = se[i];
+  int64_t rank = static_cast<int64_t>(c.extents.size());
+  if (rank == 0) throw_op_error_value(op, "src " + describe_region(c.src) + " has no dimension larger than 1 to scan");
+  c.dim = attr_int(op.attrs, "dim", 0);
+  if (c.dim < 0) c.dim += rank;
+  if (c.dim < 0 || c.dim >= rank) {
+    std::ostringstream os;
+    os << "dim " << attr_int(op.attrs, "dim", 0) << " is out of range for src " << describe_region(c.src)
+       << ", whose shape without unit dimensions is " << describe_extents(c.extents) << " (rank " << rank << ")";
+    throw_op_error_value(op, os.str());
+  }
+  c.reverse = attr_bool(op.attrs, "reverse", false);
+  for (const BufferRegion* b : {&c.src, &c.dst}) {
+    DataType t = b->buffer.dtype();
+    if (!(t.is_float() || t.is_integer()))
+      throw_op_error_type(op, "buffer '" + b->buffer.name() + "' has dtype " + t.str() +
+                                  "; cumsum needs integer or floating-point buffers");
+  }
+  return c;
+}
+
+void check_cumsum(const TileOpNode& op) { analyze_cumsum(op); }
+
+AccessRegions access_cumsum(const TileOpNode& op) {
+  AccessRegions a;
+  a.reads.push_back(op.args[0].region);
+  a.writes.push_back(op.args[1].region);
+  return a;
+}
+
+Stmt lower_cumsum(const TileOpNode& op, const LowerContext&) {
+  CumsumInfo c = analyze_cumsum(op);
+  DataType dst_t = c.dst.buffer.dtype();
+  size_t rank = c.extents.size();
+  size_t dim = static_cast<size_t>(c.dim);
+  Expr n = c.extents[dim];
+  // Position along `dim` of scan step s (0 = first element summed).
+  auto position = [&](const Expr& s) { return c.reverse ? n - 1 - s : s; };
+
+  std::vector<Expr> other_ext;
+  for (size_t d = 0; d < rank; ++d)
+    if (d != dim) other_ext.push_back(c.extents[d]);
+  auto full_index = [&](const LoopNest& nest, const Expr& pos) {
+    std::vector<Expr> idx;
+    size_t k = 0;
+    for (size_t d = 0; d < rank; ++d) idx.push_back(d == dim ? pos : Expr(nest.vars[k++]));
+    return idx;
+  };
+
+  if (dim + 1 == rank) {
+    DataType acc_t = compute_dtype(dst_t);
+    LoopNest outer = make_loop_nest(other_ext, "i");
+    Var s("s", n.dtype());
+    Buffer acc("acc", acc_t, {make_int(1)}, MemScope::kLocalVar);
+    Expr a = make_load(acc, {make_int(0)});
+    std::vector<Expr> idx = full_index(outer, position(s));
+    Stmt step = make_seq({
+        make_store(acc, {make_int(0)}, a + make_cast(acc_t, region_load(c.src, idx))),
+        make_store(c.dst.buffer, region_indices(c.dst, idx), make_cast(dst_t, a), op.span),
+    });
+    Stmt body = make_seq({make_store(acc, {make_int(0)}, make_const(acc_t, 0)),
+                          make_for(s, make_int(0, s.dtype()), n, ForKind::kSerial, step)});
+    return outer.wrap(make_allocate(acc, body));
+  }
+
+  // Outer dimension: row by row; loops in dst order with the scan serial at `dim`.
+  auto nest_at = [&](const LoopNest& nest, const Expr& scan_var, const Expr& scan_extent, Stmt body) {
+    for (size_t d = rank; d-- > 0;) {
+      if (d == dim) {
+        if (scan_var.defined()) {
+          Var v(std::static_pointer_cast<const VarNode>(scan_var.node()));
+          body = make_for(v, make_int(1, v.dtype()), scan_extent - 1, ForKind::kSerial, body);
+        }
+      } else {
+        size_t k = d < dim ? d : d - 1;
+        body = make_for(nest.vars[k], make_int(0, nest.vars[k].dtype()), nest.extents[k], ForKind::kParallel, body);
+      }
+    }
+    return body;
+  };
+  // First element along the scan: a plain copy.
+  LoopNest first = make_loop_nest(other_ext, "i");
+  std::vector<Expr> fidx = full_index(first, position(make_int(0, n.dtype())));
+  Stmt init = nest_at(first, Expr(), Expr(),
+                      make_store(c.dst.buffer, region_indices(c.dst, fidx),
+                                 make_cast(dst_t, region_load(c.src, fidx)), op.span));
+  // Then dst[s] = dst[s - 1] + src[s] for s = 1 .. n-1 (in scan order).
+  LoopNest rest = make_loop_nest(other_ext, "i");
+  Var s("s", n.dtype());
+  std::vector<Expr> cur = full_index(rest, position(s));
+  std::vector<Expr> prev = full_index(rest, c.reverse ? n - s : s - 1);
+  DataType acc_t = compute_dtype(dst_t);
+  Expr sum = make_cast(acc_t, make_load(c.dst.buffer, region_indices(c.dst, prev))) +
+             make_cast(acc_t, region_load(c.src, cur));
+  Stmt step = make_store(c.dst.buffer, region_indices(c.dst, cur), make_cast(dst_t, sum), op.span);
+  return make_seq({init, nest_at(rest, s, n, step)});
+}
+
+TileOpRegistration reg_cumsum(TileOpDef{"cumsum", check_cumsum, access_cumsum, lower_cumsum});
+
+}  // namespace
+}  // namespace tl

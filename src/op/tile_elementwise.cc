@@ -1,0 +1,376 @@
+// The T.tile.* element-wise family (Ascend vector primitives; on other targets lowered to loops
+// so that the kernel still runs) and the Developer-form T.exp(src, dst) / T.add(dst, a, b) that
+// the frontend maps onto them. Forms (dst first):
+//   tile.<unary>(dst, src)              exp ln log abs reciprocal sqrt rsqrt relu sigmoid silu
+//                                       sin cos neg exp2 tanh
+//   tile.<binary>(dst, a, b)            add sub mul div max min pow; b a tile or a scalar
+//   tile.axpy(dst, src, s)              dst += s * src
+//   tile.cast(dst, src, mode=...)       conversion with a rounding mode (include/tl/cpu/cast.h)
+//   tile.compare(dst, a, b, mode=...)   EQ NE GT GE LT LE -> 1/0 per element (bool, uint8 or any
+//                                       numeric dst), or a uint8 bit mask (8 elements per byte,
+//                                       bit i%8) when dst's last extent is a's divided by 8
+//   tile.select(dst, mask, a, b)        mask != 0 ? a : b (mask per element or a bit mask)
+//   tile.transpose(dst, src)            2-D transpose
+//   tile.broadcast(dst, src)            src's unit dimensions repeated to dst's shape
+// Math is computed in float32 for 16/8-bit floats. tile.sort / topk / reduce_* have no loop form.
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "op/op_util.h"
+
+namespace tl {
+namespace {
+
+bool float_only_unary(const std::string& f) { return f != "abs" && f != "neg" && f != "relu"; }
+
+Expr apply_unary(const std::string& f, const Expr& x) {
+  DataType t = x.dtype();
+  if (f == "exp" || f == "sqrt" || f == "rsqrt" || f == "sigmoid" || f == "sin" || f == "cos" || f == "exp2" ||
+      f == "tanh" || f == "abs")
+    return make_call(t, f, {x});
+  if (f == "ln" || f == "log") return make_call(t, "log", {x});
+  if (f == "reciprocal") return make_binary(BinOp::kDiv, make_const(t, 1), x);
+  if (f == "relu") return max(x, make_const(t, 0));
+  if (f == "silu") return x * make_call(t, "sigmoid", {x});
+  if (f == "neg") return -x;
+  throw_error<Error>("internal error: unknown unary tile op ", f);
+}
+
+Expr apply_binary(const std::string& f, const Expr& a, const Expr& b) {
+  if (f == "add") return a + b;
+  if (f == "sub") return a - b;
+  if (f == "mul") return a * b;
+  if (f == "div") return make_binary(BinOp::kDiv, a, b);
+  if (f == "max") return max(a, b);
+  if (f == "min") return min(a, b);
+  if (f == "pow") return make_call(a.dtype(), "pow", {a, b});
+  throw_error<Error>("internal error: unknown binary tile op ", f);
+}
+
+std::string suffix(const TileOpNode& op) { return op.op.substr(op.op.find('.') + 1); }
+
+void check_numeric(const TileOpNode& op, const BufferRegion& r, bool float_only) {
+  DataType t = r.buffer.dtype();
+  bool ok = float_only ? t.is_float() : (t.is_float() || t.is_integer());
+  if (!ok)
+    throw_op_error_type(op, "buffer '" + r.buffer.name() + "' has dtype " + t.str() + "; this op needs " +
+                                (float_only ? "a floating-point buffer" : "an integer or floating-point buffer"));
+}
+
+// The value of operand i (a tile or a scalar) at a squeezed position, in type t.
+Expr operand(const TileOpNode& op, size_t i, const std::vector<Expr>& pos, DataType t) {
+  const TileArg& a = op.args[i];
+  return make_cast(t, a.is_region() ? region_load(a.region, pos) : a.expr);
+}
+
+void check_tile_or_scalar(const TileOpNode& op, size_t i, const char* role, const BufferRegion& dst) {
+  if (op.args[i].is_region()) {
+    check_region_well_formed(op, op.args[i].region, role);
+    check_same_extents(op, dst, "dst", op.args[i].region, role);
+  } else if (op.args[i].expr.dtype().is_handle() || op.args[i].expr.dtype().is_void()) {
+    throw_op_error_type(op, std::string("operand ") + role + " must be a tile or a number");
+  }
+}
+
+// ---- unary ----------------------------------------------------------------------------------
+
+void check_unary(const TileOpNode& op) {
+  check_num_args(op, 2, 2, ("T.tile." + suffix(op) + "(dst, src)").c_str());
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  const BufferRegion& src = region_arg(op, 1, "src");
+  check_region_well_formed(op, dst, "dst");
+  check_region_well_formed(op, src, "src");
+  check_same_extents(op, dst, "dst", src, "src");
+  bool fo = float_only_unary(suffix(op));
+  check_numeric(op, dst, fo);
+  check_numeric(op, src, false);
+}
+
+Stmt lower_unary(const TileOpNode& op, const LowerContext&) {
+  const BufferRegion& dst = op.args[0].region;
+  DataType t = compute_dtype(dst.buffer.dtype());
+  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
+  Expr v = apply_unary(suffix(op), operand(op, 1, nest.indices(), t));
+  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()), make_cast(dst.buffer.dtype(), v), op.span));
+}
+
+// ---- binary / axpy --------------------------------------------------------------------------
+
+void check_binary(const TileOpNode& op) {
+  check_num_args(op, 3, 3, ("T.tile." + suffix(op) + "(dst, a, b)").c_str());
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  check_region_well_formed(op, dst, "dst");
+  const BufferRegion& a = region_arg(op, 1, "a");
+  check_region_well_formed(op, a, "a");
+  check_same_extents(op, dst, "dst", a, "a");
+  check_tile_or_scalar(op, 2, "b", dst);
+  check_numeric(op, dst, suffix(op) == "pow");
+  check_numeric(op, a, false);
+}
+
+Stmt lower_binary(const TileOpNode& op, const LowerContext&) {
+  const BufferRegion& dst = op.args[0].region;
+  DataType t = compute_dtype(dst.buffer.dtype());
+  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
+  Expr v = apply_binary(suffix(op), operand(op, 1, nest.indices(), t), operand(op, 2, nest.indices(), t));
+  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()), make_cast(dst.buffer.dtype(), v), op.span));
+}
+
+void check_axpy(const TileOpNode& op) {
+  check_num_args(op, 3, 3, "T.tile.axpy(dst, src, scalar)");
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  const BufferRegion& src = region_arg(op, 1, "src");
+  check_region_well_formed(op, dst, "dst");
+  check_region_well_formed(op, src, "src");
+  check_same_extents(op, dst, "dst", src, "src");
+  expr_arg(op, 2, "scalar");
+  check_numeric(op, dst, false);
+  check_numeric(op, src, false);
+}
+
+AccessRegions access_axpy(const TileOpNode& op) {
+  AccessRegions a;
+  a.reads.push_back(op.args[0].region);
+  a.reads.push_back(op.args[1].region);
+  a.writes.push_back(op.args[0].region);
+  return a;
+}
+
+Stmt lower_axpy(const TileOpNode& op, const LowerContext&) {
+  const BufferRegion& dst = op.args[0].region;
+  DataType t = compute_dtype(dst.buffer.dtype());
+  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
+  std::vector<Expr> idx = region_indices(dst, nest.indices());
+  Expr v = make_cast(t, make_load(dst.buffer, idx)) + make_cast(t, op.args[2].expr) * operand(op, 1, nest.indices(), t);
+  return nest.wrap(make_store(dst.buffer, idx, make_cast(dst.buffer.dtype(), v), op.span));
+}
+
+// ---- cast -----------------------------------------------------------------------------------
+
+const std::vector<std::string> kCastModes = {"CAST_NONE", "CAST_RINT",  "CAST_FLOOR", "CAST_CEIL",
+                                             "CAST_ROUND", "CAST_TRUNC", "CAST_ODD"};
+
+void check_cast(const TileOpNode& op) {
+  check_num_args(op, 2, 2, "T.tile.cast(dst, src, mode)");
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  const BufferRegion& src = region_arg(op, 1, "src");
+  check_region_well_formed(op, dst, "dst");
+  check_region_well_formed(op, src, "src");
+  check_same_extents(op, dst, "dst", src, "src");
+  checked_str_attr(op, "mode", kCastModes, "CAST_NONE");
+  for (const BufferRegion* r : {&dst, &src})
+    if (r->buffer.dtype().is_handle()) throw_op_error_type(op, "cannot cast buffer '" + r->buffer.name() + "' of dtype handle");
+}
+
+Stmt lower_cast(const TileOpNode& op, const LowerContext&) {
+  const BufferRegion& dst = op.args[0].region;
+  const BufferRegion& src = op.args[1].region;
+  std::string mode = checked_str_attr(op, "mode", kCastModes, "CAST_NONE");
+  DataType to = dst.buffer.dtype(), from = src.buffer.dtype();
+  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
+  Expr x = region_load(src, nest.indices());
+  // Round-to-nearest-even float conversions and anything from an integer are plain casts.
+  bool nearest = mode == "CAST_NONE" || mode == "CAST_RINT";
+  bool plain = to == from || !from.is_float() || (nearest && to.is_float());
+  Expr v = plain ? make_cast(to, x) : make_call(to, "tl.cast_rounding", {x, make_string(mode)});
+  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()), v, op.span));
+}
+
+// ---- compare / select -----------------------------------------------------------------------
+
+const std::vector<std::string> kCompareModes = {"EQ", "NE", "GT", "GE", "LT", "LE"};
+
+// True when `mask` holds 8 elements of `full` per byte along the last dimension.
+bool is_bit_mask(const TileOpNode& op, const BufferRegion& mask, const BufferRegion& full, const char* role) {
+  auto me = mask.squeezed_extents(), fe = full.squeezed_extents();
+  bool same = me.size() == fe.size();
+  for (size_t i = 0; same && i < me.size(); ++i) same = extents_may_equal(me[i], fe[i]);
+  if (same) return false;
+  int64_t m_last, f_last;
+  bool packed = mask.buffer.dtype() == DataType::UInt(8) && me.size() == fe.size() && !me.empty() &&
+                is_const_int(me.back(), &m_last) && is_const_int(fe.back(), &f_last) && m_last * 8 == f_last;
+  for (size_t i = 0; packed && i + 1 < me.size(); ++i) packed = extents_may_equal(me[i], fe[i]);
+  if (!packed) {
+    std::ostringstream os;
+    os << role << " " << describe_region(mask) << " must have the shape " << describe_extents(fe) << " of "
+       << describe_region(full) << " (one element each), or be a uint8 bit mask with a last extent 8 times smaller; "
+       << "got " << describe_extents(me);
+    throw_op_error_value(op, os.str());
+  }
+  return true;
+}
+
+void check_compare(const TileOpNode& op) {
+  check_num_args(op, 3, 3, "T.tile.compare(dst, a, b, mode)");
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  const BufferRegion& a = region_arg(op, 1, "a");
+  check_region_well_formed(op, dst, "dst");
+  check_region_well_formed(op, a, "a");
+  check_tile_or_scalar(op, 2, "b", a);
+  checked_str_attr(op, "mode", kCompareModes, "EQ");
+  DataType t = dst.buffer.dtype();
+  if (!(t.is_bool() || t.is_integer() || t.is_float()))
+    throw_op_error_type(op, "dst buffer '" + dst.buffer.name() + "' has dtype " + t.str() +
+                                "; compare writes a mask (bool / uint8, or 1 and 0 in a numeric buffer)");
+  is_bit_mask(op, dst, a, "dst");
+}
+
+Expr compare(const std::string& mode, const Expr& a, const Expr& b) {
+  static const std::map<std::string, BinOp> ops = {{"EQ", BinOp::kEQ}, {"NE", BinOp::kNE}, {"GT", BinOp::kGT},
+                                                   {"GE", BinOp::kGE}, {"LT", BinOp::kLT}, {"LE", BinOp::kLE}};
+  return make_binary(ops.at(mode), a, b);
+}
+
+// Loops over the bytes of a bit mask `mask` (shape of `full` with the last extent / 8); `bit`
+// builds the predicate of element (pos of full).
+Stmt packed_mask_loops(const BufferRegion& mask, const std::function<Expr(const std::vector<Expr>&)>& bit,
+                       const Span& span) {
+  LoopNest nest = make_loop_nest(mask.squeezed_extents(), "i");
+  std::vector<Expr> base = nest.indices();
+  Expr byte;
+  for (int b = 0; b < 8; ++b) {
+    std::vector<Expr> pos = base;
+    pos.back() = pos.back() * 8 + b;
+    Expr term = make_cast(DataType::UInt(8), bit(pos));
+    if (b) term = make_binary(BinOp::kShl, term, make_int(b, DataType::UInt(8)));
+    byte = byte.defined() ? make_binary(BinOp::kBitOr, byte, term) : term;
+  }
+  return nest.wrap(make_store(mask.buffer, region_indices(mask, base), byte, span));
+}
+
+Stmt lower_compare(const TileOpNode& op, const LowerContext&) {
+  const BufferRegion& dst = op.args[0].region;
+  const BufferRegion& a = op.args[1].region;
+  std::string mode = checked_str_attr(op, "mode", kCompareModes, "EQ");
+  DataType t = compute_dtype(a.buffer.dtype());
+  auto pred = [&](const std::vector<Expr>& pos) {
+    return compare(mode, operand(op, 1, pos, t), operand(op, 2, pos, t));
+  };
+  if (is_bit_mask(op, dst, a, "dst")) return packed_mask_loops(dst, pred, op.span);
+  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
+  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()),
+                              make_cast(dst.buffer.dtype(), pred(nest.indices())), op.span));
+}
+
+void check_select(const TileOpNode& op) {
+  check_num_args(op, 4, 4, "T.tile.select(dst, mask, a, b, mode)");
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  const BufferRegion& mask = region_arg(op, 1, "mask");
+  const BufferRegion& a = region_arg(op, 2, "a");
+  check_region_well_formed(op, dst, "dst");
+  check_region_well_formed(op, mask, "mask");
+  check_region_well_formed(op, a, "a");
+  check_same_extents(op, dst, "dst", a, "a");
+  check_tile_or_scalar(op, 3, "b", dst);
+  if (auto it = op.attrs.find("mode"); it != op.attrs.end() && !it->second.is_none() && it->second.kind() != Attr::kStr &&
+                                        it->second.kind() != Attr::kInt)
+    throw_op_error_type(op, "attribute 'mode' must be a string");
+  DataType mt = mask.buffer.dtype();
+  if (!(mt.is_bool() || mt.is_integer() || mt.is_float()))
+    throw_op_error_type(op, "mask buffer '" + mask.buffer.name() + "' has dtype " + mt.str() + "; use bool or uint8");
+  is_bit_mask(op, mask, dst, "mask");
+}
+
+Stmt lower_select(const TileOpNode& op, const LowerContext&) {
+  const BufferRegion& dst = op.args[0].region;
+  const BufferRegion& mask = op.args[1].region;
+  bool packed = is_bit_mask(op, mask, dst, "mask");
+  DataType t = compute_dtype(dst.buffer.dtype());
+  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
+  std::vector<Expr> pos = nest.indices();
+  Expr m;
+  if (packed) {
+    std::vector<Expr> byte_pos = pos;
+    byte_pos.back() = floordiv(pos.back(), make_int(8, pos.back().dtype()));
+    Expr shift = make_cast(DataType::UInt(8), floormod(pos.back(), make_int(8, pos.back().dtype())));
+    Expr byte = region_load(mask, byte_pos);
+    m = ne(make_binary(BinOp::kBitAnd, make_binary(BinOp::kShr, byte, shift), make_int(1, DataType::UInt(8))),
+           make_int(0, DataType::UInt(8)));
+  } else {
+    Expr mv = region_load(mask, pos);
+    m = mv.dtype().is_bool() ? mv : ne(mv, make_int(0, mv.dtype()));
+  }
+  Expr v = make_select(m, operand(op, 2, pos, t), operand(op, 3, pos, t));
+  return nest.wrap(make_store(dst.buffer, region_indices(dst, pos), make_cast(dst.buffer.dtype(), v), op.span));
+}
+
+// ---- transpose / broadcast ------------------------------------------------------------------
+
+void check_transpose(const TileOpNode& op) {
+  check_num_args(op, 2, 2, "T.tile.transpose(dst, src)");
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  const BufferRegion& src = region_arg(op, 1, "src");
+  check_region_well_formed(op, dst, "dst");
+  check_region_well_formed(op, src, "src");
+  auto de = dst.squeezed_extents(), se = src.squeezed_extents();
+  if (de.size() != 2 || se.size() != 2 || !extents_may_equal(de[0], se[1]) || !extents_may_equal(de[1], se[0]))
+    throw_op_error_value(op, "transpose needs 2-D tiles with dst [n, m] for src [m, n]; got dst " +
+                                 describe_region(dst) + " and src " + describe_region(src));
+}
+
+Stmt lower_transpose(const TileOpNode& op, const LowerContext&) {
+  const BufferRegion& dst = op.args[0].region;
+  const BufferRegion& src = op.args[1].region;
+  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
+  Expr v = region_load(src, {nest.vars[1], nest.vars[0]});
+  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()), make_cast(dst.buffer.dtype(), v), op.span));
+}
+
+void check_broadcast(const TileOpNode& op) {
+  check_num_args(op, 2, 2, "T.tile.broadcast(dst, src)");
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  const BufferRegion& src = region_arg(op, 1, "src");
+  check_region_well_formed(op, dst, "dst");
+  check_region_well_formed(op, src, "src");
+  bool ok = dst.region.size() == src.region.size();
+  for (size_t d = 0; ok && d < dst.region.size(); ++d)
+    ok = is_one(src.region[d].extent) || extents_may_equal(src.region[d].extent, dst.region[d].extent);
+  if (!ok)
+    throw_op_error_value(op, "broadcast needs src with dst's rank and, per dimension, extent 1 or dst's extent; got dst " +
+                                 describe_region(dst) + " and src " + describe_region(src));
+}
+
+Stmt lower_broadcast(const TileOpNode& op, const LowerContext&) {
+  const BufferRegion& dst = op.args[0].region;
+  const BufferRegion& src = op.args[1].region;
+  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
+  std::vector<Expr> didx = region_indices(dst, nest.indices());
+  std::vector<Expr> sidx;
+  for (size_t d = 0; d < src.region.size(); ++d)
+    sidx.push_back(is_one(src.region[d].extent) ? src.region[d].min : didx[d] - dst.region[d].min + src.region[d].min);
+  return nest.wrap(make_store(dst.buffer, didx, make_cast(dst.buffer.dtype(), make_load(src.buffer, sidx)), op.span));
+}
+
+// ---- ops without a loop form ----------------------------------------------------------------
+
+void check_dst_first(const TileOpNode& op) {
+  if (op.args.empty()) throw_op_error_type(op, "expects a destination buffer as first argument");
+  check_region_well_formed(op, region_arg(op, 0, "dst"), "dst");
+}
+
+AccessRegions access_dst_first(const TileOpNode& op) { return dst_first_access(op); }
+
+struct Registrations {
+  Registrations() {
+    for (const char* u : {"exp", "ln", "log", "abs", "reciprocal", "sqrt", "rsqrt", "relu", "sigmoid", "silu", "sin",
+                          "cos", "neg", "exp2", "tanh"})
+      register_tile_op(TileOpDef{std::string("tile.") + u, check_unary, access_dst_first, lower_unary});
+    for (const char* b : {"add", "sub", "mul", "div", "max", "min", "pow"})
+      register_tile_op(TileOpDef{std::string("tile.") + b, check_binary, access_dst_first, lower_binary});
+    register_tile_op(TileOpDef{"tile.axpy", check_axpy, access_axpy, lower_axpy});
+    register_tile_op(TileOpDef{"tile.cast", check_cast, access_dst_first, lower_cast});
+    register_tile_op(TileOpDef{"tile.compare", check_compare, access_dst_first, lower_compare});
+    register_tile_op(TileOpDef{"tile.select", check_select, access_dst_first, lower_select});
+    register_tile_op(TileOpDef{"tile.transpose", check_transpose, access_dst_first, lower_transpose});
+    register_tile_op(TileOpDef{"tile.broadcast", check_broadcast, access_dst_first, lower_broadcast});
+    for (const char* o : {"sort", "topk", "reduce_sum", "reduce_max", "reduce_min"})
+      register_tile_op(TileOpDef{std::string("tile.") + o, check_dst_first, access_dst_first, nullptr});
+  }
+};
+Registrations registrations;
+
+}  // namespace
+}  // namespace tl

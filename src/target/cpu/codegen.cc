@@ -1,0 +1,469 @@
+// cpu codegen: functions and statements. Layout of the emitted file:
+//
+//   #include "tl/cpu/kernel.h"
+//   struct <f>_kernel0_ctx { api, grid, failed flag, captured tensors and scalars };
+//   static int32_t <f>_kernel0_block(const ctx&, int64_t block_index) { ... return 0; }
+//   static void <f>_kernel0_task(void* ctx, int64_t block_index)    -- the parallel_for body
+//   extern "C" int32_t tl_kernel_entry(const TLArg* args, int32_t num_args, const TLRuntimeAPI* api)
+//
+// A failing T.device_assert (or a failed heap allocation) reports through api->report_error and
+// returns 1 from the block; the task records it, the remaining blocks are skipped, and the entry
+// returns 1 after the grid.
+#include "target/cpu/codegen.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "target/cpu/codegen_cpu.h"
+
+namespace tl {
+
+namespace cpu_codegen {
+
+namespace {
+
+const std::set<std::string>& reserved_names() {
+  static const std::set<std::string> r = {
+      // ours
+      "api", "args", "num_args", "tl", "block_index", "ctx", "p", "tl_kernel_entry", "TLArg", "TLRuntimeAPI",
+      // C++ keywords and common macros
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char16_t", "char32_t", "char8_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main",
+      "NULL", "EOF", "stdin", "stdout", "stderr", "errno", "assert", "offsetof", "int8_t", "int16_t", "int32_t",
+      "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t", "printf", "snprintf", "malloc", "free",
+      "abs", "min", "max", "exp", "log", "sqrt", "pow", "sin", "cos", "floor", "ceil", "round", "trunc", "tanh",
+  };
+  return r;
+}
+
+std::string sanitize(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
+  // Identifiers with a double underscore or _Capital are reserved to the implementation.
+  while (out.size() > 1 && out[0] == '_') out = out.substr(1);
+  for (size_t i; (i = out.find("__")) != std::string::npos;) out.erase(i, 1);
+  return out;
+}
+
+// Variables and buffers a kernel body uses but does not define (they come from the host side).
+class CaptureCollector : public IRVisitor {
+ public:
+  using IRVisitor::visit;
+  void visit(const Expr& e) override {
+    if (!e.defined()) return;
+    if (auto* v = e.as<VarNode>()) {
+      if (seen_vars_.insert(v).second) vars_.push_back(Var(std::static_pointer_cast<const VarNode>(e.node())));
+      return;
+    }
+    IRVisitor::visit(e);
+  }
+  std::vector<Var> free_vars() const {
+    std::vector<Var> out;
+    for (auto& v : vars_)
+      if (!bound_.count(v.get())) out.push_back(v);
+    return out;
+  }
+  std::vector<Buffer> outside_buffers() const {
+    std::vector<Buffer> out;
+    for (auto& b : buffers_)
+      if (!allocated_.count(b.get())) out.push_back(b);
+    return out;
+  }
+  void bind(const Var& v) { bound_.insert(v.get()); }
+
+ protected:
+  void visit_for(const ForNode* n) override {
+    bind(n->var);
+    IRVisitor::visit_for(n);
+  }
+  void visit_let(const LetStmtNode* n) override {
+    bind(n->var);
+    IRVisitor::visit_let(n);
+  }
+  void visit_allocate(const AllocateNode* n) override {
+    allocated_.insert(n->buffer.get());
+    IRVisitor::visit_allocate(n);
+  }
+  void visit_load(const BufferLoadNode* n) override {
+    use(n->buffer);
+    IRVisitor::visit_load(n);
+  }
+  void visit_store(const BufferStoreNode* n) override {
+    use(n->buffer);
+    IRVisitor::visit_store(n);
+  }
+  void visit_kernel(const KernelLaunchNode* n) override {
+    throw_error<NotImplemented>("not implemented: a T.Kernel nested inside another T.Kernel");
+  }
+
+ private:
+  void use(const Buffer& b) {
+    if (seen_buffers_.insert(b.get()).second) buffers_.push_back(b);
+  }
+  std::set<const VarNode*> seen_vars_, bound_;
+  std::vector<Var> vars_;
+  std::set<const BufferNode*> seen_buffers_, allocated_;
+  std::vector<Buffer> buffers_;
+};
+
+}  // namespace
+
+std::string CodeGenCPU::fresh(const std::string& base) {
+  std::string b = sanitize(base);
+  std::string cand = b;
+  for (int i = 1; used_names_.count(cand) || reserved_names().count(cand); ++i) cand = b + "_" + std::to_string(i);
+  used_names_.insert(cand);
+  return cand;
+}
+
+std::string CodeGenCPU::name(const Var& v) {
+  auto it = var_names_.find(v.get());
+  if (it != var_names_.end()) return it->second;
+  return var_names_[v.get()] = fresh(v.name());
+}
+
+std::string CodeGenCPU::name(const Buffer& b) {
+  auto it = buffer_names_.find(b.get());
+  if (it != buffer_names_.end()) return it->second;
+  return buffer_names_[b.get()] = fresh(b.name());
+}
+
+void CodeGenCPU::line(const std::string& text) { *out_ << std::string(indent_ * 2, ' ') << text << "\n"; }
+
+void CodeGenCPU::seq_or_single(const Stmt& s) {
+  if (auto* seq = s.as<SeqStmtNode>()) {
+    for (auto& x : seq->seq) stmt(x);
+  } else {
+    stmt(s);
+  }
+}
+
+void CodeGenCPU::stmt(const Stmt& s) {
+  if (!s.defined()) return;
+  Span saved = span_;
+  if (s.span().defined()) span_ = s.span();
+  switch (s.kind()) {
+    case StmtKind::kSeq: seq_or_single(s); break;
+    case StmtKind::kEvaluate: evaluate(s.as<EvaluateNode>()); break;
+    case StmtKind::kLet: {
+      auto* n = s.as<LetStmtNode>();
+      line("{");
+      ++indent_;
+      line("const " + value_type(n->var.dtype()) + " " + name(n->var) + " = " + expr(n->value) + ";");
+      seq_or_single(n->body);
+      --indent_;
+      line("}");
+      break;
+    }
+    case StmtKind::kStore: {
+      auto* n = s.as<BufferStoreNode>();
+      line(element_ref(n->buffer, n->indices) + " = " + as_storage(n->value, n->buffer.dtype()) + ";");
+      break;
+    }
+    case StmtKind::kFor: for_loop(s.as<ForNode>()); break;
+    case StmtKind::kIf: {
+      auto* n = s.as<IfThenElseNode>();
+      line("if (" + expr(n->cond) + ") {");
+      ++indent_;
+      seq_or_single(n->then_case);
+      --indent_;
+      if (n->else_case.defined()) {
+        line("} else {");
+        ++indent_;
+        seq_or_single(n->else_case);
+        --indent_;
+      }
+      line("}");
+      break;
+    }
+    case StmtKind::kAllocate: allocate(s.as<AllocateNode>()); break;
+    case StmtKind::kAttr: {
+      auto* n = s.as<AttrStmtNode>();
+      line("// attr " + n->key + " = " + print_attr(n->value));
+      seq_or_single(n->body);
+      break;
+    }
+    case StmtKind::kKernel:
+      if (in_block_) throw_error<NotImplemented>("not implemented: a T.Kernel nested inside another T.Kernel");
+      launch(s.as<KernelLaunchNode>());
+      break;
+    case StmtKind::kTileOp:
+      throw_error<Error>("internal error: tile op '", s.as<TileOpNode>()->op,
+                         "' reached cpu codegen; lower_cpu lowers every tile op first");
+    case StmtKind::kLoopControl: line(s.as<LoopControlNode>()->is_break ? "break;" : "continue;"); break;
+  }
+  span_ = saved;
+}
+
+void CodeGenCPU::evaluate(const EvaluateNode* n) {
+  auto* call = n->value.as<CallNode>();
+  if (call && call->op == "tl.device_assert") {
+    if (call->args.empty()) throw_error<TypeError>("T.device_assert needs a condition");
+    std::string msg = call->args.size() > 1 && call->args[1].as<StringImmNode>()
+                          ? call->args[1].as<StringImmNode>()->value
+                          : std::string();
+    std::string where = span_.defined() ? " at " + span_.str() : "";
+    std::string text = "device_assert failed" + where + (msg.empty() ? "" : ": " + msg);
+    line("if (!(" + expr(call->args[0]) + ")) {");
+    ++indent_;
+    line("tl::cpu::report_error(api, \"%s\", " + string_literal(text) + ");");
+    line("return 1;");
+    --indent_;
+    line("}");
+    return;
+  }
+  if (call && call->op == "tl.sync_threads") {
+    line("// T.sync_threads(): nothing to do, a cpu block is one thread");
+    return;
+  }
+  line(expr(n->value) + ";");
+}
+
+void CodeGenCPU::for_loop(const ForNode* n) {
+  std::string t = storage_type(n->var.dtype());
+  std::string v = name(n->var);
+  int64_t ext = 0;
+  switch (n->for_kind) {
+    case ForKind::kVectorized: line("#pragma GCC ivdep"); break;
+    case ForKind::kUnrolled: {
+      int64_t factor = attr_int(n->annotations, "unroll_factor", 0);
+      if (factor <= 0) factor = is_const_int(n->extent, &ext) && ext > 0 && ext <= 64 ? ext : 8;
+      line("#pragma GCC unroll " + std::to_string(std::min<int64_t>(factor, 65534)));
+      break;
+    }
+    case ForKind::kSerial: break;
+    default:
+      throw_error<Error>("internal error: ", for_kind_name(n->for_kind),
+                         " loop reached cpu codegen; legalize_cpu_loops turns it into a serial or vectorized loop");
+  }
+  Expr end = is_zero(n->min) ? n->extent : n->min + n->extent;
+  std::string header;
+  if (end.as<IntImmNode>() || end.as<VarNode>()) {
+    header = "for (" + t + " " + v + " = " + expr(n->min) + "; " + v + " < " + expr(end) + "; ++" + v + ") {";
+  } else {
+    std::string e = fresh(v + "_end");
+    header = "for (" + t + " " + v + " = " + expr(n->min) + ", " + e + " = " + expr(end) + "; " + v + " < " + e +
+             "; ++" + v + ") {";
+  }
+  line(header);
+  ++indent_;
+  seq_or_single(n->body);
+  --indent_;
+  line("}");
+}
+
+void CodeGenCPU::allocate(const AllocateNode* n) {
+  const Buffer& b = n->buffer;
+  std::string t = storage_type(b.dtype());
+  std::string nm = name(b);
+  Expr count = make_int(1, DataType::Int64());
+  for (auto& e : b.shape()) count = count * make_cast(DataType::Int64(), e);
+  int64_t c = 0;
+  bool is_static = is_const_int(count, &c);
+  int64_t bytes = is_static ? std::max<int64_t>(c, 1) * b.dtype().element_bytes() : 0;
+  line("{");
+  ++indent_;
+  if (is_static && bytes <= kMaxStackBufferBytes && stack_bytes_ + bytes <= kMaxStackBytesPerBlock) {
+    stack_bytes_ += bytes;
+    line("alignas(64) " + t + " " + nm + "[" + std::to_string(std::max<int64_t>(c, 1)) + "];  // " +
+         scope_name(b.scope()) + ", " + std::to_string(bytes) + " bytes");
+  } else {
+    std::string storage = fresh(nm + "_storage");
+    std::string n_expr = is_static ? std::to_string(c) + "LL" : expr(count);
+    line("tl::cpu::HeapArray<" + t + "> " + storage + "(" + n_expr + ");  // " + scope_name(b.scope()) +
+         " buffer on the heap");
+    line("if (" + storage + ".data == nullptr) {");
+    ++indent_;
+    line("tl::cpu::report_error(api, \"cannot allocate %lld elements for buffer '%s'\", (long long)(" + n_expr +
+         "), " + string_literal(b.name()) + ");");
+    line("return 1;");
+    --indent_;
+    line("}");
+    line(t + "* " + nm + " = " + storage + ".data;");
+  }
+  seq_or_single(n->body);
+  --indent_;
+  line("}");
+}
+
+std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::string& base,
+                                       std::vector<Var>* captured_vars, std::vector<Buffer>* captured_buffers) {
+  CaptureCollector cc;
+  for (auto& v : n->block_vars) cc.bind(v);
+  for (auto& v : n->thread_vars) cc.bind(v);
+  cc.visit(n->body);
+  *captured_vars = cc.free_vars();
+  *captured_buffers = cc.outside_buffers();
+
+  std::ostringstream os;
+  os << "struct " << base << "_ctx {\n  const TLRuntimeAPI* api;\n  int64_t grid[" << std::max<size_t>(n->grid.size(), 1)
+     << "];\n  int32_t failed;\n";
+  for (auto& b : *captured_buffers) os << "  " << storage_type(b.dtype()) << "* " << name(b) << ";\n";
+  for (auto& v : *captured_vars) os << "  " << value_type(v.dtype()) << " " << name(v) << ";\n";
+  os << "};\n\n";
+  os << "static int32_t " << base << "_block(const " << base << "_ctx& ctx, int64_t block_index) {\n";
+  os << "  const TLRuntimeAPI* api = ctx.api;\n";
+  for (auto& b : *captured_buffers)
+    os << "  " << storage_type(b.dtype()) << "* " << name(b) << " = ctx." << name(b) << ";\n";
+  for (auto& v : *captured_vars) os << "  const " << value_type(v.dtype()) << " " << name(v) << " = ctx." << name(v) << ";\n";
+  // Row-major block order: the last grid dimension varies fastest.
+  std::string divisor;
+  for (size_t d = n->block_vars.size(); d-- > 0;) {
+    std::string q = divisor.empty() ? "block_index" : "(block_index / (" + divisor + "))";
+    std::string val = d == 0 ? q : q + " % ctx.grid[" + std::to_string(d) + "]";
+    os << "  const " << storage_type(n->block_vars[d].dtype()) << " " << name(n->block_vars[d]) << " = "
+       << storage_type(n->block_vars[d].dtype()) << "(" << val << ");\n";
+    divisor = divisor.empty() ? "ctx.grid[" + std::to_string(d) + "]" : divisor + " * ctx.grid[" + std::to_string(d) + "]";
+  }
+  std::ostringstream body;
+  std::ostringstream* saved_out = out_;
+  int saved_indent = indent_;
+  out_ = &body;
+  indent_ = 1;
+  in_block_ = true;
+  stack_bytes_ = 0;
+  seq_or_single(n->body);
+  in_block_ = false;
+  out_ = saved_out;
+  indent_ = saved_indent;
+  os << body.str() << "  return 0;\n}\n\n";
+  os << "static void " << base << "_task(void* p, int64_t block_index) {\n"
+     << "  " << base << "_ctx* ctx = static_cast<" << base << "_ctx*>(p);\n"
+     << "  if (__atomic_load_n(&ctx->failed, __ATOMIC_RELAXED)) return;  // a block already failed\n"
+     << "  if (" << base << "_block(*ctx, block_index) != 0) __atomic_store_n(&ctx->failed, 1, __ATOMIC_RELAXED);\n"
+     << "}\n";
+  return os.str();
+}
+
+void CodeGenCPU::launch(const KernelLaunchNode* n) {
+  // The kernel's base name and the names derived from it must all be free.
+  std::string stem = sanitize(func_name_ + "_kernel" + std::to_string(kernel_count_++)), base = stem;
+  auto taken = [&](const std::string& n) { return used_names_.count(n) || reserved_names().count(n); };
+  for (int i = 1; taken(base) || taken(base + "_ctx") || taken(base + "_block") || taken(base + "_task"); ++i)
+    base = stem + "_" + std::to_string(i);
+  for (const char* suffix : {"", "_ctx", "_block", "_task"}) used_names_.insert(base + suffix);
+  std::vector<Var> vars;
+  std::vector<Buffer> buffers;
+  block_functions_.push_back(block_function(n, base, &vars, &buffers));
+  std::string c = fresh("launch" + std::to_string(kernel_count_ - 1));
+  line("{");
+  ++indent_;
+  line("// T.Kernel" + (span_.defined() ? " at " + span_.str() : std::string()));
+  line(base + "_ctx " + c + ";");
+  line(c + ".api = api;");
+  line(c + ".failed = 0;");
+  if (n->grid.empty()) line(c + ".grid[0] = 1;");
+  for (size_t d = 0; d < n->grid.size(); ++d)
+    line(c + ".grid[" + std::to_string(d) + "] = int64_t(" + expr(n->grid[d]) + ");");
+  for (auto& b : buffers) line(c + "." + name(b) + " = " + name(b) + ";");
+  for (auto& v : vars) line(c + "." + name(v) + " = " + name(v) + ";");
+  std::string blocks = c + ".grid[0]", positive = c + ".grid[0] > 0";
+  for (size_t d = 1; d < n->grid.size(); ++d) {
+    blocks += " * " + c + ".grid[" + std::to_string(d) + "]";
+    positive += " && " + c + ".grid[" + std::to_string(d) + "] > 0";
+  }
+  line("if (" + positive + ") api->parallel_for(api->pool, " + blocks + ", " + base + "_task, &" + c + ");");
+  line("if (" + c + ".failed) return 1;");
+  --indent_;
+  line("}");
+}
+
+std::string CodeGenCPU::generate(const PrimFunc& f) {
+  func_name_ = sanitize(f.name());
+  std::ostringstream entry;
+  out_ = &entry;
+  indent_ = 1;
+  const auto& params = f.params();
+  std::vector<Var> dyn = f.dynamic_vars();
+  size_t total = params.size() + dyn.size();
+  line("if (api == nullptr || api->abi_version != TL_CPU_ABI_VERSION) return -1;");
+  line("if (num_args != " + std::to_string(total) + ") {");
+  ++indent_;
+  line("tl::cpu::report_error(api, \"kernel '%s' expects %d arguments (%d parameters, %d dynamic dimensions), got "
+       "%d\", " + string_literal(f.name()) + ", " + std::to_string(total) + ", " + std::to_string(params.size()) +
+       ", " + std::to_string(dyn.size()) + ", int(num_args));");
+  line("return 1;");
+  --indent_;
+  line("}");
+  std::set<const VarNode*> declared;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Param& p = params[i];
+    std::string slot = "args[" + std::to_string(i) + "]";
+    if (p.is_buffer()) {
+      std::string t = storage_type(p.buffer.dtype());
+      line(t + "* " + name(p.buffer) + " = static_cast<" + t + "*>(" + slot + ".ptr);");
+      continue;
+    }
+    DataType t = p.var.dtype();
+    std::string v;
+    if (t.is_bool()) v = slot + ".i64 != 0";
+    else if (t.is_integer()) v = storage_type(t) + "(" + slot + ".i64)";
+    else if (is_small_float(t)) v = "tl::cpu::round_to<" + storage_type(t) + ">(" + slot + ".f64)";
+    else if (t.is_float()) v = value_type(t) + "(" + slot + ".f64)";
+    else if (t.is_handle()) v = slot + ".ptr";
+    else throw_error<NotImplemented>("not implemented: scalar parameter '", p.name, "' of dtype ", t.str(), " on target cpu");
+    line("const " + value_type(t) + " " + name(p.var) + " = " + v + ";");
+    declared.insert(p.var.get());
+  }
+  for (size_t k = 0; k < dyn.size(); ++k) {
+    if (declared.count(dyn[k].get())) continue;  // also a scalar parameter
+    DataType t = dyn[k].dtype();
+    line("const " + value_type(t) + " " + name(dyn[k]) + " = " + storage_type(t) + "(args[" +
+         std::to_string(params.size() + k) + "].i64);  // dynamic dimension");
+  }
+  seq_or_single(f.body());
+  line("return 0;");
+
+  std::ostringstream file;
+  file << "// Generated by tilelang-cpp for the cpu target: kernel '" << f.name() << "'.\n"
+       << "// ABI: include/tl/cpu/abi.h. Build: g++ -std=c++17 -O2 -march=native -fPIC -shared -I<tilelang>/include\n"
+       << "#include \"tl/cpu/kernel.h\"\n\n";
+  for (auto& b : block_functions_) file << b << "\n";
+  file << "extern \"C\" __attribute__((visibility(\"default\"))) int32_t tl_kernel_entry(const TLArg* args, "
+          "int32_t num_args, const TLRuntimeAPI* api) {\n"
+       << entry.str() << "}\n";
+  return file.str();
+}
+
+}  // namespace cpu_codegen
+
+std::string codegen_cpu(const PrimFunc& lowered) {
+  cpu_codegen::CodeGenCPU cg;
+  return cg.generate(lowered);
+}
+
+std::string cpu_include_dir() {
+  if (const char* d = std::getenv("TILELANG_INCLUDE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("TILELANG_SOURCE_DIR"); d && *d) return std::string(d) + "/include";
+  return std::string(TL_SOURCE_DIR) + "/include";
+}
+
+std::vector<std::string> cpu_compiler_flags(bool fast_math) {
+  std::vector<std::string> flags = {
+      "-std=c++17", "-O2", "-march=native", "-fPIC", "-shared",
+      // -O2 with the dynamic cost model vectorizes loops whose trip count is not a multiple of the
+      // vector width (tails), which the default -O2 "very cheap" model refuses.
+      "-ftree-vectorize", "-fvect-cost-model=dynamic",
+      // IEEE values: errno and trap flags are not part of the kernel's result; FMA contraction is
+      // allowed, as on GPUs.
+      "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=fast",
+      "-fno-exceptions", "-fno-rtti", "-fvisibility=hidden", "-fno-plt",
+      "-I" + cpu_include_dir(),
+  };
+  if (fast_math) flags.push_back("-ffast-math");
+  return flags;
+}
+
+}  // namespace tl

@@ -1,0 +1,27 @@
+#include "target/cpu/pipeline.h"
+
+#include "target/cpu/lower_tile_ops_cpu.h"
+#include "transform/check_cpu_constructs.h"
+#include "transform/flatten_buffer_access.h"
+#include "transform/legalize_cpu_loops.h"
+#include "transform/lower_tile_ops.h"
+#include "transform/serialize_threads.h"
+#include "transform/simplify.h"
+
+namespace tl {
+
+PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
+  PassRunner runner(f, ctx);  // verifies the output of every pass (the first one: the input)
+  runner.run("check_cpu_constructs", check_cpu_constructs);
+  runner.run("serialize_threads", serialize_threads);
+  runner.run("simplify", simplify);  // constant regions let the GEMM take its static form
+  runner.run("lower_tile_ops", [](const PrimFunc& fn, const PassContext& c) {
+    return lower_tile_ops(fn, c, lower_tile_op_cpu);
+  });
+  runner.run("legalize_cpu_loops", legalize_cpu_loops);
+  runner.run("flatten_buffer_access", flatten_buffer_access);
+  runner.run("simplify", simplify);  // folds the flattened index arithmetic, drops provable guards
+  return runner.func();
+}
+
+}  // namespace tl
