@@ -1,5 +1,6 @@
 #include "target/cuda/pipeline.h"
 
+#include "target/cuda/expand_tile_ops.h"
 #include "target/cuda/lower_tile_ops_cuda.h"
 #include "transform/inject_pipeline.h"
 #include "transform/insert_thread_sync.h"
@@ -9,6 +10,7 @@ namespace tl {
 
 PrimFunc lower_cuda(const PrimFunc& f, PassContext& ctx) {
   PassRunner r(f, ctx);
+  r.run("cuda.expand_tile_ops", expand_cuda_tile_ops);
   r.run("inject_pipeline", inject_pipeline);
   r.run("cuda.lower_tile_ops", lower_cuda_tile_ops);
   r.run("plan_shared_memory", plan_shared_memory);
