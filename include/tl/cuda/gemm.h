@@ -9,8 +9,8 @@
 //
 // Shared-memory operands are tiles with kCols elements per row, row-major or XOR-swizzled exactly
 // as src/layout/swizzle.cc defines it (tile_offset below). 16-bit operands are loaded with
-// ldmatrix (x4, .trans for the operand whose rows run along K... see load_a / load_b); other
-// types element by element following the PTX fragment tables.
+// ldmatrix (x4, .trans where the stored rows run along K; see load_a / load_b); other types element
+// by element following the PTX fragment tables. float operands use 3xTF32 (see split_tf32).
 #pragma once
 
 #include "tl/cuda/ldmatrix.h"
@@ -44,11 +44,12 @@ TL_DEVICE int tile_offset(int row, int col) {
 
 namespace gemm_detail {
 
-// Packs kN operand elements into 32-bit registers as mma.sync expects (tf32: rounded).
+// Packs operand elements into one 32-bit register as mma.sync expects. float operands keep their
+// full bits here: split_tf32 turns them into a big and a small tf32 part before the mma.
 template <typename T>
 TL_DEVICE uint32_t pack_reg(const T* e) {
   if constexpr (sizeof(T) == 4) {
-    return f32_to_tf32(static_cast<float>(e[0]));
+    return __float_as_uint(static_cast<float>(e[0]));
   } else {
     uint32_t r = 0;
     memcpy(&r, e, 4);
@@ -134,6 +135,19 @@ TL_DEVICE void load_b(uint32_t (*b)[2], const T* smem, int k0, int n0, int lane)
   }
 }
 
+// float GEMM in "3xTF32": x = big + small with both parts tf32; a*b is accumulated as
+// big_a*small_b + small_a*big_b + big_a*big_b, which is as accurate as fp32 FFMA for GEMM purposes
+// (plain tf32 keeps 10 mantissa bits, a relative error near 1e-3 per product).
+template <int kN>
+TL_DEVICE void split_tf32(const uint32_t* raw, uint32_t* big, uint32_t* small) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const float x = __uint_as_float(raw[i]);
+    big[i] = f32_to_tf32(x);
+    small[i] = f32_to_tf32(x - __uint_as_float(big[i]));
+  }
+}
+
 // c (4 accumulators of one 16 x 8 tile) += a * b.
 template <typename AT, typename BT>
 TL_DEVICE void mma_acc(float* c, const uint32_t* a, const uint32_t* b) {
@@ -142,7 +156,12 @@ TL_DEVICE void mma_acc(float* c, const uint32_t* a, const uint32_t* b) {
   } else if constexpr (is_same<AT, bfloat16_t>::value) {
     mma_m16n8k16_bf16bf16f32(c, a, b, c);
   } else if constexpr (is_same<AT, float>::value) {
-    mma_m16n8k8_tf32tf32f32(c, a, b, c);
+    uint32_t ab[4], as[4], bb[2], bs[2];
+    split_tf32<4>(a, ab, as);
+    split_tf32<2>(b, bb, bs);
+    mma_m16n8k8_tf32tf32f32(c, ab, bs, c);
+    mma_m16n8k8_tf32tf32f32(c, as, bb, c);
+    mma_m16n8k8_tf32tf32f32(c, ab, bb, c);
 #if TL_ARCH >= 890
   } else if constexpr (is_same<AT, fp8_e4m3_t>::value) {
     mma_m16n8k32_e4m3e4m3f32(c, a, b, c);

@@ -6,6 +6,7 @@
 
 #include "ir/error.h"
 #include "ir/parser.h"
+#include "runtime/paths.h"
 #include "layout/layout.h"
 #include "target/cuda/nvrtc.h"
 #include "target/cuda/pipeline.h"
@@ -205,6 +206,14 @@ std::unique_ptr<KernelModule> CudaBackend::load(const std::string& dir, const Pr
   CudaLaunchInfo info = CudaLaunchInfo::parse(read_file(dir + "/kernel.meta", false));
   return std::make_unique<CudaKernelModule>(read_file(dir + "/kernel.cubin", true), std::move(info),
                                             original.params().size(), original.dynamic_vars().size());
+}
+
+std::string CudaBackend::compiler_version(const CompileOptions& opts) {
+  static std::mutex mu;
+  static std::string headers;
+  std::lock_guard<std::mutex> lock(mu);
+  if (headers.empty()) headers = hash_directory(cuda_include_dir() + "/tl/cuda");
+  return "nvrtc " + nvrtc_version() + "\narch " + cuda_compile_arch(opts.target) + "\nheaders " + headers + "\n";
 }
 
 static BackendRegistration cuda_backend_registration(Target::kCUDA, [] { return std::make_unique<CudaBackend>(); });

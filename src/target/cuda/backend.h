@@ -52,6 +52,8 @@ class CudaBackend : public TargetBackend {
   void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) override;
   std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& original, const PrimFunc* lowered,
                                      const CompileOptions& opts) override;
+  // NVRTC's version, the architecture built for and a hash of include/tl/cuda (cache key part).
+  std::string compiler_version(const CompileOptions& opts) override;
 };
 
 }  // namespace tl

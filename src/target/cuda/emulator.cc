@@ -67,11 +67,6 @@ uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>((x + 0x7fffu + lsb) >> 16);
 }
 float bf16_to_f32(uint16_t b) { return bits_f32(static_cast<uint32_t>(b) << 16); }
-float round_tf32(float f) {
-  uint32_t x = f32_bits(f);
-  if ((x & 0x7f800000u) == 0x7f800000u) return f;
-  return bits_f32((x + 0x1000u) & 0xffffe000u);
-}
 
 double round_to(DataType t, double v) {
   if (t == DataType::Float32()) return static_cast<float>(v);
@@ -891,7 +886,8 @@ class Emulator {
       Val v = decode(t, p.mem.base + off);
       return t.is_float() ? v.f : static_cast<double>(v.i);
     };
-    auto tf32 = [&](DataType t, double v) { return t == DataType::Float32() ? round_tf32(static_cast<float>(v)) : v; };
+    // float operands: gemm.h splits each into two tf32 parts (3xTF32), about fp32-accurate.
+    auto tf32 = [&](DataType, double v) { return v; };
     if (kind == "rs") {
       for (int64_t t = 0; t < threads_; ++t) {
         int64_t warp = t / 32, lane = t % 32, g = lane / 4, tg = lane % 4;
