@@ -315,3 +315,14 @@ def vector_add(M, N, block_M=8, block_N=512, dtype="float16"):
                 a[i, j] = a[i, j] + b[i, j]
             T.copy(a, C[by * block_M, bx * block_N])
     return main
+
+
+def elementwise_unguarded(M, N, block_M=32, block_N=128, dtype="float32"):
+    """TileLang's element-wise idiom without explicit guards: the tails are guarded by the compiler."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                C[by * block_M + i, bx * block_N + j] = A[by * block_M + i, bx * block_N + j] * 2 + \
+                    B[by * block_M + i, bx * block_N + j]
+    return main

@@ -262,3 +262,12 @@ def test_shared_memory_over_the_limit_is_a_resource_error():
 def cuda_lower(f, arch="sm_80"):
     from tilelang import _core
     return _core.cuda.lower_func(f.ir, arch)
+
+
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_parallel_tails_are_guarded(kind):
+    M, N = 77, 200
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    b = rng.standard_normal((M, N)).astype(np.float32)
+    (_, _, c), _ = run(kind, K.elementwise_unguarded(M, N), a, b, np.zeros((M, N), np.float32))
+    np.testing.assert_array_equal(c, a * 2 + b)
