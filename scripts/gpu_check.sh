@@ -88,6 +88,10 @@ fi
 NB_DIR=$($PY -m nanobind --cmake_dir 2>/dev/null)
 GEN=""
 command -v ninja >/dev/null && GEN="-G Ninja"
+# The image's first g++ on PATH (/opt/gcc/bin) links libstdc++ statically; a Python extension built
+# that way exports libstdc++'s GNU-unique symbols process-wide and breaks every later C++ extension
+# (seen: `import tilelang._core; import ml_dtypes` crashed). Build with the system compiler.
+if [ -x /usr/bin/g++ ]; then export CXX=/usr/bin/g++ CC=/usr/bin/gcc; fi
 step configure 300 cmake -S "$ROOT" -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=Release \
   -DPython_EXECUTABLE="$(command -v $PY)" -Dnanobind_DIR="$NB_DIR" -DTL_BUILD_TESTS=$GTEST
 BUILD_OK=0
