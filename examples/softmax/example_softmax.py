@@ -35,19 +35,7 @@ def softmax(M, N, block_M=8, dtype="float32", accum_dtype="float32", threads=128
     return main
 
 
-# --- host side: inputs where the kernel runs, numpy reference in float64 ---------------------------
-
-
-def to_device(kernel, *arrays):
-    """Kernel arguments live where the kernel runs: numpy arrays on cpu, torch tensors on cuda."""
-    if kernel.target != "cuda":
-        return arrays
-    import torch
-    return tuple(torch.from_numpy(np.ascontiguousarray(a)).cuda() for a in arrays)
-
-
-def to_host(x):
-    return x.float().cpu().numpy() if hasattr(x, "cpu") else np.asarray(x)
+# --- host side: random inputs, numpy reference in float64 ------------------------------------------
 
 
 def reference(a):
@@ -61,7 +49,7 @@ def main(M=4096, N=1024, block_M=8, target="auto"):
     rng = np.random.default_rng(0)
     # Large logits: without the max shift exp would overflow float32.
     a = (rng.standard_normal((M, N)) * 20 + 60).astype(np.float32)
-    b = to_host(kernel(*to_device(kernel, a))).astype(np.float64)
+    b = kernel(a).astype(np.float64)
     ref = reference(a)
     if not np.allclose(b, ref, rtol=1e-5, atol=1e-7):
         err = np.abs(b - ref)
