@@ -2,8 +2,8 @@
 
 dim=1: each block scans block rows of A along the row (tile block x N);
 dim=0: each block scans block columns of A down the column (tile M x block).
-reverse=True sums from the end: B[i, j] = sum_{k >= j} A[i, k]. The scan runs on a float32
-fragment; inputs and outputs are float32.
+reverse=True sums from the end: B[i, j] = sum_{k >= j} A[i, k]. The tile is scanned in place in
+shared memory (on a GPU the threads of a block cooperate on it); inputs and outputs are float32.
 """
 import argparse
 import sys
@@ -22,17 +22,15 @@ def cumsum(M, N, block=8, dim=1, reverse=False, dtype="float32", threads=128):
     def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
         with T.Kernel(grid, threads=threads) as bx:
             A_shared = T.alloc_shared(tile, dtype)
-            acc = T.alloc_fragment(tile, dtype)
             if dim == 1:
                 T.copy(A[bx * block, 0], A_shared)
             else:
                 T.copy(A[0, bx * block], A_shared)
-            T.copy(A_shared, acc)
-            T.cumsum(acc, dim=dim, reverse=reverse)  # in place: dst defaults to src
+            T.cumsum(A_shared, dim=dim, reverse=reverse)  # in place: dst defaults to src
             if dim == 1:
-                T.copy(acc, B[bx * block, 0])
+                T.copy(A_shared, B[bx * block, 0])
             else:
-                T.copy(acc, B[0, bx * block])
+                T.copy(A_shared, B[0, bx * block])
 
     return main
 

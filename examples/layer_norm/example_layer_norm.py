@@ -20,15 +20,16 @@ def layer_norm(M, N, block_M=4, eps=1e-5, dtype="float16", accum_dtype="float32"
              Y: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
             X_shared = T.alloc_shared((block_M, N), dtype)
-            gamma_local = T.alloc_fragment((N,), accum_dtype)
-            beta_local = T.alloc_fragment((N,), accum_dtype)
+            # gamma and beta are read by every thread of a row: shared memory, not fragments.
+            gamma_shared = T.alloc_shared((N,), dtype)
+            beta_shared = T.alloc_shared((N,), dtype)
             x = T.alloc_fragment((block_M, N), accum_dtype)
             x_sq = T.alloc_fragment((block_M, N), accum_dtype)
             mean = T.alloc_fragment((block_M,), accum_dtype)
             rstd = T.alloc_fragment((block_M,), accum_dtype)
             T.copy(X[bx * block_M, 0], X_shared)
-            T.copy(gamma, gamma_local)
-            T.copy(beta, beta_local)
+            T.copy(gamma, gamma_shared)
+            T.copy(beta, beta_shared)
             T.copy(X_shared, x)
             T.reduce_sum(x, mean, dim=1)
             for i in T.Parallel(block_M):
@@ -40,7 +41,7 @@ def layer_norm(M, N, block_M=4, eps=1e-5, dtype="float16", accum_dtype="float32"
             for i in T.Parallel(block_M):
                 rstd[i] = T.rsqrt(rstd[i] / N + eps)
             for i, j in T.Parallel(block_M, N):
-                x[i, j] = x[i, j] * rstd[i] * gamma_local[j] + beta_local[j]
+                x[i, j] = x[i, j] * rstd[i] * gamma_shared[j] + beta_shared[j]
             T.copy(x, Y[bx * block_M, 0])
 
     return main

@@ -18,12 +18,12 @@ def rms_norm(M, N, block_M=4, eps=1e-6, dtype="float16", accum_dtype="float32", 
     def main(X: T.Tensor((M, N), dtype), weight: T.Tensor((N,), dtype), Y: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
             X_shared = T.alloc_shared((block_M, N), dtype)
-            w_local = T.alloc_fragment((N,), accum_dtype)
+            w_shared = T.alloc_shared((N,), dtype)  # read by every thread: shared, not a fragment
             x = T.alloc_fragment((block_M, N), accum_dtype)
             x_sq = T.alloc_fragment((block_M, N), accum_dtype)
             sum_sq = T.alloc_fragment((block_M,), accum_dtype)
             T.copy(X[bx * block_M, 0], X_shared)
-            T.copy(weight, w_local)
+            T.copy(weight, w_shared)
             T.copy(X_shared, x)
             for i, j in T.Parallel(block_M, N):
                 x_sq[i, j] = x[i, j] * x[i, j]
@@ -31,7 +31,7 @@ def rms_norm(M, N, block_M=4, eps=1e-6, dtype="float16", accum_dtype="float32", 
             for i in T.Parallel(block_M):
                 sum_sq[i] = T.rsqrt(sum_sq[i] / N + eps)
             for i, j in T.Parallel(block_M, N):
-                x[i, j] = x[i, j] * sum_sq[i] * w_local[j]
+                x[i, j] = x[i, j] * sum_sq[i] * w_shared[j]
             T.copy(x, Y[bx * block_M, 0])
 
     return main
