@@ -88,3 +88,23 @@ def test_dynamic_m_and_static_kernels_agree():
         static = tilelang.compile(kb.gemm(M, 24, 20, 16, 16, 8, "float32"), out_idx=[-1], target="cpu")
         a = rng.uniform(-1, 1, (M, 20)).astype(np.float32)
         np.testing.assert_allclose(dyn(a, b), static(a, b), rtol=1e-6, atol=1e-6)
+
+
+def test_every_gemm_dimension_dynamic():
+    m, n, k = T.dynamic("m"), T.dynamic("n"), T.dynamic("k")
+    kernel = tilelang.compile(kb.gemm(m, n, k, 32, 32, 16, "float32", transpose_B=True), out_idx=[-1], target="cpu")
+    assert sorted(kernel.dynamic_vars) == ["k", "m", "n"]
+    for M, N, K in [(5, 7, 3), (64, 33, 100), (1, 1, 1)]:
+        a = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+        b = rng.uniform(-1, 1, (N, K)).astype(np.float32)
+        np.testing.assert_allclose(kernel(a, b), a.astype(np.float64) @ b.T, rtol=1e-5, atol=1e-5)
+
+
+def test_dynamic_length_vector_including_empty():
+    kernel = tilelang.compile(kb.add_1d(T.dynamic("n"), 128), out_idx=[-1], target="cpu")
+    for N in [0, 1, 127, 129, 10000]:
+        a = rng.standard_normal(N).astype(np.float32)
+        b = rng.standard_normal(N).astype(np.float32)
+        c = kernel(a, b)
+        assert c.shape == (N,)
+        np.testing.assert_array_equal(c, a + b)
