@@ -399,7 +399,7 @@ def test_numpy_array_of_the_wrong_shape(gemm_fp16):
           None, "parameter 'A'", "dimension 1 (48) must be 48, got 47")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+@pytest.mark.torch
 def test_torch_tensor_of_the_wrong_dtype(gemm_fp16):
     import torch
     a = torch.ones((64, 48), dtype=torch.bfloat16)
