@@ -117,8 +117,15 @@ if [ $BUILD_OK -eq 1 ]; then
   TESTS=${GPU_CHECK_TESTS:-tests/python/cuda}
   # Compile-only tests run in CI; here the GPU tests (device headers, kernels on hardware, and the
   # emulator cases, which are cheap).
-  step cuda_tests 300 $PY -X faulthandler -m pytest -q -rs -p no:cacheprovider \
+  step cuda_tests 300 $PY -X faulthandler -m pytest -q -rfEs -p no:cacheprovider \
     --ignore=tests/python/cuda/test_compile_only.py $TESTS
+  grep -E "^(FAILED|ERROR) " "$LOG" | sed 's/ - .*//' | sort -u > "$OUT/failed_tests.txt"
+  # Every example (TileLang GPU style, written for every target) runs unchanged on cuda.
+  if [ -n "${TILELANG_SKIP_GPU_TESTS:-}" ]; then
+    record examples skip 0 "skipped: the CUDA smoke test failed"
+  else
+    export OUT PYTHON=$PY; step examples 300 "$ROOT/scripts/run_examples.sh"
+  fi
   if [ -n "${TILELANG_SKIP_GPU_TESTS:-}" ]; then
     record benches skip 0 "skipped: the CUDA smoke test failed"
   elif [ -z "${GPU_CHECK_SKIP_BENCH:-}" ]; then
@@ -155,6 +162,16 @@ done
 if [ -s "$TL_BENCH_JSON" ]; then
   echo
   $PY "$ROOT/bench/gpu_summary.py" "$TL_BENCH_JSON" 2>&1 || true
+fi
+if [ -s "$OUT/failed_tests.txt" ]; then
+  echo
+  echo "failed tests:"
+  head -n 40 "$OUT/failed_tests.txt"
+fi
+if [ -s "$OUT/examples.txt" ]; then
+  echo
+  echo "examples on cuda:"
+  cat "$OUT/examples.txt"
 fi
 if grep -q '^smoke ' "$LOG"; then
   echo

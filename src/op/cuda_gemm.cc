@@ -96,6 +96,10 @@ Stmt wgmma_gemm(const TileOpNode& op, CudaLowerCtx& ctx, const GemmPlan& plan, c
   std::string t = cuda_type_name(a.buffer.dtype());
   std::ostringstream callee;
   Expr pa;
+  // In a pipelined loop the GEMM may leave its instructions in flight for one iteration.
+  const bool async = attr_bool(op.attrs, "wgmma_async", false) && !is_frag(a.buffer);
+  if (async) ctx.async_mma_accumulators.push_back(ctx.regs_of(c.buffer));
+  const std::string pending = async ? ", 1" : "";
   if (is_frag(a.buffer)) {
     pa = ctx.reg_address(a.buffer, make_int(0), 1);
     callee << "tl::wgmma_gemm_rs<" << m << ", " << n << ", " << k << ", " << plan.warpgroups.wg_m << ", "
@@ -104,7 +108,7 @@ Stmt wgmma_gemm(const TileOpNode& op, CudaLowerCtx& ctx, const GemmPlan& plan, c
     pa = tile_start(a);
     callee << "tl::wgmma_gemm_ss<" << m << ", " << n << ", " << k << ", " << plan.warpgroups.wg_m << ", "
            << plan.warpgroups.wg_n << ", " << b2s(ta) << ", " << b2s(tb) << ", " << gmma_width(op, ctx, a.buffer)
-           << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << ">";
+           << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << pending << ">";
   }
   return call_stmt(callee.str(), {pa, tile_start(b), ctx.reg_address(c.buffer, make_int(0), 3)});
 }

@@ -23,6 +23,8 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_TMA_LOWER", "tl.disable_tma_lower", Attr::kBool, "cuda: do not lower copies to TMA"},
       {"TL_DISABLE_WGMMA", "tl.disable_wgmma", Attr::kBool,
        "cuda sm_90a: run T.gemm on mma.sync instead of wgmma"},
+      {"TL_DISABLE_WGMMA_ASYNC", "tl.disable_wgmma_async", Attr::kBool,
+       "cuda sm_90a: in T.Pipelined loops, wait for each T.gemm's wgmma in its own iteration"},
       {"TL_ENABLE_FAST_MATH", "tl.enable_fast_math", Attr::kBool, "approximate math functions (off: IEEE)"},
       {"TL_DISABLE_THREAD_STORAGE_SYNC", "tl.disable_thread_storage_sync", Attr::kBool,
        "cuda: do not insert __syncthreads between conflicting shared-memory accesses"},

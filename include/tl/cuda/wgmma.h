@@ -111,7 +111,11 @@ struct Operand {
 
 // A and B in shared memory. kTransA: A stored [K][M] (MN-major), else [M][K]; kTransB: B stored
 // [N][K] (K-major), else [K][N] (MN-major). kSwzA / kSwzB: the operands' gmma swizzle widths.
-template <int M, int N, int K, int kWgM, int kWgN, bool kTransA, bool kTransB, int kSwzA, int kSwzB, typename T>
+// kPending = 1 (pipelined loops, see src/transform/inject_pipeline.h): return with this call's
+// instructions still in flight, having waited for the previous call's; C and the two tiles stay in
+// use until the next call returns or tl::wgmma_drain.
+template <int M, int N, int K, int kWgM, int kWgN, bool kTransA, bool kTransB, int kSwzA, int kSwzB, typename T,
+          int kPending = 0>
 TL_DEVICE void wgmma_gemm_ss(const T* A, const T* B, float* C) {
   constexpr int kMw = M / kWgM, kNw = N / kWgN, kMI = kMw / 64, kKS = K / 16;
   static_assert(M % (64 * kWgM) == 0 && N % (8 * kWgN) == 0 && kNw <= 256 && K % 16 == 0, "wgmma tile does not split");
@@ -132,9 +136,20 @@ TL_DEVICE void wgmma_gemm_ss(const T* A, const T* B, float* C) {
       wgmma_ops::F32<kNw>::template ss<kBF16, kTransA ? 1 : 0, kTransB ? 0 : 1>(C + mi * (kNw / 2),
                                                                                  a.at(64 * mi, 16 * ks), b.at(0, 16 * ks));
   wgmma_commit();
+  wgmma_wait<kPending>();
+  if constexpr (kPending == 0) {
+#pragma unroll
+    for (int i = 0; i < kMI * kNw / 2; ++i) fence_register(C[i]);
+  }
+}
+
+// Waits for every wgmma of this thread's warpgroup (after a pipelined loop of kPending GEMMs),
+// then lets the compiler read the kRegs accumulators again.
+template <int kRegs>
+TL_DEVICE void wgmma_drain(float* C) {
   wgmma_wait<0>();
 #pragma unroll
-  for (int i = 0; i < kMI * kNw / 2; ++i) fence_register(C[i]);
+  for (int i = 0; i < kRegs; ++i) fence_register(C[i]);
 }
 
 // A in registers (make_wgmma_a_fragment: the m16n8k16 A fragment of each warp's 16 rows, k-tile

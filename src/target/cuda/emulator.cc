@@ -366,6 +366,10 @@ class Emulator {
   void shared_write(const Mem& m, int64_t off, int64_t n, int64_t t, bool async) {
     if (m.space != Space::kShared) return;
     int64_t base = m.base - smem_.data() + off;
+    for (const auto& [lo, hi] : wgmma_inflight_)
+      if (base < hi && lo < base + n)
+        race("thread " + std::to_string(t) + " writes '" + m.name + "' (shared bytes " + std::to_string(base) + "+" +
+             std::to_string(n) + ") that an in-flight wgmma still reads");
     for (int64_t b = base; b < base + n; ++b) {
       ByteState& s = bytes_[static_cast<size_t>(b)];
       if (s.r_epoch == epoch_ && (s.r_multi || s.r_thread != t))
@@ -776,6 +780,10 @@ class Emulator {
       Template tp = parse_template(callee);
       if (tp.name.rfind("tl::gemm_", 0) == 0) return gemm(c, tp, act);
       if (tp.name.rfind("tl::wgmma_gemm_", 0) == 0) return wgmma_gemm(c, tp, act);
+      if (tp.name == "tl::wgmma_drain") {
+        wgmma_inflight_.clear();
+        return;
+      }
       if (tp.name == "tl::atomic_add") {
         for (int64_t t = 0; t < threads_; ++t) {
           if (!act[static_cast<size_t>(t)]) continue;
@@ -970,6 +978,10 @@ class Emulator {
     } else {
       ta = B_(5), tb = B_(6), swa = I(7), swb = I(8), ti = 9;
     }
+    // kPending = 1: this call's operand reads stay in flight until the next wgmma call (which
+    // waits for them) or tl::wgmma_drain; the previous call's end here.
+    const bool pending = tp.args.size() > ti + 1 && I(ti + 1) != 0;
+    std::vector<std::pair<int64_t, int64_t>> reads;
     const DataType t = type_of_name(tp.args[ti]);
     const int64_t eb = t.element_bytes(), Mw = M / WM, Nw = N / WN, MI = Mw / 64, KS = K / 16;
     for (char a : act)
@@ -993,6 +1005,9 @@ class Emulator {
       int64_t b = p.off + off * eb;
       check_range(p.mem, b, eb, "wgmma operand read");
       shared_read(p.mem, b, eb, -2);
+      int64_t abs = (p.mem.base - smem_.data()) + b;
+      if (!reads.empty() && reads.back().second == abs) reads.back().second += eb;
+      else reads.push_back({abs, abs + eb});
       return decode(t, p.mem.base + b).f;
     };
     std::vector<double> A(static_cast<size_t>(M * K), 0.0), Bm(static_cast<size_t>(K * N), 0.0);
@@ -1039,6 +1054,8 @@ class Emulator {
             encode(DataType::Float32(), out, cp);
           }
     }
+    wgmma_inflight_.clear();
+    if (pending) wgmma_inflight_ = std::move(reads);
   }
 
   const PrimFunc& f_;
@@ -1056,6 +1073,7 @@ class Emulator {
   std::unordered_map<const BufferNode*, Mem> global_, shared_;
   std::unordered_map<const BufferNode*, std::vector<std::vector<uint8_t>>> local_;
   std::unordered_map<const BufferNode*, int64_t> smem_offset_;
+  std::vector<std::pair<int64_t, int64_t>> wgmma_inflight_;  // shared byte ranges an in-flight wgmma reads
 };
 
 }  // namespace

@@ -50,7 +50,11 @@ class KernelBodyLowerer : public StmtMutator {
     }
     Expr mn = mutate(n->min), ext = mutate(n->extent);
     ctx_.ranges[n->var] = Range(mn, ext);
+    std::vector<Buffer> outer_async = std::move(ctx_.async_mma_accumulators);
+    ctx_.async_mma_accumulators.clear();
     Stmt body = mutate(n->body);
+    std::vector<Buffer> async = std::move(ctx_.async_mma_accumulators);
+    ctx_.async_mma_accumulators = std::move(outer_async);
     ctx_.ranges.erase(n->var);
     ForKind kind = n->for_kind;
     AttrMap ann = n->annotations;
@@ -58,7 +62,16 @@ class KernelBodyLowerer : public StmtMutator {
       kind = ForKind::kSerial;
       ann.clear();
     }
-    return make_for(n->var, mn, ext, kind, body, ann, n->span);
+    ann.erase("cuda.async_mma");
+    Stmt loop = make_for(n->var, mn, ext, kind, body, ann, n->span);
+    if (async.empty()) return loop;
+    // The last iteration's wgmma instructions are still in flight: wait before C is read.
+    std::vector<Stmt> out = {loop};
+    for (const Buffer& regs : async)
+      out.push_back(call_stmt("tl::wgmma_drain<" + std::to_string(const_shape(regs, "registers")[0]) + ">",
+                              {make_call(DataType::Handle(), "cuda.address_of",
+                                         {make_load(regs, {make_int(0)}), make_int(3)})}));
+    return make_seq(out, n->span);
   }
 
   // Inside `if (v + c < e)` (e.g. the pipeline's refill guard `k + S - 1 < n`) the range of the

@@ -69,6 +69,8 @@ GEMMS = {
     "f16_swizzle": (dict(swizzle_panel=2, block_M=64, block_N=64), 256, 320, 64, np.float16),
     "f16_256threads": (dict(threads=256, trans_B=True), 256, 256, 64, np.float16),
     "f16_4stages": (dict(num_stages=4, block_K=32), 128, 128, 256, np.float16),
+    # 2 stages: on sm_90a each iteration waits for its wgmma (fewer stages than the in-flight form needs)
+    "f16_2stages": (dict(num_stages=2, block_M=128, block_N=256, threads=256), 256, 256, 192, np.float16),
 }
 
 
@@ -228,8 +230,14 @@ def test_flash_attention(kind, causal, dim, tile):
 def test_sm90a_gemm_instruction_choice():
     gemm = K.matmul(256, 256, 128, 128, 256, 64, threads=256)
     src = build(gemm, "sm_90a")["source"]
-    assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t>" in src
+    # Pipelined (3 stages): the GEMM stays in flight for one iteration, drained after the loop, and
+    # the refill targets the stage read two iterations ago.
+    assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t, 1>" in src
+    assert "tl::wgmma_drain<128>" in src and "tl::cp_async_wait<0>();" in src
     assert "tl::gemm_ss<" not in src
+    sync = build(gemm, "sm_90a", configs={"tl.disable_wgmma_async": True})["source"]
+    assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t>" in sync
+    assert "wgmma_drain" not in sync and "tl::cp_async_wait<1>();" in sync
     off = build(gemm, "sm_90a", configs={"tl.disable_wgmma": True})["source"]
     assert "tl::gemm_ss<" in off and "wgmma" not in off.split("*/")[-1].split("tl-launch")[0]
     assert "tl::gemm_ss<" in build(gemm, "sm_80")["source"]
