@@ -14,14 +14,14 @@ from gpu_common import ROOT, TorchKernel, bench, record, rel_err, sass_loop_stat
 import cuda_kernels as K
 
 CONFIGS = [
-    # instruction, block_M, block_N, threads, stages
+    # instruction, block_M, block_N, threads, stages (mma.sync first: see bench/gpu_gemm.py)
+    ("mma", 128, 64, 128, 2),
+    ("mma", 128, 128, 256, 2),
     ("wgmma", 128, 128, 256, 2),
     ("wgmma", 128, 64, 256, 2),
     ("wgmma", 128, 128, 256, 1),
     ("wgmma", 128, 64, 128, 2),
     ("wgmma", 64, 128, 128, 2),
-    ("mma", 128, 64, 128, 2),
-    ("mma", 128, 128, 256, 2),
 ]
 EXAMPLE = os.path.join(ROOT, "examples", "flash_attention", "example_flash_attention.py")
 

@@ -135,6 +135,18 @@ if [ $BUILD_OK -eq 1 ]; then
       [ -f "bench/$b.py" ] || continue
       step "$b" 180 $PY "bench/$b.py"
     done
+    # Nsight Compute on the main kernels (speed of light, compute and memory workload), when
+    # there is time left; the report goes to ncu.txt.
+    if command -v ncu >/dev/null && [ -z "${GPU_CHECK_SKIP_PROFILE:-}" ]; then
+      : > "$OUT/ncu.txt"
+      for which in gemm gemm_mma flash; do
+        step "ncu_$which" 90 ncu --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+          --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --log-file "$OUT/ncu_$which.txt" \
+          $PY bench/gpu_profile.py "$which"
+        cat "$OUT/ncu_$which.txt" >> "$OUT/ncu.txt" 2>/dev/null
+        rm -f "$OUT/ncu_$which.txt"
+      done
+    fi
   fi
 fi
 

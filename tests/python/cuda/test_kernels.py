@@ -38,7 +38,7 @@ def run(kind, func, *args):
 
 def close(got, ref, rtol, atol, what=""):
     got = np.asarray(got, dtype=np.float64)
-    bad = np.abs(got - ref) > atol + rtol * np.abs(ref)
+    bad = ~(np.abs(got - ref) <= atol + rtol * np.abs(ref))  # NaN is bad too
     assert not bad.any(), (f"{what}: {bad.sum()} of {bad.size} elements differ; max abs err "
                            f"{np.max(np.abs(got - ref)):.4g} at {np.unravel_index(np.argmax(np.abs(got - ref)), ref.shape)}")
 
