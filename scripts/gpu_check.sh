@@ -115,13 +115,14 @@ if [ $BUILD_OK -eq 1 ]; then
     export TILELANG_SKIP_GPU_TESTS="the CUDA smoke test failed (see smoke.log)"
   fi
   export TILELANG_CRASH_BACKTRACE=1
-  TESTS=${GPU_CHECK_TESTS:-tests/python/cuda}
+  TESTS=${GPU_CHECK_TESTS:-tests/python tests/error}
   # Compile-only tests run in CI; here the GPU tests (device headers, kernels on hardware, and the
   # emulator cases, which are cheap).
   # Eight pytest workers when pytest-xdist is there: compiling each test kernel is the slow part.
   XDIST=""
   $PY -c "import xdist" 2>/dev/null && XDIST="-n 8"
-  step cuda_tests 300 $PY -X faulthandler -m pytest -q -rfEs -p no:cacheprovider $XDIST \
+  # The GPU tier: tests marked gpu or torch (tests/conftest.py); CI runs everything else.
+  step cuda_tests 300 $PY -X faulthandler -m pytest -q -rfEs -p no:cacheprovider $XDIST -m "gpu or torch" \
     --ignore=tests/python/cuda/test_compile_only.py $TESTS
   grep -E "^(FAILED|ERROR) " "$LOG" | sed 's/ - .*//' | sort -u > "$OUT/failed_tests.txt"
   # Every example (TileLang GPU style, written for every target) runs unchanged on cuda.
