@@ -246,7 +246,7 @@ template <typename T> inline T ieee_add(T a, T b) { return opaque(opaque(a) + op
 template <typename T> inline T ieee_mul(T a, T b) { return opaque(opaque(a) * opaque(b)); }
 template <typename T> inline T ieee_div(T a, T b) { return opaque(opaque(a) / opaque(b)); }
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + __builtin_expf(-x)); }
+/* sigmoid(float) is in tl/cpu/math.h (vectorizable exp). */
 inline double sigmoid(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
 
 template <typename I> constexpr I int_max() {

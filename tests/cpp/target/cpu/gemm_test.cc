@@ -14,14 +14,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "target/cpu/codegen.h"
+#include "target/cpu/jit_util.h"
 #include "tl/cpu/gemm.h"
 #include "tl/cpu/types.h"
 
@@ -272,23 +271,8 @@ std::string gemm_cases_source() {
 // Builds the cases with the kernel flags (plus `extra`) once per flag set; returns the .so path.
 std::string build_cases(const std::string& extra) {
   static std::map<std::string, std::string> built;
-  if (built.count(extra)) return built[extra];
-  namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("tl_gemm_test_" + std::to_string(::getpid()) + "_" +
-                                              std::to_string(built.size()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "cases.cc") << gemm_cases_source();
-  std::string cmd = "g++";
-  for (auto& f : cpu_compiler_flags(false)) cmd += " '" + f + "'";
-  cmd += " " + extra + " '" + (dir / "cases.cc").string() + "' -o '" + (dir / "cases.so").string() + "' > '" +
-         (dir / "log.txt").string() + "' 2>&1";
-  if (std::system(cmd.c_str()) != 0) {
-    std::ifstream log(dir / "log.txt");
-    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-    ADD_FAILURE() << "g++ failed: " << text.substr(0, 4000);
-    return built[extra] = "";
-  }
-  return built[extra] = (dir / "cases.so").string();
+  if (!built.count(extra)) built[extra] = test::build_shared_object(gemm_cases_source(), extra);
+  return built[extra];
 }
 
 // Loads a fresh copy of the object (the tier is chosen once per loaded object) with TL_CPU_ISA set
