@@ -1,5 +1,649 @@
+// Python bindings of the runtime: Target, compile(), CompiledKernel (with the fast __call__),
+// the pass-config table and the kernel cache.
+//
+// The call path is the hot path of every kernel launch from Python. Numpy arrays (and anything
+// else with the buffer protocol) are read through PyObject_GetBuffer; other tensors (torch, cupy,
+// jax) through DLPack via nb::ndarray. Outputs are allocated in the caller's framework: numpy
+// directly from here, others through a Python allocator (tilelang.jit.adapter).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
 #include "bindings/bindings.h"
+#include "ir/error.h"
+#include "ir/printer.h"
+#include "runtime/args.h"
+#include "runtime/cache.h"
+#include "runtime/compile.h"
+#include "runtime/cuda_probe.h"
+#include "runtime/paths.h"
+#include "runtime/source_backend.h"
+#include "runtime/thread_pool.h"
+#include "transform/pass_config.h"
+
+namespace nb = nanobind;
 
 namespace tl::bind {
-void bind_runtime(nanobind::module_& m) {}
+
+namespace {
+
+static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "64-bit platforms only");
+
+// ---------------------------------------------------------------------------------------------
+// numpy / ml_dtypes helpers, imported lazily on the first call that needs them.
+
+struct NumpyApi {
+  PyObject* ndarray_type = nullptr;
+  PyObject* empty = nullptr;
+  PyObject* zeros = nullptr;
+  PyObject* dtype_ctor = nullptr;
+};
+
+NumpyApi& numpy() {
+  static NumpyApi api = [] {
+    NumpyApi a;
+    nb::module_ np = nb::module_::import_("numpy");
+    a.ndarray_type = nb::object(np.attr("ndarray")).release().ptr();
+    a.empty = nb::object(np.attr("empty")).release().ptr();
+    a.zeros = nb::object(np.attr("zeros")).release().ptr();
+    a.dtype_ctor = nb::object(np.attr("dtype")).release().ptr();
+    return a;
+  }();
+  return api;
+}
+
+bool is_numpy_array(PyObject* o) {
+  return PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(numpy().ndarray_type));
+}
+
+// The ml_dtypes name of a dtype numpy cannot export through the buffer protocol, and the unsigned
+// storage type of the same width we view it as.
+struct ExtendedDtype {
+  const char* numpy_name;
+  const char* storage;
+  DataType dtype;
+};
+const ExtendedDtype kExtendedDtypes[] = {
+    {"bfloat16", "uint16", DataType::BFloat16()},
+    {"float8_e4m3fn", "uint8", DataType::F8E4M3()},
+    {"float8_e4m3", "uint8", DataType::F8E4M3()},
+    {"float8_e5m2", "uint8", DataType::F8E5M2()},
+};
+
+// Python-side allocator for non-numpy frameworks: fn(like, shape_tuple, dtype_name, zero) -> tensor.
+PyObject* g_allocator = nullptr;
+
+// Buffer-protocol format -> dtype (native byte order only).
+bool dtype_from_format(const char* fmt, Py_ssize_t itemsize, DataType* out) {
+  if (!fmt) fmt = "B";
+  if (*fmt == '@' || *fmt == '=' || *fmt == '<') ++fmt;
+  if (fmt[0] == '\0' || fmt[1] != '\0') return false;
+  int bits = static_cast<int>(itemsize * 8);
+  switch (fmt[0]) {
+    case '?': *out = DataType::Bool(); return itemsize == 1;
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': *out = DataType::Int(bits); return true;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': *out = DataType::UInt(bits); return true;
+    case 'e': *out = DataType::Float(16); return itemsize == 2;
+    case 'f': *out = DataType::Float(32); return itemsize == 4;
+    case 'd': *out = DataType::Float(64); return itemsize == 8;
+    default: return false;
+  }
+}
+
+std::string type_name_of(PyObject* o) { return Py_TYPE(o)->tp_name; }
+
+// ---------------------------------------------------------------------------------------------
+// Per-call storage for the views of the caller's tensors.
+
+struct TensorHold {
+  Py_buffer view{};
+  bool has_view = false;
+  nb::object keep;                 // a temporary view object (ml_dtypes arrays)
+  nb::ndarray<nb::ro> dl;          // DLPack import
+  int64_t strides[8];              // element strides from a Py_buffer (ndim <= 8)
+  std::vector<int64_t> big_strides;
+
+  TensorHold() = default;
+  TensorHold(const TensorHold&) = delete;
+  ~TensorHold() {
+    if (has_view) PyBuffer_Release(&view);
+  }
+};
+
+// Fills `t` from a buffer-protocol export; false (error cleared) when `o` exports none we understand.
+bool from_buffer(PyObject* o, TensorHold& h, TensorArg& t, const DataType* dtype_override) {
+  if (!PyObject_CheckBuffer(o)) return false;
+  if (PyObject_GetBuffer(o, &h.view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  h.has_view = true;
+  DataType dt;
+  if (dtype_override) {
+    dt = *dtype_override;
+  } else if (!dtype_from_format(h.view.format, h.view.itemsize, &dt)) {
+    PyBuffer_Release(&h.view);
+    h.has_view = false;
+    return false;
+  }
+  t.data = h.view.buf;
+  t.ndim = h.view.ndim;
+  t.shape = reinterpret_cast<const int64_t*>(h.view.shape);
+  t.dtype = dt;
+  t.device_type = kDLCPU;
+  t.device_id = 0;
+  t.strides = nullptr;
+  if (h.view.strides && h.view.ndim > 0) {
+    int64_t* s = h.strides;
+    if (h.view.ndim > 8) {
+      h.big_strides.resize(h.view.ndim);
+      s = h.big_strides.data();
+    }
+    for (int i = 0; i < h.view.ndim; ++i) {
+      if (h.view.strides[i] % h.view.itemsize != 0)
+        throw_error<ArgumentError>("a tensor argument has a byte stride (", h.view.strides[i],
+                                   ") that is not a multiple of its element size (", h.view.itemsize, ")");
+      s[i] = h.view.strides[i] / h.view.itemsize;
+    }
+    t.strides = s;
+  }
+  return true;
+}
+
+// Reads a tensor argument. Returns false when `o` is not a tensor at all.
+bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool* is_numpy) {
+  *is_numpy = false;
+  if (from_buffer(o, h, t, nullptr)) {
+    *is_numpy = is_numpy_array(o);
+    return true;
+  }
+  // numpy arrays of ml_dtypes types: view the storage as an unsigned integer of the same width.
+  if (is_numpy_array(o)) {
+    nb::handle arr(o);
+    std::string name = nb::cast<std::string>(arr.attr("dtype").attr("name"));
+    nb::object dtype_obj = arr.attr("dtype");
+    nb::object dtype_text = nb::steal(PyObject_Str(dtype_obj.ptr()));  // '>f4' shows the byte order
+    if (!dtype_text.is_valid()) throw nb::python_error();
+    std::string spelled = PyUnicode_AsUTF8(dtype_text.ptr());
+    for (auto& e : kExtendedDtypes) {
+      if (name != e.numpy_name) continue;
+      h.keep = arr.attr("view")(e.storage);
+      if (from_buffer(h.keep.ptr(), h, t, &e.dtype)) {
+        *is_numpy = true;
+        return true;
+      }
+    }
+    throw_error<ArgumentError>("numpy arrays of dtype ", spelled,
+                               " are not supported as kernel arguments (supported: bool, (u)int8-64, float16/32/64, "
+                               "and ml_dtypes bfloat16, float8_e4m3fn, float8_e5m2, in native byte order)");
+  }
+  // Anything else speaking DLPack (torch, cupy, jax).
+  if (!nb::try_cast<nb::ndarray<nb::ro>>(nb::handle(o), h.dl, false)) {
+    PyErr_Clear();
+    return false;
+  }
+  auto d = h.dl.dtype();
+  if (!dtype_from_dlpack(d.code, d.bits, d.lanes, &t.dtype))
+    throw_error<ArgumentError>("a ", type_name_of(o), " argument has a DLPack dtype (code ", int(d.code), ", ",
+                               int(d.bits), " bits) that tilelang does not support");
+  t.data = const_cast<void*>(h.dl.data());
+  t.ndim = static_cast<int32_t>(h.dl.ndim());
+  t.shape = h.dl.shape_ptr();
+  t.strides = h.dl.stride_ptr();
+  t.device_type = h.dl.device_type();
+  t.device_id = h.dl.device_id();
+  return true;
+}
+
+// -1: no `ndim` attribute; else the object's ndim (numpy / torch / jax arrays and numpy scalars).
+int ndim_of(PyObject* o) {
+  if (!PyObject_HasAttrString(o, "ndim")) return -1;
+  nb::object nd = nb::handle(o).attr("ndim");
+  return PyLong_Check(nd.ptr()) ? static_cast<int>(PyLong_AsLong(nd.ptr())) : -1;
+}
+
+// Reads a scalar argument: Python bool/int/float, numpy scalars, 0-d arrays and tensors (.item()).
+// Tensors of higher rank are marked kTensor so the binder reports "got a tensor".
+void extract_scalar(PyObject* o, CallArg& a) {
+  if (PyBool_Check(o)) {
+    a.kind = CallArg::kBool;
+    a.i = o == Py_True;
+  } else if (PyLong_Check(o)) {
+    int overflow = 0;
+    a.i = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) {
+      a.kind = CallArg::kOther;
+      a.type_name = "an int that does not fit in 64 bits";
+    } else {
+      a.kind = CallArg::kInt;
+    }
+  } else if (PyFloat_Check(o)) {
+    a.kind = CallArg::kFloat;
+    a.f = PyFloat_AS_DOUBLE(o);
+  } else if (int nd = ndim_of(o); nd == 0 && PyObject_HasAttrString(o, "item")) {
+    nb::object v = nb::handle(o).attr("item")();
+    if (PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())) {
+      extract_scalar(v.ptr(), a);
+    } else {
+      a.kind = CallArg::kOther;
+      a.type_name = type_name_of(o);
+    }
+  } else if (nd > 0) {
+    a.kind = CallArg::kTensor;
+  } else if (PyIndex_Check(o)) {
+    nb::object v = nb::steal(PyNumber_Index(o));
+    if (!v.is_valid()) throw nb::python_error();
+    extract_scalar(v.ptr(), a);
+  } else {
+    a.kind = CallArg::kOther;
+    a.type_name = type_name_of(o);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bound kernel: a compiled kernel plus its calling convention (out_idx / workspace_idx).
+
+struct AllocInfo {
+  int param;
+  bool zero;
+  DataType dtype;
+  PyObject* np_storage = nullptr;  // numpy dtype the buffer is allocated with
+  PyObject* np_view = nullptr;     // ml_dtypes type to view it as, or null
+};
+
+struct KernelHandle {
+  std::shared_ptr<CompiledKernel> kernel;
+  std::shared_ptr<ArgBinder> binder;
+  std::vector<AllocInfo> allocs;
+  bool numpy_ready = false;
+
+  void init_allocs() {
+    allocs.clear();
+    for (int p : binder->allocated_params()) {
+      AllocInfo a;
+      a.param = p;
+      a.zero = binder->param(p).role == ParamRole::kWorkspace;
+      a.dtype = binder->param(p).dtype;
+      allocs.push_back(a);
+    }
+  }
+
+  void prepare_numpy() {
+    if (numpy_ready) return;
+    for (auto& a : allocs) {
+      const ExtendedDtype* ext = nullptr;
+      for (auto& e : kExtendedDtypes)
+        if (e.dtype == a.dtype) {
+          ext = &e;
+          break;
+        }
+      if (ext) {
+        nb::module_ ml = nb::module_::import_("ml_dtypes");
+        const char* ml_name = a.dtype.is_fp8() ? (a.dtype.code == DataType::kFloat8E4M3 ? "float8_e4m3fn" : "float8_e5m2")
+                                               : "bfloat16";
+        a.np_storage = nb::handle(numpy().dtype_ctor)(ext->storage).release().ptr();
+        a.np_view = nb::handle(numpy().dtype_ctor)(ml.attr(ml_name)).release().ptr();
+      } else {
+        a.np_storage = nb::handle(numpy().dtype_ctor)(a.dtype.str()).release().ptr();
+      }
+    }
+    numpy_ready = true;
+  }
+};
+
+struct CallScratch {
+  std::vector<CallArg> args;
+  std::vector<TensorHold> holds;
+  std::vector<TensorHold> alloc_holds;
+  std::vector<void*> alloc_ptrs;
+  std::vector<nb::object> alloc_objs;
+  explicit CallScratch(size_t n, size_t n_alloc) : args(n), holds(n), alloc_holds(n_alloc), alloc_ptrs(n_alloc), alloc_objs(n_alloc) {}
+};
+
+nb::object make_shape_tuple(const std::vector<int64_t>& shape) {
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
+  for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(shape[i]));
+  return nb::steal(t);
+}
+
+nb::object kernel_call(KernelHandle& h, nb::args args) {
+  const ArgBinder& b = *h.binder;
+  const size_t n = args.size();
+  b.check_count(n);
+  CallScratch s(n, h.allocs.size());
+  bool numpy_framework = true;
+  PyObject* like = nullptr;
+  for (size_t k = 0; k < n; ++k) {
+    const ParamSpec& p = b.param(b.user_params()[k]);
+    PyObject* o = args[k].ptr();
+    CallArg& a = s.args[k];
+    if (p.is_tensor) {
+      bool is_np = false;
+      bool got = false;
+      try {
+        got = extract_tensor(o, s.holds[k], a.tensor, &is_np);
+      } catch (const ArgumentError& e) {
+        throw_error<ArgumentError>(b.kernel_name(), "(): parameter '", p.name, "' (", p.signature, "): ", e.what());
+      }
+      if (got) {
+        a.kind = CallArg::kTensor;
+        if (!like) {
+          like = o;
+          numpy_framework = is_np;
+        }
+      } else {
+        a.kind = CallArg::kOther;
+        a.type_name = type_name_of(o);
+      }
+    } else {
+      extract_scalar(o, a);
+    }
+  }
+  ArgBinder::State st;
+  b.bind(s.args.data(), n, st);
+
+  // Outputs and workspaces.
+  std::vector<int64_t> shape;
+  for (size_t j = 0; j < h.allocs.size(); ++j) {
+    AllocInfo& ai = h.allocs[j];
+    b.alloc_shape(ai.param, st, &shape);
+    nb::object shape_t = make_shape_tuple(shape);
+    TensorArg t;
+    bool is_np = false;
+    if (numpy_framework || !g_allocator) {
+      h.prepare_numpy();
+      PyObject* fn = ai.zero ? numpy().zeros : numpy().empty;
+      nb::object storage = nb::steal(PyObject_CallFunctionObjArgs(fn, shape_t.ptr(), ai.np_storage, nullptr));
+      if (!storage.is_valid()) throw nb::python_error();
+      if (!from_buffer(storage.ptr(), s.alloc_holds[j], t, &ai.dtype))
+        throw_error<Error>("internal error: cannot read back a numpy array allocated for '", b.param(ai.param).name, "'");
+      s.alloc_objs[j] = ai.np_view ? storage.attr("view")(nb::handle(ai.np_view)) : storage;
+    } else {
+      nb::object obj = nb::steal(PyObject_CallFunctionObjArgs(g_allocator, like, shape_t.ptr(),
+                                                              nb::str(ai.dtype.str().c_str()).ptr(),
+                                                              ai.zero ? Py_True : Py_False, nullptr));
+      if (!obj.is_valid()) throw nb::python_error();
+      if (!extract_tensor(obj.ptr(), s.alloc_holds[j], t, &is_np))
+        throw_error<Error>("the tensor allocator returned a ", type_name_of(obj.ptr()), " for '",
+                           b.param(ai.param).name, "', which is not a tensor");
+      s.alloc_objs[j] = obj;
+    }
+    s.alloc_ptrs[j] = t.data;
+  }
+
+  std::vector<TLArg> packed;
+  b.pack(s.args.data(), s.alloc_ptrs.data(), st, &packed);
+  LaunchEnv env;
+  env.device_id = st.device_id;
+  {
+    nb::gil_scoped_release release;
+    h.kernel->launch(packed, env);
+  }
+
+  const auto& outs = b.out_idx();
+  if (outs.empty()) return nb::none();
+  auto object_of = [&](int param) -> nb::object {
+    for (size_t j = 0; j < h.allocs.size(); ++j)
+      if (h.allocs[j].param == param) return s.alloc_objs[j];
+    return nb::none();
+  };
+  if (outs.size() == 1) return object_of(outs[0]);
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(outs.size()));
+  for (size_t i = 0; i < outs.size(); ++i) PyTuple_SET_ITEM(t, i, object_of(outs[i]).release().ptr());
+  return nb::steal(t);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions for compile().
+
+Attr attr_from_py(const std::string& key, nb::handle v) {
+  if (PyBool_Check(v.ptr())) return Attr(v.ptr() == Py_True);
+  if (PyLong_Check(v.ptr())) return Attr(static_cast<int64_t>(nb::cast<int64_t>(v)));
+  if (PyFloat_Check(v.ptr())) return Attr(nb::cast<double>(v));
+  if (PyUnicode_Check(v.ptr())) return Attr(nb::cast<std::string>(v));
+  throw_error<ValueError>("pass config '", key, "' has a value of type ", type_name_of(v.ptr()),
+                          "; pass configs take bool, int, float or str values");
+}
+
+AttrMap configs_from_py(nb::handle configs) {
+  AttrMap m;
+  if (!configs.is_valid() || configs.is_none()) return m;
+  if (!PyDict_Check(configs.ptr())) throw_error<ValueError>("pass_configs must be a dict, got ", type_name_of(configs.ptr()));
+  for (auto [k, v] : nb::borrow<nb::dict>(configs)) {
+    nb::handle key = k;
+    // Enum members (tilelang.PassConfigKey) carry the string in .value.
+    if (!PyUnicode_Check(key.ptr()) && nb::hasattr(key, "value")) key = key.attr("value");
+    if (!PyUnicode_Check(key.ptr()))
+      throw_error<ValueError>("pass config keys must be strings or tilelang.PassConfigKey members, got ",
+                              type_name_of(k.ptr()));
+    std::string ks = nb::cast<std::string>(key);
+    m[ks] = attr_from_py(ks, v);
+  }
+  return m;
+}
+
+nb::object attr_to_py(const Attr& a) {
+  switch (a.kind()) {
+    case Attr::kBool: return nb::bool_(a.as_bool());
+    case Attr::kInt: return nb::int_(a.as_int());
+    case Attr::kFloat: return nb::float_(a.as_float());
+    case Attr::kStr: return nb::str(a.as_str().c_str());
+    case Attr::kNone: return nb::none();
+    default: return nb::str(print_attr(a).c_str());
+  }
+}
+
+KernelHandle make_handle(std::shared_ptr<CompiledKernel> k, std::vector<int> out_idx, std::vector<int> workspace_idx) {
+  KernelHandle h;
+  h.binder = std::make_shared<ArgBinder>(k->func(), k->target(), std::move(out_idx), std::move(workspace_idx));
+  h.kernel = std::move(k);
+  h.init_allocs();
+  return h;
+}
+
+CompileOptions options_from(const std::string& target, const PrimFunc& f, nb::handle pass_configs,
+                            std::vector<std::string> compile_flags, bool verbose) {
+  CompileOptions o;
+  o.target = resolve_target(target, f);
+  o.pass_configs = configs_from_py(pass_configs);
+  o.compile_flags = std::move(compile_flags);
+  o.verbose = verbose;
+  return o;
+}
+
+nb::object shape_entry(const DimSpec& d) {
+  if (d.kind == DimSpec::kConst) return nb::int_(d.value);
+  return nb::str(d.text.c_str());
+}
+
+// Test support: a PrimFunc with the given signature and an empty body.
+// params: [(name, dtype, shape) | (name, dtype, shape, strides) | (name, dtype)], shape entries
+// int or str (a dynamic variable, shared by name).
+PrimFunc signature_func(const std::string& name, nb::list params) {
+  std::map<std::string, Var> vars;
+  auto entry = [&](nb::handle e) -> Expr {
+    if (PyLong_Check(e.ptr())) return make_int(nb::cast<int64_t>(e));
+    std::string v = nb::cast<std::string>(e);
+    auto it = vars.find(v);
+    if (it == vars.end()) it = vars.emplace(v, Var(v)).first;
+    return it->second;
+  };
+  std::vector<Param> ps;
+  for (nb::handle item : params) {
+    nb::tuple t = nb::borrow<nb::tuple>(item);
+    std::string pname = nb::cast<std::string>(t[0]);
+    DataType dt = parse_dtype(nb::cast<std::string>(t[1]));
+    if (t.size() == 2) {
+      auto it = vars.find(pname);
+      Var v = it != vars.end() ? it->second : Var(pname, dt);
+      ps.push_back(Param{pname, v, Buffer()});
+      continue;
+    }
+    std::vector<Expr> shape, strides;
+    for (nb::handle e : nb::borrow<nb::list>(t[2])) shape.push_back(entry(e));
+    if (t.size() > 3)
+      for (nb::handle e : nb::borrow<nb::list>(t[3])) strides.push_back(entry(e));
+    ps.push_back(Param{pname, Var(), Buffer(pname, dt, shape, MemScope::kGlobal, strides)});
+  }
+  return PrimFunc(name, ps, make_nop());
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  nb::class_<Target>(m, "Target")
+      .def_static("parse", [](const std::string& s) { return Target::parse(s); }, nb::arg("text"))
+      .def_prop_ro("kind", [](const Target& t) { return std::string(t.kind_name()); })
+      .def_ro("arch", &Target::arch)
+      .def_ro("model", &Target::model)
+      .def("__str__", &Target::str)
+      .def("__repr__", [](const Target& t) { return "Target(\"" + t.str() + "\")"; })
+      .def("__eq__", [](const Target& a, const Target& b) { return a.str() == b.str(); }, nb::is_operator())
+      // target == "cuda" matches any cuda arch; "cuda -arch=sm_90a" only that one.
+      .def("__eq__", [](const Target& a, const std::string& text) {
+        Target b;
+        try {
+          b = Target::parse(text);
+        } catch (const Error&) {
+          return false;
+        }
+        return text.find(' ') == std::string::npos ? a.kind == b.kind : a.str() == b.str();
+      }, nb::is_operator())
+      .def("__hash__", [](const Target& t) { return std::hash<std::string>()(t.str()); });
+
+  m.def("resolve_target", [](const std::string& text, nb::handle func) {
+        PrimFunc f;
+        if (func.is_valid() && !func.is_none()) f = nb::cast<PrimFunc>(func);
+        return resolve_target(text, f);
+      }, nb::arg("target"), nb::arg("func") = nb::none(),
+      "Resolves a target string (\"auto\" included) for a function.");
+
+  m.def("pass_config_keys", [] {
+    std::vector<std::tuple<std::string, std::string, std::string, std::string>> out;
+    for (auto& k : pass_config_keys()) {
+      const char* type = k.type == Attr::kBool ? "bool" : k.type == Attr::kInt ? "int" : "str";
+      out.emplace_back(k.member, k.key, type, k.doc);
+    }
+    return out;
+  }, "The pass-config table: (member, key, type, doc) for tilelang.PassConfigKey.");
+  m.def("validate_pass_configs", [](nb::handle configs) {
+    nb::dict out;
+    for (auto& [k, v] : validate_pass_configs(configs_from_py(configs))) out[k.c_str()] = attr_to_py(v);
+    return out;
+  });
+
+  nb::class_<KernelHandle>(m, "CompiledKernel")
+      .def("__init__",
+           [](KernelHandle* self, const PrimFunc& func, const std::string& target, std::vector<int> out_idx,
+              std::vector<int> workspace_idx, nb::handle pass_configs, std::vector<std::string> compile_flags,
+              bool verbose) {
+             CompileOptions o = options_from(target, func, pass_configs, std::move(compile_flags), verbose);
+             // Fail on a bad out_idx before spending time compiling.
+             ArgBinder check(func, o.target, out_idx, workspace_idx);
+             std::shared_ptr<CompiledKernel> k;
+             {
+               nb::gil_scoped_release release;
+               k = compile(func, o);
+             }
+             new (self) KernelHandle(make_handle(std::move(k), std::move(out_idx), std::move(workspace_idx)));
+           },
+           nb::arg("func"), nb::arg("target") = "auto", nb::arg("out_idx") = std::vector<int>{},
+           nb::arg("workspace_idx") = std::vector<int>{}, nb::arg("pass_configs") = nb::none(),
+           nb::arg("compile_flags") = std::vector<std::string>{}, nb::arg("verbose") = false)
+      .def("__init__", [](KernelHandle* self, const KernelHandle& other) { new (self) KernelHandle(other); },
+           nb::arg("other"), "Shares the compiled kernel of `other` (no recompilation).")
+      .def("__call__", &kernel_call)
+      .def_prop_ro("kernel_source", [](const KernelHandle& h) { return h.kernel->kernel_source(); })
+      .def_prop_ro("host_source", [](const KernelHandle& h) { return h.kernel->host_source(); })
+      .def_prop_ro("target", [](const KernelHandle& h) { return h.kernel->target(); })
+      .def_prop_ro("func", [](const KernelHandle& h) { return h.kernel->func(); })
+      .def_prop_ro("name", [](const KernelHandle& h) { return h.kernel->func().name(); })
+      .def_prop_ro("out_idx", [](const KernelHandle& h) { return h.binder->out_idx(); })
+      .def_prop_ro("workspace_idx", [](const KernelHandle& h) { return h.binder->workspace_idx(); })
+      .def_prop_ro("cache_key", [](const KernelHandle& h) { return h.kernel->cache_key(); })
+      .def_prop_ro("cache_hit", [](const KernelHandle& h) { return h.kernel->cache_hit(); })
+      .def_prop_ro("artifact_dir", [](const KernelHandle& h) { return h.kernel->artifact_dir(); })
+      .def_prop_ro("compile_seconds", [](const KernelHandle& h) { return h.kernel->compile_seconds(); })
+      .def_prop_ro("pass_configs", [](const KernelHandle& h) {
+        nb::dict out;
+        for (auto& [k, v] : h.kernel->options().pass_configs) out[k.c_str()] = attr_to_py(v);
+        return out;
+      })
+      .def_prop_ro("dynamic_vars", [](const KernelHandle& h) {
+        std::vector<std::string> names;
+        for (auto& v : h.binder->dynamic_vars()) names.push_back(v->name);
+        return names;
+      })
+      .def("param_specs", [](const KernelHandle& h) {
+        // (name, is_tensor, dtype, shape, strides, role) per parameter; shape entries int or str.
+        nb::list out;
+        for (size_t i = 0; i < h.binder->num_params(); ++i) {
+          const ParamSpec& p = h.binder->param(i);
+          nb::list shape, strides;
+          for (auto& d : p.shape) shape.append(shape_entry(d));
+          for (auto& d : p.strides) strides.append(shape_entry(d));
+          const char* role = p.role == ParamRole::kOutput ? "output" : p.role == ParamRole::kWorkspace ? "workspace" : "input";
+          out.append(nb::make_tuple(p.name, p.is_tensor, p.dtype.str(), shape, strides, role));
+        }
+        return out;
+      })
+      .def("get_ir", [](KernelHandle& h, const std::string& stage) {
+        PrimFunc f;
+        {
+          nb::gil_scoped_release release;
+          f = h.kernel->stage(stage);
+        }
+        return print_func(f);
+      }, nb::arg("stage") = "final")
+      .def("stage_func", [](KernelHandle& h, const std::string& stage) { return h.kernel->stage(stage); },
+           nb::arg("stage") = "final")
+      .def("stage_names", [](KernelHandle& h) { return h.kernel->stage_names(); })
+      .def("info", [](const KernelHandle& h) {
+        nb::dict out;
+        for (auto& [k, v] : h.kernel->info()) out[k.c_str()] = attr_to_py(v);
+        return out;
+      });
+
+  m.def("_set_tensor_allocator", [](nb::handle fn) {
+    Py_XDECREF(g_allocator);
+    g_allocator = fn.is_none() ? nullptr : fn.inc_ref().ptr();
+  }, "Registers fn(like, shape, dtype_name, zero) -> tensor, used for outputs of non-numpy calls.");
+
+  m.def("_compile_source", [](const std::string& name, nb::list params, const std::string& source,
+                              const std::string& target, std::vector<int> out_idx, std::vector<int> workspace_idx,
+                              nb::handle pass_configs, std::vector<std::string> compile_flags, bool verbose) {
+    PrimFunc f = signature_func(name, params);
+    CompileOptions o = options_from(target, f, pass_configs, std::move(compile_flags), verbose);
+    if (!o.target.is_cpu()) throw_error<ValueError>("_compile_source builds cpu kernels only");
+    ArgBinder check(f, o.target, out_idx, workspace_idx);
+    std::shared_ptr<CompiledKernel> k;
+    {
+      nb::gil_scoped_release release;
+      k = compile_with_backend(f, o, std::make_shared<SourceBackend>(source));
+    }
+    return make_handle(std::move(k), std::move(out_idx), std::move(workspace_idx));
+  }, nb::arg("name"), nb::arg("params"), nb::arg("source"), nb::arg("target") = "cpu",
+     nb::arg("out_idx") = std::vector<int>{}, nb::arg("workspace_idx") = std::vector<int>{},
+     nb::arg("pass_configs") = nb::none(), nb::arg("compile_flags") = std::vector<std::string>{},
+     nb::arg("verbose") = false,
+     "Builds a hand-written C++ kernel (include/tl/cpu/abi.h) for the given signature (tests, experiments).");
+
+  m.def("cache_root", &cache_root, "The kernel cache directory in effect ($TILELANG_CACHE_DIR or ~/.cache/tilelang).");
+  m.def("cache_disabled", &KernelCache::disabled_by_env);
+  m.def("clear_cache", [] {
+    clear_compile_memo();
+    return KernelCache(cache_root()).clear();
+  }, "Removes every on-disk cache entry and forgets in-process compiled kernels; returns the entry count.");
+  m.def("clear_memo", &clear_compile_memo);
+  m.def("cuda_available", [] { return probe_cuda().available; });
+  m.def("hardware_threads", &ThreadPool::hardware_threads);
+  m.def("include_dir", &tl_include_dir);
+}
+
 }  // namespace tl::bind

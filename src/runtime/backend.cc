@@ -13,6 +13,8 @@ static std::map<Target::Kind, BackendFactory>& backends() {
 
 void register_backend(Target::Kind kind, BackendFactory factory) { backends()[kind] = std::move(factory); }
 
+bool has_backend(Target::Kind kind) { return backends().count(kind) != 0; }
+
 std::unique_ptr<TargetBackend> make_backend(const Target& target) {
   auto it = backends().find(target.kind);
   if (it == backends().end())

@@ -57,12 +57,18 @@ class TargetBackend {
   // False for targets whose "artifact" is the lowered IR itself (ascend: the simulator runs it);
   // then lower/codegen run on every compile and build/load get a temporary dir.
   virtual bool cacheable() const { return true; }
+  // Identifies the toolchain that build() uses (e.g. `g++ --version` plus the host CPU for
+  // -march=native builds; the NVRTC version). Part of the cache key: a new compiler never
+  // reuses kernels built by the old one.
+  virtual std::string compiler_version(const CompileOptions& opts) { return ""; }
 };
 
 using BackendFactory = std::function<std::unique_ptr<TargetBackend>()>;
 void register_backend(Target::Kind kind, BackendFactory factory);
 // Throws NotImplemented naming the target when none is registered.
 std::unique_ptr<TargetBackend> make_backend(const Target& target);
+// Whether a backend for `kind` is registered in this build ("auto" only picks cuda when it is).
+bool has_backend(Target::Kind kind);
 
 struct BackendRegistration {
   BackendRegistration(Target::Kind kind, BackendFactory f) { register_backend(kind, std::move(f)); }

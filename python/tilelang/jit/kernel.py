@@ -1,0 +1,121 @@
+"""The compiled Kernel object returned by tilelang.compile and @tilelang.jit."""
+from dataclasses import dataclass
+from typing import Tuple, Union
+
+from .. import _core
+from .pass_config import normalize_pass_configs
+
+_EXECUTION_BACKENDS = ("auto", "cython", "ctypes", "dlpack", "torch", "nvrtc", "tvm_ffi")
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One kernel parameter as the runtime sees it."""
+    name: str
+    is_tensor: bool
+    dtype: str
+    shape: Tuple[Union[int, str], ...]  # ints, or names/expressions of T.dynamic variables
+    strides: Tuple[Union[int, str], ...]  # empty: contiguous row-major
+    role: str  # "input", "output" (out_idx) or "workspace" (workspace_idx)
+
+    def is_unsigned(self):
+        return self.dtype.startswith("uint")
+
+    def is_float8(self):
+        return self.dtype.startswith("float8")
+
+    def is_boolean(self):
+        return self.dtype == "bool"
+
+    def is_dynamic(self):
+        return any(not isinstance(d, int) for d in self.shape)
+
+
+def _normalize_idx(idx, what):
+    if idx is None:
+        return []
+    if isinstance(idx, bool):
+        raise ValueError(f"{what} must be an int or a list of ints, got {idx!r}")
+    if isinstance(idx, int):
+        return [idx]
+    if isinstance(idx, (list, tuple)) and all(isinstance(i, int) and not isinstance(i, bool) for i in idx):
+        return list(idx)
+    raise ValueError(f"{what} must be an int or a list of ints, got {idx!r}")
+
+
+def _normalize_flags(flags):
+    if flags is None:
+        return []
+    if isinstance(flags, str):
+        return flags.split()
+    if isinstance(flags, (list, tuple)) and all(isinstance(f, str) for f in flags):
+        return list(flags)
+    raise ValueError(f"compile_flags must be a string or a list of strings, got {flags!r}")
+
+
+def _normalize_target(target):
+    if target is None:
+        return "auto"
+    if isinstance(target, _core.Target):
+        return str(target)
+    if isinstance(target, str):
+        return target
+    raise ValueError(f"target must be a string such as \"auto\", \"cpu\", \"cuda\" or \"ascend\", got {target!r}")
+
+
+def _ir_of(func):
+    """The C++ PrimFunc of a @T.prim_func object (or a PrimFunc itself)."""
+    prim_type = getattr(_core, "PrimFunc", None)
+    if prim_type is not None and isinstance(func, prim_type):
+        return func
+    ir = getattr(func, "ir", None)
+    if ir is not None:
+        return ir
+    raise TypeError(f"expected a @T.prim_func function, got {type(func).__name__}; "
+                    "a @tilelang.jit builder must return the @T.prim_func it defines")
+
+
+class JITKernel(_core.CompiledKernel):
+    """A compiled kernel. Call it with the kernel's inputs (tensors and scalars); parameters listed in
+    out_idx are allocated by the runtime and returned (one tensor, or a tuple)."""
+
+    def __init__(self, func=None, out_idx=None, target="auto", pass_configs=None, verbose=False,
+                 execution_backend="auto", compile_flags=None, workspace_idx=None, *, _from=None):
+        if execution_backend not in _EXECUTION_BACKENDS:
+            raise ValueError(f"unknown execution_backend {execution_backend!r}; supported: "
+                             + ", ".join(repr(b) for b in _EXECUTION_BACKENDS)
+                             + " (all run through tilelang's C++ runtime)")
+        self.execution_backend = execution_backend
+        if _from is not None:  # wrap an existing compiled kernel (no recompilation)
+            super().__init__(_from)
+            self.prim_func = None
+            return
+        configs = normalize_pass_configs(pass_configs)
+        super().__init__(_ir_of(func), _normalize_target(target), _normalize_idx(out_idx, "out_idx"),
+                         _normalize_idx(workspace_idx, "workspace_idx"), configs, _normalize_flags(compile_flags),
+                         bool(verbose))
+        self.prim_func = func
+
+    @property
+    def params(self):
+        """KernelParam for every parameter, in order."""
+        return [KernelParam(n, t, d, tuple(s), tuple(st), r) for n, t, d, s, st, r in self.param_specs()]
+
+    def get_kernel_source(self):
+        """The emitted kernel source (C++ on cpu, CUDA C++ on cuda, the lowered NPU program on ascend)."""
+        return self.kernel_source
+
+    def get_host_source(self):
+        """The host-side source where it is separate from the kernel source ("" on cpu)."""
+        return self.host_source
+
+    def get_profiler(self, tensor_supply_type=None):
+        from ..profiler import Profiler, TensorSupplyType
+        return Profiler(self, TensorSupplyType.Auto if tensor_supply_type is None else tensor_supply_type)
+
+    def __repr__(self):
+        sig = ", ".join(f"{p.name}: {p.dtype}{list(p.shape) if p.is_tensor else ''}" for p in self.params)
+        return f"<tilelang Kernel {self.name}({sig}) target={self.target}>"
+
+
+Kernel = JITKernel

@@ -1,0 +1,130 @@
+"""Profiling compiled kernels: timing and checking against a reference program."""
+import numpy as np
+
+from ..jit.adapter import is_torch_tensor, to_numpy
+from .bench import do_bench
+from .supply import TensorSupplyType, make_tensor
+
+__all__ = ["Profiler", "TensorSupplyType", "do_bench"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,)
+
+
+def compare_tensors(actual, expected, atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.01, name="output"):
+    """Raises AssertionError when more than max_mismatched_ratio of the elements differ by more
+    than atol + rtol * |expected| (NaN matches NaN, inf matches the same inf)."""
+    a = np.asarray(to_numpy(actual))
+    b = np.asarray(to_numpy(expected))
+    if a.shape != b.shape:
+        if b.size == a.size and b.ndim <= 1 < a.ndim or a.size == b.size == 1:
+            b = b.reshape(a.shape)
+        else:
+            raise AssertionError(f"{name}: kernel result has shape {a.shape} but the reference has shape {b.shape}")
+    a64 = a.astype(np.float64)
+    b64 = b.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        close = (a64 == b64) | (np.abs(a64 - b64) <= atol + rtol * np.abs(b64)) | (np.isnan(a64) & np.isnan(b64))
+    bad = ~close
+    n_bad = int(bad.sum())
+    total = max(bad.size, 1)
+    if n_bad / total > max_mismatched_ratio:
+        with np.errstate(invalid="ignore"):
+            err = np.where(bad, np.abs(a64 - b64), -1.0)
+        worst = np.unravel_index(int(np.nanargmax(np.where(np.isnan(err), np.inf, err))), a.shape) if a.ndim else ()
+        raise AssertionError(
+            f"{name}: {n_bad} of {total} elements ({n_bad / total:.2%}) differ beyond atol={atol}, rtol={rtol} "
+            f"(allowed: {max_mismatched_ratio:.2%}); worst at index {tuple(int(i) for i in worst)}: "
+            f"got {a64[worst]!r}, expected {b64[worst]!r}")
+
+
+class Profiler:
+    """Runs a compiled kernel on generated inputs: timing (do_bench) and correctness (assert_allclose)."""
+
+    def __init__(self, kernel, tensor_supply_type=TensorSupplyType.Auto):
+        self.kernel = kernel
+        self.supply_type = tensor_supply_type
+        self._inputs = None
+
+    @property
+    def target(self):
+        return self.kernel.target
+
+    def _input_params(self):
+        return [p for p in self.kernel.params if p.role == "input"]
+
+    def _get_inputs(self, refresh=False):
+        """Generated arguments for the kernel's inputs (cached; refresh=True draws new ones)."""
+        if self._inputs is not None and not refresh:
+            return self._inputs
+        args = []
+        for p in self._input_params():
+            if not p.is_tensor:
+                raise ValueError(f"the profiler cannot invent a value for scalar parameter '{p.name}'; "
+                                 "pass the arguments yourself (run_once(*args), do_bench(input_tensors=...))")
+            if p.is_dynamic():
+                raise ValueError(f"parameter '{p.name}' has dynamic shape {list(p.shape)}; pass the arguments "
+                                 "yourself (run_once(*args), do_bench(input_tensors=...))")
+            args.append(self._device_tensor(make_tensor(p.shape, p.dtype, self.supply_type), p.dtype))
+        self._inputs = args
+        return args
+
+    def _device_tensor(self, array, dtype_name):
+        """Inputs live where the target runs: host numpy arrays, torch tensors for cuda."""
+        if self.target.kind != "cuda":
+            return array
+        import torch
+        from ..jit.adapter import torch_dtype
+        if array.dtype.kind == "V":  # ml_dtypes bfloat16 / float8: through float32
+            return torch.from_numpy(array.astype(np.float32)).to(torch_dtype(dtype_name)).cuda()
+        return torch.from_numpy(np.ascontiguousarray(array)).cuda()
+
+    def _synchronize(self):
+        if self.target.kind == "cuda":
+            import torch
+            return torch.cuda.synchronize
+        return None
+
+    def run_once(self, *args):
+        """Runs the kernel once (on generated inputs when none are given) and returns its outputs."""
+        return self.kernel(*(args or self._get_inputs()))
+
+    def do_bench(self, func=None, warmup=25, rep=100, return_mode="median", input_tensors=None, n_warmup=0,
+                 n_repeat=0):
+        """Time in ms of one call of the kernel (or of `func`) on generated inputs: wall clock on cpu,
+        device-synchronized on cuda, the simulator's modeled time on ascend."""
+        args = tuple(input_tensors) if input_tensors is not None else tuple(self._get_inputs())
+        fn = func if func is not None else self.kernel
+        if func is None and self.target.kind == "ascend":
+            self.kernel(*args)
+            info = self.kernel.info()
+            if "sim_time_ms" not in info:
+                raise NotImplementedError("not implemented: simulated timing on target ascend "
+                                          "(the simulator reports no 'sim_time_ms')")
+            return float(info["sim_time_ms"])
+        return do_bench(lambda: fn(*args), warmup=warmup, rep=rep, _n_warmup=n_warmup, _n_repeat=n_repeat,
+                        return_mode=return_mode, synchronize=self._synchronize())
+
+    def assert_allclose(self, reference_program, atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.01,
+                        input_tensors=None):
+        """Runs the kernel and `reference_program` on the same generated inputs and compares every
+        output; raises AssertionError naming the output, the mismatch ratio and the worst element."""
+        args = list(input_tensors) if input_tensors is not None else list(self._get_inputs())
+        if not self.kernel.out_idx:
+            raise ValueError("assert_allclose compares the kernel's returned outputs; compile the kernel with "
+                             "out_idx=... naming its output parameters")
+        # The reference sees copies, so an in-place reference cannot disturb the kernel's inputs.
+        ref_args = [a.clone() if is_torch_tensor(a) else np.array(a, copy=True) for a in args]
+        outs = _as_tuple(self.kernel(*args))
+        refs = _as_tuple(reference_program(*ref_args))
+        if len(refs) != len(outs):
+            raise AssertionError(f"the kernel returns {len(outs)} output(s) but the reference program returns "
+                                 f"{len(refs)}")
+        names = [self.kernel.params[i].name for i in self.kernel.out_idx]
+        for out, ref, name in zip(outs, refs, names):
+            compare_tensors(out, ref, atol, rtol, max_mismatched_ratio, name=f"output '{name}'")

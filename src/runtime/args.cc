@@ -1,0 +1,520 @@
+#include "runtime/args.h"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "ir/error.h"
+#include "ir/printer.h"
+
+namespace tl {
+
+std::string device_str(int32_t device_type, int32_t device_id) {
+  switch (device_type) {
+    case kDLCPU: return "cpu";
+    case kDLCUDA: return "cuda:" + std::to_string(device_id);
+    case kDLCUDAHost: return "cuda_host (pinned host memory)";
+    case kDLCUDAManaged: return "cuda_managed:" + std::to_string(device_id);
+    case 4: return "opencl:" + std::to_string(device_id);
+    case 7: return "vulkan:" + std::to_string(device_id);
+    case 8: return "metal:" + std::to_string(device_id);
+    case 10: return "rocm:" + std::to_string(device_id);
+    default: return "device type " + std::to_string(device_type) + ":" + std::to_string(device_id);
+  }
+}
+
+bool dtype_from_dlpack(uint8_t code, uint8_t bits, uint16_t lanes, DataType* out) {
+  // DLPack codes: 0 int, 1 uint, 2 float, 4 bfloat, 6 bool, 8/10 float8_e4m3(fn), 12 float8_e5m2.
+  DataType::Code c;
+  switch (code) {
+    case 0: c = DataType::kInt; break;
+    case 1: c = DataType::kUInt; break;
+    case 2: c = DataType::kFloat; break;
+    case 4: c = DataType::kBFloat; break;
+    case 6: c = DataType::kBool; break;
+    case 8:
+    case 10: c = DataType::kFloat8E4M3; break;
+    case 12: c = DataType::kFloat8E5M2; break;
+    default: return false;
+  }
+  *out = DataType(c, bits, lanes);
+  return true;
+}
+
+namespace {
+
+std::string join_shape(const int64_t* v, size_t n) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < n; ++i) os << (i ? ", " : "") << v[i];
+  os << "]";
+  return os.str();
+}
+
+std::string join_specs(const std::vector<DimSpec>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + dims[i].text;
+  return s + "]";
+}
+
+bool fits(DataType t, int64_t v) {
+  if (t.is_bool()) return v == 0 || v == 1;
+  if (t.bits >= 64) return !t.is_uint() || v >= 0;
+  if (t.is_uint()) return v >= 0 && v < (int64_t(1) << t.bits);
+  int64_t lim = int64_t(1) << (t.bits - 1);
+  return v >= -lim && v < lim;
+}
+
+// Shape expressions may only use integer arithmetic on constants and dynamic variables.
+bool supported_shape_expr(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::kIntImm:
+    case ExprKind::kVar: return true;
+    case ExprKind::kCast: return e.dtype().is_integer() && supported_shape_expr(e.as<CastNode>()->value);
+    case ExprKind::kBinary: {
+      auto* b = e.as<BinaryNode>();
+      switch (b->op) {
+        case BinOp::kAdd: case BinOp::kSub: case BinOp::kMul: case BinOp::kDiv: case BinOp::kMod:
+        case BinOp::kFloorDiv: case BinOp::kFloorMod: case BinOp::kMin: case BinOp::kMax:
+          return supported_shape_expr(b->a) && supported_shape_expr(b->b);
+        default: return false;
+      }
+    }
+    default: return false;
+  }
+}
+
+}  // namespace
+
+ArgBinder::ArgBinder(const PrimFunc& f, const Target& target, std::vector<int> out_idx, std::vector<int> workspace_idx)
+    : kernel_name_(f.name()), target_(target) {
+  vars_ = f.dynamic_vars();
+  const int n = static_cast<int>(f.params().size());
+  auto var_index = [&](const Expr& e) -> int {
+    for (size_t i = 0; i < vars_.size(); ++i)
+      if (vars_[i].get() == e.get()) return static_cast<int>(i);
+    return -1;
+  };
+  auto normalize = [&](std::vector<int>& idx, const char* what) {
+    for (auto& i : idx) {
+      if (i < -n || i >= n)
+        throw_error<ValueError>(what, " entry ", i, " is out of range: kernel '", kernel_name_, "' has ", n,
+                                " parameters (valid: ", -n, " .. ", n - 1, ")");
+      if (i < 0) i += n;
+      if (!f.params()[i].is_buffer())
+        throw_error<ValueError>(what, " entry ", i, " names scalar parameter '", f.params()[i].name,
+                                "'; only tensor parameters can be allocated by the runtime");
+    }
+    std::vector<int> sorted = idx;
+    std::sort(sorted.begin(), sorted.end());
+    auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+    if (dup != sorted.end())
+      throw_error<ValueError>(what, " lists parameter ", *dup, " ('", f.params()[*dup].name, "') twice");
+  };
+  normalize(out_idx, "out_idx");
+  normalize(workspace_idx, "workspace_idx");
+  for (int o : out_idx)
+    if (std::find(workspace_idx.begin(), workspace_idx.end(), o) != workspace_idx.end())
+      throw_error<ValueError>("parameter ", o, " ('", f.params()[o].name, "') is in both out_idx and workspace_idx");
+  out_idx_ = out_idx;
+  workspace_idx_ = workspace_idx;
+
+  for (int i = 0; i < n; ++i) {
+    const Param& prm = f.params()[i];
+    ParamSpec p;
+    p.name = prm.name;
+    p.index = i;
+    if (std::find(out_idx.begin(), out_idx.end(), i) != out_idx.end()) p.role = ParamRole::kOutput;
+    if (std::find(workspace_idx.begin(), workspace_idx.end(), i) != workspace_idx.end()) p.role = ParamRole::kWorkspace;
+    p.is_tensor = prm.is_buffer();
+    if (p.is_tensor) {
+      const Buffer& b = prm.buffer;
+      p.dtype = b.dtype();
+      auto classify = [&](const Expr& e) {
+        DimSpec d;
+        d.text = print_expr(e);
+        int64_t c = 0;
+        if (is_const_int(e, &c)) {
+          d.kind = DimSpec::kConst;
+          d.value = c;
+        } else if (e.as<VarNode>() && var_index(e) >= 0) {
+          d.kind = DimSpec::kVar;
+          d.var = var_index(e);
+          d.expr = e;
+        } else {
+          if (!supported_shape_expr(e))
+            throw_error<NotImplemented>("not implemented: parameter '", p.name, "' has shape/stride entry '", d.text,
+                                        "'; shapes may use + - * // % min max of integers and T.dynamic variables");
+          d.kind = DimSpec::kExpr;
+          d.expr = e;
+        }
+        return d;
+      };
+      for (auto& e : b.shape()) p.shape.push_back(classify(e));
+      for (auto& e : b->strides) p.strides.push_back(classify(e));
+      p.signature = p.name + ": " + p.dtype.str() + join_specs(p.shape);
+      if (!p.strides.empty()) p.signature += " strides " + join_specs(p.strides);
+    } else {
+      p.dtype = prm.var.dtype();
+      p.scalar_var = var_index(prm.var);
+      p.signature = p.name + ": " + p.dtype.str();
+    }
+    params_.push_back(std::move(p));
+    if (params_.back().role == ParamRole::kInput) user_params_.push_back(i);
+    else allocated_params_.push_back(i);
+  }
+}
+
+void ArgBinder::fail(const ParamSpec& p, const std::string& what) const {
+  std::ostringstream os;
+  os << kernel_name_ << "(): parameter '" << p.name << "' (" << p.signature << "): " << what;
+  throw ArgumentError(os.str());
+}
+
+void ArgBinder::check_count(size_t n) const {
+  if (n == user_params_.size()) return;
+  std::ostringstream os;
+  os << kernel_name_ << "() takes " << user_params_.size() << " argument" << (user_params_.size() == 1 ? "" : "s")
+     << " (";
+  for (size_t k = 0; k < user_params_.size(); ++k) os << (k ? ", " : "") << params_[user_params_[k]].signature;
+  os << ") but " << n << " were given";
+  if (!allocated_params_.empty()) {
+    os << "; ";
+    for (size_t k = 0; k < allocated_params_.size(); ++k)
+      os << (k ? ", " : "") << "'" << params_[allocated_params_[k]].name << "'";
+    os << (allocated_params_.size() == 1 ? " is" : " are") << " allocated by the runtime (out_idx/workspace_idx) "
+       << "and must not be passed";
+  }
+  throw ArgumentError(os.str());
+}
+
+std::string ArgBinder::describe_binding(int var, const State& st) const {
+  std::ostringstream os;
+  os << vars_[var]->name << " = " << st.values[var];
+  if (st.bound_by[var] >= 0) os << ", bound from parameter '" << params_[st.bound_by[var]].name << "'";
+  return os.str();
+}
+
+bool ArgBinder::eval(const Expr& e, const State& st, int64_t* out, int* unbound) const {
+  switch (e.kind()) {
+    case ExprKind::kIntImm: *out = e.as<IntImmNode>()->value; return true;
+    case ExprKind::kVar: {
+      for (size_t i = 0; i < vars_.size(); ++i)
+        if (vars_[i].get() == e.get()) {
+          if (st.bound_by[i] == -1) {
+            if (unbound) *unbound = static_cast<int>(i);
+            return false;
+          }
+          *out = st.values[i];
+          return true;
+        }
+      return false;
+    }
+    case ExprKind::kCast: {
+      if (!eval(e.as<CastNode>()->value, st, out, unbound)) return false;
+      DataType t = e.dtype();
+      if (t.bits < 64) {
+        uint64_t mask = (uint64_t(1) << t.bits) - 1;
+        uint64_t v = static_cast<uint64_t>(*out) & mask;
+        if (t.is_int() && (v >> (t.bits - 1))) v |= ~mask;
+        *out = static_cast<int64_t>(v);
+      }
+      return true;
+    }
+    case ExprKind::kBinary: {
+      auto* b = e.as<BinaryNode>();
+      int64_t x = 0, y = 0;
+      if (!eval(b->a, st, &x, unbound) || !eval(b->b, st, &y, unbound)) return false;
+      switch (b->op) {
+        case BinOp::kAdd: *out = x + y; return true;
+        case BinOp::kSub: *out = x - y; return true;
+        case BinOp::kMul: *out = x * y; return true;
+        case BinOp::kMin: *out = std::min(x, y); return true;
+        case BinOp::kMax: *out = std::max(x, y); return true;
+        default: break;
+      }
+      if (y == 0) return false;
+      switch (b->op) {
+        case BinOp::kDiv: *out = x / y; return true;
+        case BinOp::kMod: *out = x % y; return true;
+        case BinOp::kFloorDiv: {
+          int64_t q = x / y;
+          if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+          *out = q;
+          return true;
+        }
+        case BinOp::kFloorMod: {
+          int64_t r = x % y;
+          if (r != 0 && ((r < 0) != (y < 0))) r += y;
+          *out = r;
+          return true;
+        }
+        default: return false;
+      }
+    }
+    default: return false;
+  }
+}
+
+bool ArgBinder::eval_with(const Expr& e, const State& st, int var, int64_t value, int64_t* out) const {
+  State tmp = st;
+  tmp.values[var] = value;
+  tmp.bound_by[var] = -2;
+  return eval(e, tmp, out, nullptr);
+}
+
+void ArgBinder::bind_dim(const ParamSpec& p, const DimSpec& d, int64_t given, const char* what, size_t axis,
+                         const int64_t* all_given, size_t rank, State& st) const {
+  auto mismatch = [&](int64_t expected, const std::string& why) {
+    std::ostringstream os;
+    os << what << " " << axis << " (" << d.text << ") must be " << expected << why << ", got " << given << " (the "
+       << what << "s given are " << join_shape(all_given, rank) << ")";
+    fail(p, os.str());
+  };
+  switch (d.kind) {
+    case DimSpec::kConst:
+      if (given != d.value) mismatch(d.value, "");
+      return;
+    case DimSpec::kVar:
+      if (st.bound_by[d.var] == -1) {
+        if (!fits(vars_[d.var].dtype(), given)) {
+          std::ostringstream os;
+          os << what << " " << axis << " binds dynamic variable '" << d.text << "' (" << vars_[d.var].dtype().str()
+             << ") to " << given << ", which does not fit its type";
+          fail(p, os.str());
+        }
+        st.values[d.var] = given;
+        st.bound_by[d.var] = p.index;
+      } else if (st.values[d.var] != given) {
+        mismatch(st.values[d.var], " (" + describe_binding(d.var, st) + ")");
+      }
+      return;
+    case DimSpec::kExpr: return;  // resolved after every bare variable is bound
+  }
+}
+
+void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
+  check_count(n);
+  st.values.assign(vars_.size(), 0);
+  st.bound_by.assign(vars_.size(), -1);
+  st.device_param = -1;
+  struct Pending {
+    const ParamSpec* p;
+    const DimSpec* d;
+    int64_t given;
+    const char* what;
+    size_t axis;
+    const int64_t* all;
+    size_t rank;
+  };
+  std::vector<Pending> pending;
+  int64_t compact[16];
+  std::vector<int64_t> compact_big;
+
+  for (size_t k = 0; k < n; ++k) {
+    const ParamSpec& p = params_[user_params_[k]];
+    const CallArg& a = args[k];
+    if (!p.is_tensor) {
+      const DataType t = p.dtype;
+      int64_t iv = 0;
+      if (t.is_float()) {
+        if (a.kind != CallArg::kFloat && a.kind != CallArg::kInt)
+          fail(p, "expects a float scalar (Python float or int), got " +
+                      (a.kind == CallArg::kTensor ? std::string("a tensor") : a.kind == CallArg::kBool ? "bool" : a.type_name));
+      } else if (t.is_bool()) {
+        if (a.kind != CallArg::kBool && !(a.kind == CallArg::kInt && (a.i == 0 || a.i == 1)))
+          fail(p, "expects a bool scalar, got " + (a.kind == CallArg::kTensor ? std::string("a tensor")
+                                                   : a.kind == CallArg::kInt  ? "int " + std::to_string(a.i)
+                                                                              : a.type_name));
+        iv = a.i;
+      } else {
+        if (a.kind != CallArg::kInt && a.kind != CallArg::kBool)
+          fail(p, "expects an integer scalar (Python int), got " +
+                      (a.kind == CallArg::kTensor ? std::string("a tensor") : a.kind == CallArg::kFloat ? "float" : a.type_name));
+        iv = a.i;
+        if (!fits(t, iv)) fail(p, "value " + std::to_string(iv) + " does not fit in " + t.str());
+      }
+      if (p.scalar_var >= 0) {
+        if (st.bound_by[p.scalar_var] == -1) {
+          st.values[p.scalar_var] = iv;
+          st.bound_by[p.scalar_var] = p.index;
+        } else if (st.values[p.scalar_var] != iv) {
+          fail(p, "value " + std::to_string(iv) + " disagrees with the tensor shapes (" +
+                      describe_binding(p.scalar_var, st) + ")");
+        }
+      }
+      continue;
+    }
+    // Tensor parameter.
+    if (a.kind != CallArg::kTensor) {
+      std::string got = a.kind == CallArg::kInt ? "int" : a.kind == CallArg::kFloat ? "float"
+                        : a.kind == CallArg::kBool ? "bool" : a.type_name;
+      fail(p, "expects a tensor (numpy array, torch tensor or any DLPack object), got " + got);
+    }
+    const TensorArg& t = a.tensor;
+    if (t.dtype != p.dtype) fail(p, "expects dtype " + p.dtype.str() + ", got " + t.dtype.str());
+    if (static_cast<size_t>(t.ndim) != p.shape.size())
+      fail(p, "expects a " + std::to_string(p.shape.size()) + "-d tensor, got " + std::to_string(t.ndim) +
+                  "-d with shape " + join_shape(t.shape, t.ndim));
+    // Device.
+    bool host_target = !target_.is_cuda();
+    bool device_ok = host_target ? (t.device_type == kDLCPU || t.device_type == kDLCUDAHost)
+                                 : (t.device_type == kDLCUDA || t.device_type == kDLCUDAManaged);
+    if (!device_ok) {
+      if (host_target)
+        fail(p, "is on " + device_str(t.device_type, t.device_id) + ", but target '" + target_.str() +
+                    "' needs host (cpu) memory; move it with .cpu() or compile for the tensor's device");
+      fail(p, "is on " + device_str(t.device_type, t.device_id) + ", but target '" + target_.str() +
+                  "' needs cuda device memory; move it with .cuda()");
+    }
+    if (st.device_param < 0) {
+      st.device_param = p.index;
+      st.device_type = t.device_type;
+      st.device_id = t.device_id;
+    } else if (!host_target && (t.device_id != st.device_id)) {
+      fail(p, "is on " + device_str(t.device_type, t.device_id) + " but parameter '" + params_[st.device_param].name +
+                  "' is on " + device_str(st.device_type, st.device_id) + "; all tensors of one call must be on one device");
+    }
+    // Shape.
+    for (size_t ax = 0; ax < p.shape.size(); ++ax) {
+      const DimSpec& d = p.shape[ax];
+      bind_dim(p, d, t.shape[ax], "dimension", ax, t.shape, t.ndim, st);
+      if (d.kind == DimSpec::kExpr) pending.push_back({&p, &d, t.shape[ax], "dimension", ax, t.shape, size_t(t.ndim)});
+    }
+    // Strides: the compact row-major ones when the caller gave none.
+    const int64_t* strides = t.strides;
+    if (!strides) {
+      int64_t* buf = compact;
+      if (t.ndim > 16) {
+        compact_big.resize(t.ndim);
+        buf = compact_big.data();
+      }
+      int64_t acc = 1;
+      for (int ax = t.ndim - 1; ax >= 0; --ax) {
+        buf[ax] = acc;
+        acc *= t.shape[ax];
+      }
+      strides = buf;
+    }
+    if (p.strides.empty()) {
+      bool empty = false;
+      for (int ax = 0; ax < t.ndim; ++ax) empty |= t.shape[ax] == 0;
+      int64_t expected = 1;
+      for (int ax = t.ndim - 1; ax >= 0 && !empty; --ax) {
+        if (t.shape[ax] != 1 && strides[ax] != expected) {
+          fail(p, "must be contiguous (row-major), but its strides are " + join_shape(strides, t.ndim) +
+                      " elements for shape " + join_shape(t.shape, t.ndim) +
+                      " (a transposed or sliced view?); pass a contiguous copy (numpy.ascontiguousarray / "
+                      ".contiguous()) or declare the parameter with T.StridedTensor");
+        }
+        expected *= t.shape[ax];
+      }
+    } else {
+      for (size_t ax = 0; ax < p.strides.size(); ++ax) {
+        const DimSpec& d = p.strides[ax];
+        bind_dim(p, d, strides[ax], "stride", ax, strides, t.ndim, st);
+        if (d.kind == DimSpec::kExpr) pending.push_back({&p, &d, strides[ax], "stride", ax, strides, size_t(t.ndim)});
+      }
+    }
+  }
+
+  // Entries that are expressions: check them, solving for one unknown variable when it is affine.
+  if (pending.empty()) return;
+  std::vector<bool> done(pending.size(), false);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (done[i]) continue;
+      const Pending& q = pending[i];
+      int64_t v = 0;
+      int unbound = -1;
+      if (eval(q.d->expr, st, &v, &unbound)) {
+        if (v != q.given) {
+          std::ostringstream os;
+          os << q.what << " " << q.axis << " (" << q.d->text << ") must be " << v << " (";
+          bool first = true;
+          for (size_t j = 0; j < vars_.size(); ++j)
+            if (st.bound_by[j] != -1) {
+              os << (first ? "" : "; ") << describe_binding(static_cast<int>(j), st);
+              first = false;
+            }
+          os << "), got " << q.given << " (the " << q.what << "s given are " << join_shape(q.all, q.rank) << ")";
+          fail(*q.p, os.str());
+        }
+        done[i] = true;
+        progress = true;
+        continue;
+      }
+      if (unbound < 0) {
+        fail(*q.p, std::string("cannot evaluate ") + q.what + " " + std::to_string(q.axis) + " (" + q.d->text +
+                       ") for the given arguments (division by zero?)");
+      }
+      // Try to solve q.given = f(var) assuming f is affine in the one unknown.
+      int64_t f0 = 0, f1 = 0;
+      bool single = eval_with(q.d->expr, st, unbound, 0, &f0) && eval_with(q.d->expr, st, unbound, 1, &f1);
+      if (!single) continue;  // more than one unknown: wait for another entry to bind one
+      int64_t slope = f1 - f0, sol = 0, check = 0;
+      bool solved = slope != 0 && (q.given - f0) % slope == 0 &&
+                    eval_with(q.d->expr, st, unbound, sol = (q.given - f0) / slope, &check) && check == q.given;
+      if (!solved) {
+        std::ostringstream os;
+        os << q.what << " " << q.axis << " is " << q.given << ", which is not a value of " << q.d->text
+           << " for any integer " << vars_[unbound]->name;
+        fail(*q.p, os.str());
+      }
+      st.values[unbound] = sol;
+      st.bound_by[unbound] = q.p->index;
+      progress = true;
+    }
+  }
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (!done[i])
+      fail(*pending[i].p, std::string("cannot determine the dynamic variables of ") + pending[i].what + " " +
+                              std::to_string(pending[i].axis) + " (" + pending[i].d->text +
+                              "): give one of them a dimension of its own in some input");
+}
+
+void ArgBinder::alloc_shape(int param, const State& st, std::vector<int64_t>* shape) const {
+  const ParamSpec& p = params_[param];
+  shape->clear();
+  for (size_t ax = 0; ax < p.shape.size(); ++ax) {
+    const DimSpec& d = p.shape[ax];
+    int64_t v = d.value;
+    int unbound = -1;
+    if (d.kind != DimSpec::kConst && !eval(d.expr, st, &v, &unbound)) {
+      if (unbound >= 0)
+        fail(p, "cannot allocate this " + std::string(p.role == ParamRole::kOutput ? "output" : "workspace") +
+                    ": dimension " + std::to_string(ax) + " (" + d.text + ") uses dynamic variable '" +
+                    vars_[unbound]->name + "', which no input tensor determines; pass the tensor yourself "
+                    "(remove it from out_idx) or add an input whose shape uses it");
+      fail(p, "cannot evaluate dimension " + std::to_string(ax) + " (" + d.text + ") (division by zero?)");
+    }
+    if (v < 0) fail(p, "dimension " + std::to_string(ax) + " (" + d.text + ") evaluates to " + std::to_string(v));
+    shape->push_back(v);
+  }
+}
+
+void ArgBinder::pack(const CallArg* args, void* const* allocated_data, const State& st, std::vector<TLArg>* out) const {
+  out->resize(params_.size() + vars_.size());
+  size_t user = 0, alloc = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const ParamSpec& p = params_[i];
+    TLArg& slot = (*out)[i];
+    if (p.role != ParamRole::kInput) {
+      slot.ptr = allocated_data[alloc++];
+      continue;
+    }
+    const CallArg& a = args[user++];
+    if (p.is_tensor) slot.ptr = a.tensor.data;
+    else if (p.dtype.is_float()) slot.f64 = a.kind == CallArg::kFloat ? a.f : static_cast<double>(a.i);
+    else slot.i64 = a.i;
+  }
+  for (size_t j = 0; j < vars_.size(); ++j) {
+    if (st.bound_by[j] == -1)
+      throw_error<ArgumentError>(kernel_name_, "(): dynamic variable '", vars_[j]->name,
+                                 "' is not determined by any argument");
+    (*out)[params_.size() + j].i64 = st.values[j];
+  }
+}
+
+}  // namespace tl

@@ -1,0 +1,282 @@
+#include "runtime/compile.h"
+
+#include <chrono>
+#include <cstdio>
+#include <list>
+#include <map>
+#include <sstream>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "runtime/cache.h"
+#include "runtime/cuda_probe.h"
+#include "runtime/paths.h"
+#include "transform/pass_config.h"
+
+namespace tl {
+
+namespace {
+
+// Lowering and codegen share process-wide registries and are cheap next to the system compiler:
+// they run one at a time, builds run concurrently (the autotuner compiles configs in parallel).
+std::mutex& lowering_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// The in-process memo: cache key -> compiled kernel, least recently used evicted first.
+class CompileMemo {
+ public:
+  std::shared_ptr<CompiledKernel> find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second);
+    return it->second->second;
+  }
+  void insert(const std::string& key, std::shared_ptr<CompiledKernel> k) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = index_.find(key); it != index_.end()) {
+      order_.erase(it->second);
+      index_.erase(it);
+    }
+    order_.emplace_front(key, std::move(k));
+    index_[key] = order_.begin();
+    while (order_.size() > kCapacity) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    index_.clear();
+    order_.clear();
+  }
+
+ private:
+  static constexpr size_t kCapacity = 512;
+  std::mutex mu_;
+  std::list<std::pair<std::string, std::shared_ptr<CompiledKernel>>> order_;
+  std::map<std::string, std::list<std::pair<std::string, std::shared_ptr<CompiledKernel>>>::iterator> index_;
+};
+
+CompileMemo& memo() {
+  static CompileMemo* m = new CompileMemo();
+  return *m;
+}
+
+std::string configs_text(const AttrMap& configs) {
+  std::string s;
+  for (auto& [k, v] : configs) s += k + "=" + print_attr(v) + "\n";
+  return s;
+}
+
+const char* kSourceFile = "kernel_source.txt";
+const char* kHostSourceFile = "host_source.txt";
+
+}  // namespace
+
+bool is_npu_kernel(const PrimFunc& f) {
+  bool npu = false;
+  std::function<void(const Stmt&)> visit = [&](const Stmt& s) {
+    if (!s.defined() || npu) return;
+    switch (s.kind()) {
+      case StmtKind::kSeq:
+        for (auto& x : s.as<SeqStmtNode>()->seq) visit(x);
+        break;
+      case StmtKind::kLet: visit(s.as<LetStmtNode>()->body); break;
+      case StmtKind::kFor: visit(s.as<ForNode>()->body); break;
+      case StmtKind::kIf:
+        visit(s.as<IfThenElseNode>()->then_case);
+        visit(s.as<IfThenElseNode>()->else_case);
+        break;
+      case StmtKind::kAllocate: visit(s.as<AllocateNode>()->body); break;
+      case StmtKind::kAttr: visit(s.as<AttrStmtNode>()->body); break;
+      case StmtKind::kKernel: {
+        auto* k = s.as<KernelLaunchNode>();
+        if (attr_bool(k->attrs, "is_npu", false)) npu = true;
+        else visit(k->body);
+        break;
+      }
+      default: break;
+    }
+  };
+  visit(f.body());
+  return npu;
+}
+
+Target resolve_target(const std::string& text, const PrimFunc& f) {
+  bool npu = f.defined() && is_npu_kernel(f);
+  bool want_probe = text.empty() || text == "auto" || text.rfind("cuda", 0) == 0 || text.rfind("nvidia", 0) == 0;
+  bool cuda = false;
+  if (want_probe && !npu) cuda = probe_cuda().available && has_backend(Target::kCUDA);
+  Target t = Target::parse(text, cuda, npu);
+  if (t.is_cuda() && text.find("arch") == std::string::npos && probe_cuda().available)
+    t.arch = cuda_arch_for(probe_cuda().major, probe_cuda().minor);
+  return t;
+}
+
+std::string compute_cache_key(const PrimFunc& f, const CompileOptions& opts, TargetBackend& backend) {
+  CacheKeyParts parts;
+  // Alpha-renamed: functions differing only in variable names share an entry. The kernel name
+  // stays in the text (it is the symbol the artifacts are built for).
+  parts.ir_text = canonical_text(f);
+  parts.target = opts.target.str();
+  parts.pass_configs = configs_text(opts.pass_configs);
+  for (auto& fl : opts.compile_flags) parts.compile_flags += fl + "\n";
+  parts.compiler_version = tl_build_identity() + "\n" + backend.compiler_version(opts);
+  return make_cache_key(parts);
+}
+
+void clear_compile_memo() { memo().clear(); }
+
+std::string cache_root() { return KernelCache::default_root(); }
+
+std::shared_ptr<CompiledKernel> compile(const PrimFunc& f, const CompileOptions& opts) {
+  return compile_with_backend(f, opts, std::shared_ptr<TargetBackend>(make_backend(opts.target)));
+}
+
+std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const CompileOptions& opts_in,
+                                                     std::shared_ptr<TargetBackend> backend) {
+  if (!f.defined()) throw_error<ValueError>("compile: no function given");
+  auto t0 = std::chrono::steady_clock::now();
+  CompileOptions opts = opts_in;
+  opts.pass_configs = validate_pass_configs(opts_in.pass_configs);
+
+  std::string key = compute_cache_key(f, opts, *backend);
+  if (auto hit = memo().find(key)) {
+    if (opts.verbose) std::fprintf(stderr, "[tilelang] %s: reusing the kernel compiled earlier in this process\n", f.name().c_str());
+    return hit->func().get() == f.get() ? hit : hit->with_func(f);
+  }
+
+  auto kernel = std::shared_ptr<CompiledKernel>(new CompiledKernel());
+  kernel->func_ = f;
+  kernel->options_ = opts;
+  kernel->cache_key_ = key;
+  kernel->backend_ = backend;
+
+  bool use_cache = backend->cacheable() && !KernelCache::disabled_by_env();
+  KernelCache cache(KernelCache::default_root());
+  if (use_cache) {
+    if (auto dir = cache.lookup(key)) {
+      // Sources are read before loading; a failure to load a valid-looking entry falls through
+      // to a rebuild rather than failing the user's compile.
+      try {
+        kernel->kernel_source_ = read_text_file(*dir + "/" + kSourceFile);
+        kernel->host_source_ = read_text_file(*dir + "/" + kHostSourceFile);
+        kernel->module_ = backend->load(*dir, f, nullptr, opts);
+        kernel->artifact_dir_ = *dir;
+        kernel->cache_hit_ = true;
+      } catch (const ValueError&) {
+        throw;
+      } catch (const Error& e) {
+        if (opts.verbose) std::fprintf(stderr, "[tilelang] cache entry %s unusable (%s); rebuilding\n", dir->c_str(), e.what());
+        kernel->module_.reset();
+      }
+    }
+  }
+
+  if (!kernel->module_) {
+    PrimFunc lowered;
+    {
+      std::lock_guard<std::mutex> lock(lowering_mutex());
+      PassContext ctx;
+      ctx.target = opts.target;
+      ctx.configs = opts.pass_configs;
+      ctx.verbose = opts.verbose;
+      lowered = backend->lower(f, ctx);
+      kernel->kernel_source_ = backend->codegen(lowered, ctx, &kernel->host_source_);
+      kernel->stages_ = std::move(ctx.stages);
+      kernel->stages_ready_ = true;
+    }
+    if (use_cache) {
+      std::string staging = cache.begin_write(key);
+      try {
+        backend->build(kernel->kernel_source_, staging, opts);
+        write_text_file(staging + "/" + kSourceFile, kernel->kernel_source_);
+        write_text_file(staging + "/" + kHostSourceFile, kernel->host_source_);
+        write_text_file(staging + "/meta.txt", "kernel " + f.name() + "\ntarget " + opts.target.str() + "\n");
+      } catch (...) {
+        cache.abort(staging);
+        throw;
+      }
+      kernel->artifact_dir_ = cache.commit(key, staging);
+    } else {
+      // No cache: a private temporary directory, removed once the artifacts are loaded (a loaded
+      // shared object stays mapped after its file is gone).
+      std::string dir = make_temp_dir("tilelang-");
+      try {
+        backend->build(kernel->kernel_source_, dir, opts);
+        kernel->module_ = backend->load(dir, f, &lowered, opts);
+      } catch (...) {
+        remove_tree(dir);
+        throw;
+      }
+      remove_tree(dir);
+    }
+    if (!kernel->module_) kernel->module_ = backend->load(kernel->artifact_dir_, f, &lowered, opts);
+  }
+  kernel->compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (opts.verbose)
+    std::fprintf(stderr, "[tilelang] %s for %s: %s in %.3f s (cache key %s)\n", f.name().c_str(),
+                 opts.target.str().c_str(), kernel->cache_hit_ ? "loaded from the cache" : "compiled",
+                 kernel->compile_seconds_, key.substr(0, 16).c_str());
+  memo().insert(key, kernel);
+  return kernel;
+}
+
+std::shared_ptr<CompiledKernel> CompiledKernel::with_func(const PrimFunc& f) const {
+  auto k = std::shared_ptr<CompiledKernel>(new CompiledKernel());
+  k->func_ = f;
+  k->options_ = options_;
+  k->kernel_source_ = kernel_source_;
+  k->host_source_ = host_source_;
+  k->cache_key_ = cache_key_;
+  k->artifact_dir_ = artifact_dir_;
+  k->cache_hit_ = true;
+  k->module_ = module_;
+  k->backend_ = backend_;
+  return k;
+}
+
+void CompiledKernel::ensure_stages() {
+  std::lock_guard<std::mutex> lock(stages_mutex_);
+  if (stages_ready_) return;
+  std::lock_guard<std::mutex> lower_lock(lowering_mutex());
+  PassContext ctx;
+  ctx.target = options_.target;
+  ctx.configs = options_.pass_configs;
+  PrimFunc lowered = backend_->lower(func_, ctx);
+  stages_ = std::move(ctx.stages);
+  if (stages_.empty()) stages_.emplace_back("lowered", lowered);
+  stages_ready_ = true;
+}
+
+std::vector<std::string> CompiledKernel::stage_names() {
+  ensure_stages();
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (auto& [name, fn] : stages_) {
+    int n = ++seen[name];
+    names.push_back(n == 1 ? name : name + "#" + std::to_string(n));
+  }
+  return names;
+}
+
+PrimFunc CompiledKernel::stage(const std::string& name) {
+  if (name == "input" || name == "original") return func_;
+  ensure_stages();
+  if (name == "final" || name == "lowered") {
+    if (stages_.empty()) return func_;
+    return stages_.back().second;
+  }
+  std::vector<std::string> names = stage_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return stages_[i].second;
+  std::string list = "\"input\", \"final\"";
+  for (auto& n : names) list += ", \"" + n + "\"";
+  throw_error<ValueError>("unknown IR stage '", name, "' for kernel '", func_.name(), "'; available stages: ", list);
+}
+
+}  // namespace tl

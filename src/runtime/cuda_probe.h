@@ -1,0 +1,23 @@
+// Is a CUDA device visible? Answered by loading the driver library (libcuda.so.1) at run time, so
+// tilelang has no link-time dependency on CUDA and works on machines without it.
+#pragma once
+
+#include <string>
+
+namespace tl {
+
+struct CudaProbe {
+  bool available = false;  // a driver and at least one device
+  int device_count = 0;
+  int major = 0, minor = 0;  // compute capability of device 0
+  std::string reason;        // why it is unavailable (no driver, cuInit error, no device)
+};
+
+// Probes once per process (thread-safe) and caches the answer. TILELANG_DISABLE_CUDA=1 forces
+// "unavailable" (useful to test the cpu path on a GPU machine).
+const CudaProbe& probe_cuda();
+
+// The cuda arch string for a compute capability: 9.0 -> "sm_90a", 8.6 -> "sm_86".
+std::string cuda_arch_for(int major, int minor);
+
+}  // namespace tl

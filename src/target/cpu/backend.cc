@@ -1,0 +1,120 @@
+// The cpu TargetBackend: lower_cpu -> codegen_cpu -> the system C++ compiler -> dlopen.
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "ir/error.h"
+#include "runtime/backend.h"
+#include "runtime/cache.h"
+#include "runtime/paths.h"
+#include "runtime/process.h"
+#include "runtime/sha256.h"
+#include "target/cpu/codegen.h"
+#include "target/cpu/module.h"
+#include "target/cpu/pipeline.h"
+#include "transform/pass_config.h"
+
+namespace tl {
+
+namespace {
+
+// The system compiler: $CXX (which may carry arguments, e.g. "ccache g++"), else g++.
+std::vector<std::string> system_cxx() {
+  std::vector<std::string> argv;
+  if (const char* cxx = std::getenv("CXX"); cxx && *cxx) {
+    std::istringstream is(cxx);
+    for (std::string w; is >> w;) argv.push_back(w);
+  }
+  if (argv.empty()) argv.push_back("g++");
+  return argv;
+}
+
+// The host CPU's identity: kernels are built with -march=native, so a cache shared between
+// machines must not hand one CPU's kernels to another.
+const std::string& host_cpu_identity() {
+  static const std::string id = [] {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, model, flags;
+    while (std::getline(in, line)) {
+      if (model.empty() && line.rfind("model name", 0) == 0) model = line;
+      if (flags.empty() && (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0)) flags = line;
+      if (!model.empty() && !flags.empty()) break;
+    }
+    return model + " flags-sha256 " + sha256_hex(flags);
+  }();
+  return id;
+}
+
+double compile_timeout_s() {
+  const char* t = std::getenv("TILELANG_COMPILE_TIMEOUT");
+  double v = t ? std::atof(t) : 0;
+  return v > 0 ? v : 600.0;
+}
+
+class CpuBackend : public TargetBackend {
+ public:
+  PrimFunc lower(const PrimFunc& f, PassContext& ctx) override {
+    return lower_cpu(f, ctx);
+  }
+
+  std::string codegen(const PrimFunc& lowered, const PassContext&, std::string* host_source) override {
+    if (host_source) host_source->clear();  // host and kernel code are one C++ file on cpu
+    return codegen_cpu(lowered);
+  }
+
+  void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) override {
+    write_text_file(dir + "/kernel.cc", kernel_source);
+    std::vector<std::string> argv = system_cxx();
+    // cpu_compiler_flags carries -shared -fPIC and -I for our headers; user flags come last so
+    // they can override (e.g. -O3).
+    for (auto& f : cpu_compiler_flags(config_bool(opts.pass_configs, "tl.enable_fast_math"))) argv.push_back(f);
+    for (auto& f : opts.compile_flags) argv.push_back(f);
+    argv.insert(argv.end(), {"-o", dir + "/kernel.so", dir + "/kernel.cc"});
+    if (opts.verbose) std::fprintf(stderr, "[tilelang] %s\n", format_command(argv).c_str());
+    ProcessOptions po;
+    po.timeout_s = compile_timeout_s();
+    po.cwd = dir;
+    ProcessResult r = run_compiler(argv, "building the cpu kernel", po);
+    if (opts.verbose && !r.err.empty()) std::fprintf(stderr, "%s", r.err.c_str());
+  }
+
+  std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& original, const PrimFunc*,
+                                     const CompileOptions& opts) override {
+    int threads = static_cast<int>(config_int(opts.pass_configs, "tl.cpu_num_threads", 0));
+    if (threads < 0) throw_error<ValueError>("pass config 'tl.cpu_num_threads' must be >= 0 (0: all cores), got ", threads);
+    return load_cpu_module(dir + "/kernel.so", original.name(), threads);
+  }
+
+  std::string compiler_version(const CompileOptions& opts) override {
+    static std::mutex mu;
+    static std::unordered_map<std::string, std::string> memo;
+    std::vector<std::string> cxx = system_cxx();
+    std::string key = format_command(cxx);
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+    std::vector<std::string> argv = cxx;
+    argv.push_back("--version");
+    ProcessResult r;
+    try {
+      r = run_process(argv, {30.0, "", ""});
+    } catch (const Error& e) {
+      throw_error<CompileError>("cannot run the system C++ compiler '", key, "' (set CXX to a working compiler): ",
+                                e.what());
+    }
+    if (!r.ok())
+      throw_error<CompileError>("the system C++ compiler '", key, "' failed on --version (exit ", r.exit_code,
+                                "): ", r.err);
+    std::string v = "cxx " + key + "\n" + r.out + "host " + host_cpu_identity() + "\nheaders " +
+                    hash_directory(cpu_include_dir() + "/tl/cpu") + "\n";
+    memo[key] = v;
+    return v;
+  }
+};
+
+BackendRegistration cpu_registration(Target::kCPU, [] { return std::make_unique<CpuBackend>(); });
+
+}  // namespace
+}  // namespace tl

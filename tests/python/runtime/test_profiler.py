@@ -1,0 +1,95 @@
+"""Profiler, do_bench and TensorSupplyType."""
+import time
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.profiler import do_bench
+from tilelang.profiler.supply import make_tensor
+from rt_kernels import gemm, gemm_ref, sum_and_diff
+
+TST = tilelang.TensorSupplyType
+
+
+def test_supply_type_members():
+    assert [m.name for m in TST] == ["Integer", "Uniform", "Normal", "Randn", "Zero", "One", "Auto"]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "bfloat16"])
+def test_supplies_fill_as_documented(dtype):
+    shape = (64, 64)
+    as_f = lambda x: np.asarray(x).astype(np.float64)  # noqa: E731
+    assert (as_f(make_tensor(shape, dtype, TST.Zero)) == 0).all()
+    assert (as_f(make_tensor(shape, dtype, TST.One)) == 1).all()
+    ints = as_f(make_tensor(shape, dtype, TST.Integer))
+    assert set(np.unique(ints)) <= {-2, -1, 0, 1, 2} and len(np.unique(ints)) == 5
+    uni = as_f(make_tensor(shape, dtype, TST.Uniform))
+    assert uni.min() >= -1 and uni.max() <= 1 and uni.std() > 0.4
+    normal = as_f(make_tensor(shape, dtype, TST.Normal))
+    assert abs(normal.mean() + 1) < 0.1 and abs(normal.std() - 1) < 0.1
+    randn = as_f(make_tensor(shape, dtype, TST.Randn))
+    assert abs(randn.mean()) < 0.1 and abs(randn.std() - 1) < 0.1
+    assert make_tensor(shape, dtype, TST.Auto).std() > 0.5  # random, not constant
+
+
+def test_supply_for_integer_types():
+    u = make_tensor((1000,), "uint8", TST.Auto)
+    assert u.dtype == np.uint8 and set(np.unique(u)) == {0, 1, 2}
+    b = make_tensor((1000,), "bool", TST.Auto)
+    assert b.dtype == np.bool_ and 300 < b.sum() < 700
+    i = make_tensor((1000,), "int32", TST.Auto)
+    assert set(np.unique(i)) == {-2, -1, 0, 1, 2}
+
+
+def test_profiler_assert_allclose_and_bench():
+    k = tilelang.compile(gemm(128, 128, 128, 64, 64, 32), out_idx=[-1])
+    profiler = k.get_profiler(tensor_supply_type=TST.Normal)
+    profiler.assert_allclose(gemm_ref, atol=5e-2, rtol=2e-2)
+    with pytest.raises(AssertionError, match=r"output 'C': \d+ of 16384 elements .* differ"):
+        profiler.assert_allclose(lambda a, b: gemm_ref(a, b) + np.float16(1.0))
+    latency = profiler.do_bench(warmup=5, rep=20)
+    assert 0 < latency < 1000
+    # The reference can be timed on the same inputs.
+    assert profiler.do_bench(func=gemm_ref, warmup=5, rep=20) > 0
+    outs = profiler.run_once()
+    a, b = profiler._get_inputs()
+    np.testing.assert_allclose(outs.astype(np.float32), gemm_ref(a, b).astype(np.float32), atol=5e-2, rtol=2e-2)
+
+
+def test_assert_allclose_tolerates_a_few_mismatches():
+    k = tilelang.compile(sum_and_diff(1024), out_idx=[2, 3])
+    p = k.get_profiler()
+
+    def ref(a, b):
+        s, d = a + b, a - b
+        s[:5] += 10  # 5 of 1024 elements wrong: 0.5%
+        return s, d
+
+    p.assert_allclose(ref, max_mismatched_ratio=0.01)
+    with pytest.raises(AssertionError, match="output 'S'"):
+        p.assert_allclose(ref, max_mismatched_ratio=0.001)
+
+
+def test_do_bench_measures_time():
+    def sleepy():
+        time.sleep(0.002)
+
+    t = do_bench(sleepy, warmup=5, rep=30)
+    assert 1.9 < t < 20
+    assert do_bench(sleepy, _n_warmup=1, _n_repeat=3, return_mode="min") >= 1.9
+    with pytest.raises(ValueError, match="return_mode"):
+        do_bench(sleepy, return_mode="p99")
+    q = do_bench(sleepy, _n_repeat=5, quantiles=[0.5, 0.9])
+    assert len(q) == 2 and q[0] <= q[1]
+
+
+def test_profiler_needs_inputs_for_dynamic_shapes():
+    from rt_kernels import rows_dynamic
+    k = tilelang.compile(rows_dynamic(), out_idx=[1])
+    p = k.get_profiler()
+    with pytest.raises(ValueError, match="dynamic shape"):
+        p.do_bench()
+    a = np.ones((8, 64), np.float32)
+    assert p.do_bench(input_tensors=[a], warmup=1, rep=5) > 0
+    np.testing.assert_array_equal(p.run_once(a), 2 * a)
