@@ -7,7 +7,8 @@
  *     runs over k: per k step NV vector loads of B, MR broadcasts of A, MR*NV multiply-adds
  *     (AVX-512: 6 x 64 floats in 24 zmm registers; AVX2: 6 x 16; portable: 4 x 8);
  *   - the macro loop walks C in column strips of NV vectors (the strip of B, k x NR, stays in L1
- *     while every MR-row block of A passes over it) and, inside a strip, in MR-row blocks;
+ *     while every MR-row block of A passes over it) and, inside a strip, in MR-row blocks; k is
+ *     cut into chunks so that a strip takes at most 3/4 of the L1 data cache (size from cpuid);
  *   - operands are read in place when they already have the accumulator type and the layout the
  *     micro-kernel wants (row-contiguous B, any A): fp32 tiles in shared memory need no packing.
  *     Otherwise they are packed (converted, transposed, padded to whole vectors) into stack
@@ -89,6 +90,7 @@ template <typename Acc, int VB> struct MulAddKernel {
   typedef Acc BType;
   static constexpr int kLanes = vec<Acc, VB>::kLanes;
   static constexpr int kBPerColumn = 1;  // B elements per column in one k row of the micro-kernel
+  static int64_t a_step(int64_t a_ks) { return a_ks; }  // A elements from one k to the next
   template <int MR, int NV>
   static void call(int k, const Acc* a, int64_t a_rs, int64_t a_ks, const Acc* b, int64_t b_ks, Acc* c, int64_t ldc,
                    bool load_c) {
@@ -135,6 +137,7 @@ struct Bf16Kernel {
   typedef uint16_t BType;
   static constexpr int kLanes = 16;
   static constexpr int kBPerColumn = 2;
+  static int64_t a_step(int64_t) { return 2; }  // one pair
   template <int MR, int NV>
   static void call(int kp, const uint16_t* a, int64_t a_rs, int64_t, const uint16_t* b, int64_t b_ks, float* c,
                    int64_t ldc, bool load_c) {
@@ -160,7 +163,7 @@ inline void tail_columns(int k, const typename Kernel::AType* a, int64_t a_rs, i
  * C[M, N] (+)= A-chunk * B-chunk. B must be readable (zero-padded) up to N rounded up to whole
  * vectors; the last partial vector of C goes through a small temporary. */
 template <typename Kernel, int VB, int M, int N, typename Acc>
-inline void macro_tile(int k, const typename Kernel::AType* a, int64_t a_rs, int64_t a_ks,
+inline void macro_chunk(int k, const typename Kernel::AType* a, int64_t a_rs, int64_t a_ks,
                        const typename Kernel::BType* b, int64_t b_ks, Acc* c, int64_t ldc, bool load_c) {
   constexpr int L = Kernel::kLanes, MR = Blocking<VB>::MR, NV = Blocking<VB>::NV, NR = NV * L;
   constexpr int NF = N / NR * NR;        // columns in full strips
@@ -187,6 +190,21 @@ inline void macro_tile(int k, const typename Kernel::AType* a, int64_t a_rs, int
     if constexpr (MT > 0)
       tail_columns<Kernel, MT>(k, a + MF * a_rs, a_rs, a_ks, b + J0 * BC, b_ks, c + MF * ldc + J0, ldc, NT, load_c);
   }
+}
+
+/* The macro loop in k chunks sized from the L1 data cache: the strip of B one micro-kernel call
+ * streams over (k x NV vectors) takes at most 3/4 of L1, so that it is still there for the next
+ * MR rows of A. Each chunk after the first accumulates onto C. */
+template <typename Kernel, int VB, int M, int N, typename Acc>
+inline void macro_tile(int k, const typename Kernel::AType* a, int64_t a_rs, int64_t a_ks,
+                       const typename Kernel::BType* b, int64_t b_ks, Acc* c, int64_t ldc, bool load_c) {
+  constexpr int kStripBytesPerK = Blocking<VB>::NV * Kernel::kLanes * Kernel::kBPerColumn *
+                                  static_cast<int>(sizeof(typename Kernel::BType));
+  const int kc = cmax(8, isa().l1d_bytes * 3 / 4 / kStripBytesPerK);
+  const int64_t a_step = Kernel::a_step(a_ks);
+  for (int k0 = 0; k0 < k; k0 += kc)
+    macro_chunk<Kernel, VB, M, N>(k - k0 < kc ? k - k0 : kc, a + k0 * a_step, a_rs, a_ks, b + k0 * b_ks, b_ks, c,
+                                  ldc, load_c || k0 > 0);
 }
 
 /* ---- packing ----------------------------------------------------------------------------------- */

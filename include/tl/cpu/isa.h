@@ -11,6 +11,7 @@
  *
  * which can only lower the tier (tests force the portable path with it; it is read once per
  * loaded kernel). AVX512_BF16 (vdpbf16ps) is used by the AVX-512 tier only when the CPU has it.
+ * The data cache sizes (cpuid leaf 4 / 0x8000001D) set the GEMM's k blocking.
  *
  * Lean on purpose: only <stdint.h> and <stdlib.h> (getenv). */
 #ifndef TL_CPU_ISA_H_
@@ -46,10 +47,40 @@ struct HostIsa {
   bool avx2_fma = false;  // AVX2 + FMA + F16C, with the OS saving ymm state
   bool avx512 = false;    // AVX-512 F/BW/VL/DQ, with the OS saving zmm state
   bool avx512_bf16 = false;
+  int l1d_bytes = 32 * 1024;  // per core; defaults when cpuid does not say
+  int l2_bytes = 1024 * 1024;
 };
+
+/* Data cache sizes from the deterministic cache parameters (cpuid leaf 4 on Intel, 0x8000001D on
+ * AMD: the same layout). */
+inline void detect_caches(HostIsa* h) {
+#if defined(__x86_64__) || defined(__i386__)
+  uint32_t a, b, c, d;
+  __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0u), "c"(0u));
+  const bool intel = b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;  // "GenuineIntel"
+  uint32_t leaf = 4;
+  if (!intel) {
+    __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0u));
+    if (a < 0x8000001du) return;
+    leaf = 0x8000001du;
+  }
+  for (uint32_t sub = 0; sub < 8; ++sub) {
+    __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(leaf), "c"(sub));
+    const uint32_t type = a & 0x1fu, level = (a >> 5) & 0x7u;
+    if (type == 0) break;
+    const long long bytes = (long long)((b >> 22) + 1) * (((b >> 12) & 0x3ffu) + 1) * ((b & 0xfffu) + 1) * (c + 1ull);
+    if (bytes <= 0 || bytes > (1ll << 30)) continue;
+    if (level == 1 && type == 1) h->l1d_bytes = static_cast<int>(bytes);
+    if (level == 2 && (type == 1 || type == 3)) h->l2_bytes = static_cast<int>(bytes);
+  }
+#else
+  (void)h;
+#endif
+}
 
 inline HostIsa detect_host_isa() {
   HostIsa h;
+  detect_caches(&h);
 #if defined(__x86_64__) || defined(__i386__)
   uint32_t a, b, c, d;
   __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0u), "c"(0u));
@@ -79,6 +110,7 @@ inline HostIsa detect_host_isa() {
 struct IsaChoice {
   int level;
   bool bf16;  // vdpbf16ps in the AVX-512 tier
+  int l1d_bytes, l2_bytes;
 };
 
 inline IsaChoice choose_isa() {
@@ -103,6 +135,8 @@ inline IsaChoice choose_isa() {
   IsaChoice c;
   c.level = level;
   c.bf16 = level == kIsaAvx512 && TL_CPU_COMPILED_AVX512_BF16 && h.avx512_bf16;
+  c.l1d_bytes = h.l1d_bytes;
+  c.l2_bytes = h.l2_bytes;
   return c;
 }
 
