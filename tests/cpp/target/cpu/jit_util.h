@@ -12,6 +12,7 @@
 #include <string>
 
 #include "target/cpu/codegen.h"
+#include "target/cpu/cpu_kernel_util.h"
 
 namespace tl::test {
 
@@ -37,34 +38,6 @@ inline std::string build_shared_object(const std::string& source, const std::str
   return (dir / "unit.so").string();
 }
 
-// objdump -d of one function of a shared object (its symbol starts with `symbol`); "" when objdump
-// is not installed.
-inline std::string disassemble(const std::string& so, const std::string& symbol) {
-  std::string cmd = "objdump -d --no-show-raw-insn -C '" + so + "' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "";
-  std::string all;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) all.append(buf, n);
-  pclose(p);
-  size_t at = all.find("<" + symbol);
-  if (at == std::string::npos) return "";
-  at = all.rfind('\n', at);
-  size_t end = all.find("\n\n", at + 1);
-  return all.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
-}
-
 inline bool has_objdump() { return std::system("objdump --version > /dev/null 2>&1") == 0; }
-
-// Number of instructions of `text` (a disassembly) that use a 256- or 512-bit register.
-inline int wide_vector_instructions(const std::string& text) {
-  int n = 0;
-  for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; ++at) {
-    size_t end = text.find('\n', at + 1);
-    std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    if (line.find("%zmm") != std::string::npos || line.find("%ymm") != std::string::npos) ++n;
-  }
-  return n;
-}
 
 }  // namespace tl::test

@@ -87,7 +87,7 @@ extern "C" __attribute__((visibility("default"))) void exp_rows(const float* x, 
   dlclose(h);
   __builtin_cpu_init();
   if (test::has_objdump() && __builtin_cpu_supports("avx2")) {
-    std::string text = test::disassemble(so, "exp_rows");
+    std::string text = test::objdump_function(so, "exp_rows");
     EXPECT_GT(test::wide_vector_instructions(text), 10) << text;  // the loops run on ymm/zmm registers
   }
 }
