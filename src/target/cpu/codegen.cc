@@ -29,7 +29,8 @@ namespace {
 const std::set<std::string>& reserved_names() {
   static const std::set<std::string> r = {
       // ours
-      "api", "args", "num_args", "tl", "block_index", "ctx", "p", "tl_kernel_entry", "TLArg", "TLRuntimeAPI",
+      "api", "args", "num_args", "tl", "block_index", "ctx", "p", "tl_kernel_entry", "tl_kernel_isa", "TLArg",
+      "TLRuntimeAPI",
       // C++ keywords and common macros
       "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
       "char", "char16_t", "char32_t", "char8_t", "class", "compl", "concept", "const", "consteval", "constexpr",
@@ -434,6 +435,10 @@ std::string CodeGenCPU::generate(const PrimFunc& f) {
   file << "extern \"C\" __attribute__((visibility(\"default\"))) int32_t tl_kernel_entry(const TLArg* args, "
           "int32_t num_args, const TLRuntimeAPI* api) {\n"
        << entry.str() << "}\n";
+  // Which vector tier the tile routines run with in this process (tl/cpu/isa.h), for tests and
+  // diagnostics: "avx512+bf16", "avx512", "avx2" or "portable".
+  file << "\nextern \"C\" __attribute__((visibility(\"default\"))) const char* tl_kernel_isa() { return "
+          "tl::cpu::isa_name(); }\n";
   return file.str();
 }
 
