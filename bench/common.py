@@ -29,14 +29,32 @@ def do_bench(fn, warmup=25, rep=100):
     return tl_do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
 
 
+class Timings(dict):
+    """{name: median ms} from `interleaved`, with the per-round samples kept for paired ratios."""
+
+    def __init__(self, samples):
+        super().__init__({name: statistics.median(ts) for name, ts in samples.items()})
+        self.samples = samples
+
+    def ratio(self, peer, ours):
+        """Median over rounds of peer_time / ours_time measured in the same round: a paired ratio,
+        steadier than the ratio of medians when other processes make the machine's speed drift."""
+        return self.paired(lambda t: t[peer] / t[ours])
+
+    def paired(self, fn):
+        """Median over rounds of fn({name: ms in that round})."""
+        n = len(next(iter(self.samples.values())))
+        return statistics.median(fn({k: v[i] for k, v in self.samples.items()}) for i in range(n))
+
+
 def interleaved(fns, rounds=5, warmup=25, rep=100):
-    """{name: median ms} for several callables timed in alternation, `rounds` times each: a burst
-    of load from other processes on this shared machine then hits every contender, not just one."""
-    times = {name: [] for name in fns}
+    """Timings of several callables measured in alternation, `rounds` times each: a burst of load
+    from other processes on this shared machine then hits every contender, not just one."""
+    samples = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            times[name].append(do_bench(fn, warmup=warmup, rep=rep))
-    return {name: statistics.median(ts) for name, ts in times.items()}
+            samples[name].append(do_bench(fn, warmup=warmup, rep=rep))
+    return Timings(samples)
 
 
 def cpu_model():

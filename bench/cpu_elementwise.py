@@ -103,7 +103,7 @@ class NumpyRMSNorm:
         np.divide(x, self.ms, out=out)
 
 
-def main(rows=ROWS, cols=COLS, rounds=5):
+def main(rows=ROWS, cols=COLS, rounds=9):
     n = rows * cols
     threads = tilelang._core.hardware_threads()
     rng = np.random.default_rng(0)
@@ -117,41 +117,42 @@ def main(rows=ROWS, cols=COLS, rounds=5):
     copy = tilelang.compile(copy_kernel(n, BLOCK), target="cpu")
     copy(x.reshape(-1), out.reshape(-1))
     assert np.array_equal(out, x)
-    ms = common.interleaved({"ours": lambda: copy(x.reshape(-1), out.reshape(-1)),
-                             "numpy": lambda: np.copyto(out_np, x)}, rounds=rounds)
-    copy_np, copy_ours = common.gbps(8 * n, ms["numpy"]), common.gbps(8 * n, ms["ours"])
-    table.add("copy (T.copy)", copy_ours, copy_np, ms["numpy"] / ms["ours"], copy_ours / copy_np, 1.0)
+    copy_out = np.empty_like(x)
+    # Every workload is timed in alternation with the two copies, and its ratios are paired per round.
+    copies = {"copy numpy": lambda: np.copyto(copy_out, x),
+              "copy ours": lambda: copy(x.reshape(-1), copy_out.reshape(-1))}
+
+    def measure(label, nbytes, ours, peer):
+        ms = common.interleaved({"ours": ours, "numpy": peer, **copies}, rounds=rounds, rep=50)
+        table.add(label, common.gbps(nbytes, ms["ours"]), common.gbps(nbytes, ms["numpy"]), ms.ratio("numpy", "ours"),
+                  ms.paired(lambda t: nbytes / t["ours"] / (8 * n / t["copy numpy"])),
+                  ms.paired(lambda t: nbytes / t["ours"] / (8 * n / t["copy ours"])))
+
+    measure("copy (T.copy)", 8 * n, lambda: copy(x.reshape(-1), out.reshape(-1)), lambda: np.copyto(out_np, x))
 
     add = tilelang.compile(add_kernel(n, BLOCK), target="cpu")
     add(x.reshape(-1), y.reshape(-1), out.reshape(-1))
     np.testing.assert_array_equal(out, x + y)
-    ms = common.interleaved({"ours": lambda: add(x.reshape(-1), y.reshape(-1), out.reshape(-1)),
-                             "numpy": lambda: np.add(x, y, out=out_np)}, rounds=rounds)
-    gb = common.gbps(12 * n, ms["ours"])
-    table.add("add C = A + B", gb, common.gbps(12 * n, ms["numpy"]), ms["numpy"] / ms["ours"], gb / copy_np,
-              gb / copy_ours)
+    measure("add C = A + B", 12 * n, lambda: add(x.reshape(-1), y.reshape(-1), out.reshape(-1)),
+            lambda: np.add(x, y, out=out_np))
 
     soft = tilelang.compile(softmax_kernel(rows, cols, ROWS_PER_BLOCK), target="cpu")
     ref = NumpySoftmax(x)
     soft(x, out)
     ref(x, out_np)
     np.testing.assert_allclose(out, out_np, rtol=1e-5, atol=1e-9)
-    ms = common.interleaved({"ours": lambda: soft(x, out), "numpy": lambda: ref(x, out_np)}, rounds=rounds)
-    gb = common.gbps(8 * n, ms["ours"])
-    table.add("softmax (rows of 8192)", gb, common.gbps(8 * n, ms["numpy"]), ms["numpy"] / ms["ours"],
-              gb / copy_np, gb / copy_ours)
+    measure("softmax (rows of 8192)", 8 * n, lambda: soft(x, out), lambda: ref(x, out_np))
 
     rms = tilelang.compile(rms_norm_kernel(rows, cols, ROWS_PER_BLOCK), target="cpu")
-    ref = NumpyRMSNorm(x)
+    ref2 = NumpyRMSNorm(x)
     rms(x, out)
-    ref(x, out_np)
+    ref2(x, out_np)
     np.testing.assert_allclose(out, out_np, rtol=1e-5, atol=1e-6)
-    ms = common.interleaved({"ours": lambda: rms(x, out), "numpy": lambda: ref(x, out_np)}, rounds=rounds)
-    gb = common.gbps(8 * n, ms["ours"])
-    table.add("RMSNorm (rows of 8192)", gb, common.gbps(8 * n, ms["numpy"]), ms["numpy"] / ms["ours"],
-              gb / copy_np, gb / copy_ours)
+    measure("RMSNorm (rows of 8192)", 8 * n, lambda: rms(x, out), lambda: ref2(x, out_np))
 
     table.note("numpy ufuncs run on one thread; ours on all; numpy softmax / RMSNorm make several passes")
+    table.note("GB/s from median times; ratios are medians over rounds of ratios paired within a round (each "
+               "workload alternates with both copies); memory bandwidth on this shared VM drifts by up to 2x")
     m = common.machine()
     table.note(f"{m['cpu']}; load average at the end {m['load_average']:.1f}")
     table.finish()

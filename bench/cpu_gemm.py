@@ -22,10 +22,12 @@ import common  # noqa: E402
 import tilelang  # noqa: E402
 import tilelang.language as T  # noqa: E402
 
-# block_M, block_N, block_K for cpu: C_local (128 x 256 fp32, 128 KiB) stays in L2 across the K loop,
-# one B_shared row block (64 x 256) is the micro-kernel's streaming operand, and 2048 / 128 x 2048 /
-# 256 = 128 blocks keep both workers busy.
-CPU_CONFIG = {"float32": (128, 256, 64), "bfloat16": (128, 256, 64)}
+# block_M, block_N, block_K for cpu (a sweep on this machine: 128x128x32 (the GPU examples' tiles)
+# reaches ~1.25x numpy at 2048, 128..256 x 256 x 64..128 ~1.5-1.7x): a 256 x 256 fp32 C tile (256 KiB,
+# on the heap, in L2) amortizes the copies of A and B tiles over twice the work of a 128-row tile,
+# B_shared rows are 4 micro-kernel strips wide, and 64 (bf16: 128) k per step keeps a micro-kernel
+# strip of B in L1. 2048 / 256 squared = 64 blocks for 2 workers.
+CPU_CONFIG = {"float32": (256, 256, 64), "bfloat16": (256, 256, 128)}
 
 
 def matmul(M, N, K, block_M, block_N, block_K, dtype="float32", accum_dtype="float32"):
@@ -112,9 +114,9 @@ def main(sizes=(512, 1024, 2048, 4096), rounds=5):
             fns["onednn"] = lambda: d(a, b, c_d)
         ms = common.interleaved(fns, rounds=rounds if n < 4096 else max(2, rounds // 2))
         flops = 2.0 * n ** 3
-        vs_dnnl = f"{ms['onednn'] / ms['ours']:.2f}" if dnnl else "n/a"
+        vs_dnnl = f"{ms.ratio('onednn', 'ours'):.2f}" if dnnl else "n/a"
         table.add(f"fp32 {n}^3", f"{bm}x{bn}x{bk}", common.gflops(flops, ms["ours"]), "numpy",
-                  common.gflops(flops, ms["numpy"]), ms["numpy"] / ms["ours"], vs_dnnl)
+                  common.gflops(flops, ms["numpy"]), ms.ratio("numpy", "ours"), vs_dnnl)
         if dnnl and n == sizes[0]:
             table.note(f"oneDNN f32 implementation: {d.impl}")
 
@@ -143,7 +145,8 @@ def main(sizes=(512, 1024, 2048, 4096), rounds=5):
         ms = common.interleaved(fns, rounds=rounds)
         flops = 2.0 * n ** 3
         table.add(f"bf16 {n}^3 (fp32 acc)", f"{bm}x{bn}x{bk}", common.gflops(flops, ms["ours"]), peer,
-                  common.gflops(flops, ms["peer"]), ms["peer"] / ms["ours"], "")
+                  common.gflops(flops, ms["peer"]), ms.ratio("peer", "ours"), "")
+    table.note("GFLOP/s from median times; ratio = median over rounds of the paired time ratios")
     m = common.machine()
     table.note(f"{m['cpu']}; {m['blas']}; load average at the end {m['load_average']:.1f}")
     table.finish()
