@@ -69,9 +69,9 @@ template <int KIND, typename V> __attribute__((always_inline)) inline V combine(
   if constexpr (KIND == kReduceSum || KIND == kReduceAbsSum) {
     return a + b;
   } else if constexpr (KIND == kReduceMin) {
-    return (a < b) | (b != b) ? a : b;
+    return ((a < b) | (b != b)) ? a : b;
   } else {
-    return (a > b) | (b != b) ? a : b;
+    return ((a > b) | (b != b)) ? a : b;
   }
 }
 
@@ -132,11 +132,18 @@ template <int... I> struct int_seq {};
 template <int N, int... I> struct make_int_seq : make_int_seq<N - 1, N - 1, I...> {};
 template <int... I> struct make_int_seq<0, I...> { typedef int_seq<I...> type; };
 
-/* A constant shuffle mask moving lanes by S toward higher lanes (REVERSE: lower), zeros shifted in
- * (indices >= L select from the zero vector). */
-template <typename M, int L, int S, bool REVERSE, int... I>
-__attribute__((always_inline)) inline M shift_mask(int_seq<I...>) {
-  return M{(REVERSE ? (I + S < L ? I + S : L + I) : (I >= S ? I - S : L + I))...};
+/* v with its lanes moved by S toward higher lanes (REVERSE: lower), zeros shifted in: a constant
+ * two-vector shuffle (indices >= L select from the zero vector). */
+template <int L, int S, bool REVERSE, typename Acc, typename V, int... I>
+__attribute__((always_inline)) inline V shift_lanes(V v, int_seq<I...>) {
+  const V zero = {};
+#if defined(__clang__)
+  return __builtin_shufflevector(v, zero, (REVERSE ? (I + S < L ? I + S : L + I) : (I >= S ? I - S : L + I))...);
+#else
+  typedef typename vec<typename bits_of<Acc>::type, sizeof(V)>::type M;
+  const M mask = {(REVERSE ? (I + S < L ? I + S : L + I) : (I >= S ? I - S : L + I))...};
+  return __builtin_shuffle(v, zero, mask);
+#endif
 }
 
 /* Inclusive prefix sum of the lanes of v (REVERSE: suffix sum), in log2(L) shift-and-add steps. */
@@ -146,10 +153,7 @@ __attribute__((always_inline)) inline V scan_lanes(V v) {
   if constexpr (S >= L) {
     return v;
   } else {
-    typedef typename vec<typename bits_of<Acc>::type, sizeof(V)>::type M;
-    const V zero = {};
-    const M mask = shift_mask<M, L, S, REVERSE>(typename make_int_seq<L>::type());
-    return scan_lanes<REVERSE, Acc, 2 * S>(v + __builtin_shuffle(v, zero, mask));
+    return scan_lanes<REVERSE, Acc, 2 * S>(v + shift_lanes<L, S, REVERSE, Acc>(v, typename make_int_seq<L>::type()));
   }
 }
 
