@@ -183,6 +183,7 @@ const std::vector<GemmCase>& gemm_cases() {
       {30, 33, 31, false, false, Dt::kBF16, Dt::kF32},  // odd K: A packed with a zero half pair
       {16, 48, 20, true, true, Dt::kBF16, Dt::kF32},
       {13, 40, 26, false, true, Dt::kBF16, Dt::kF32},
+      {16, 256, 200, false, true, Dt::kBF16, Dt::kF32},  // B pairs packed in k chunks
       {40, 50, 24, false, false, Dt::kF16, Dt::kF32},
       {21, 36, 19, true, true, Dt::kF16, Dt::kF32},
       {32, 256, 200, false, false, Dt::kF16, Dt::kF32},  // packed A and B in k chunks
@@ -230,6 +231,7 @@ TEST(CpuGemmHeader, PortableTierInThisBinary) {
   check_in_process<24, 200, 300, false, true, float, float>();
   check_in_process<30, 33, 31, false, false, bfloat16_t, float>();
   check_in_process<16, 48, 20, true, true, bfloat16_t, float>();
+  check_in_process<16, 256, 200, false, true, bfloat16_t, float>();
   check_in_process<40, 50, 24, false, false, half_t, float>();
   check_in_process<21, 36, 19, true, true, half_t, float>();
   check_in_process<16, 32, 8, false, false, half_t, half_t>();
