@@ -1,5 +1,5 @@
 // The hot loops of emitted cpu kernels are vector code: one function with a kernel per construct
-// (T.Parallel element-wise, tile ops, T.reduce_* with T.exp, T.cumsum, T.gemm) is built with the
+// (T.Parallel element-wise, T.reduce_* with T.exp, T.cumsum, T.gemm, float16 tile ops) is built with the
 // kernel flags and each block function's disassembly (objdump -d) must use ymm/zmm registers; the
 // results are checked too, so the vector code is also the right code.
 #include <cmath>
@@ -12,12 +12,14 @@ namespace {
 using namespace tl::test;
 
 const DataType f32 = DataType::Float32();
+const DataType f16 = DataType::Float(16);
 
 TEST(CpuVectorCode, HotLoopsUseWideRegisters) {
   const int64_t R = 8, C = 200;  // rows not a multiple of any vector width: tails everywhere
   Buffer X = global("X", f32, {c(R), c(C)}), Y = global("Y", f32, {c(R), c(C)});
   Buffer Add = global("Add", f32, {c(R), c(C)}), Soft = global("Soft", f32, {c(R), c(C)}),
          Scan = global("Scan", f32, {c(R), c(C)}), G = global("G", f32, {c(R), c(R)});
+  Buffer H = global("H", f16, {c(R), c(C)}), Ht = global("Ht", f16, {c(R), c(C)});
   IRBuilder b;
   Var bx("bx");
   // kernel0: T.Parallel element-wise on global memory, one row per block
@@ -70,20 +72,36 @@ TEST(CpuVectorCode, HotLoopsUseWideRegisters) {
   b.emit(make_tile_op("gemm", {full(Xs), full(Ys), full(Gf)}, {{"transpose_B", Attr(true)}, {"clear_accum", Attr(true)}}));
   b.emit(make_tile_op("copy", {full(Gf), full(G)}));
   b.exit();
+  // kernel4: element-wise tile ops on float16 tiles: Ht = exp(H) + H
+  b.enter_kernel({c(1)}, {Var("bv")}, {}, {}, {});
+  Buffer Hs = shared("H_s", f16, {c(R), c(C)}), Es = shared("E_s", f16, {c(R), c(C)});
+  b.alloc(Hs);
+  b.alloc(Es);
+  b.emit(make_tile_op("copy", {full(H), full(Hs)}));
+  b.emit(make_tile_op("tile.exp", {full(Es), full(Hs)}));
+  b.emit(make_tile_op("tile.add", {full(Es), full(Es), full(Hs)}));
+  b.emit(make_tile_op("copy", {full(Es), full(Ht)}));
+  b.exit();
 
   CpuKernel k;
-  k.disassemble = {"vec_kernel0_", "vec_kernel1_", "vec_kernel2_", "tl::cpu::reduce_row",
+  k.disassemble = {"vec_kernel0_", "vec_kernel1_", "vec_kernel2_", "vec_kernel4_", "tl::cpu::reduce_row",
                    "tl::cpu::cumsum_row", "tl::cpu::gemm_impl::micro_kernel"};
   k.build(b.finish_func("vec", {tensor_param(X), tensor_param(Y), tensor_param(Add), tensor_param(Soft),
-                                tensor_param(Scan), tensor_param(G)}));
+                                tensor_param(Scan), tensor_param(G), tensor_param(H), tensor_param(Ht)}));
   ASSERT_TRUE(k.ok());
   auto x = random_floats(R * C, 1), y = random_floats(R * C, 2);
   std::vector<float> add(R * C), soft(R * C), scan(R * C), g(R * R);
+  std::vector<tl::cpu::half_t> h(R * C), ht(R * C);
+  for (int64_t t = 0; t < R * C; ++t) h[t] = tl::cpu::half_t(x[t]);
   TestRuntime rt(2);
   ASSERT_EQ(k.run({ptr_arg(x.data()), ptr_arg(y.data()), ptr_arg(add.data()), ptr_arg(soft.data()),
-                   ptr_arg(scan.data()), ptr_arg(g.data())},
+                   ptr_arg(scan.data()), ptr_arg(g.data()), ptr_arg(h.data()), ptr_arg(ht.data())},
                   rt),
             0);
+  for (int64_t t = 0; t < R * C; ++t) {
+    double hv = float(h[t]), e = float(tl::cpu::half_t(std::exp(hv)));  // exp rounded to half, then the add
+    ASSERT_NEAR(float(ht[t]), e + hv, 2e-3 * (1 + std::abs(e + hv))) << t;
+  }
   for (int64_t r = 0; r < R; ++r) {
     double mxv = -INFINITY, sum = 0, run = 0;
     for (int64_t col = 0; col < C; ++col) mxv = std::max(mxv, double(x[r * C + col]));
@@ -116,6 +134,7 @@ TEST(CpuVectorCode, HotLoopsUseWideRegisters) {
       {"reduce_row", text_of("tl::cpu::reduce_row", "vec_kernel1_")},
       {"cumsum_row", text_of("tl::cpu::cumsum_row", "vec_kernel2_")},
       {"GEMM micro-kernels", k.disassembly["tl::cpu::gemm_impl::micro_kernel"]},
+      {"float16 tile.exp / tile.add", k.disassembly["vec_kernel4_"]},
   };
   for (auto& [what, text] : texts) std::printf("%s: %d wide-register instructions\n", what.c_str(), wide_vector_instructions(text));
   for (auto& [what, text] : texts)
