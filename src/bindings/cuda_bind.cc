@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/map.h>
 
 #include <cstring>
 #include <memory>
@@ -14,7 +15,12 @@
 #include "ir/dtype.h"
 #include "ir/error.h"
 #include "layout/mma_layout.h"
+#include "target/cuda/backend.h"
 #include "target/cuda/driver.h"
+#include "target/cuda/emulator.h"
+#include "target/cuda/pipeline.h"
+#include "transform/pass_config.h"
+#include "target/cuda/dynlib.h"
 #include "target/cuda/nvrtc.h"
 
 namespace nb = nanobind;
@@ -96,6 +102,20 @@ void bind_cuda(nb::module_& parent) {
     bool ok = cuda_driver_available(&why);
     return std::make_pair(ok, why);
   });
+  m.def("driver_facts", [] {
+    CudaDriverFacts f = cuda_driver_facts();
+    nb::dict d;
+    d["path"] = f.path;
+    d["version"] = f.version;
+    d["resolution"] = f.resolution;
+    return d;
+  });
+  m.def("nvrtc_path", &nvrtc_library_path);
+  m.def("install_crash_backtrace", &install_fatal_signal_backtrace,
+        "On a fatal signal, print the native backtrace (with each frame's library) before Python's faulthandler");
+  m.def("validate_image", [](nb::bytes image) {
+    validate_module_image(std::string(image.c_str(), image.size()), "image");
+  });
   m.def("device_count", &cuda_device_count);
   m.def("device_info", [](int dev) {
     const CudaDeviceInfo& i = cuda_device_info(dev);
@@ -127,13 +147,126 @@ void bind_cuda(nb::module_& parent) {
   m.def("synchronize", &cuda_device_synchronize);
   m.def("pointer_device", [](uintptr_t p) { return cuda_pointer_device(reinterpret_cast<void*>(p)); });
 
+  // The cuda backend without the runtime: lower + codegen + NVRTC for a PrimFunc, and a launcher
+  // taking the runtime's argument slots. Used by tests/python/cuda and bench/gpu_*.py.
+  m.def(
+      "build_func",
+      [](const PrimFunc& f, const std::string& arch, const std::map<std::string, nb::object>& configs,
+         std::vector<std::string> flags) {
+        AttrMap raw;
+        for (auto& [k, v] : configs) {
+          if (nb::isinstance<nb::bool_>(v)) raw[k] = Attr(nb::cast<bool>(v));
+          else if (nb::isinstance<nb::int_>(v)) raw[k] = Attr(nb::cast<int64_t>(v));
+          else raw[k] = Attr(nb::cast<std::string>(nb::str(v)));
+        }
+        CompileOptions opts;
+        opts.target = Target::parse(arch.empty() ? "cuda" : "cuda -arch=" + arch);
+        if (arch.empty()) opts.target.arch = "";
+        opts.pass_configs = validate_pass_configs(raw);
+        opts.compile_flags = std::move(flags);
+        PassContext ctx;
+        ctx.target = opts.target;
+        ctx.target.arch = cuda_compile_arch(opts.target);
+        ctx.configs = opts.pass_configs;
+        CudaBackend be;
+        PrimFunc lowered = be.lower(f, ctx);
+        std::string host;
+        std::string src = be.codegen(lowered, ctx, &host);
+        NvrtcOptions o;
+        o.arch = ctx.target.arch;
+        o.fast_math = config_bool(opts.pass_configs, "tl.enable_fast_math");
+        o.extra_flags = opts.compile_flags;
+        NvrtcResult r = nvrtc_compile(src, "kernel.cu", o);
+        nb::dict d;
+        d["source"] = src;
+        d["meta"] = extract_launch_info(src);
+        d["cubin"] = nb::bytes(r.cubin.data(), r.cubin.size());
+        d["arch"] = o.arch;
+        d["seconds"] = r.seconds;
+        d["log"] = r.log;
+        nb::list usage;
+        for (const KernelResourceUsage& u : r.usage) usage.append(usage_dict(u));
+        d["usage"] = usage;
+        d["num_params"] = f.params().size();
+        d["num_dyn"] = f.dynamic_vars().size();
+        return d;
+      },
+      nb::arg("func"), nb::arg("arch") = "", nb::arg("configs") = std::map<std::string, nb::object>{},
+      nb::arg("flags") = std::vector<std::string>{});
+  m.def("lower_func", [](const PrimFunc& f, const std::string& arch) {
+    PassContext ctx;
+    ctx.target = Target::parse("cuda -arch=" + (arch.empty() ? std::string("sm_80") : arch));
+    CudaBackend be;
+    PrimFunc lowered = be.lower(f, ctx);
+    std::string host;
+    return std::make_pair(lowered, be.codegen(lowered, ctx, &host));
+  }, nb::arg("func"), nb::arg("arch") = "sm_80");
+
+  // Runs the lowered kernel on the CPU emulator (src/target/cuda/emulator.h): tensors are host
+  // pointers (numpy), updated in place. Returns {"races": [...], "device_assert": str, "blocks": n}.
+  m.def(
+      "emulate_func",
+      [](const PrimFunc& f, std::vector<std::pair<std::string, nb::object>> args, const std::string& arch,
+         const std::map<std::string, bool>& configs) {
+        std::vector<TLArg> slots(args.size());
+        for (size_t i = 0; i < args.size(); ++i) {
+          const std::string& kind = args[i].first;
+          if (kind == "ptr") slots[i].ptr = reinterpret_cast<void*>(nb::cast<uintptr_t>(args[i].second));
+          else if (kind == "i64") slots[i].i64 = nb::cast<int64_t>(args[i].second);
+          else if (kind == "f64") slots[i].f64 = nb::cast<double>(args[i].second);
+          else throw_error<ValueError>("emulate_func: argument kinds are ptr, i64, f64");
+        }
+        PassContext ctx;
+        ctx.target = Target::parse("cuda -arch=" + (arch.empty() ? std::string("sm_80") : arch));
+        AttrMap raw;
+        for (auto& [k, v] : configs) raw[k] = Attr(v);
+        ctx.configs = validate_pass_configs(raw);
+        PrimFunc lowered = lower_cuda(f, ctx);
+        EmulatorReport r = emulate_cuda(lowered, slots);
+        nb::dict d;
+        nb::list races;
+        for (const std::string& x : r.races) races.append(x);
+        d["races"] = races;
+        d["device_assert"] = r.device_assert;
+        d["blocks"] = r.blocks_run;
+        return d;
+      },
+      nb::arg("func"), nb::arg("args"), nb::arg("arch") = "sm_80",
+      nb::arg("configs") = std::map<std::string, bool>{});
+
+  nb::class_<CudaKernelModule>(m, "Kernel")
+      .def(
+          "__init__",
+          [](CudaKernelModule* self, nb::bytes cubin, const std::string& meta, size_t num_params, size_t num_dyn) {
+            new (self) CudaKernelModule(std::string(cubin.c_str(), cubin.size()), CudaLaunchInfo::parse(meta),
+                                        num_params, num_dyn);
+          },
+          nb::arg("cubin"), nb::arg("meta"), nb::arg("num_params"), nb::arg("num_dyn"))
+      .def(
+          "launch",
+          [](CudaKernelModule& k, std::vector<std::pair<std::string, nb::object>> args, uintptr_t stream, int device) {
+            std::vector<TLArg> slots(args.size());
+            for (size_t i = 0; i < args.size(); ++i) {
+              const std::string& kind = args[i].first;
+              if (kind == "ptr") slots[i].ptr = reinterpret_cast<void*>(nb::cast<uintptr_t>(args[i].second));
+              else if (kind == "i64") slots[i].i64 = nb::cast<int64_t>(args[i].second);
+              else if (kind == "f64") slots[i].f64 = nb::cast<double>(args[i].second);
+              else throw_error<ValueError>("launch: argument kinds are ptr, i64, f64 (the runtime's slots)");
+            }
+            LaunchEnv env;
+            env.device_id = device;
+            env.stream = reinterpret_cast<void*>(stream);
+            k.launch(slots, env);
+          },
+          nb::arg("args"), nb::arg("stream") = 0, nb::arg("device") = 0);
+
   nb::class_<CudaModule>(m, "Module")
       .def(
           "__init__",
           [](CudaModule* self, nb::bytes image, int dev) {
-            // cuModuleLoadData wants PTX NUL-terminated; a cubin is self-describing.
+            // The driver wants PTX NUL-terminated; a cubin or fatbin is self-describing.
             std::string img(image.c_str(), image.size());
-            img.push_back('\0');
+            if (img.compare(0, 4, "\x7f" "ELF") != 0) img.push_back('\0');
             new (self) CudaModule(img, dev, "test module");
           },
           nb::arg("image"), nb::arg("device") = 0)

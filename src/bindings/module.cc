@@ -8,4 +8,5 @@ NB_MODULE(_core, m) {
   tl::bind::bind_runtime(m);
   tl::bind::bind_ir_tools(m);
   tl::bind::bind_cuda(m);
+  tl::bind::bind_ascend(m);
 }

@@ -78,6 +78,9 @@ const ExtendedDtype kExtendedDtypes[] = {
 
 // Python-side allocator for non-numpy frameworks: fn(like, shape_tuple, dtype_name, zero) -> tensor.
 PyObject* g_allocator = nullptr;
+// Returns the caller framework's current CUDA stream (an int) for a tensor `like` on device `dev`
+// (tilelang.jit.adapter registers torch's); cuda kernels launch on it. None: the default stream.
+PyObject* g_stream_getter = nullptr;
 
 // Buffer-protocol format -> dtype (native byte order only).
 bool dtype_from_format(const char* fmt, Py_ssize_t itemsize, DataType* out) {
@@ -381,6 +384,12 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
   b.pack(s.args.data(), s.alloc_ptrs.data(), st, &packed);
   LaunchEnv env;
   env.device_id = st.device_id;
+  if (g_stream_getter && like && !numpy_framework && (st.device_type == kDLCUDA || st.device_type == kDLCUDAManaged)) {
+    nb::object dev = nb::int_(st.device_id);
+    nb::object r = nb::steal(PyObject_CallFunctionObjArgs(g_stream_getter, like, dev.ptr(), nullptr));
+    if (!r.is_valid()) throw nb::python_error();
+    env.stream = reinterpret_cast<void*>(static_cast<uintptr_t>(nb::cast<uint64_t>(r)));
+  }
   {
     nb::gil_scoped_release release;
     h.kernel->launch(packed, env);
@@ -614,6 +623,10 @@ void bind_runtime(nb::module_& m) {
     Py_XDECREF(g_allocator);
     g_allocator = fn.is_none() ? nullptr : fn.inc_ref().ptr();
   }, "Registers fn(like, shape, dtype_name, zero) -> tensor, used for outputs of non-numpy calls.");
+  m.def("_set_stream_getter", [](nb::handle fn) {
+    Py_XDECREF(g_stream_getter);
+    g_stream_getter = fn.is_none() ? nullptr : fn.inc_ref().ptr();
+  }, "Registers fn(like, device) -> int: the framework's current CUDA stream; cuda kernels launch on it.");
 
   m.def("_compile_source", [](const std::string& name, nb::list params, const std::string& source,
                               const std::string& target, std::vector<int> out_idx, std::vector<int> workspace_idx,

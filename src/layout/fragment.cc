@@ -380,6 +380,52 @@ std::vector<int64_t> Fragment::reduce_reg_map(int dim) const {
   return out;
 }
 
+Fragment Fragment::permute(const std::vector<int>& order) const {
+  const size_t n = shape().size();
+  std::vector<int> inverse(n, -1);
+  if (order.size() != n) throw_error<LayoutError>("Fragment::permute: ", order.size(), " dims for ", shape_str(shape()));
+  for (size_t d = 0; d < n; ++d) {
+    int src = order[d];
+    if (src < 0 || static_cast<size_t>(src) >= n || inverse[static_cast<size_t>(src)] != -1)
+      throw_error<LayoutError>("Fragment::permute: not a permutation of the dimensions of ", shape_str(shape()));
+    inverse[static_cast<size_t>(src)] = static_cast<int>(d);
+  }
+  std::vector<int64_t> s(n);
+  for (size_t d = 0; d < n; ++d) s[d] = shape()[static_cast<size_t>(order[d])];
+  std::vector<FragmentMode> ms = modes();
+  for (FragmentMode& m : ms)
+    if (!m.is_replica()) m.dim = inverse[static_cast<size_t>(m.dim)];
+  return make(s, ms);
+}
+
+Fragment Fragment::project(const std::vector<int>& dims) const {
+  const int n = static_cast<int>(shape().size());
+  std::vector<bool> keep(static_cast<size_t>(n), false);
+  for (int d : dims) {
+    if (d < 0 || d >= n || keep[static_cast<size_t>(d)])
+      throw_error<LayoutError>("Fragment::project: bad dimension list for ", shape_str(shape()));
+    keep[static_cast<size_t>(d)] = true;
+  }
+  Fragment f = *this;
+  std::vector<int> remaining;  // original dimension of each dimension of f
+  for (int d = 0; d < n; ++d) remaining.push_back(d);
+  for (int d = n - 1; d >= 0; --d) {
+    if (keep[static_cast<size_t>(d)]) continue;
+    if (remaining.size() == 1) {
+      // Projecting everything away: a scalar held by every thread that held an element.
+      f = f.reduce(0);
+      remaining.clear();
+      break;
+    }
+    f = f.reduce(d);
+    remaining.erase(remaining.begin() + d);
+  }
+  if (dims.empty()) return f;
+  std::vector<int> order;
+  for (int d : dims) order.push_back(static_cast<int>(std::find(remaining.begin(), remaining.end(), d) - remaining.begin()));
+  return f.permute(order);
+}
+
 bool Fragment::same_as(const Fragment& other) const {
   return shape() == other.shape() && modes() == other.modes();
 }

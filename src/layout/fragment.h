@@ -108,6 +108,13 @@ class Fragment {
   // replicas (listed in `groups`, to all-reduce over), its registers disappear and the remaining
   // registers are renumbered compactly. A 1-d fragment reduces to shape [1].
   Fragment reduce(int dim, std::vector<ThreadGroup>* groups = nullptr) const;
+  // The fragment with its dimensions reordered: dimension d of the result is dimension order[d]
+  // of this one (order is a permutation).
+  Fragment permute(const std::vector<int>& order) const;
+  // The layout a thread needs to read `dims` of this fragment's index space (a projection): the
+  // other dimensions are reduced away (their thread digits become replicas), then the kept ones
+  // are put in the order given. Used for F[i] inside a T.Parallel(i, j) nest laid out by this.
+  Fragment project(const std::vector<int>& dims) const;
   // For reduce(dim): the destination register of every source register.
   std::vector<int64_t> reduce_reg_map(int dim) const;
 

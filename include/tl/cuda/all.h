@@ -10,3 +10,5 @@
 #include "tl/cuda/mma.h"
 #include "tl/cuda/reduce.h"
 #include "tl/cuda/debug.h"
+#include "tl/cuda/gemm.h"
+#include "tl/cuda/rasterize.h"

@@ -67,7 +67,18 @@ TL_HOST_DEVICE To bit_cast(const From& v) {
   return out;
 }
 
+// Python-style integer division and remainder (floor rounding), for the IR's floordiv/floormod.
 template <typename T>
+TL_HOST_DEVICE T floordiv(T a, T b) {
+  T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <typename T>
+TL_HOST_DEVICE T floormod(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
 TL_HOST_DEVICE constexpr bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 TL_HOST_DEVICE constexpr int next_pow2(int x) {
   int p = 1;
@@ -86,11 +97,11 @@ struct conditional<false, A, B> {
 };
 template <typename A, typename B>
 struct is_same {
-  static constexpr bool value = false;
+  enum : bool { value = false };
 };
 template <typename A>
 struct is_same<A, A> {
-  static constexpr bool value = true;
+  enum : bool { value = true };
 };
 
 }  // namespace tl

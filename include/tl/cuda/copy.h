@@ -72,6 +72,31 @@ TL_DEVICE void copy_sync_zfill(T* dst, const T* src, bool valid) {
   *reinterpret_cast<S*>(dst) = v;
 }
 
+// N elements converted from S to D, reading and writing each side as one vector access when its
+// size is 2, 4, 8 or 16 bytes (both pointers aligned to it), element by element otherwise.
+template <int N, typename D, typename S>
+TL_DEVICE void copy_cast(D* dst, const S* src) {
+  constexpr int kSrcBytes = int(sizeof(S)) * N, kDstBytes = int(sizeof(D)) * N;
+  alignas(kSrcBytes <= 16 ? kSrcBytes : 16) S in[N];
+  if constexpr (kSrcBytes <= 16 && (kSrcBytes & (kSrcBytes - 1)) == 0) {
+    typedef typename storage_of<kSrcBytes>::type SS;
+    *reinterpret_cast<SS*>(in) = *reinterpret_cast<const SS*>(src);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) in[i] = src[i];
+  }
+  alignas(kDstBytes <= 16 ? kDstBytes : 16) D out[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = static_cast<D>(in[i]);
+  if constexpr (kDstBytes <= 16 && (kDstBytes & (kDstBytes - 1)) == 0) {
+    typedef typename storage_of<kDstBytes>::type DS;
+    *reinterpret_cast<DS*>(dst) = *reinterpret_cast<const DS*>(out);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) dst[i] = out[i];
+  }
+}
+
 // Loads that bypass L1 allocation for streamed data (read once).
 TL_DEVICE uint4 ld_global_nc_v4(const void* p) {
   uint4 r;

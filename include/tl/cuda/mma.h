@@ -87,35 +87,35 @@ template <typename AT, typename BT, typename CT>
 struct mma_op;
 template <>
 struct mma_op<half_t, half_t, float> {
-  static constexpr int kM = 16, kN = 8, kK = 16;
+  enum : int { kM = 16, kN = 8, kK = 16 };  // an enum, not a static member: no device global
   TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b, const float* c) {
     mma_m16n8k16_f16f16f32(d, a, b, c);
   }
 };
 template <>
 struct mma_op<bfloat16_t, bfloat16_t, float> {
-  static constexpr int kM = 16, kN = 8, kK = 16;
+  enum : int { kM = 16, kN = 8, kK = 16 };  // an enum, not a static member: no device global
   TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b, const float* c) {
     mma_m16n8k16_bf16bf16f32(d, a, b, c);
   }
 };
 template <>
 struct mma_op<float, float, float> {  // tf32 inputs
-  static constexpr int kM = 16, kN = 8, kK = 8;
+  enum : int { kM = 16, kN = 8, kK = 8 };  // an enum, not a static member: no device global
   TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b, const float* c) {
     mma_m16n8k8_tf32tf32f32(d, a, b, c);
   }
 };
 template <>
 struct mma_op<int8_t, int8_t, int32_t> {
-  static constexpr int kM = 16, kN = 8, kK = 32;
+  enum : int { kM = 16, kN = 8, kK = 32 };  // an enum, not a static member: no device global
   TL_DEVICE static void run(int32_t* d, const uint32_t* a, const uint32_t* b, const int32_t* c) {
     mma_m16n8k32_s8s8s32(d, a, b, c);
   }
 };
 template <>
 struct mma_op<uint8_t, uint8_t, int32_t> {
-  static constexpr int kM = 16, kN = 8, kK = 32;
+  enum : int { kM = 16, kN = 8, kK = 32 };  // an enum, not a static member: no device global
   TL_DEVICE static void run(int32_t* d, const uint32_t* a, const uint32_t* b, const int32_t* c) {
     mma_m16n8k32_u8u8s32(d, a, b, c);
   }
@@ -123,14 +123,14 @@ struct mma_op<uint8_t, uint8_t, int32_t> {
 #if TL_ARCH >= 890
 template <>
 struct mma_op<fp8_e4m3_t, fp8_e4m3_t, float> {
-  static constexpr int kM = 16, kN = 8, kK = 32;
+  enum : int { kM = 16, kN = 8, kK = 32 };  // an enum, not a static member: no device global
   TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b, const float* c) {
     mma_m16n8k32_e4m3e4m3f32(d, a, b, c);
   }
 };
 template <>
 struct mma_op<fp8_e5m2_t, fp8_e5m2_t, float> {
-  static constexpr int kM = 16, kN = 8, kK = 32;
+  enum : int { kM = 16, kN = 8, kK = 32 };  // an enum, not a static member: no device global
   TL_DEVICE static void run(float* d, const uint32_t* a, const uint32_t* b, const float* c) {
     mma_m16n8k32_e5m2e5m2f32(d, a, b, c);
   }

@@ -67,3 +67,17 @@ def to_numpy(x):
 
 
 _core._set_tensor_allocator(allocate)
+
+
+def current_stream(like, device):
+    """The caller's current CUDA stream for cuda kernels (torch: torch.cuda.current_stream)."""
+    if is_torch_tensor(like):
+        import torch
+        get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if get_raw is not None:
+            return int(get_raw(device))
+        return int(torch.cuda.current_stream(device).cuda_stream)
+    return 0
+
+
+_core._set_stream_getter(current_stream)

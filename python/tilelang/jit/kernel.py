@@ -109,6 +109,20 @@ class JITKernel(_core.CompiledKernel):
         """The host-side source where it is separate from the kernel source ("" on cpu)."""
         return self.host_source
 
+    def __call__(self, *args):
+        # cuda kernels take device tensors; numpy arrays are staged through torch (copied to the
+        # device, and every numpy argument copied back after the call, outputs returned as numpy),
+        # so host-side examples run unchanged on cuda (slowly: use torch tensors for speed).
+        if self._staged_target() and any(_is_ndarray(a) for a in args):
+            return _call_staged(super().__call__, args)
+        return super().__call__(*args)
+
+    def _staged_target(self):
+        v = self.__dict__.get("_is_cuda")
+        if v is None:
+            v = self.__dict__["_is_cuda"] = str(self.target).startswith("cuda")
+        return v
+
     def get_profiler(self, tensor_supply_type=None):
         from ..profiler import Profiler, TensorSupplyType
         return Profiler(self, TensorSupplyType.Auto if tensor_supply_type is None else tensor_supply_type)
@@ -119,3 +133,48 @@ class JITKernel(_core.CompiledKernel):
 
 
 Kernel = JITKernel
+
+
+def _is_ndarray(a):
+    return type(a).__module__ == "numpy" and type(a).__name__ == "ndarray"
+
+
+def _call_staged(call, args):
+    try:
+        import torch
+    except ImportError:
+        raise _core.ArgumentError(
+            "this kernel runs on cuda and was called with numpy arrays; pass torch (or other DLPack) tensors on "
+            "the GPU, or install torch so that numpy arguments can be staged to the device") from None
+    import numpy as np
+
+    special = {"bfloat16": (np.uint16, torch.bfloat16), "float8_e4m3fn": (np.uint8, torch.float8_e4m3fn),
+               "float8_e5m2": (np.uint8, torch.float8_e5m2)}
+
+    def to_dev(a):
+        a = np.ascontiguousarray(a)
+        if a.dtype.name in special:
+            store, tdt = special[a.dtype.name]
+            return torch.from_numpy(a.view(store)).cuda().view(tdt)
+        return torch.from_numpy(a).cuda()
+
+    def to_host(t, like_dtype=None):
+        name = str(t.dtype).replace("torch.", "")
+        if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+            import ml_dtypes
+            store = np.uint16 if name == "bfloat16" else np.uint8
+            h = t.view(torch.uint16 if name == "bfloat16" else torch.uint8).cpu().numpy()
+            return h.view(getattr(ml_dtypes, name))
+        return t.cpu().numpy()
+
+    dev = [to_dev(a) if _is_ndarray(a) else a for a in args]
+    out = call(*dev)
+    torch.cuda.synchronize()
+    for a, d in zip(args, dev):
+        if _is_ndarray(a) and a.flags.writeable:
+            a[...] = to_host(d)
+    if out is None:
+        return None
+    if isinstance(out, tuple):
+        return tuple(to_host(o) for o in out)
+    return to_host(out)

@@ -4,6 +4,7 @@
 #include "transform/check_cpu_constructs.h"
 #include "transform/flatten_buffer_access.h"
 #include "transform/legalize_cpu_loops.h"
+#include "transform/legalize_safe_memory_access.h"
 #include "transform/lower_tile_ops.h"
 #include "transform/serialize_threads.h"
 #include "transform/simplify.h"
@@ -18,6 +19,7 @@ PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
   runner.run("lower_tile_ops", [](const PrimFunc& fn, const PassContext& c) {
     return lower_tile_ops(fn, c, lower_tile_op_cpu);
   });
+  runner.run("legalize_safe_memory_access", legalize_safe_memory_access);  // tails of T.Parallel on global
   runner.run("legalize_cpu_loops", legalize_cpu_loops);
   runner.run("flatten_buffer_access", flatten_buffer_access);
   runner.run("simplify", simplify);  // folds the flattened index arithmetic, drops provable guards

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -41,11 +43,19 @@ constexpr int kMemoryTypeDevice = 2;
 constexpr int kMemoryTypeUnified = 4;
 constexpr CUresult kErrorNotFound = 500;
 constexpr CUresult kErrorNoBinaryForGpu = 209;
+constexpr int kJitInfoLogBuffer = 3;
+constexpr int kJitInfoLogBufferSize = 4;
+constexpr int kJitErrorLogBuffer = 5;
+constexpr int kJitErrorLogBufferSize = 6;
 
 struct DriverApi {
   void* handle = nullptr;
-  std::string error;
+  std::string path;   // the libcuda file that was loaded
+  std::string error;  // why the driver is unusable
+  std::string resolution;  // "cuGetProcAddress_v2" or "dlsym"
+  int version = 0;    // cuDriverGetVersion, e.g. 13000
   CUresult (*init)(unsigned) = nullptr;
+  CUresult (*driver_get_version)(int*) = nullptr;
   CUresult (*get_error_name)(CUresult, const char**) = nullptr;
   CUresult (*get_error_string)(CUresult, const char**) = nullptr;
   CUresult (*device_get_count)(int*) = nullptr;
@@ -56,7 +66,7 @@ struct DriverApi {
   CUresult (*ctx_get_current)(CUcontext*) = nullptr;
   CUresult (*ctx_set_current)(CUcontext) = nullptr;
   CUresult (*ctx_synchronize)() = nullptr;
-  CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
+  CUresult (*module_load_data_ex)(CUmodule*, const void*, unsigned, int*, void**) = nullptr;
   CUresult (*module_unload)(CUmodule) = nullptr;
   CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
   CUresult (*module_get_global)(CUdeviceptr*, size_t*, CUmodule, const char*) = nullptr;
@@ -73,62 +83,122 @@ struct DriverApi {
   CUresult (*pointer_get_attribute)(void*, int, CUdeviceptr) = nullptr;
 };
 
+// TILELANG_CUDA_TRACE=1 logs every driver call and its result to stderr (flushed), so a crash
+// inside the driver is located by the last line printed.
+bool trace_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("TILELANG_CUDA_TRACE");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+template <typename Fn, typename... Args>
+CUresult cu_call(const char* name, Fn fn, Args... args) {
+  if (trace_enabled()) {
+    std::fprintf(stderr, "[tl.cuda] %s ...\n", name);
+    std::fflush(stderr);
+  }
+  CUresult r = fn(args...);
+  if (trace_enabled()) {
+    std::fprintf(stderr, "[tl.cuda] %s -> %d\n", name, r);
+    std::fflush(stderr);
+  }
+  return r;
+}
+
+// The ABI version we were written against: the signatures above are those of the CUDA 12.0
+// headers. cuGetProcAddress_v2 hands out exactly those entry points (e.g. cuMemAlloc_v2 for
+// "cuMemAlloc"), also from newer drivers whose default symbols may change behind a macro.
+constexpr int kAbiCudaVersion = 12000;
+
 DriverApi& api() {
   static DriverApi a;
   static std::once_flag once;
   std::call_once(once, [] {
     std::string tried;
-    a.handle = open_first_library({"libcuda.so.1", "libcuda.so"}, nullptr, &tried);
+    std::vector<std::string> candidates;
+    if (const char* p = std::getenv("TILELANG_CUDA_DRIVER_PATH"); p && *p) candidates.push_back(p);
+    candidates.push_back("libcuda.so.1");
+    candidates.push_back("libcuda.so");
+    a.handle = open_first_library(candidates, &a.path, &tried);
     if (!a.handle) {
       const char* err = dlerror();
       a.error = "the CUDA driver (libcuda.so.1) is not installed or not on the loader path" +
                 (err ? std::string(": ") + err : std::string());
       return;
     }
+    auto fail = [&](std::string why) {
+      a.error = std::move(why);
+      dlclose(a.handle);
+      a.handle = nullptr;
+    };
+    // Error names, cuInit and the version come from dlsym (they have one ABI version).
     std::string missing;
-    auto sym = [&](auto& fn, const char* name) {
+    auto dl = [&](auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(a.handle, name));
       if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
     };
-    sym(a.init, "cuInit");
-    sym(a.get_error_name, "cuGetErrorName");
-    sym(a.get_error_string, "cuGetErrorString");
-    sym(a.device_get_count, "cuDeviceGetCount");
-    sym(a.device_get, "cuDeviceGet");
-    sym(a.device_get_attribute, "cuDeviceGetAttribute");
-    sym(a.device_get_name, "cuDeviceGetName");
-    sym(a.primary_ctx_retain, "cuDevicePrimaryCtxRetain");
-    sym(a.ctx_get_current, "cuCtxGetCurrent");
-    sym(a.ctx_set_current, "cuCtxSetCurrent");
-    sym(a.ctx_synchronize, "cuCtxSynchronize");
-    sym(a.module_load_data, "cuModuleLoadData");
-    sym(a.module_unload, "cuModuleUnload");
-    sym(a.module_get_function, "cuModuleGetFunction");
-    sym(a.module_get_global, "cuModuleGetGlobal_v2");
-    sym(a.func_set_attribute, "cuFuncSetAttribute");
-    sym(a.func_get_attribute, "cuFuncGetAttribute");
-    sym(a.launch_kernel, "cuLaunchKernel");
-    sym(a.stream_synchronize, "cuStreamSynchronize");
-    sym(a.mem_alloc, "cuMemAlloc_v2");
-    sym(a.mem_free, "cuMemFree_v2");
-    sym(a.memcpy_htod, "cuMemcpyHtoD_v2");
-    sym(a.memcpy_dtoh, "cuMemcpyDtoH_v2");
-    sym(a.memset_d8, "cuMemsetD8_v2");
-    sym(a.pointer_get_attribute, "cuPointerGetAttribute");
-    if (!missing.empty()) {
-      a.error = "the CUDA driver is too old (missing " + missing + ")";
-      dlclose(a.handle);
-      a.handle = nullptr;
-      return;
-    }
-    CUresult r = a.init(0);
+    dl(a.init, "cuInit");
+    dl(a.driver_get_version, "cuDriverGetVersion");
+    dl(a.get_error_name, "cuGetErrorName");
+    dl(a.get_error_string, "cuGetErrorString");
+    if (!missing.empty()) return fail("the CUDA driver " + a.path + " is too old (missing " + missing + ")");
+    if (std::string sopath = shared_object_dir(reinterpret_cast<void*>(a.init)); !sopath.empty())
+      a.path = sopath + "/" + a.path.substr(a.path.rfind('/') + 1);
+    CUresult r = cu_call("cuInit", a.init, 0u);
     if (r != 0) {
       const char* name = nullptr;
       a.get_error_name(r, &name);
-      a.error = std::string("cuInit failed with ") + (name ? name : std::to_string(r)) +
-                " (no usable GPU, or the driver does not match)";
-      dlclose(a.handle);
-      a.handle = nullptr;
+      return fail(std::string("cuInit failed with ") + (name ? name : std::to_string(r)) +
+                  " (no usable GPU, or the driver does not match the kernel module)");
+    }
+    cu_call("cuDriverGetVersion", a.driver_get_version, &a.version);
+    if (a.version < kAbiCudaVersion)
+      return fail("the CUDA driver is too old: it supports CUDA " + std::to_string(a.version / 1000) + "." +
+                  std::to_string(a.version % 1000 / 10) + ", tilelang needs 12.0 or newer");
+
+    using GetProc = CUresult (*)(const char*, void**, int, unsigned long long, int*);
+    auto get_proc = reinterpret_cast<GetProc>(dlsym(a.handle, "cuGetProcAddress_v2"));
+    a.resolution = get_proc ? "cuGetProcAddress_v2" : "dlsym";
+    // `base` is the API name, `versioned` the symbol the 12.0 headers bind it to.
+    auto sym = [&](auto& fn, const char* base, const char* versioned) {
+      void* p = nullptr;
+      if (get_proc) {
+        int status = 0;
+        if (get_proc(base, &p, kAbiCudaVersion, 0, &status) != 0 || status != 0) p = nullptr;
+      }
+      if (!p) p = dlsym(a.handle, versioned);
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+      if (!fn) missing += std::string(missing.empty() ? "" : ", ") + versioned;
+    };
+    sym(a.device_get_count, "cuDeviceGetCount", "cuDeviceGetCount");
+    sym(a.device_get, "cuDeviceGet", "cuDeviceGet");
+    sym(a.device_get_attribute, "cuDeviceGetAttribute", "cuDeviceGetAttribute");
+    sym(a.device_get_name, "cuDeviceGetName", "cuDeviceGetName");
+    sym(a.primary_ctx_retain, "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain");
+    sym(a.ctx_get_current, "cuCtxGetCurrent", "cuCtxGetCurrent");
+    sym(a.ctx_set_current, "cuCtxSetCurrent", "cuCtxSetCurrent");
+    sym(a.ctx_synchronize, "cuCtxSynchronize", "cuCtxSynchronize");
+    sym(a.module_load_data_ex, "cuModuleLoadDataEx", "cuModuleLoadDataEx");
+    sym(a.module_unload, "cuModuleUnload", "cuModuleUnload");
+    sym(a.module_get_function, "cuModuleGetFunction", "cuModuleGetFunction");
+    sym(a.module_get_global, "cuModuleGetGlobal", "cuModuleGetGlobal_v2");
+    sym(a.func_set_attribute, "cuFuncSetAttribute", "cuFuncSetAttribute");
+    sym(a.func_get_attribute, "cuFuncGetAttribute", "cuFuncGetAttribute");
+    sym(a.launch_kernel, "cuLaunchKernel", "cuLaunchKernel");
+    sym(a.stream_synchronize, "cuStreamSynchronize", "cuStreamSynchronize");
+    sym(a.mem_alloc, "cuMemAlloc", "cuMemAlloc_v2");
+    sym(a.mem_free, "cuMemFree", "cuMemFree_v2");
+    sym(a.memcpy_htod, "cuMemcpyHtoD", "cuMemcpyHtoD_v2");
+    sym(a.memcpy_dtoh, "cuMemcpyDtoH", "cuMemcpyDtoH_v2");
+    sym(a.memset_d8, "cuMemsetD8", "cuMemsetD8_v2");
+    sym(a.pointer_get_attribute, "cuPointerGetAttribute", "cuPointerGetAttribute");
+    if (!missing.empty()) return fail("the CUDA driver " + a.path + " lacks " + missing);
+    if (trace_enabled()) {
+      std::fprintf(stderr, "[tl.cuda] driver %s, CUDA %d, entry points via %s\n", a.path.c_str(), a.version,
+                   a.resolution.c_str());
+      std::fflush(stderr);
     }
   });
   return a;
@@ -173,12 +243,12 @@ CUcontext primary_context(int device) {
   DeviceState& st = devices()[device];
   if (!st.ctx) {
     int count = 0;
-    check(a.device_get_count(&count), "cuDeviceGetCount", "counting devices");
+    check(cu_call("cuDeviceGetCount", a.device_get_count, &count), "cuDeviceGetCount", "counting devices");
     if (device < 0 || device >= count)
       throw_error<RuntimeError>("cuda device ", device, " does not exist (", count, " device(s) visible)");
     CUdevice dev = 0;
-    check(a.device_get(&dev, device), "cuDeviceGet", "opening device " + std::to_string(device));
-    check(a.primary_ctx_retain(&st.ctx, dev), "cuDevicePrimaryCtxRetain",
+    check(cu_call("cuDeviceGet", a.device_get, &dev, device), "cuDeviceGet", "opening device " + std::to_string(device));
+    check(cu_call("cuDevicePrimaryCtxRetain", a.primary_ctx_retain, &st.ctx, dev), "cuDevicePrimaryCtxRetain",
           "retaining the primary context of device " + std::to_string(device));
   }
   return st.ctx;
@@ -194,11 +264,21 @@ bool cuda_driver_available(std::string* why) {
   return a.handle != nullptr;
 }
 
+CudaDriverFacts cuda_driver_facts() {
+  DriverApi& a = api();
+  CudaDriverFacts f;
+  if (!a.handle) return f;
+  f.path = a.path;
+  f.version = a.version;
+  f.resolution = a.resolution;
+  return f;
+}
+
 int cuda_device_count() {
   DriverApi& a = api();
   if (!a.handle) return 0;
   int n = 0;
-  if (a.device_get_count(&n) != 0) return 0;
+  if (cu_call("cuDeviceGetCount", a.device_get_count, &n) != 0) return 0;
   return n;
 }
 
@@ -206,8 +286,8 @@ void cuda_set_device(int device) {
   DriverApi& a = require_api();
   CUcontext want = primary_context(device);
   CUcontext cur = nullptr;
-  check(a.ctx_get_current(&cur), "cuCtxGetCurrent", "selecting device " + std::to_string(device));
-  if (cur != want) check(a.ctx_set_current(want), "cuCtxSetCurrent", "selecting device " + std::to_string(device));
+  check(cu_call("cuCtxGetCurrent", a.ctx_get_current, &cur), "cuCtxGetCurrent", "selecting device " + std::to_string(device));
+  if (cur != want) check(cu_call("cuCtxSetCurrent", a.ctx_set_current, want), "cuCtxSetCurrent", "selecting device " + std::to_string(device));
 }
 
 const CudaDeviceInfo& cuda_device_info(int device) {
@@ -217,14 +297,14 @@ const CudaDeviceInfo& cuda_device_info(int device) {
   DeviceState& st = devices()[device];
   if (!st.info_ready) {
     CUdevice dev = 0;
-    check(a.device_get(&dev, device), "cuDeviceGet", "querying device " + std::to_string(device));
+    check(cu_call("cuDeviceGet", a.device_get, &dev, device), "cuDeviceGet", "querying device " + std::to_string(device));
     CudaDeviceInfo& i = st.info;
     i.ordinal = device;
     char name[256] = {0};
-    check(a.device_get_name(name, sizeof(name) - 1, dev), "cuDeviceGetName", "querying the device name");
+    check(cu_call("cuDeviceGetName", a.device_get_name, name, sizeof(name) - 1, dev), "cuDeviceGetName", "querying the device name");
     i.name = name;
     auto attr = [&](int which, int* out) {
-      check(a.device_get_attribute(out, which, dev), "cuDeviceGetAttribute", "querying device attributes");
+      check(cu_call("cuDeviceGetAttribute", a.device_get_attribute, out, which, dev), "cuDeviceGetAttribute", "querying device attributes");
     };
     attr(kAttrCcMajor, &i.cc_major);
     attr(kAttrCcMinor, &i.cc_minor);
@@ -244,11 +324,11 @@ int cuda_pointer_device(const void* ptr) {
   DriverApi& a = api();
   if (!a.handle || !ptr) return -1;
   unsigned int mem_type = 0;
-  if (a.pointer_get_attribute(&mem_type, kPointerAttrMemoryType, reinterpret_cast<CUdeviceptr>(ptr)) != 0)
+  if (cu_call("cuPointerGetAttribute", a.pointer_get_attribute, &mem_type, kPointerAttrMemoryType, reinterpret_cast<CUdeviceptr>(ptr)) != 0)
     return -1;
   if (mem_type != kMemoryTypeDevice && mem_type != kMemoryTypeUnified) return -1;
   int ordinal = -1;
-  if (a.pointer_get_attribute(&ordinal, kPointerAttrDeviceOrdinal, reinterpret_cast<CUdeviceptr>(ptr)) != 0)
+  if (cu_call("cuPointerGetAttribute", a.pointer_get_attribute, &ordinal, kPointerAttrDeviceOrdinal, reinterpret_cast<CUdeviceptr>(ptr)) != 0)
     return -1;
   return ordinal;
 }
@@ -257,7 +337,7 @@ void* cuda_malloc(size_t bytes, int device) {
   DriverApi& a = require_api();
   cuda_set_device(device);
   CUdeviceptr p = 0;
-  check(a.mem_alloc(&p, bytes ? bytes : 1), "cuMemAlloc",
+  check(cu_call("cuMemAlloc", a.mem_alloc, &p, bytes ? bytes : 1), "cuMemAlloc",
         "allocating " + std::to_string(bytes) + " bytes on device " + std::to_string(device));
   return reinterpret_cast<void*>(p);
 }
@@ -266,65 +346,119 @@ void cuda_free(void* ptr, int device) {
   if (!ptr) return;
   DriverApi& a = require_api();
   cuda_set_device(device);
-  check(a.mem_free(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree", "freeing device memory");
+  check(cu_call("cuMemFree", a.mem_free, reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree", "freeing device memory");
 }
 
 void cuda_memcpy_htod(void* dst, const void* src, size_t bytes, int device) {
   DriverApi& a = require_api();
   cuda_set_device(device);
-  check(a.memcpy_htod(reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD", "copying to the device");
+  check(cu_call("cuMemcpyHtoD", a.memcpy_htod, reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD", "copying to the device");
 }
 
 void cuda_memcpy_dtoh(void* dst, const void* src, size_t bytes, int device) {
   DriverApi& a = require_api();
   cuda_set_device(device);
-  check(a.memcpy_dtoh(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH", "copying from the device");
+  check(cu_call("cuMemcpyDtoH", a.memcpy_dtoh, dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH", "copying from the device");
 }
 
 void cuda_memset(void* dst, int byte, size_t bytes, int device) {
   DriverApi& a = require_api();
   cuda_set_device(device);
-  check(a.memset_d8(reinterpret_cast<CUdeviceptr>(dst), static_cast<unsigned char>(byte), bytes), "cuMemsetD8",
+  check(cu_call("cuMemsetD8", a.memset_d8, reinterpret_cast<CUdeviceptr>(dst), static_cast<unsigned char>(byte), bytes), "cuMemsetD8",
         "filling device memory");
 }
 
 void cuda_stream_synchronize(void* stream, int device) {
   DriverApi& a = require_api();
   cuda_set_device(device);
-  check(a.stream_synchronize(stream), "cuStreamSynchronize", "waiting for the stream");
+  check(cu_call("cuStreamSynchronize", a.stream_synchronize, stream), "cuStreamSynchronize", "waiting for the stream");
 }
 
 void cuda_device_synchronize(int device) {
   DriverApi& a = require_api();
   cuda_set_device(device);
-  check(a.ctx_synchronize(), "cuCtxSynchronize", "waiting for device " + std::to_string(device));
+  check(cu_call("cuCtxSynchronize", a.ctx_synchronize), "cuCtxSynchronize", "waiting for device " + std::to_string(device));
 }
 
 // ---------------------------------------------------------------------------------------------
+namespace {
+
+uint64_t read_le(const std::string& s, size_t off, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[off + i]);
+  return v;
+}
+
+}  // namespace
+
+void validate_module_image(const std::string& image, const std::string& what) {
+  auto bad = [&](const std::string& why) {
+    throw_error<ValueError>("cannot load ", what, ": ", why, " (", image.size(), " bytes)");
+  };
+  if (image.size() >= 4 && image.compare(0, 4, "\x7f" "ELF") == 0) {
+    // A cubin: a 64-bit little-endian ELF for EM_CUDA whose header tables lie inside the image
+    // (a truncated or foreign image would otherwise reach the driver).
+    if (image.size() < 64) bad("truncated ELF header");
+    if (image[4] != 2 || image[5] != 1) bad("not a 64-bit little-endian ELF");
+    constexpr uint64_t kEmCuda = 190;
+    if (read_le(image, 18, 2) != kEmCuda) bad("an ELF file that is not a CUDA cubin");
+    uint64_t phoff = read_le(image, 32, 8), shoff = read_le(image, 40, 8);
+    uint64_t phentsize = read_le(image, 54, 2), phnum = read_le(image, 56, 2);
+    uint64_t shentsize = read_le(image, 58, 2), shnum = read_le(image, 60, 2);
+    if (phoff + phentsize * phnum > image.size() || shoff + shentsize * shnum > image.size())
+      bad("truncated cubin (its section or program headers lie past the end)");
+    return;
+  }
+  if (image.size() >= 4 && read_le(image, 0, 4) == 0xBA55ED50u) return;  // fatbin
+  // PTX text: must be NUL-terminated for the driver.
+  if (image.find(".version") == std::string::npos || image.find(".target") == std::string::npos)
+    bad("neither a cubin, a fatbin nor PTX text");
+  if (image.back() != '\0') bad("PTX text must end with a NUL byte");
+}
+
 CudaModule::CudaModule(const std::string& image, int device, const std::string& what) : device_(device) {
+  validate_module_image(image, what);
   DriverApi& a = require_api();
   cuda_set_device(device);
-  CUresult r = a.module_load_data(&module_, image.data());
-  if (r == kErrorNoBinaryForGpu) {
-    const CudaDeviceInfo& info = cuda_device_info(device);
-    throw_error<RuntimeError>(error_name(r), " while loading ", what, " on device ", device, " (", info.name, ", ",
-                              info.arch(),
-                              "): the kernel was compiled for another architecture; use target \"cuda\" (the "
-                              "device's own architecture) or \"cuda -arch=",
-                              info.arch(), info.cc_major >= 9 ? "a" : "", "\"");
+  // The JIT logs explain PTX failures (and some cubin ones); the driver fills them on error.
+  std::string error_log(8192, '\0'), info_log(8192, '\0');
+  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize, kJitInfoLogBuffer, kJitInfoLogBufferSize};
+  void* values[] = {error_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(error_log.size())),
+                    info_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(info_log.size()))};
+  CUresult r = cu_call("cuModuleLoadDataEx", a.module_load_data_ex, &module_, static_cast<const void*>(image.data()),
+                       4u, options, values);
+  if (r != 0) {
+    module_ = nullptr;
+    error_log.resize(std::strlen(error_log.c_str()));
+    std::string log = error_log.empty() ? "" : "\ndriver log:\n" + error_log;
+    if (r == kErrorNoBinaryForGpu) {
+      const CudaDeviceInfo& info = cuda_device_info(device);
+      throw_error<RuntimeError>(error_name(r), " while loading ", what, " on device ", device, " (", info.name, ", ",
+                                info.arch(),
+                                "): the kernel was compiled for another architecture; use target \"cuda\" (the "
+                                "device's own architecture) or \"cuda -arch=",
+                                info.arch(), info.cc_major >= 9 ? "a" : "", "\"", log);
+    }
+    throw_error<RuntimeError>(error_name(r), " in cuModuleLoadDataEx while loading ", what, " on device ", device,
+                              log);
   }
-  check(r, "cuModuleLoadData", "loading " + what + " on device " + std::to_string(device));
-  CUdeviceptr slot = 0;
-  size_t size = 0;
-  r = a.module_get_global(&slot, &size, module_, "tl_device_error");
-  if (r == 0) {
-    if (size != sizeof(DeviceErrorRecord))
-      throw_error<RuntimeError>("the device_assert slot of ", what, " has ", size, " bytes, expected ",
-                                sizeof(DeviceErrorRecord), " (device headers and runtime disagree)");
-    error_slot_ = slot;
-    error_slot_size_ = size;
-  } else if (r != kErrorNotFound) {
-    check(r, "cuModuleGetGlobal", "looking up tl_device_error in " + what);
+  try {
+    CUdeviceptr slot = 0;
+    size_t size = 0;
+    r = cu_call("cuModuleGetGlobal", a.module_get_global, &slot, &size, module_, "tl_device_error");
+    if (r == 0) {
+      if (size != sizeof(DeviceErrorRecord))
+        throw_error<RuntimeError>("the device_assert slot of ", what, " has ", size, " bytes, expected ",
+                                  sizeof(DeviceErrorRecord), " (device headers and runtime disagree)");
+      error_slot_ = slot;
+      error_slot_size_ = size;
+    } else if (r != kErrorNotFound) {
+      check(r, "cuModuleGetGlobal", "looking up tl_device_error in " + what);
+    }
+  } catch (...) {
+    cu_call("cuModuleUnload", a.module_unload, module_);
+    module_ = nullptr;
+    throw;
   }
 }
 
@@ -333,16 +467,16 @@ CudaModule::~CudaModule() {
   if (a.handle && module_) {
     CUcontext cur = nullptr;
     // Unloading needs the module's context current; keep whatever the caller had afterwards.
-    if (a.ctx_get_current(&cur) == 0) {
+    if (cu_call("cuCtxGetCurrent", a.ctx_get_current, &cur) == 0) {
       CUcontext want = nullptr;
       {
         std::lock_guard<std::mutex> lock(g_mutex);
         auto it = devices().find(device_);
         if (it != devices().end()) want = it->second.ctx;
       }
-      if (want && cur != want) a.ctx_set_current(want);
-      a.module_unload(module_);
-      if (want && cur != want) a.ctx_set_current(cur);
+      if (want && cur != want) cu_call("cuCtxSetCurrent", a.ctx_set_current, want);
+      cu_call("cuModuleUnload", a.module_unload, module_);
+      if (want && cur != want) cu_call("cuCtxSetCurrent", a.ctx_set_current, cur);
     }
   }
 }
@@ -350,7 +484,7 @@ CudaModule::~CudaModule() {
 void* CudaModule::function(const std::string& name) const {
   DriverApi& a = require_api();
   CUfunction fn = nullptr;
-  check(a.module_get_function(&fn, module_, name.c_str()), "cuModuleGetFunction",
+  check(cu_call("cuModuleGetFunction", a.module_get_function, &fn, module_, name.c_str()), "cuModuleGetFunction",
         "looking up kernel '" + name + "'");
   return fn;
 }
@@ -364,7 +498,7 @@ void CudaModule::set_dynamic_smem(void* fn, int bytes, const std::string& kernel
                                " per block; use smaller tiles or fewer pipeline stages");
   if (bytes > info.max_smem_per_block || bytes > 48 * 1024) {
     cuda_set_device(device_);
-    check(a.func_set_attribute(fn, kFuncAttrMaxDynamicSmem, bytes), "cuFuncSetAttribute",
+    check(cu_call("cuFuncSetAttribute", a.func_set_attribute, fn, kFuncAttrMaxDynamicSmem, bytes), "cuFuncSetAttribute",
           "allowing kernel '" + kernel_name + "' " + std::to_string(bytes) + " bytes of dynamic shared memory");
   }
 }
@@ -372,14 +506,14 @@ void CudaModule::set_dynamic_smem(void* fn, int bytes, const std::string& kernel
 int CudaModule::num_registers(void* fn) const {
   DriverApi& a = require_api();
   int v = 0;
-  check(a.func_get_attribute(&v, kFuncAttrNumRegs, fn), "cuFuncGetAttribute", "querying registers");
+  check(cu_call("cuFuncGetAttribute", a.func_get_attribute, &v, kFuncAttrNumRegs, fn), "cuFuncGetAttribute", "querying registers");
   return v;
 }
 
 int CudaModule::local_bytes(void* fn) const {
   DriverApi& a = require_api();
   int v = 0;
-  check(a.func_get_attribute(&v, kFuncAttrLocalSize, fn), "cuFuncGetAttribute", "querying local memory");
+  check(cu_call("cuFuncGetAttribute", a.func_get_attribute, &v, kFuncAttrLocalSize, fn), "cuFuncGetAttribute", "querying local memory");
   return v;
 }
 
@@ -387,7 +521,7 @@ void CudaModule::launch(void* fn, LaunchDims grid, LaunchDims block, int dynamic
                         const std::string& kernel_name) const {
   DriverApi& a = require_api();
   cuda_set_device(device_);
-  CUresult r = a.launch_kernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+  CUresult r = cu_call("cuLaunchKernel", a.launch_kernel, fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                static_cast<unsigned>(dynamic_smem), stream, args, nullptr);
   if (r != 0) {
     std::ostringstream os;
@@ -415,13 +549,13 @@ void CudaModule::check_device_errors(void* stream, const std::string& kernel_nam
   if (!error_slot_) return;
   DriverApi& a = require_api();
   cuda_set_device(device_);
-  check(a.stream_synchronize(stream), "cuStreamSynchronize", "waiting for kernel '" + kernel_name + "'");
+  check(cu_call("cuStreamSynchronize", a.stream_synchronize, stream), "cuStreamSynchronize", "waiting for kernel '" + kernel_name + "'");
   uint32_t flag = 0;
-  check(a.memcpy_dtoh(&flag, error_slot_, sizeof(flag)), "cuMemcpyDtoH", "reading the device_assert slot");
+  check(cu_call("cuMemcpyDtoH", a.memcpy_dtoh, &flag, error_slot_, sizeof(flag)), "cuMemcpyDtoH", "reading the device_assert slot");
   if (flag == 0) return;
   DeviceErrorRecord rec{};
-  check(a.memcpy_dtoh(&rec, error_slot_, sizeof(rec)), "cuMemcpyDtoH", "reading the device_assert slot");
-  check(a.memset_d8(error_slot_, 0, error_slot_size_), "cuMemsetD8", "clearing the device_assert slot");
+  check(cu_call("cuMemcpyDtoH", a.memcpy_dtoh, &rec, error_slot_, sizeof(rec)), "cuMemcpyDtoH", "reading the device_assert slot");
+  check(cu_call("cuMemsetD8", a.memset_d8, error_slot_, 0, error_slot_size_), "cuMemsetD8", "clearing the device_assert slot");
   throw RuntimeError(format_device_error(rec, kernel_name));
 }
 

@@ -29,6 +29,14 @@ struct CudaDeviceInfo {
 
 // True when libcuda.so.1 loads and cuInit succeeds; otherwise `why` explains.
 bool cuda_driver_available(std::string* why = nullptr);
+// Which libcuda was loaded, the CUDA version it supports (e.g. 13000) and how its entry points
+// were resolved ("cuGetProcAddress_v2" or "dlsym"); empty/0 without a driver. Diagnostics.
+struct CudaDriverFacts {
+  std::string path;
+  int version = 0;
+  std::string resolution;
+};
+CudaDriverFacts cuda_driver_facts();
 // Number of CUDA devices; 0 when there is no driver or no device.
 int cuda_device_count();
 // Facts about one device (cached). Throws RuntimeError for a bad ordinal.
@@ -61,6 +69,11 @@ struct DeviceErrorRecord {
 struct LaunchDims {
   uint32_t x = 1, y = 1, z = 1;
 };
+
+// Checks that `image` is a well-formed cubin (64-bit ELF for EM_CUDA with its header tables
+// inside the image), a fatbin, or NUL-terminated PTX text, so that nothing malformed reaches the
+// driver. Throws ValueError naming `what`.
+void validate_module_image(const std::string& image, const std::string& what);
 
 // A module (cubin or PTX image) loaded on one device. Not copyable.
 class CudaModule {

@@ -1,11 +1,16 @@
 #include "target/cuda/dynlib.h"
 
 #include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <glob.h>
 #include <limits.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 
 namespace tl {
 
@@ -74,6 +79,67 @@ std::string shared_object_dir(void* address) {
   }
   auto slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+namespace {
+
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+struct sigaction g_previous[sizeof(kFatalSignals) / sizeof(kFatalSignals[0])];
+
+void write_str(const char* s) {
+  ssize_t ignored = write(2, s, std::strlen(s));
+  (void)ignored;
+}
+
+void fatal_signal_handler(int sig, siginfo_t* info, void* ucontext) {
+  char line[160];
+  std::snprintf(line, sizeof(line), "\n[tilelang] fatal signal %d (%s) at address %p; native backtrace:\n", sig,
+                strsignal(sig), info ? info->si_addr : nullptr);
+  write_str(line);
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  for (int i = 0; i < n; ++i) {
+    Dl_info d{};
+    if (dladdr(frames[i], &d) && d.dli_fname) {
+      std::snprintf(line, sizeof(line), "  #%d %s+0x%lx (%s)\n", i, d.dli_sname ? d.dli_sname : "?",
+                    static_cast<unsigned long>(static_cast<char*>(frames[i]) -
+                                               static_cast<char*>(d.dli_sname ? d.dli_saddr : d.dli_fbase)),
+                    d.dli_fname);
+    } else {
+      std::snprintf(line, sizeof(line), "  #%d %p\n", i, frames[i]);
+    }
+    write_str(line);
+  }
+  // Chain to the previous handler (faulthandler prints the Python stack, then re-raises).
+  for (size_t i = 0; i < sizeof(kFatalSignals) / sizeof(kFatalSignals[0]); ++i) {
+    if (kFatalSignals[i] != sig) continue;
+    const struct sigaction& prev = g_previous[i];
+    if (prev.sa_flags & SA_SIGINFO) {
+      if (prev.sa_sigaction) return prev.sa_sigaction(sig, info, ucontext);
+    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN && prev.sa_handler) {
+      return prev.sa_handler(sig);
+    }
+    sigaction(sig, &prev, nullptr);
+    raise(sig);
+    return;
+  }
+}
+
+}  // namespace
+
+void install_fatal_signal_backtrace() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* warm[2];
+    backtrace(warm, 2);  // loads the unwinder now, not inside the handler
+    for (size_t i = 0; i < sizeof(kFatalSignals) / sizeof(kFatalSignals[0]); ++i) {
+      struct sigaction sa {};
+      sa.sa_sigaction = fatal_signal_handler;
+      sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+      sigemptyset(&sa.sa_mask);
+      sigaction(kFatalSignals[i], &sa, &g_previous[i]);
+    }
+  });
 }
 
 }  // namespace tl

@@ -18,4 +18,10 @@ void* open_first_library(const std::vector<std::string>& candidates, std::string
 // Directory of the shared object (or executable) containing `address`; "" when unknown.
 std::string shared_object_dir(void* address);
 
+// Diagnostics: on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, prints the native backtrace (with the
+// shared object of every frame, so a crash inside libcuda or libnvrtc is told apart from one in
+// tilelang) to stderr, then hands the signal to the previous handler (Python's faulthandler).
+// Idempotent. Used by scripts/cuda_smoke.py; never installed implicitly.
+void install_fatal_signal_backtrace();
+
 }  // namespace tl

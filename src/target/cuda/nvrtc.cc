@@ -140,6 +140,14 @@ std::string nvrtc_version() {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
+std::string nvrtc_library_path() {
+  const NvrtcApi& a = api();
+  if (!a.handle) return "";
+  std::string dir = shared_object_dir(reinterpret_cast<void*>(a.version));
+  std::string file = a.path.substr(a.path.rfind('/') + 1);
+  return dir.empty() ? a.path : dir + "/" + file;
+}
+
 std::string cuda_include_dir() {
   // The source tree (development builds), then the installed package next to the extension.
   std::vector<std::string> candidates;
@@ -239,13 +247,21 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, co
                               "report it with the kernel.\nflags:",
                               flat, "\nlog:\n", out.log, quote_error_lines(out.log, name, source));
   }
-  a.get_cubin_size(prog, &n);
+  n = 0;
+  if (nvrtcResult rr = a.get_cubin_size(prog, &n); rr != 0 || n == 0)
+    throw_error<CompileError>("NVRTC produced no cubin for ", name, " (", opts.arch, "): ",
+                              rr != 0 ? error_text(a, rr) : std::string("empty image"));
   out.cubin.resize(n);
-  if (n) a.get_cubin(prog, out.cubin.data());
+  if (nvrtcResult rr = a.get_cubin(prog, out.cubin.data()); rr != 0)
+    throw_error<CompileError>("NVRTC could not return the cubin of ", name, ": ", error_text(a, rr));
   if (opts.want_ptx) {
-    a.get_ptx_size(prog, &n);
+    n = 0;
+    if (nvrtcResult rr = a.get_ptx_size(prog, &n); rr != 0 || n == 0)
+      throw_error<CompileError>("NVRTC produced no PTX for ", name, ": ",
+                                rr != 0 ? error_text(a, rr) : std::string("empty text"));
     out.ptx.resize(n);
-    if (n) a.get_ptx(prog, out.ptx.data());
+    if (nvrtcResult rr = a.get_ptx(prog, out.ptx.data()); rr != 0)
+      throw_error<CompileError>("NVRTC could not return the PTX of ", name, ": ", error_text(a, rr));
     if (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
   }
   out.usage = parse_ptxas_report(out.log);

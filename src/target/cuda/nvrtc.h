@@ -45,6 +45,8 @@ struct NvrtcResult {
 bool nvrtc_available(std::string* why = nullptr);
 // "13.0"; throws CompileError when NVRTC is missing.
 std::string nvrtc_version();
+// The libnvrtc file that was loaded ("" when none): diagnostics.
+std::string nvrtc_library_path();
 // Directory holding tl/cuda/*.h (the include/ of the source tree or of the installed package).
 std::string cuda_include_dir();
 

@@ -1,0 +1,651 @@
+#include "layout/infer_layout.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "layout/swizzle.h"
+#include "op/tile_op.h"
+
+namespace tl {
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  os << "]";
+  return os.str();
+}
+
+std::string where(const Span& s) { return s.defined() ? s.str() + ": " : ""; }
+
+bool is_fragment(const Buffer& b) { return b.defined() && b.scope() == MemScope::kFragment; }
+
+// A fragment read or written inside a T.Parallel nest.
+struct FragAccess {
+  Buffer buffer;
+  std::vector<Expr> indices;
+  // For an access whose indices are distinct loop variables of the nest (F[i, j], F[j], F[i]):
+  // the nest dimension of each index; empty otherwise.
+  std::vector<int> dims;
+};
+
+struct Nest {
+  const ForNode* root = nullptr;
+  ParallelNest nest;
+  std::vector<FragAccess> accesses;
+  int64_t max_elem_bytes = 1;  // widest element the body touches
+};
+
+struct Participant {
+  const TileOpNode* op = nullptr;  // a tile op, or
+  int nest = -1;                   // an index into nests
+};
+
+// Collects the participants in program order.
+class Collector : public IRVisitor {
+ public:
+  std::vector<Participant> parts;
+  std::vector<Nest> nests;
+  std::vector<Buffer> fragments;                    // allocation order
+  std::map<Buffer, Span, BufferLess> floating;      // fragments used outside nests and tile ops
+  std::vector<const TileOpNode*> annotations;
+
+ protected:
+  void visit_allocate(const AllocateNode* n) override {
+    if (is_fragment(n->buffer)) fragments.push_back(n->buffer);
+    IRVisitor::visit_allocate(n);
+  }
+  void visit_tile_op(const TileOpNode* n) override {
+    if (n->op == "annotate_layout") {
+      annotations.push_back(n);
+      return;
+    }
+    parts.push_back({n, -1});
+    // Scalar arguments may read fragments (fill(x, frag[0])): those are floating reads.
+    for (const TileArg& a : n->args)
+      if (a.is_expr()) visit(a.expr);
+  }
+  void visit_for(const ForNode* n) override {
+    if (n->for_kind != ForKind::kParallel) return IRVisitor::visit_for(n);
+    Nest nest;
+    nest.root = n;
+    nest.nest = parallel_nest(n);
+    collect_nest_accesses(&nest);
+    nests.push_back(std::move(nest));
+    parts.push_back({nullptr, static_cast<int>(nests.size()) - 1});
+    // The extents / min of the outer loop are evaluated outside.
+    visit(n->min);
+    visit(n->extent);
+  }
+  void visit_load(const BufferLoadNode* n) override {
+    if (is_fragment(n->buffer) && !floating.count(n->buffer)) floating[n->buffer] = span_;
+    IRVisitor::visit_load(n);
+  }
+  void visit_store(const BufferStoreNode* n) override {
+    if (is_fragment(n->buffer) && !floating.count(n->buffer)) floating[n->buffer] = n->span;
+    IRVisitor::visit_store(n);
+  }
+ public:
+  void visit(const Stmt& s) override {
+    Span saved = span_;
+    if (s.defined() && s->span.defined()) span_ = s->span;
+    IRVisitor::visit(s);
+    span_ = saved;
+  }
+  using IRVisitor::visit;
+
+ private:
+  void collect_nest_accesses(Nest* nest) {
+    struct Inner : IRVisitor {
+      Nest* nest;
+      void add(const Buffer& b, const std::vector<Expr>& idx) {
+        nest->max_elem_bytes = std::max<int64_t>(nest->max_elem_bytes, b.dtype().element_bytes());
+        if (!is_fragment(b)) return;
+        FragAccess a{b, idx, {}};
+        std::vector<int> dims;
+        for (const Expr& e : idx) {
+          const VarNode* v = e.as<VarNode>();
+          int d = -1;
+          for (size_t k = 0; v && k < nest->nest.vars.size(); ++k)
+            if (nest->nest.vars[k].get() == v) d = static_cast<int>(k);
+          if (d < 0 || std::find(dims.begin(), dims.end(), d) != dims.end()) {
+            dims.clear();
+            break;
+          }
+          dims.push_back(d);
+        }
+        if (dims.size() == idx.size() && !idx.empty()) {
+          bool shapes_match = true;
+          for (size_t k = 0; k < dims.size(); ++k) {
+            int64_t ext = 0;
+            if (!is_const_int(b.shape()[k], &ext) || ext != nest->nest.extents[static_cast<size_t>(dims[k])])
+              shapes_match = false;
+          }
+          if (shapes_match) a.dims = dims;
+        }
+        nest->accesses.push_back(std::move(a));
+      }
+      void visit_load(const BufferLoadNode* n) override {
+        add(n->buffer, n->indices);
+        IRVisitor::visit_load(n);
+      }
+      void visit_store(const BufferStoreNode* n) override {
+        add(n->buffer, n->indices);
+        IRVisitor::visit_store(n);
+      }
+      void visit_for(const ForNode* n) override {
+        if (n->for_kind == ForKind::kParallel)
+          throw_error<LayoutError>(where(n->span),
+                                   "a T.Parallel loop inside the body of another T.Parallel (not directly nested) "
+                                   "is not supported on cuda; write the loops as one T.Parallel(...) nest");
+        IRVisitor::visit_for(n);
+      }
+      void visit_tile_op(const TileOpNode* n) override {
+        throw_error<LayoutError>(op_error_prefix(*n), "tile ops cannot appear inside a T.Parallel loop");
+      }
+    } inner;
+    inner.nest = nest;
+    inner.visit(nest->nest.body);
+  }
+
+  Span span_;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+struct RegionInfo {
+  Buffer buffer;
+  std::vector<int64_t> extents;  // squeezed, constant
+  std::vector<int> dims;         // buffer dimension of each squeezed extent
+  bool full = false;             // covers the whole buffer
+};
+
+RegionInfo region_info(const BufferRegion& r) {
+  RegionInfo info;
+  info.buffer = r.buffer;
+  info.full = true;
+  for (size_t d = 0; d < r.region.size(); ++d) {
+    int64_t ext = 0, mn = 0, shape = 0;
+    bool const_ext = is_const_int(r.region[d].extent, &ext);
+    bool const_shape = d < r.buffer.shape().size() && is_const_int(r.buffer.shape()[d], &shape);
+    if (!const_ext) {
+      info.full = false;
+      info.extents.push_back(-1);
+      info.dims.push_back(static_cast<int>(d));
+      continue;
+    }
+    if (!(is_const_int(r.region[d].min, &mn) && mn == 0 && const_shape && ext == shape)) info.full = false;
+    if (ext != 1) {
+      info.extents.push_back(ext);
+      info.dims.push_back(static_cast<int>(d));
+    }
+  }
+  return info;
+}
+
+class Solver {
+ public:
+  Solver(const Collector& c, int64_t threads, const Target& target) : c_(c), target_(target) {
+    map_.num_threads = threads;
+  }
+
+  LayoutMap run() {
+    apply_annotations();
+    strict();
+    for (int round = 0; round < 10000; ++round) {
+      propagate();
+      if (!free_step()) break;
+    }
+    // Fragments nobody constrained (only filled, or unused): the default layout.
+    for (const Buffer& b : c_.fragments)
+      if (!map_.fragments.count(b))
+        set_fragment(b, default_fragment(const_shape(b, "fragment"), threads(), 1), "default layout");
+    for (size_t i = 0; i < c_.nests.size(); ++i) verify_nest(c_.nests[i]);
+    return std::move(map_);
+  }
+
+ private:
+  int64_t threads() const { return map_.num_threads; }
+
+  void set_fragment(const Buffer& b, const Fragment& f, const std::string& who) {
+    auto it = map_.fragments.find(b);
+    if (it != map_.fragments.end()) {
+      if (it->second.same_as(f)) return;
+      throw_error<LayoutError>(
+          who, " needs fragment '", b.name(), "' in layout ", f.str(), ", but ", origin_[b], " gave it layout ",
+          it->second.str(), ". One fragment cannot have two thread layouts: copy it to a shared-memory buffer "
+          "(T.alloc_shared) and read it from there, or into a second fragment through shared memory");
+    }
+    if (f.num_threads() > threads())
+      throw_error<LayoutError>(who, " needs fragment '", b.name(), "' spread over ", f.num_threads(),
+                               " threads, but the kernel has only ", threads(),
+                               " threads; raise T.Kernel(threads=...) or use smaller tiles");
+    std::vector<int64_t> shape = const_shape(b, "fragment");
+    if (shape != f.shape())
+      throw_error<LayoutError>(who, ": fragment '", b.name(), "' of shape ", shape_str(shape),
+                               " cannot take a layout of shape ", shape_str(f.shape()));
+    map_.fragments.emplace(b, f);
+    origin_[b] = who;
+    changed_ = true;
+  }
+
+  std::string nest_name(const Nest& n) const { return where(n.root->span) + "T.Parallel loop"; }
+
+  // ---- strict ----------------------------------------------------------------------------
+  void apply_annotations() {
+    for (const TileOpNode* op : c_.annotations) {
+      if (op->args.empty() || !op->args[0].is_region()) continue;
+      const Buffer& b = op->args[0].region.buffer;
+      std::string kind = attr_str(op->attrs, "kind", "custom");
+      if (b.scope() == MemScope::kShared) {
+        std::vector<int64_t> shape = const_shape(b, "shared buffer");
+        if (kind == "swizzled") {
+          if (!swizzle_applicable(shape, b.dtype().element_bytes()))
+            throw_error<LayoutError>(op_error_prefix(*op), "no swizzled layout exists for shared buffer '", b.name(),
+                                     "' ", shape_str(shape), " of ", b.dtype().str(),
+                                     "; rows must be 16, 32, 64 or a multiple of 128 bytes");
+          map_.shared[b] = make_swizzled_layout(shape, b.dtype().element_bytes());
+        } else if (kind == "custom") {
+          auto vit = op->attrs.find("vars");
+          auto eit = op->attrs.find("exprs");
+          if (vit == op->attrs.end() || eit == op->attrs.end())
+            throw_error<LayoutError>(op_error_prefix(*op), "a custom layout needs 'vars' and 'exprs'");
+          std::vector<Var> vars;
+          for (const Expr& e : vit->second.as_expr_list()) {
+            const VarNode* v = e.as<VarNode>();
+            if (!v) throw_error<LayoutError>(op_error_prefix(*op), "layout 'vars' must be variables");
+            vars.push_back(Var(std::static_pointer_cast<const VarNode>(e.node())));
+          }
+          std::vector<Expr> exprs = eit->second.as_expr_list();
+          if (vars.size() != shape.size())
+            throw_error<LayoutError>(op_error_prefix(*op), "the layout of '", b.name(), "' takes ", vars.size(),
+                                     " indices for a buffer of rank ", shape.size());
+          std::vector<int64_t> out_shape;
+          // The output space: flat, as large as the largest image (checked bijective below).
+          int64_t total = 1;
+          for (int64_t s : shape) total *= s;
+          Layout l = make_layout(shape, {total}, [&](const std::vector<Var>& v) {
+            std::map<Var, Expr, VarLess> sub;
+            for (size_t i = 0; i < vars.size(); ++i) sub[vars[i]] = v[i];
+            std::vector<Expr> out;
+            std::vector<Expr> mapped;
+            for (const Expr& e : exprs) mapped.push_back(substitute(e, sub));
+            if (mapped.size() == 1) return mapped;
+            // A multi-dimensional image is flattened row-major over the buffer's own shape.
+            return std::vector<Expr>{flatten_index(mapped, shape)};
+          }, "custom");
+          std::string why;
+          if (!l.is_bijective(&why))
+            throw_error<LayoutError>(op_error_prefix(*op), "the layout annotated for '", b.name(),
+                                     "' is not a permutation of its elements: ", why);
+          map_.shared[b] = l;
+        } else {
+          throw_error<LayoutError>(op_error_prefix(*op), "layout kind '", kind,
+                                   "' is an Ascend layout; it has no meaning on target cuda");
+        }
+      } else if (is_fragment(b)) {
+        throw_error<NotImplemented>(op_error_prefix(*op), "not implemented: T.annotate_layout of fragment '",
+                                    b.name(), "' on target cuda (fragment layouts are inferred)");
+      }
+    }
+  }
+
+  void strict() {
+    for (auto& [b, span] : c_.floating) {
+      if (!map_.fragments.count(b))
+        set_fragment(b, make_replicated_fragment(const_shape(b, "fragment"), threads()),
+                     where(span) + "a use outside T.Parallel and tile ops (every thread holds the whole fragment)");
+    }
+    for (const Participant& p : c_.parts)
+      if (p.op && p.op->op == "gemm") plan_gemm(*p.op);
+  }
+
+  void plan_gemm(const TileOpNode& op) {
+    if (op.args.size() < 3 || !op.args[0].is_region() || !op.args[1].is_region() || !op.args[2].is_region())
+      throw_error<LayoutError>(op_error_prefix(op), "expects three buffer regions A, B, C");
+    RegionInfo a = region_info(op.args[0].region), b = region_info(op.args[1].region),
+               c = region_info(op.args[2].region);
+    bool ta = attr_bool(op.attrs, "transpose_A", false), tb = attr_bool(op.attrs, "transpose_B", false);
+    auto dims_ok = [](const RegionInfo& r) {
+      return r.extents.size() == 2 && r.extents[0] > 0 && r.extents[1] > 0;
+    };
+    if (!dims_ok(a) || !dims_ok(b) || !dims_ok(c))
+      throw_error<LayoutError>(op_error_prefix(op), "A, B and C must be two-dimensional tiles of constant size");
+    int64_t m = c.extents[0], n = c.extents[1];
+    int64_t k = ta ? a.extents[0] : a.extents[1];
+    int64_t am = ta ? a.extents[1] : a.extents[0];
+    int64_t bk = tb ? b.extents[1] : b.extents[0];
+    int64_t bn = tb ? b.extents[0] : b.extents[1];
+    if (am != m || bn != n || bk != k)
+      throw_error<LayoutError>(op_error_prefix(op), "shapes do not agree: A ", shape_str(a.extents),
+                               ta ? " (transposed)" : "", ", B ", shape_str(b.extents), tb ? " (transposed)" : "",
+                               ", C ", shape_str(c.extents));
+    if (!is_fragment(c.buffer))
+      throw_error<NotImplemented>(op_error_prefix(op), "not implemented: a T.gemm accumulator in ",
+                                  scope_name(c.buffer.scope()), " memory on target cuda; use T.alloc_fragment for C");
+    if (!c.full)
+      throw_error<NotImplemented>(op_error_prefix(op), "not implemented: a T.gemm accumulating into part of "
+                                  "fragment '", c.buffer.name(), "' on target cuda; give C its own fragment");
+    GemmPlan plan;
+    DataType at = a.buffer.dtype(), bt = b.buffer.dtype(), ct = c.buffer.dtype();
+    auto simt = [&](std::string why) {
+      plan.use_mma = false;
+      plan.why_simt = std::move(why);
+    };
+    bool types_ok = false;
+    if (at == bt) {
+      if (at == DataType::Float(16) && (ct == DataType::Float32() || ct == DataType::Float(16)))
+        types_ok = true;
+      else if (at == DataType::BFloat16() && ct == DataType::Float32())
+        types_ok = true;
+      else if (at == DataType::Float32() && ct == DataType::Float32())
+        types_ok = true;  // tf32
+      else if ((at == DataType::Int(8) || at == DataType::UInt(8)) && ct == DataType::Int32())
+        types_ok = true;
+      else if (at.is_fp8() && ct == DataType::Float32() && target_.is_cuda() && target_.sm() >= 89)
+        types_ok = true;
+    }
+    if (!types_ok) {
+      simt("no mma.sync for " + at.str() + " x " + bt.str() + " -> " + ct.str());
+    } else if (threads() % 32 != 0) {
+      simt("the block has " + std::to_string(threads()) + " threads, not whole warps");
+    } else {
+      int64_t kk = mma_k(at);
+      if (m % 16 || n % 8 || k % kk) {
+        simt("M, N, K = " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
+             " are not multiples of 16, 8, " + std::to_string(kk));
+      } else {
+        try {
+          plan.warps = compute_warp_partition(m, n, static_cast<int>(threads() / 32),
+                                              parse_gemm_warp_policy(attr_str(op.attrs, "policy", "Square")));
+          plan.use_mma = true;
+        } catch (const LayoutError& e) {
+          simt(e.what());
+        }
+      }
+    }
+    bool a_reg = is_fragment(a.buffer), b_reg = is_fragment(b.buffer);
+    if (plan.use_mma && a_reg && ta) simt("a transposed register operand A");
+    if (plan.use_mma && b_reg && tb) simt("a transposed register operand B");
+    if (!plan.use_mma && (a_reg || b_reg))
+      throw_error<NotImplemented>(op_error_prefix(op), "not implemented: T.gemm with operand in a fragment when "
+                                  "mma.sync cannot be used (", plan.why_simt, ") on target cuda; keep A and B in "
+                                  "shared memory (T.alloc_shared)");
+    std::string who = op_error_prefix(op) + "the mma.sync accumulator";
+    if (plan.use_mma) {
+      set_fragment(c.buffer, make_mma_c_fragment(m, n, plan.warps), who);
+      if (a_reg) {
+        if (!a.full) throw_error<NotImplemented>(op_error_prefix(op), "not implemented: A as part of a fragment");
+        set_fragment(a.buffer, make_mma_a_fragment(m, k, plan.warps, at), op_error_prefix(op) + "operand A");
+      }
+      if (b_reg) {
+        if (!b.full) throw_error<NotImplemented>(op_error_prefix(op), "not implemented: B as part of a fragment");
+        set_fragment(b.buffer, make_mma_b_fragment(k, n, plan.warps, bt), op_error_prefix(op) + "operand B");
+      }
+      // Shared operands read with ldmatrix: swizzle them when the layout allows (bank-conflict free).
+      for (const RegionInfo* r : {&a, &b}) {
+        const Buffer& buf = r->buffer;
+        if (buf.scope() != MemScope::kShared || map_.shared.count(buf) || buf.dtype().bits != 16) continue;
+        std::vector<int64_t> shape = const_shape(buf, "shared buffer");
+        int64_t rows = r->extents[0], cols = r->extents[1];
+        int64_t eb = buf.dtype().element_bytes();
+        // The tile must be the buffer's last two dimensions, and a whole number of swizzle
+        // periods (8 lines of 128 bytes) so every stage slice has the same phase.
+        if (shape.size() < 2 || shape[shape.size() - 1] != cols || shape[shape.size() - 2] != rows) continue;
+        if ((rows * cols * eb) % 1024 != 0 || !swizzle_applicable(shape, static_cast<int>(eb))) continue;
+        map_.shared[buf] = make_swizzled_layout(shape, static_cast<int>(eb));
+      }
+    } else {
+      // The SIMT accumulator takes the default layout (or whatever others fix).
+    }
+    map_.gemms[&op] = plan;
+  }
+
+  // ---- propagation ----------------------------------------------------------------------
+  void propagate() {
+    changed_ = true;
+    while (changed_) {
+      changed_ = false;
+      for (const Participant& p : c_.parts) {
+        if (p.op) propagate_op(*p.op);
+        else propagate_nest(c_.nests[static_cast<size_t>(p.nest)]);
+      }
+    }
+  }
+
+  void propagate_nest(const Nest& n) {
+    auto it = map_.loops.find(n.root);
+    if (it == map_.loops.end()) {
+      // A fragment indexed by exactly the loop variables gives the nest its layout.
+      for (const FragAccess& a : n.accesses) {
+        if (a.dims.size() != n.nest.vars.size()) continue;
+        auto f = map_.fragments.find(a.buffer);
+        if (f == map_.fragments.end()) continue;
+        std::vector<int> order(a.dims.size());
+        for (size_t k = 0; k < a.dims.size(); ++k) order[static_cast<size_t>(a.dims[k])] = static_cast<int>(k);
+        map_.loops[n.root] = f->second.permute(order);
+        loop_origin_[n.root] = "fragment '" + a.buffer.name() + "'";
+        changed_ = true;
+        break;
+      }
+      it = map_.loops.find(n.root);
+      if (it == map_.loops.end()) return;
+    }
+    for (const FragAccess& a : n.accesses) {
+      if (a.dims.empty() || map_.fragments.count(a.buffer)) continue;
+      set_fragment(a.buffer, it->second.project(a.dims), nest_name(n));
+    }
+  }
+
+  void propagate_op(const TileOpNode& op) {
+    if (op.op == "reduce") {
+      if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region()) return;
+      RegionInfo src = region_info(op.args[0].region), dst = region_info(op.args[1].region);
+      if (!is_fragment(src.buffer) || !is_fragment(dst.buffer)) return;
+      auto s = map_.fragments.find(src.buffer);
+      if (s == map_.fragments.end()) return;
+      if (!src.full)
+        throw_error<NotImplemented>(op_error_prefix(op), "not implemented: reducing part of fragment '",
+                                    src.buffer.name(), "' on target cuda; reduce the whole fragment or copy the part "
+                                    "to its own fragment");
+      int64_t dim = attr_int(op.attrs, "dim", -1);
+      if (dim < 0 || dim >= static_cast<int64_t>(src.dims.size()))
+        throw_error<LayoutError>(op_error_prefix(op), "reduction dimension ", dim, " out of range");
+      int bdim = src.dims[static_cast<size_t>(dim)];
+      Fragment want = s->second.reduce(bdim);
+      std::vector<int64_t> dshape = const_shape(dst.buffer, "fragment");
+      if (want.shape() != dshape) {
+        // [M] vs [M, 1] and the like: drop unit dimensions on both sides.
+        throw_error<NotImplemented>(op_error_prefix(op), "not implemented: reducing ", shape_str(s->second.shape()),
+                                    " over dimension ", dim, " into fragment '", dst.buffer.name(), "' of shape ",
+                                    shape_str(dshape), "; the destination must have the source's shape without ",
+                                    "that dimension");
+      }
+      set_fragment(dst.buffer, want, op_error_prefix(op) + "the result of the reduction");
+    } else if (op.op == "copy") {
+      if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region()) return;
+      RegionInfo src = region_info(op.args[0].region), dst = region_info(op.args[1].region);
+      if (!is_fragment(src.buffer) || !is_fragment(dst.buffer) || !src.full || !dst.full) return;
+      if (const_shape(src.buffer, "fragment") != const_shape(dst.buffer, "fragment")) return;
+      auto s = map_.fragments.find(src.buffer);
+      auto d = map_.fragments.find(dst.buffer);
+      if (s != map_.fragments.end())
+        set_fragment(dst.buffer, s->second, op_error_prefix(op) + "a register-to-register copy");
+      else if (d != map_.fragments.end())
+        set_fragment(src.buffer, d->second, op_error_prefix(op) + "a register-to-register copy");
+    }
+  }
+
+  // ---- free choices ---------------------------------------------------------------------
+  // Gives the first participant lacking a layout the default one. Returns false when none lacks.
+  bool free_step() {
+    for (const Participant& p : c_.parts) {
+      if (!p.op) {
+        const Nest& n = c_.nests[static_cast<size_t>(p.nest)];
+        if (map_.loops.count(n.root)) continue;
+        // Nests that index a fragment fully but whose fragments are all unknown, or nests
+        // without fragments: threads walk the iteration space row-major, one element each, so
+        // global accesses of consecutive threads are consecutive.
+        map_.loops[n.root] = default_fragment(n.nest.extents, threads(), 1);
+        loop_origin_[n.root] = "the default loop layout";
+        return true;
+      }
+      const TileOpNode& op = *p.op;
+      if (op.op == "copy" || op.op == "atomic_add" || op.op == "reduce" || op.op == "fill" ||
+          op.op.rfind("tile.", 0) == 0) {
+        for (size_t i = 0; i < op.args.size(); ++i) {
+          if (!op.args[i].is_region() || !is_fragment(op.args[i].region.buffer)) continue;
+          const Buffer& b = op.args[i].region.buffer;
+          if (map_.fragments.count(b)) continue;
+          if (op.op == "fill") continue;  // a fill says nothing about the layout; let others decide
+          if (op.op == "reduce" && i == 1) continue;  // the destination follows the source
+          // Vector width from the widest element the op moves (16-byte accesses).
+          int64_t bytes = b.dtype().element_bytes();
+          for (const TileArg& a : op.args)
+            if (a.is_region()) bytes = std::max<int64_t>(bytes, a.region.buffer.dtype().element_bytes());
+          int64_t vec = std::max<int64_t>(1, 16 / bytes);
+          set_fragment(b, default_fragment(const_shape(b, "fragment"), threads(), vec),
+                       op_error_prefix(op) + "the default layout");
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // ---- verification ---------------------------------------------------------------------
+  void verify_nest(const Nest& n) {
+    auto lit = map_.loops.find(n.root);
+    TL_ICHECK(lit != map_.loops.end());
+    const Fragment& L = lit->second;
+    if (L.num_threads() > threads())
+      throw_error<LayoutError>(nest_name(n), ": its layout ", L.str(), " needs ", L.num_threads(),
+                               " threads, but the kernel has only ", threads());
+    for (const FragAccess& a : n.accesses) {
+      auto fit = map_.fragments.find(a.buffer);
+      TL_ICHECK(fit != map_.fragments.end(), "fragment without layout: ", a.buffer.name());
+      const Fragment& F = fit->second;
+      // Indices that use variables other than the nest's cannot be enumerated here; the lowering
+      // indexes the registers with a run-time expression for them.
+      bool enumerable = true;
+      for (const Expr& e : a.indices)
+        for_each_subexpr(e, [&](const Expr& x) {
+          if (const VarNode* v = x.as<VarNode>()) {
+            bool mine = false;
+            for (const Var& lv : n.nest.vars) mine |= lv.get() == v;
+            if (!mine) enumerable = false;
+          } else if (x.kind() == ExprKind::kBufferLoad || x.kind() == ExprKind::kCall) {
+            enumerable = false;
+          }
+        });
+      if (!enumerable) continue;
+      std::vector<int64_t> fshape = F.shape();
+      int64_t checked = 0;
+      for (int64_t t = 0; t < L.num_threads(); ++t) {
+        for (int64_t r = 0; r < L.num_regs(); ++r) {
+          std::vector<int64_t> point;
+          if (!L.index_at(t, r, &point)) continue;
+          std::map<Var, int64_t, VarLess> env;
+          for (size_t k = 0; k < point.size(); ++k) env[n.nest.vars[k]] = point[k];
+          std::vector<int64_t> idx;
+          for (const Expr& e : a.indices) idx.push_back(eval_index(e, env));
+          bool in_range = idx.size() == fshape.size();
+          for (size_t k = 0; in_range && k < idx.size(); ++k) in_range = idx[k] >= 0 && idx[k] < fshape[k];
+          if (!in_range) {
+            std::ostringstream os;
+            os << nest_name(n) << " indexes fragment '" << a.buffer.name() << "' " << shape_str(fshape) << " at (";
+            for (size_t k = 0; k < idx.size(); ++k) os << (k ? ", " : "") << idx[k];
+            os << "), outside the fragment";
+            throw LayoutError(os.str());
+          }
+          std::vector<int64_t> back;
+          bool holds = t < F.num_threads() && F.index_at(t, F.reg_at(idx), &back) && back == idx;
+          if (!holds) {
+            std::ostringstream os;
+            os << nest_name(n) << ": thread " << t << " runs the iteration (";
+            for (size_t k = 0; k < point.size(); ++k) os << (k ? ", " : "") << point[k];
+            os << ") and needs element (";
+            for (size_t k = 0; k < idx.size(); ++k) os << (k ? ", " : "") << idx[k];
+            os << ") of fragment '" << a.buffer.name() << "', which that thread does not hold. The loop is laid out "
+               << "by " << loop_origin_[n.root] << " as " << L.str() << "; '" << a.buffer.name() << "' has layout "
+               << F.str() << " (from " << origin_[a.buffer] << "). Copy '" << a.buffer.name()
+               << "' to a shared-memory buffer (T.alloc_shared) and read it from there in this loop";
+            throw LayoutError(os.str());
+          }
+          if (++checked > (int64_t(1) << 22)) break;
+        }
+      }
+    }
+  }
+
+  const Collector& c_;
+  const Target& target_;
+  LayoutMap map_;
+  std::map<Buffer, std::string, BufferLess> origin_;
+  std::map<const ForNode*, std::string> loop_origin_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+std::vector<int64_t> const_shape(const Buffer& b, const char* what) {
+  std::vector<int64_t> s;
+  for (const Expr& e : b.shape()) {
+    int64_t v = 0;
+    if (!is_const_int(e, &v) || v <= 0)
+      throw_error<LayoutError>(where(b->span), what, " '", b.name(), "' needs a constant shape on target cuda, but ",
+                               "dimension ", s.size(), " is ", to_string(e));
+    s.push_back(v);
+  }
+  return s;
+}
+
+ParallelNest parallel_nest(const ForNode* root) {
+  ParallelNest n;
+  const ForNode* f = root;
+  while (true) {
+    int64_t ext = 0, mn = 0;
+    if (!is_const_int(f->extent, &ext) || !is_const_int(f->min, &mn))
+      throw_error<LayoutError>(where(f->span), "T.Parallel needs constant extents on target cuda, but loop '",
+                               f->var.name(), "' runs over (", to_string(f->min), ", ", to_string(f->extent),
+                               "); use a T.serial loop, or a constant tile size with a guard inside");
+    if (mn != 0)
+      throw_error<LayoutError>(where(f->span), "T.Parallel loop '", f->var.name(), "' must start at 0 on target cuda");
+    n.vars.push_back(f->var);
+    n.extents.push_back(ext);
+    const ForNode* inner = f->body.as<ForNode>();
+    if (inner && inner->for_kind == ForKind::kParallel) {
+      f = inner;
+      continue;
+    }
+    n.body = f->body;
+    break;
+  }
+  return n;
+}
+
+Fragment default_fragment(const std::vector<int64_t>& shape, int64_t num_threads, int64_t max_vector_elems) {
+  int64_t total = 1;
+  for (int64_t s : shape) total *= s;
+  int64_t vec = 1;
+  // Largest power of two <= max_vector_elems dividing the last extent, and leaving every thread
+  // at least one vector (small tiles get scalars spread over more threads).
+  while (vec * 2 <= max_vector_elems && shape.back() % (vec * 2) == 0 && total / (vec * 2) >= std::min(total, num_threads))
+    vec *= 2;
+  if (total < num_threads) vec = 1;
+  return make_parallel_fragment(shape, num_threads, vec);
+}
+
+LayoutMap infer_layouts(const Stmt& body, int64_t num_threads, const Target& target) {
+  Collector c;
+  c.visit(body);
+  Solver s(c, num_threads, target);
+  return s.run();
+}
+
+}  // namespace tl

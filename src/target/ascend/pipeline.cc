@@ -1,0 +1,28 @@
+#include "target/ascend/pipeline.h"
+
+#include "transform/ascend_check.h"
+#include "transform/ascend_expand_gemm.h"
+#include "transform/ascend_infer_scope.h"
+#include "transform/ascend_insert_sync.h"
+#include "transform/ascend_multi_version.h"
+#include "transform/ascend_place_cores.h"
+#include "transform/ascend_vectorize_parallel.h"
+#include "transform/ascend_plan_memory.h"
+
+namespace tl {
+
+PrimFunc lower_ascend(const PrimFunc& f, PassContext& ctx) {
+  PassRunner r(f, ctx);
+  r.run("ascend_check", ascend_check)                 // Expert-mode legality, unsupported modes
+      .run("ascend_infer_scope", ascend_infer_scope)  // shared/fragment/L0 -> L1/UB/L0A/L0B/L0C
+      .run("ascend_check_scoped", ascend_check)       // the same rules on the inferred memories
+      .run("ascend_vectorize_parallel", ascend_vectorize_parallel)  // T.Parallel on UB -> T.tile ops
+      .run("ascend_multi_version", ascend_multi_version)  // T.Pipelined: stage buffers, serial loop
+      .run("ascend_expand_gemm", ascend_expand_gemm)      // gemm_v0 / gemm -> copies, mma, flags
+      .run("ascend_place_cores", ascend_place_cores)      // unscoped statements -> T.Scope("C"/"V")
+      .run("ascend_plan_memory", ascend_plan_memory)      // addresses, capacity (ResourceError)
+      .run("ascend_insert_sync", ascend_insert_sync);     // set_flag/wait_flag/pipe_barrier when enabled
+  return r.func();
+}
+
+}  // namespace tl

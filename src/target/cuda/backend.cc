@@ -1,0 +1,221 @@
+#include "target/cuda/backend.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "ir/error.h"
+#include "ir/parser.h"
+#include "runtime/paths.h"
+#include "layout/layout.h"
+#include "target/cuda/nvrtc.h"
+#include "target/cuda/pipeline.h"
+#include "transform/pass_config.h"
+
+namespace tl {
+
+namespace {
+
+constexpr const char* kLaunchBegin = "/* tl-launch\n";
+constexpr const char* kLaunchEnd = "*/\n";
+
+std::string read_file(const std::string& path, bool binary) {
+  std::ifstream in(path, binary ? std::ios::binary : std::ios::in);
+  if (!in) throw_error<RuntimeError>("cannot read cuda kernel artifact ", path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+void write_file(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary);
+  out << data;
+  if (!out) throw_error<RuntimeError>("cannot write cuda kernel artifact ", path);
+}
+
+struct Slot {
+  alignas(8) unsigned char bytes[8];
+};
+
+void put(Slot* s, const void* v, size_t n) {
+  std::memset(s->bytes, 0, sizeof(s->bytes));
+  std::memcpy(s->bytes, v, n);
+}
+
+}  // namespace
+
+std::string cuda_compile_arch(const Target& target) {
+  if (!target.arch.empty()) return target.arch;
+  if (cuda_device_count() > 0) {
+    std::string a = cuda_device_info(0).arch();
+    return a == "sm_90" ? "sm_90a" : a;
+  }
+  return "sm_80";
+}
+
+std::string extract_launch_info(const std::string& source) {
+  auto b = source.rfind(kLaunchBegin);
+  if (b == std::string::npos) throw_error<ValueError>("cuda kernel source without a launch description");
+  b += std::strlen(kLaunchBegin);
+  auto e = source.find(kLaunchEnd, b);
+  if (e == std::string::npos) throw_error<ValueError>("cuda kernel source with a truncated launch description");
+  return source.substr(b, e - b);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+CudaKernelModule::CudaKernelModule(std::string cubin, CudaLaunchInfo info, size_t num_params, size_t num_dyn)
+    : cubin_(std::move(cubin)), info_(std::move(info)), num_params_(num_params), num_dyn_(num_dyn) {
+  std::map<std::string, Var> vars;
+  for (size_t i = 0; i < num_params_; ++i) {
+    slot_vars_.push_back(Var("param_" + std::to_string(i), DataType::Int64()));
+    vars[slot_vars_.back().name()] = slot_vars_.back();
+  }
+  for (size_t i = 0; i < num_dyn_; ++i) {
+    slot_vars_.push_back(Var("dyn_" + std::to_string(i), DataType::Int64()));
+    vars[slot_vars_.back().name()] = slot_vars_.back();
+  }
+  for (const std::string& g : info_.grid) grid_.push_back(parse_expr(g, vars, {}, "<grid>"));
+}
+
+CudaKernelModule::~CudaKernelModule() = default;
+
+CudaKernelModule::PerDevice& CudaKernelModule::on_device(int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (device < 0) throw_error<ArgumentError>("cuda kernels need tensors on a cuda device (got device ", device, ")");
+  if (devices_.size() <= static_cast<size_t>(device)) devices_.resize(static_cast<size_t>(device) + 1);
+  auto& d = devices_[static_cast<size_t>(device)];
+  if (!d) {
+    auto pd = std::make_unique<PerDevice>();
+    pd->module = std::make_unique<CudaModule>(cubin_, device, "kernel '" + info_.kernel_name + "'");
+    pd->fn = pd->module->function(info_.kernel_name);
+    if (info_.dyn_smem_bytes > 0)
+      pd->module->set_dynamic_smem(pd->fn, static_cast<int>(info_.dyn_smem_bytes), info_.kernel_name);
+    d = std::move(pd);
+  }
+  return *d;
+}
+
+void CudaKernelModule::launch(const std::vector<TLArg>& args, const LaunchEnv& env) {
+  if (args.size() < num_params_ + num_dyn_)
+    throw_error<ArgumentError>("kernel '", info_.kernel_name, "' expects ", num_params_ + num_dyn_,
+                               " argument slots, got ", args.size());
+  // Grid from the scalar arguments.
+  std::map<Var, int64_t, VarLess> env_vals;
+  for (size_t i = 0; i < slot_vars_.size(); ++i) env_vals[slot_vars_[i]] = args[i].i64;
+  LaunchDims grid, block;
+  int64_t g[3];
+  for (int i = 0; i < 3; ++i) {
+    g[i] = eval_index(grid_[static_cast<size_t>(i)], env_vals);
+    if (g[i] <= 0) return;  // an empty grid (a zero-sized dimension): nothing to do
+    if (g[i] > (i == 0 ? 2147483647LL : 65535LL))
+      throw_error<ArgumentError>("kernel '", info_.kernel_name, "': grid dimension ", i, " = ", g[i],
+                                 " exceeds the CUDA limit");
+  }
+  grid.x = static_cast<uint32_t>(g[0]);
+  grid.y = static_cast<uint32_t>(g[1]);
+  grid.z = static_cast<uint32_t>(g[2]);
+  block.x = static_cast<uint32_t>(info_.block[0]);
+  block.y = static_cast<uint32_t>(info_.block[1]);
+  block.z = static_cast<uint32_t>(info_.block[2]);
+  std::vector<Slot> slots(info_.params.size());
+  std::vector<void*> ptrs(info_.params.size());
+  for (size_t i = 0; i < info_.params.size(); ++i) {
+    const CudaLaunchInfo::Param& p = info_.params[i];
+    size_t idx = 0;
+    if (p.source.rfind("param:", 0) == 0) idx = std::stoul(p.source.substr(6));
+    else idx = num_params_ + std::stoul(p.source.substr(4));
+    const TLArg& a = args[idx];
+    Slot* s = &slots[i];
+    const std::string& k = p.kind;
+    if (k == "ptr") {
+      if (a.ptr && (reinterpret_cast<uintptr_t>(a.ptr) % 16) != 0)
+        throw_error<ArgumentError>("argument '", p.name, "' of kernel '", info_.kernel_name, "' points to ", a.ptr,
+                                   ", which is not 16-byte aligned; the cuda kernels read tensors with 16-byte "
+                                   "accesses. Pass a tensor that starts at an aligned address (e.g. .clone())");
+      put(s, &a.ptr, sizeof(void*));
+    } else if (k == "i64" || k == "u64") {
+      put(s, &a.i64, 8);
+    } else if (k == "i32" || k == "u32") {
+      int32_t v = static_cast<int32_t>(a.i64);
+      put(s, &v, 4);
+    } else if (k == "i16" || k == "u16") {
+      int16_t v = static_cast<int16_t>(a.i64);
+      put(s, &v, 2);
+    } else if (k == "i8" || k == "u8" || k == "bool") {
+      int8_t v = static_cast<int8_t>(k == "bool" ? (a.i64 != 0) : a.i64);
+      put(s, &v, 1);
+    } else if (k == "f64") {
+      put(s, &a.f64, 8);
+    } else if (k == "f32") {
+      float v = static_cast<float>(a.f64);
+      put(s, &v, 4);
+    } else {
+      throw_error<NotImplemented>("not implemented: a ", k, " scalar kernel argument on target cuda ('", p.name, "')");
+    }
+    ptrs[i] = s->bytes;
+  }
+  PerDevice& d = on_device(env.device_id);
+  d.module->launch(d.fn, grid, block, static_cast<int>(info_.dyn_smem_bytes), env.stream, ptrs.data(),
+                   info_.kernel_name);
+  if (info_.has_device_assert) d.module->check_device_errors(env.stream, info_.kernel_name);
+}
+
+AttrMap CudaKernelModule::info() const {
+  AttrMap m;
+  m["kernel_name"] = Attr(info_.kernel_name);
+  m["dynamic_shared_memory_bytes"] = Attr(info_.dyn_smem_bytes);
+  m["threads"] = Attr(info_.block[0] * info_.block[1] * info_.block[2]);
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+PrimFunc CudaBackend::lower(const PrimFunc& f, PassContext& ctx) { return lower_cuda(f, ctx); }
+
+std::string CudaBackend::codegen(const PrimFunc& lowered, const PassContext& ctx, std::string* host_source) {
+  CudaLaunchInfo info;
+  std::string src = codegen_cuda(lowered, &info);
+  std::string desc = info.serialize();
+  if (host_source) *host_source = "// launch description (the cuda target has no host code)\n" + desc;
+  return src + "\n" + kLaunchBegin + desc + kLaunchEnd;
+}
+
+void CudaBackend::build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) {
+  NvrtcOptions o;
+  o.arch = cuda_compile_arch(opts.target);
+  o.fast_math = config_bool(opts.pass_configs, "tl.enable_fast_math");
+  o.extra_flags = opts.compile_flags;
+  NvrtcResult r = nvrtc_compile(kernel_source, "kernel.cu", o);
+  for (const KernelResourceUsage& u : r.usage)
+    if (u.spill_store_bytes > 0 && opts.verbose)
+      std::fprintf(stderr, "tilelang: kernel %s spills %d bytes to local memory (%d registers)\n",
+                   u.function.c_str(), u.spill_store_bytes, u.registers);
+  write_file(dir + "/kernel.cu", kernel_source);
+  write_file(dir + "/kernel.meta", extract_launch_info(kernel_source));
+  write_file(dir + "/kernel.cubin", r.cubin);
+  std::ostringstream usage;
+  for (const KernelResourceUsage& u : r.usage)
+    usage << u.function << " registers=" << u.registers << " spill_stores=" << u.spill_store_bytes
+          << " stack=" << u.stack_frame_bytes << " static_smem=" << u.static_smem_bytes << "\n";
+  write_file(dir + "/resource_usage.txt", usage.str());
+}
+
+std::unique_ptr<KernelModule> CudaBackend::load(const std::string& dir, const PrimFunc& original,
+                                                const PrimFunc* lowered, const CompileOptions& opts) {
+  CudaLaunchInfo info = CudaLaunchInfo::parse(read_file(dir + "/kernel.meta", false));
+  return std::make_unique<CudaKernelModule>(read_file(dir + "/kernel.cubin", true), std::move(info),
+                                            original.params().size(), original.dynamic_vars().size());
+}
+
+std::string CudaBackend::compiler_version(const CompileOptions& opts) {
+  static std::mutex mu;
+  static std::string headers;
+  std::lock_guard<std::mutex> lock(mu);
+  if (headers.empty()) headers = hash_directory(cuda_include_dir() + "/tl/cuda");
+  return "nvrtc " + nvrtc_version() + "\narch " + cuda_compile_arch(opts.target) + "\nheaders " + headers + "\n";
+}
+
+static BackendRegistration cuda_backend_registration(Target::kCUDA, [] { return std::make_unique<CudaBackend>(); });
+
+}  // namespace tl

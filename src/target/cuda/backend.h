@@ -1,0 +1,59 @@
+// The cuda TargetBackend: lower_cuda -> codegen_cuda -> NVRTC (kernel.cubin in the artifact
+// directory, with kernel.meta describing the launch and kernel.cu for reference) -> a driver
+// module loaded on first use on each device, launched on the stream of the LaunchEnv.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "target/cuda/codegen.h"
+#include "target/cuda/driver.h"
+
+namespace tl {
+
+// The architecture to compile for: the target's -arch, else the visible device's (sm_90 -> sm_90a,
+// whose cubins run on every sm_90 device and allow its own instructions), else sm_80.
+std::string cuda_compile_arch(const Target& target);
+
+// Splits the launch description that codegen appends to the source ("/* tl-launch ... */").
+std::string extract_launch_info(const std::string& source);
+
+class CudaKernelModule : public KernelModule {
+ public:
+  CudaKernelModule(std::string cubin, CudaLaunchInfo info, size_t num_params, size_t num_dyn);
+  ~CudaKernelModule() override;
+  void launch(const std::vector<TLArg>& args, const LaunchEnv& env) override;
+  AttrMap info() const override;
+  const CudaLaunchInfo& launch_info() const { return info_; }
+
+ private:
+  struct PerDevice {
+    std::unique_ptr<CudaModule> module;
+    void* fn = nullptr;
+  };
+  PerDevice& on_device(int device);
+
+  std::string cubin_;
+  CudaLaunchInfo info_;
+  size_t num_params_, num_dyn_;
+  std::vector<Expr> grid_;
+  std::vector<Var> slot_vars_;  // param_i / dyn_j, in TLArg order
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<PerDevice>> devices_;
+};
+
+class CudaBackend : public TargetBackend {
+ public:
+  PrimFunc lower(const PrimFunc& f, PassContext& ctx) override;
+  std::string codegen(const PrimFunc& lowered, const PassContext& ctx, std::string* host_source) override;
+  void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) override;
+  std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& original, const PrimFunc* lowered,
+                                     const CompileOptions& opts) override;
+  // NVRTC's version, the architecture built for and a hash of include/tl/cuda (cache key part).
+  std::string compiler_version(const CompileOptions& opts) override;
+};
+
+}  // namespace tl

@@ -1,0 +1,324 @@
+#include "target/cuda/lower_context.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+
+namespace tl {
+
+namespace {
+
+int64_t fdiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+}  // namespace
+
+bool cuda_const_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int64_t* lo, int64_t* hi) {
+  if (!e.defined()) return false;
+  if (const auto* n = e.as<IntImmNode>()) {
+    *lo = *hi = n->value;
+    return true;
+  }
+  if (e.as<VarNode>()) {
+    auto it = ranges.find(Var(std::static_pointer_cast<const VarNode>(e.node())));
+    if (it == ranges.end()) return false;
+    // [min, min + extent - 1], with min and extent themselves bounded (a loop over a let-bound
+    // trip count such as min(4, ...) still has constant bounds).
+    int64_t mn_lo, mn_hi, ext_lo, ext_hi;
+    if (!cuda_const_bounds(it->second.min, ranges, &mn_lo, &mn_hi)) return false;
+    if (!cuda_const_bounds(it->second.extent, ranges, &ext_lo, &ext_hi) || ext_hi <= 0) return false;
+    *lo = mn_lo;
+    *hi = mn_hi + ext_hi - 1;
+    return true;
+  }
+  if (const auto* c = e.as<CastNode>()) {
+    if (!c->dtype.is_integer() && !c->dtype.is_bool()) return false;
+    return cuda_const_bounds(c->value, ranges, lo, hi);
+  }
+  if (const auto* s = e.as<SelectNode>()) {
+    int64_t a0, a1, b0, b1;
+    if (!cuda_const_bounds(s->true_value, ranges, &a0, &a1) || !cuda_const_bounds(s->false_value, ranges, &b0, &b1))
+      return false;
+    *lo = std::min(a0, b0);
+    *hi = std::max(a1, b1);
+    return true;
+  }
+  if (const auto* u = e.as<UnaryNode>()) {
+    int64_t a0, a1;
+    if (u->op != UnOp::kNeg || !cuda_const_bounds(u->a, ranges, &a0, &a1)) return false;
+    *lo = -a1;
+    *hi = -a0;
+    return true;
+  }
+  const auto* b = e.as<BinaryNode>();
+  if (!b) return false;
+  if (binop_is_compare(b->op) || binop_is_logical(b->op)) {
+    *lo = 0;
+    *hi = 1;
+    return true;
+  }
+  int64_t a0, a1, b0, b1;
+  if (!cuda_const_bounds(b->a, ranges, &a0, &a1) || !cuda_const_bounds(b->b, ranges, &b0, &b1)) return false;
+  switch (b->op) {
+    case BinOp::kAdd: *lo = a0 + b0; *hi = a1 + b1; return true;
+    case BinOp::kSub: *lo = a0 - b1; *hi = a1 - b0; return true;
+    case BinOp::kMul: {
+      int64_t c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+      *lo = *std::min_element(c, c + 4);
+      *hi = *std::max_element(c, c + 4);
+      return true;
+    }
+    case BinOp::kFloorDiv:
+    case BinOp::kDiv: {
+      if (b0 != b1 || b0 <= 0) return false;
+      if (b->op == BinOp::kDiv && a0 < 0) return false;
+      *lo = fdiv(a0, b0);
+      *hi = fdiv(a1, b0);
+      return true;
+    }
+    case BinOp::kFloorMod:
+    case BinOp::kMod: {
+      if (b0 != b1 || b0 <= 0) return false;
+      if (b->op == BinOp::kMod && a0 < 0) return false;
+      if (a0 >= 0 && fdiv(a0, b0) == fdiv(a1, b0)) {
+        *lo = a0 - fdiv(a0, b0) * b0;
+        *hi = a1 - fdiv(a1, b0) * b0;
+      } else {
+        *lo = 0;
+        *hi = b0 - 1;
+      }
+      return true;
+    }
+    case BinOp::kMin: *lo = std::min(a0, b0); *hi = std::min(a1, b1); return true;
+    case BinOp::kMax: *lo = std::max(a0, b0); *hi = std::max(a1, b1); return true;
+    case BinOp::kBitAnd:
+      if (a0 >= 0 && b0 >= 0) {
+        *lo = 0;
+        *hi = std::min(a1, b1);
+        return true;
+      }
+      return false;
+    case BinOp::kShr:
+      if (a0 >= 0 && b0 == b1 && b0 >= 0 && b0 < 63) {
+        *lo = a0 >> b0;
+        *hi = a1 >> b0;
+        return true;
+      }
+      return false;
+    default: return false;
+  }
+}
+
+bool provably_divisible(const Expr& e, int64_t n) {
+  if (n <= 1) return true;
+  if (const auto* i = e.as<IntImmNode>()) return i->value % n == 0;
+  if (const auto* c = e.as<CastNode>()) return c->dtype.is_integer() && provably_divisible(c->value, n);
+  const auto* b = e.as<BinaryNode>();
+  if (!b) return false;
+  switch (b->op) {
+    case BinOp::kAdd:
+    case BinOp::kSub:
+    case BinOp::kMin:
+    case BinOp::kMax: return provably_divisible(b->a, n) && provably_divisible(b->b, n);
+    case BinOp::kMul: {
+      int64_t c = 0;
+      if (is_const_int(b->a, &c) && c != 0 && n % std::gcd(c, n) == 0 && provably_divisible(b->b, n / std::gcd(c, n)))
+        return true;
+      if (is_const_int(b->b, &c) && c != 0 && n % std::gcd(c, n) == 0 && provably_divisible(b->a, n / std::gcd(c, n)))
+        return true;
+      return provably_divisible(b->a, n) || provably_divisible(b->b, n);
+    }
+    case BinOp::kShl: {
+      int64_t s = 0;
+      if (is_const_int(b->b, &s) && s >= 0 && s < 62) {
+        int64_t f = int64_t(1) << s;
+        return f % n == 0 || provably_divisible(b->a, n / std::gcd(f, n));
+      }
+      return false;
+    }
+    default: return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const Buffer& CudaLowerCtx::regs_of(const Buffer& fragment) const {
+  auto it = regs.find(fragment);
+  if (it == regs.end())
+    throw_error<LayoutError>("fragment '", fragment.name(), "' is used outside the scope of its allocation");
+  return it->second;
+}
+
+const Fragment& CudaLowerCtx::layout_of(const Buffer& fragment) const {
+  auto it = layouts.fragments.find(fragment);
+  TL_ICHECK(it != layouts.fragments.end(), "no layout for fragment ", fragment.name());
+  return it->second;
+}
+
+Expr CudaLowerCtx::shared_offset(const Buffer& shared, const std::vector<Expr>& indices) const {
+  auto it = layouts.shared.find(shared);
+  if (it != layouts.shared.end()) return it->second.map(indices)[0];
+  std::vector<int64_t> shape = const_shape(shared, "shared buffer");
+  if (indices.size() == 1 && shape.size() > 1) return indices[0];  // already flat
+  return flatten_index(indices, shape);
+}
+
+std::pair<Buffer, std::vector<Expr>> CudaLowerCtx::remap(const Buffer& b, const std::vector<Expr>& indices) const {
+  if (b.scope() == MemScope::kShared) {
+    auto it = flat_shared.find(b);
+    if (it != flat_shared.end()) return {it->second, {shared_offset(b, indices)}};
+  }
+  if (b.scope() == MemScope::kFragment)
+    throw_error<Error>("internal error: fragment '", b.name(), "' accessed without its register mapping");
+  return {b, indices};
+}
+
+Expr CudaLowerCtx::load(const Buffer& b, const std::vector<Expr>& indices) const {
+  auto [nb, idx] = remap(b, indices);
+  return make_load(nb, idx);
+}
+
+Stmt CudaLowerCtx::store(const Buffer& b, const std::vector<Expr>& indices, const Expr& value) const {
+  auto [nb, idx] = remap(b, indices);
+  return make_store(nb, idx, make_cast(nb.dtype(), value));
+}
+
+Expr CudaLowerCtx::address_of(const Buffer& b, const std::vector<Expr>& indices, int mode) const {
+  auto [nb, idx] = remap(b, indices);
+  return make_call(DataType::Handle(), "cuda.address_of", {make_load(nb, idx), make_int(mode)});
+}
+
+Expr CudaLowerCtx::reg_address(const Buffer& fragment, const Expr& reg, int mode) const {
+  return make_call(DataType::Handle(), "cuda.address_of", {make_load(regs_of(fragment), {reg}), make_int(mode)});
+}
+
+std::vector<Expr> CudaLowerCtx::bounds_guards(const Buffer& b, const std::vector<Expr>& indices) const {
+  std::vector<Expr> out;
+  if (!guard_global || b.scope() != MemScope::kGlobal) return out;
+  for (size_t d = 0; d < indices.size() && d < b.shape().size(); ++d) {
+    Expr c = simplify_cond(indices[d] < b.shape()[d]);
+    if (!is_one(c)) out.push_back(c);
+  }
+  return out;
+}
+
+Expr CudaLowerCtx::simplify_cond(const Expr& c) const {
+  if (is_const_int(c)) return c;
+  const auto* b = c.as<BinaryNode>();
+  if (!b) return c;
+  if (b->op == BinOp::kAnd) {
+    Expr x = simplify_cond(b->a), y = simplify_cond(b->b);
+    return x && y;
+  }
+  int64_t lo, hi;
+  if (b->a.dtype().is_integer() && b->b.dtype().is_integer() &&
+      cuda_const_bounds(make_binary(BinOp::kSub, b->a, b->b), ranges, &lo, &hi)) {
+    switch (b->op) {
+      case BinOp::kLT: return hi < 0 ? make_bool(true) : lo >= 0 ? make_bool(false) : c;
+      case BinOp::kLE: return hi <= 0 ? make_bool(true) : lo > 0 ? make_bool(false) : c;
+      case BinOp::kGT: return lo > 0 ? make_bool(true) : hi <= 0 ? make_bool(false) : c;
+      case BinOp::kGE: return lo >= 0 ? make_bool(true) : hi < 0 ? make_bool(false) : c;
+      default: break;
+    }
+  }
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Expr all_of(const std::vector<Expr>& conds) {
+  Expr out = make_bool(true);
+  for (const Expr& c : conds) out = is_one(out) ? c : (out && c);
+  return out;
+}
+
+Stmt guarded(const Expr& cond, const Stmt& body, const Stmt& else_body) {
+  int64_t v = 0;
+  if (is_const_int(cond, &v)) return v ? body : (else_body.defined() ? else_body : make_nop());
+  return make_if(cond, body, else_body);
+}
+
+Stmt call_stmt(const std::string& callee, std::vector<Expr> args, bool syncs) {
+  args.insert(args.begin(), make_string(callee));
+  return make_evaluate(make_call(DataType::Void(), syncs ? "cuda.call_sync" : "cuda.call", std::move(args)));
+}
+
+Expr call_expr(DataType t, const std::string& callee, std::vector<Expr> args) {
+  args.insert(args.begin(), make_string(callee));
+  return make_call(t, "cuda.call", std::move(args));
+}
+
+Stmt builtin_stmt(const std::string& op, std::vector<Expr> args) {
+  return make_evaluate(make_call(DataType::Void(), op, std::move(args)));
+}
+
+std::string cuda_type_name(DataType t) {
+  if (t.lanes != 1) throw_error<NotImplemented>("not implemented: vector type ", t.str(), " in generated cuda code");
+  switch (t.code) {
+    case DataType::kBool: return "bool";
+    case DataType::kInt:
+      switch (t.bits) {
+        case 8: return "tl::int8_t";
+        case 16: return "short";
+        case 32: return "int";
+        case 64: return "long long";
+      }
+      break;
+    case DataType::kUInt:
+      switch (t.bits) {
+        case 8: return "tl::uint8_t";
+        case 16: return "unsigned short";
+        case 32: return "unsigned int";
+        case 64: return "unsigned long long";
+      }
+      break;
+    case DataType::kFloat:
+      switch (t.bits) {
+        case 16: return "tl::half_t";
+        case 32: return "float";
+        case 64: return "double";
+      }
+      break;
+    case DataType::kBFloat: return "tl::bfloat16_t";
+    case DataType::kFloat8E4M3: return "tl::fp8_e4m3_t";
+    case DataType::kFloat8E5M2: return "tl::fp8_e5m2_t";
+    case DataType::kHandle: return "void*";
+    case DataType::kVoid: return "void";
+  }
+  throw_error<NotImplemented>("not implemented: type ", t.str(), " on target cuda");
+}
+
+std::vector<Expr> region_point(const BufferRegion& r, const std::vector<Expr>& pos) {
+  std::vector<Expr> idx;
+  size_t k = 0;
+  for (const Range& rg : r.region) {
+    if (is_one(rg.extent)) {
+      idx.push_back(rg.min);
+    } else {
+      TL_ICHECK(k < pos.size(), "region position has too few entries");
+      idx.push_back(is_zero(rg.min) ? pos[k] : rg.min + pos[k]);
+      ++k;
+    }
+  }
+  return idx;
+}
+
+std::vector<int64_t> const_extents(const BufferRegion& r, const std::string& what) {
+  std::vector<int64_t> out;
+  for (const Expr& e : r.squeezed_extents()) {
+    int64_t v = 0;
+    if (!is_const_int(e, &v) || v <= 0)
+      throw_error<LayoutError>(what, ": the tile of '", r.buffer.name(), "' needs constant extents on target cuda, "
+                               "found ", to_string(e));
+    out.push_back(v);
+  }
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
+}  // namespace tl

@@ -1,0 +1,181 @@
+#include "target/cuda/lower_tile_ops_cuda.h"
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "op/cuda_ops.h"
+#include "op/tile_op.h"
+#include "target/cuda/lower_context.h"
+
+namespace tl {
+
+namespace {
+
+class KernelBodyLowerer : public StmtMutator {
+ public:
+  explicit KernelBodyLowerer(CudaLowerCtx& ctx) : ctx_(ctx) {}
+
+ protected:
+  Stmt mutate_allocate(const AllocateNode* n, const Stmt& s) override {
+    const Buffer& b = n->buffer;
+    if (b.scope() == MemScope::kFragment) {
+      const Fragment& f = ctx_.layout_of(b);
+      Buffer regs(b.name(), b.dtype(), {make_int(f.num_regs())}, MemScope::kLocal, {}, b->span);
+      ctx_.regs[b] = regs;
+      return make_allocate(regs, mutate(n->body), n->span);
+    }
+    if (b.scope() == MemScope::kShared) {
+      const_shape(b, "shared buffer");
+      // Same shape (for messages and sizes), but every access uses one flat, laid-out index.
+      Buffer flat(b.name(), b.dtype(), b.shape(), MemScope::kShared, {}, b->span);
+      ctx_.flat_shared[b] = flat;
+      return make_allocate(flat, mutate(n->body), n->span);
+    }
+    if (b.scope() == MemScope::kBarrier)
+      throw_error<NotImplemented>(b->span.defined() ? b->span.str() + ": " : "",
+                                  "not implemented: T.alloc_barrier on target cuda (mbarriers come with the Hopper "
+                                  "TMA/warp-specialization work)");
+    if (is_ascend_scope(b.scope()))
+      throw_error<ValueError>(b->span.defined() ? b->span.str() + ": " : "", "buffer '", b.name(), "' is in ",
+                              scope_name(b.scope()), " memory, which exists only on target ascend");
+    return StmtMutator::mutate_allocate(n, s);
+  }
+
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    if (n->for_kind == ForKind::kParallel) {
+      auto it = ctx_.layouts.loops.find(n);
+      TL_ICHECK(it != ctx_.layouts.loops.end(), "T.Parallel loop without a layout");
+      ParallelNest nest = parallel_nest(n);
+      return group(lower_parallel_nest(ctx_, nest.vars, nest.extents, nest.body, it->second, n->span));
+    }
+    Expr mn = mutate(n->min), ext = mutate(n->extent);
+    ctx_.ranges[n->var] = Range(mn, ext);
+    Stmt body = mutate(n->body);
+    ctx_.ranges.erase(n->var);
+    ForKind kind = n->for_kind;
+    AttrMap ann = n->annotations;
+    if (kind == ForKind::kPipelined || kind == ForKind::kPersistent) {
+      kind = ForKind::kSerial;
+      ann.clear();
+    }
+    return make_for(n->var, mn, ext, kind, body, ann, n->span);
+  }
+
+  Stmt mutate_let(const LetStmtNode* n, const Stmt& s) override {
+    Expr v = mutate(n->value);
+    int64_t lo = 0, hi = 0;
+    if (v.dtype().is_integer() && cuda_const_bounds(v, ctx_.ranges, &lo, &hi))
+      ctx_.ranges[n->var] = Range(make_int(lo, v.dtype()), make_int(hi - lo + 1, v.dtype()));
+    Stmt body = mutate(n->body);
+    ctx_.ranges.erase(n->var);
+    return make_let(n->var, v, body, n->span);
+  }
+
+  // The statements one tile op or T.Parallel nest lowers to touch distinct elements from each
+  // thread: insert_thread_sync needs no barrier between them ("cuda.group").
+  Stmt group(const Stmt& s) { return make_attr("cuda.group", Attr(static_cast<int64_t>(groups_++)), s, s->span); }
+
+  Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override { return group(lower_op(n)); }
+
+  Stmt lower_op(const TileOpNode* n) {
+    const std::string& op = n->op;
+    if (op == "copy") return lower_cuda_copy(*n, ctx_);
+    if (op == "gemm") return lower_cuda_gemm(*n, ctx_);
+    if (op == "reduce") return lower_cuda_reduce(*n, ctx_);
+    if (op == "fill") return lower_cuda_fill(*n, ctx_);
+    if (op == "atomic_add") return lower_cuda_atomic_add(*n, ctx_);
+    if (op == "cumsum") return lower_cuda_cumsum(*n, ctx_);
+    if (op == "print" || op == "dump_tensor") return lower_cuda_print(*n, ctx_);
+    if (op == "annotate_layout" || op == "annotate_address") return make_nop();
+    if (op.rfind("tile.", 0) == 0) return lower_cuda_elementwise(*n, ctx_);
+    if (op == "gemm_v0" || op == "mma")
+      throw_error<ValueError>(op_error_prefix(*n), "T.", op, " is an Ascend instruction; use T.gemm on target cuda");
+    throw_error<NotImplemented>(op_error_prefix(*n), "not implemented: tile op '", op, "' on target cuda");
+  }
+
+  Expr mutate_load(const BufferLoadNode* n, const Expr& e) override {
+    std::vector<Expr> idx;
+    mutate_list(n->indices, &idx);
+    if (n->buffer.scope() == MemScope::kFragment)
+      return make_load(ctx_.regs_of(n->buffer), {ctx_.layout_of(n->buffer).reg_of(idx)});
+    return ctx_.load(n->buffer, idx);
+  }
+
+  Stmt mutate_store(const BufferStoreNode* n, const Stmt& s) override {
+    std::vector<Expr> idx;
+    mutate_list(n->indices, &idx);
+    Expr v = mutate(n->value);
+    if (n->buffer.scope() == MemScope::kFragment) {
+      const Buffer& regs = ctx_.regs_of(n->buffer);
+      return make_store(regs, {ctx_.layout_of(n->buffer).reg_of(idx)}, make_cast(regs.dtype(), v), n->span);
+    }
+    auto [nb, nidx] = ctx_.remap(n->buffer, idx);
+    return make_store(nb, nidx, make_cast(nb.dtype(), v), n->span);
+  }
+
+  Stmt mutate_kernel(const KernelLaunchNode* n, const Stmt& s) override {
+    throw_error<NotImplemented>(n->span.defined() ? n->span.str() + ": " : "", "nested T.Kernel");
+  }
+
+ private:
+  CudaLowerCtx& ctx_;
+  int64_t groups_ = 0;
+};
+
+class KernelLowerer : public StmtMutator {
+ public:
+  KernelLowerer(const PassContext& pc) : pc_(pc) {}
+
+ protected:
+  Stmt mutate_kernel(const KernelLaunchNode* k, const Stmt& s) override {
+    CudaLowerCtx ctx;
+    ctx.target = pc_.target;
+    int64_t threads = 1;
+    std::vector<int64_t> dims;
+    for (const Expr& t : k->threads) {
+      int64_t v = 0;
+      if (!is_const_int(t, &v) || v <= 0)
+        throw_error<ValueError>(k->span.defined() ? k->span.str() + ": " : "",
+                                "T.Kernel(threads=...) must be a positive constant on target cuda, got ", to_string(t));
+      dims.push_back(v);
+      threads *= v;
+    }
+    if (threads > 1024)
+      throw_error<ResourceError>(k->span.defined() ? k->span.str() + ": " : "", "T.Kernel asks for ", threads,
+                                 " threads per block; CUDA allows at most 1024");
+    ctx.num_threads = threads;
+    if (k->thread_vars.empty()) {
+      ctx.tid = make_int(0);
+    } else {
+      Expr tid = k->thread_vars[0];
+      int64_t stride = dims.empty() ? 1 : dims[0];
+      for (size_t i = 1; i < k->thread_vars.size(); ++i) {
+        tid = tid + k->thread_vars[i] * make_int(stride);
+        stride *= dims[i];
+      }
+      ctx.tid = tid;
+    }
+    for (size_t i = 0; i < k->thread_vars.size() && i < dims.size(); ++i)
+      ctx.ranges[k->thread_vars[i]] = Range(make_int(0), make_int(dims[i]));
+    for (size_t i = 0; i < k->block_vars.size() && i < k->grid.size(); ++i)
+      ctx.ranges[k->block_vars[i]] = Range(make_int(0), k->grid[i]);
+    ctx.layouts = infer_layouts(k->body, threads, pc_.target);
+    KernelBodyLowerer lower(ctx);
+    Stmt body = lower.mutate(k->body);
+    for (auto it = ctx.extra_shared.rbegin(); it != ctx.extra_shared.rend(); ++it) body = make_allocate(*it, body);
+    return make_kernel(k->grid, k->block_vars, k->threads, k->thread_vars, k->attrs, body, k->span);
+  }
+
+ private:
+  const PassContext& pc_;
+};
+
+}  // namespace
+
+PrimFunc lower_cuda_tile_ops(const PrimFunc& f, const PassContext& ctx) {
+  KernelLowerer l(ctx);
+  return f.with_body(l.mutate(f.body()));
+}
+
+TL_REGISTER_PASS("cuda.lower_tile_ops", lower_cuda_tile_ops);
+
+}  // namespace tl

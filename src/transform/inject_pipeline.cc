@@ -1,0 +1,205 @@
+#include "transform/inject_pipeline.h"
+
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "transform/plan_pipeline.h"
+
+namespace tl {
+
+namespace {
+
+// Buffers accessed by a statement (loads, stores, tile-op regions).
+void collect_uses(const Stmt& s, std::set<const BufferNode*>* out) {
+  post_order_visit(s, [&](const Stmt& x) {
+    if (const auto* st = x.as<BufferStoreNode>()) out->insert(st->buffer.get());
+    if (const auto* op = x.as<TileOpNode>())
+      for (const TileArg& a : op->args)
+        if (a.is_region()) out->insert(a.region.buffer.get());
+  });
+  for_each_expr(s, [&](const Expr& e) {
+    for_each_subexpr(e, [&](const Expr& y) {
+      if (const auto* l = y.as<BufferLoadNode>()) out->insert(l->buffer.get());
+    });
+  });
+}
+
+// Buffers used outside `loop` in `root`.
+std::set<const BufferNode*> uses_outside(const Stmt& root, const ForNode* loop) {
+  std::set<const BufferNode*> out;
+  std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+    if (!s.defined() || s.get() == loop) return;
+    if (const auto* seq = s.as<SeqStmtNode>()) {
+      for (const Stmt& x : seq->seq) walk(x);
+    } else if (const auto* f = s.as<ForNode>()) {
+      walk(f->body);
+    } else if (const auto* i = s.as<IfThenElseNode>()) {
+      collect_uses(make_evaluate(i->cond), &out);
+      walk(i->then_case);
+      walk(i->else_case);
+    } else if (const auto* l = s.as<LetStmtNode>()) {
+      collect_uses(make_evaluate(l->value), &out);
+      walk(l->body);
+    } else if (const auto* a = s.as<AllocateNode>()) {
+      walk(a->body);
+    } else if (const auto* at = s.as<AttrStmtNode>()) {
+      walk(at->body);
+    } else if (const auto* k = s.as<KernelLaunchNode>()) {
+      walk(k->body);
+    } else {
+      collect_uses(s, &out);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+// Replaces accesses of versioned buffers by accesses of one version.
+class VersionRewriter : public StmtMutator {
+ public:
+  VersionRewriter(const std::map<const BufferNode*, Buffer>& versions, Expr stage)
+      : versions_(versions), stage_(std::move(stage)) {}
+
+ protected:
+  Expr mutate_load(const BufferLoadNode* n, const Expr& e) override {
+    auto it = versions_.find(n->buffer.get());
+    std::vector<Expr> idx;
+    bool changed = mutate_list(n->indices, &idx);
+    if (it == versions_.end()) return changed ? make_load(n->buffer, idx) : e;
+    idx.insert(idx.begin(), stage_);
+    return make_load(it->second, idx);
+  }
+  Stmt mutate_store(const BufferStoreNode* n, const Stmt& s) override {
+    auto it = versions_.find(n->buffer.get());
+    if (it == versions_.end()) return StmtMutator::mutate_store(n, s);
+    std::vector<Expr> idx;
+    mutate_list(n->indices, &idx);
+    idx.insert(idx.begin(), stage_);
+    return make_store(it->second, idx, mutate(n->value), n->span);
+  }
+  Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override {
+    std::vector<TileArg> args;
+    bool changed = false;
+    for (const TileArg& a : n->args) {
+      if (a.is_region()) {
+        bool c = false;
+        BufferRegion r = mutate_region(a.region, &c);
+        auto it = versions_.find(r.buffer.get());
+        if (it != versions_.end()) {
+          std::vector<Range> rg = r.region;
+          rg.insert(rg.begin(), Range(stage_, make_int(1)));
+          r = BufferRegion(it->second, rg);
+          c = true;
+        }
+        changed |= c;
+        args.push_back(r);
+      } else {
+        Expr e = mutate(a.expr);
+        changed |= !e.same_as(a.expr);
+        args.push_back(e);
+      }
+    }
+    if (!changed) return s;
+    return make_tile_op(n->op, args, n->attrs, n->span);
+  }
+
+ private:
+  const std::map<const BufferNode*, Buffer>& versions_;
+  Expr stage_;
+};
+
+Stmt mark_async(const Stmt& s) {
+  const auto* op = s.as<TileOpNode>();
+  TL_ICHECK(op && op->op == "copy");
+  AttrMap attrs = op->attrs;
+  attrs["async"] = Attr(true);
+  return make_tile_op(op->op, op->args, attrs, op->span);
+}
+
+class Injector : public StmtMutator {
+ public:
+  explicit Injector(const Stmt& root) : root_(root) {}
+
+ protected:
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    if (n->for_kind != ForKind::kPipelined) return StmtMutator::mutate_for(n, s);
+    Stmt body = mutate(n->body);
+    std::vector<BodyItem> items = flatten_body(body);
+    PipelinePlan plan = plan_pipeline(*n, items, uses_outside(root_, n));
+    if (plan.producers.empty())
+      return make_for(n->var, n->min, n->extent, ForKind::kSerial, body, {}, n->span);
+    const int S = plan.num_stages;
+    std::map<const BufferNode*, Buffer> versions;
+    for (const Buffer& b : plan.versioned) {
+      std::vector<Expr> shape = b.shape();
+      shape.insert(shape.begin(), make_int(S));
+      Buffer v(b.name(), b.dtype(), shape, b.scope(), {}, b->span);
+      versions[b.get()] = v;
+      versioned_[b.get()] = v;
+    }
+    std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
+    const Var& k = n->var;
+    auto stage_of = [&](const Expr& iter) { return floormod(iter - n->min, make_int(S, iter.dtype())); };
+    auto producers_at = [&](const Expr& iter) {
+      std::vector<Stmt> out;
+      std::map<Var, Expr, VarLess> sub = {{k, iter}};
+      VersionRewriter vr(versions, stage_of(iter));
+      for (size_t i : plan.producers) out.push_back(vr.mutate(mark_async(substitute(items[i].stmt, sub))));
+      return make_seq(out);
+    };
+    auto commit = builtin("cuda.cp_async_commit", {});
+    std::vector<Stmt> out;
+    // Prologue: the first S - 1 iterations' producers.
+    for (int s = 0; s < S - 1; ++s) {
+      Expr iter = n->min + make_int(s, n->min.dtype());
+      Expr has = make_int(s, n->extent.dtype()) < n->extent;
+      Stmt p = producers_at(iter);
+      int64_t c = 0;
+      out.push_back(is_const_int(has, &c) ? (c ? p : make_nop()) : make_if(has, p));
+      out.push_back(commit);
+    }
+    // Steady state.
+    std::vector<BodyItem> consumers;
+    for (size_t i = 0; i < items.size(); ++i)
+      if (!is_producer.count(i)) consumers.push_back(items[i]);
+    VersionRewriter cv(versions, stage_of(k));
+    Stmt consumer_body = cv.mutate(rebuild_body(consumers));
+    Expr ahead = k + make_int(S - 1, k.dtype());
+    Stmt refill = producers_at(ahead);
+    Expr has_ahead = ahead < n->min + n->extent;
+    std::vector<Stmt> loop_body = {builtin("cuda.cp_async_wait", {make_int(S - 2)}),
+                                   builtin("tl.sync_threads", {}), make_if(has_ahead, refill), commit,
+                                   consumer_body};
+    out.push_back(make_for(k, n->min, n->extent, ForKind::kSerial, make_seq(loop_body), {}, n->span));
+    out.push_back(builtin("cuda.cp_async_wait", {make_int(0)}));
+    return make_seq(out, n->span);
+  }
+
+  Stmt mutate_allocate(const AllocateNode* n, const Stmt& s) override {
+    Stmt body = mutate(n->body);
+    auto it = versioned_.find(n->buffer.get());
+    if (it != versioned_.end()) return make_allocate(it->second, body, n->span);
+    if (body.same_as(n->body)) return s;
+    return make_allocate(n->buffer, body, n->span);
+  }
+
+ private:
+  static Stmt builtin(const std::string& op, std::vector<Expr> args) {
+    return make_evaluate(make_call(DataType::Void(), op, std::move(args)));
+  }
+  const Stmt& root_;
+  std::map<const BufferNode*, Buffer> versioned_;
+};
+
+}  // namespace
+
+PrimFunc inject_pipeline(const PrimFunc& f, const PassContext& ctx) {
+  Injector inj(f.body());
+  return f.with_body(inj.mutate(f.body()));
+}
+
+TL_REGISTER_PASS("inject_pipeline", inject_pipeline);
+
+}  // namespace tl

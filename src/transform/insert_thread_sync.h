@@ -1,0 +1,32 @@
+// insert_thread_sync: places __syncthreads() (tl.sync_threads) between shared-memory accesses of
+// different threads that could otherwise race, on thread-level cuda IR (after
+// cuda.lower_tile_ops and plan_shared_memory).
+//
+// One effect model covers every shared-memory access: loads and stores, the address_of operands
+// of device calls (with their read/write mode: gemm operands, vector copies), and cp.async writes.
+// Two accesses conflict when their byte ranges in the planned shared-memory block overlap (two
+// buffers that plan_shared_memory placed on the same bytes conflict), at least one writes, and no
+// barrier separates them. Scanning in program order with the accesses pending since the last
+// barrier, a barrier goes right before the first access that conflicts with a pending one. Loops
+// are scanned twice (the second time with the state at the end of the body merged in) so that
+// conflicts carried from one iteration to the next are seen. Calls that synchronize internally
+// (cuda.call_sync: cross-warp reductions) and explicit barriers clear the state.
+//
+// Asynchronous copies (cp.async, issued by inject_pipeline) are ordered by the pipeline itself: a
+// cp_async_wait followed by a barrier before the data is read. Here they count as writes only
+// against earlier pending accesses (a barrier goes before a cp.async that would overwrite data
+// still being read).
+//
+// No barrier is ever placed under a condition that depends on the thread: when a branch of such
+// an `if` needs one, it goes before the `if`; a conflict inside one branch of a thread-dependent
+// condition cannot be synchronized and raises SyncError. The pass config
+// TL_DISABLE_THREAD_STORAGE_SYNC turns the pass off.
+#pragma once
+
+#include "transform/pass.h"
+
+namespace tl {
+
+PrimFunc insert_thread_sync(const PrimFunc& f, const PassContext& ctx);
+
+}  // namespace tl

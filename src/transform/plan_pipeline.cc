@@ -1,0 +1,180 @@
+#include "transform/plan_pipeline.h"
+
+#include "ir/functor.h"
+
+namespace tl {
+
+std::vector<BodyItem> flatten_body(const Stmt& body) {
+  std::vector<BodyItem> out;
+  std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+    if (!s.defined()) return;
+    if (const auto* seq = s.as<SeqStmtNode>()) {
+      for (const Stmt& x : seq->seq) walk(x);
+    } else if (const auto* let = s.as<LetStmtNode>()) {
+      BodyItem it;
+      it.let_var = let->var;
+      it.let_value = let->value;
+      it.span = let->span;
+      out.push_back(it);
+      walk(let->body);
+    } else if (const auto* a = s.as<AllocateNode>()) {
+      BodyItem it;
+      it.alloc = a->buffer;
+      it.span = a->span;
+      out.push_back(it);
+      walk(a->body);
+    } else {
+      BodyItem it;
+      it.stmt = s;
+      it.span = s->span;
+      out.push_back(it);
+    }
+  };
+  walk(body);
+  return out;
+}
+
+Stmt rebuild_body(const std::vector<BodyItem>& items) {
+  Stmt rest = make_nop();
+  std::vector<Stmt> pending;
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    if (it->is_stmt()) {
+      pending.insert(pending.begin(), it->stmt);
+      continue;
+    }
+    Stmt inner = make_seq(pending);
+    pending.clear();
+    pending.push_back(it->alloc.defined() ? make_allocate(it->alloc, inner, it->span)
+                                          : make_let(it->let_var, it->let_value, inner, it->span));
+  }
+  return make_seq(pending);
+}
+
+namespace {
+
+// Buffers read / written by a statement (tile-op regions by the op's convention: the first region
+// of copy/fill/reduce/... is read or written as TILE_OPS.md says; unknown ops count as both).
+struct Effects {
+  std::set<const BufferNode*> reads, writes;
+};
+
+Effects effects_of(const Stmt& s) {
+  Effects e;
+  post_order_visit(s, [&](const Stmt& x) {
+    if (const auto* st = x.as<BufferStoreNode>()) e.writes.insert(st->buffer.get());
+    if (const auto* op = x.as<TileOpNode>()) {
+      // Destination-first ops write their first region; copy/reduce/cumsum write the second.
+      bool dst_second = op->op == "copy" || op->op == "reduce" || op->op == "cumsum";
+      bool gemm = op->op == "gemm";
+      for (size_t i = 0; i < op->args.size(); ++i) {
+        if (!op->args[i].is_region()) continue;
+        const BufferNode* b = op->args[i].region.buffer.get();
+        bool write = gemm ? i == 2 : dst_second ? i == 1 : i == 0;
+        if (op->op == "print" || op->op == "dump_tensor") write = false;
+        (write ? e.writes : e.reads).insert(b);
+        if (gemm && i == 2) e.reads.insert(b);
+        if (op->op == "atomic_add" && i == 0) e.reads.insert(b);
+      }
+    }
+  });
+  for_each_expr(s, [&](const Expr& x) {
+    for_each_subexpr(x, [&](const Expr& y) {
+      if (const auto* l = y.as<BufferLoadNode>()) e.reads.insert(l->buffer.get());
+    });
+  });
+  return e;
+}
+
+bool touches(const Effects& e, const BufferNode* b) { return e.reads.count(b) || e.writes.count(b); }
+
+}  // namespace
+
+PipelinePlan plan_pipeline(const ForNode& loop, const std::vector<BodyItem>& items,
+                           const std::set<const BufferNode*>& used_outside) {
+  PipelinePlan plan;
+  plan.num_stages = static_cast<int>(attr_int(loop.annotations, "num_stages", 1));
+  if (plan.num_stages < 2) return plan;
+  // Variables bound inside the body (lets, inner loops): a producer must not use them.
+  std::set<const VarNode*> inner;
+  for (const BodyItem& it : items) {
+    if (it.let_var.defined()) inner.insert(it.let_var.get());
+    if (it.is_stmt())
+      post_order_visit(it.stmt, [&](const Stmt& x) {
+        if (const auto* f = x.as<ForNode>()) inner.insert(f->var.get());
+        if (const auto* l = x.as<LetStmtNode>()) inner.insert(l->var.get());
+      });
+  }
+  std::vector<Effects> eff(items.size());
+  std::set<const BufferNode*> written;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_stmt()) continue;
+    eff[i] = effects_of(items[i].stmt);
+    written.insert(eff[i].writes.begin(), eff[i].writes.end());
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_stmt()) continue;
+    const auto* op = items[i].stmt.as<TileOpNode>();
+    if (!op || op->op != "copy" || op->args.size() < 2 || !op->args[0].is_region() || !op->args[1].is_region())
+      continue;
+    const BufferRegion& src = op->args[0].region;
+    const BufferRegion& dst = op->args[1].region;
+    if (src.buffer.scope() != MemScope::kGlobal || dst.buffer.scope() != MemScope::kShared) continue;
+    const std::string name = dst.buffer.name();
+    auto skip = [&](const std::string& why) { plan.notes.push_back("copy into '" + name + "' stays in place: " + why); };
+    bool full = dst.region.size() == dst.buffer.ndim();
+    for (size_t d = 0; full && d < dst.region.size(); ++d) {
+      int64_t e = 0, s = 0;
+      full = is_zero(dst.region[d].min) && is_const_int(dst.region[d].extent, &e) &&
+             is_const_int(dst.buffer.shape()[d], &s) && e == s;
+    }
+    if (!full) {
+      skip("it fills only part of the buffer");
+      continue;
+    }
+    const BufferNode* db = dst.buffer.get();
+    if (used_outside.count(db)) {
+      skip("the buffer is also used outside the loop");
+      continue;
+    }
+    bool used_before = false, other_writer = false;
+    for (size_t j = 0; j < items.size(); ++j) {
+      if (j == i || !items[j].is_stmt()) continue;
+      if (j < i && touches(eff[j], db)) used_before = true;
+      if (eff[j].writes.count(db)) other_writer = true;
+    }
+    if (used_before) {
+      skip("the loop uses the buffer before this copy refills it");
+      continue;
+    }
+    if (other_writer) {
+      skip("another statement of the loop writes the buffer");
+      continue;
+    }
+    if (written.count(src.buffer.get())) {
+      skip("the loop writes the source tensor '" + src.buffer.name() + "'");
+      continue;
+    }
+    bool uses_inner = false;
+    for (const Range& r : src.region)
+      for (const Expr& x : {r.min, r.extent})
+        for_each_subexpr(x, [&](const Expr& y) {
+          if (const auto* v = y.as<VarNode>(); v && inner.count(v)) uses_inner = true;
+          if (y.kind() == ExprKind::kBufferLoad) uses_inner = true;
+        });
+    if (uses_inner) {
+      skip("its source position depends on a value computed inside the loop");
+      continue;
+    }
+    bool dup = false;
+    for (const Buffer& b : plan.versioned) dup |= b.get() == db;
+    if (dup) {
+      skip("the buffer is filled twice in the loop");
+      continue;
+    }
+    plan.producers.push_back(i);
+    plan.versioned.push_back(dst.buffer);
+  }
+  return plan;
+}
+
+}  // namespace tl
