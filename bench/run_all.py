@@ -4,8 +4,11 @@
   ascend_*.py  always (the Ascend model is simulated)
   cuda_*.py, gpu_*.py   only when a CUDA device is visible
 
-Each runs in its own process, prints its table and writes bench/results/<name>.json. Then the cpu
-results are summarized in one table, printed and written to the cpu section of docs/PERFORMANCE.md.
+A benchmark is a script of those names with a `__main__` block (helper modules have none). Each
+runs in its own process and prints its table; the cpu ones write bench/results/<name>.json, the gpu
+ones append records to $TL_BENCH_JSON (bench/results/gpu_results.jsonl, emptied first), which
+<category>_summary.py (bench/gpu_summary.py) then prints. Finally the cpu results are summarized in
+one table, printed and written to the cpu section of docs/PERFORMANCE.md.
 
   python bench/run_all.py [--only cpu|ascend|cuda] [--skip NAME ...] [--no-doc]
 """
@@ -30,15 +33,24 @@ def has_gpu():
         return False
 
 
+def is_script(fn):
+    with open(os.path.join(HERE, fn)) as f:
+        return "__name__ == \"__main__\"" in f.read()
+
+
 def benches(only=None):
-    out = []
+    """(category, file) of the benchmarks, and {category: summary file}."""
+    out, summaries = [], {}
     for fn in sorted(os.listdir(HERE)):
-        if not fn.endswith(".py"):
+        if not fn.endswith(".py") or not is_script(fn):
             continue
         for cat, prefixes in CATEGORIES.items():
             if fn.startswith(prefixes) and (only is None or only == cat):
-                out.append((cat, fn))
-    return out
+                if fn.endswith("_summary.py"):
+                    summaries[cat] = fn
+                else:
+                    out.append((cat, fn))
+    return out, summaries
 
 
 def cpu_summary():
@@ -97,7 +109,14 @@ def main():
     args = ap.parse_args()
     gpu = has_gpu()
     failed, ran = [], []
-    for cat, fn in benches(args.only):
+    scripts, summaries = benches(args.only)
+    env = dict(os.environ)
+    gpu_json = os.path.join(common.RESULTS, "gpu_results.jsonl")
+    if gpu and any(cat == "cuda" for cat, _ in scripts):
+        os.makedirs(common.RESULTS, exist_ok=True)
+        open(gpu_json, "w").close()
+        env["TL_BENCH_JSON"] = gpu_json
+    for cat, fn in scripts:
         if fn[:-3] in args.skip or fn in args.skip:
             continue
         if cat == "cuda" and not gpu:
@@ -105,9 +124,11 @@ def main():
             continue
         print(f"== {fn}", flush=True)
         t0 = time.time()
-        rc = subprocess.run([sys.executable, os.path.join(HERE, fn)], cwd=common.ROOT).returncode
+        rc = subprocess.run([sys.executable, os.path.join(HERE, fn)], cwd=common.ROOT, env=env).returncode
         print(f"-- {fn}: {'ok' if rc == 0 else f'FAILED (exit {rc})'} in {time.time() - t0:.0f} s", flush=True)
         (failed if rc else ran).append(fn)
+    if "cuda" in summaries and gpu and os.path.exists(gpu_json) and os.path.getsize(gpu_json) > 0:
+        subprocess.run([sys.executable, os.path.join(HERE, summaries["cuda"]), gpu_json], cwd=common.ROOT)
     if any(fn.startswith("cpu_") for fn in ran):
         table = cpu_summary()
         table.finish()
