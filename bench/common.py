@@ -13,6 +13,7 @@ import re
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -47,11 +48,34 @@ class Timings(dict):
         return statistics.median(fn({k: v[i] for k, v in self.samples.items()}) for i in range(n))
 
 
+def running_tasks():
+    """Runnable tasks on the machine now (the 4th field of /proc/loadavg, this process included)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return 1
+
+
+def wait_for_idle(max_wait_s=5.0, quiet_samples=10):
+    """Waits (at most max_wait_s) until no other task has been runnable for `quiet_samples`
+    consecutive 20 ms polls: on a machine shared with builds this keeps most measurements out of
+    bursts of other work. Returns the seconds waited."""
+    t0 = time.time()
+    quiet = 0
+    while quiet < quiet_samples and time.time() - t0 < max_wait_s:
+        quiet = quiet + 1 if running_tasks() <= 1 else 0
+        time.sleep(0.02)
+    return time.time() - t0
+
+
 def interleaved(fns, rounds=5, warmup=25, rep=100):
-    """Timings of several callables measured in alternation, `rounds` times each: a burst of load
-    from other processes on this shared machine then hits every contender, not just one."""
+    """Timings of several callables measured in alternation, `rounds` times each (each round after
+    a short wait for the machine to be idle): a burst of load from other processes on this shared
+    machine then hits every contender, not just one."""
     samples = {name: [] for name in fns}
     for _ in range(rounds):
+        wait_for_idle()
         for name, fn in fns.items():
             samples[name].append(do_bench(fn, warmup=warmup, rep=rep))
     return Timings(samples)

@@ -319,9 +319,24 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
   for (auto& b : *captured_buffers)
     os << "  " << storage_type(b.dtype()) << "* " << name(b) << " = ctx." << name(b) << ";\n";
   for (auto& v : *captured_vars) os << "  const " << value_type(v.dtype()) << " " << name(v) << " = ctx." << name(v) << ";\n";
-  // Row-major block order: the last grid dimension varies fastest.
-  std::string divisor;
-  for (size_t d = n->block_vars.size(); d-- > 0;) {
+  // T.use_swizzle on a grid of two or more dimensions: the first two block variables come from the
+  // rasterized walk of tl::cpu::rasterize2d over the linear index within one (bx, by) plane.
+  int64_t panel = attr_int(n->attrs, "use_swizzle_panel", 0);
+  bool swizzle = panel > 0 && n->block_vars.size() >= 2;
+  if (swizzle) {
+    std::string plane = "ctx.grid[0] * ctx.grid[1]", sx = fresh("swizzled_x"), sy = fresh("swizzled_y");
+    os << "  int64_t " << sx << ", " << sy << ";\n";
+    os << "  tl::cpu::rasterize2d(block_index % (" << plane << "), ctx.grid[0], ctx.grid[1], " << panel << ", "
+       << (attr_str(n->attrs, "use_swizzle_order", "row") == "row" ? "true" : "false") << ", &" << sx << ", &" << sy
+       << ");\n";
+    for (size_t d = 0; d < 2; ++d)
+      os << "  const " << storage_type(n->block_vars[d].dtype()) << " " << name(n->block_vars[d]) << " = "
+         << storage_type(n->block_vars[d].dtype()) << "(" << (d == 0 ? sx : sy) << ");\n";
+  }
+  // Row-major block order: the last grid dimension varies fastest (dimensions 0 and 1 swizzled, they
+  // vary fastest and the others count planes).
+  std::string divisor = swizzle ? "ctx.grid[0] * ctx.grid[1]" : "";
+  for (size_t d = n->block_vars.size(); d-- > (swizzle ? 2 : 0);) {
     std::string q = divisor.empty() ? "block_index" : "(block_index / (" + divisor + "))";
     std::string val = d == 0 ? q : q + " % ctx.grid[" + std::to_string(d) + "]";
     os << "  const " << storage_type(n->block_vars[d].dtype()) << " " << name(n->block_vars[d]) << " = "

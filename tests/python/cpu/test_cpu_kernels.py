@@ -16,7 +16,8 @@ import tilelang.language as T
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def gemm_kernel(M, N, K, bm, bn, bk, dtype, acc, trans_A=False, trans_B=False, accumulate=False):
+def gemm_kernel(M, N, K, bm, bn, bk, dtype, acc, trans_A=False, trans_B=False, accumulate=False, swizzle=0,
+                order="row"):
     """TileLang's tiled GEMM. accumulate=True adds A @ B to C's old value (C is read first)."""
     a_shape, b_shape = ((K, M) if trans_A else (M, K)), ((N, K) if trans_B else (K, N))
     as_shape, bs_shape = ((bk, bm) if trans_A else (bm, bk)), ((bn, bk) if trans_B else (bk, bn))
@@ -27,6 +28,8 @@ def gemm_kernel(M, N, K, bm, bn, bk, dtype, acc, trans_A=False, trans_B=False, a
             A_s = T.alloc_shared(as_shape, dtype)
             B_s = T.alloc_shared(bs_shape, dtype)
             C_l = T.alloc_fragment((bm, bn), acc)
+            if swizzle:
+                T.use_swizzle(panel_size=swizzle, order=order)
             if accumulate:
                 T.copy(C[by * bm, bx * bn], C_l)
             else:
@@ -89,6 +92,22 @@ def test_gemm_matches_float64(case, accumulate, rng):
     else:
         np.testing.assert_allclose(c, ref, rtol=0, atol=2e-6 * K + 1e-6 * np.abs(ref).max())
     assert kernel_isa(kernel) in ("avx512+bf16", "avx512", "avx2", "portable")
+
+
+@pytest.mark.parametrize("panel,order", [(2, "row"), (3, "col"), (8, "row")])
+def test_swizzled_grid_covers_every_tile_once(panel, order, rng):
+    """T.use_swizzle rasterizes the grid on cpu too (grouped block order): a 5 x 7 grid of tiles with
+    panels that do not divide it still computes every C tile exactly once (accumulate would double
+    a tile computed twice; a missed tile keeps its old value)."""
+    M, N, K = 7 * 16, 5 * 16, 32
+    kernel = tilelang.compile(gemm_kernel(M, N, K, 16, 16, 16, "float32", "float32", accumulate=True, swizzle=panel,
+                                          order=order), target="cpu")
+    a, b = random((M, K), "float32", rng), random((K, N), "float32", rng)
+    c0 = rng.uniform(-1, 1, (M, N)).astype(np.float32)
+    c = c0.copy()
+    kernel(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64) + c0, rtol=0, atol=1e-4)
+    assert "rasterize2d" in kernel.get_kernel_source()
 
 
 PORTABLE_SCRIPT = r"""
