@@ -51,7 +51,7 @@ run: build
 
 test: build
 	$(BUILD)/tl_tests --gtest_brief=1
-	$(PY) -m pytest -q -x tests/python tests/error
+	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error
 
 bench: build
 	$(PY) bench/run_all.py

@@ -190,11 +190,10 @@ def test_output_size_not_determined_by_inputs():
     assert b[0] == 5.0
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+@pytest.mark.torch
+@pytest.mark.gpu
 def test_device_mismatch(kernel):
     import torch
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device for a device-mismatch test")
     a = torch.from_numpy(A).cuda()
     expect(kernel, tilelang.ArgumentError, ["parameter 'A'", "is on cuda:0", "host (cpu) memory"],
            a, X, BIAS, 0.5, M)

@@ -18,10 +18,13 @@ namespace cpu {
 template <typename T>
 struct HeapArray {
   T* data;
-  explicit HeapArray(int64_t count) {
+  /* A negative count, or one whose byte size overflows, leaves data null (reported by the caller);
+   * an empty buffer still gets one cache line, so that data is a valid pointer. */
+  explicit HeapArray(int64_t count) : data(nullptr) {
+    if (count < 0 || count > (INT64_MAX - 63) / static_cast<int64_t>(sizeof(T))) return;
     int64_t bytes = count * static_cast<int64_t>(sizeof(T));
-    bytes = (bytes + 63) / 64 * 64;
-    data = bytes > 0 ? static_cast<T*>(aligned_alloc(64, static_cast<size_t>(bytes))) : nullptr;
+    bytes = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+    data = static_cast<T*>(aligned_alloc(64, static_cast<size_t>(bytes)));
   }
   ~HeapArray() { free(data); }
   HeapArray(const HeapArray&) = delete;

@@ -2,7 +2,7 @@
 import sys
 
 from .. import _core
-from .._core import Var
+from .._core import PrimExpr, Var
 from .context import current
 from .dtypes import to_dtype
 
@@ -22,9 +22,19 @@ def _alloc(shape, dtype, scope, what, default_name):
     ctx = current(what)
     ctx.require_kernel(what)
     name = ctx.take_hint(default_name)
+    for k, d in enumerate(_shape(shape)):
+        if isinstance(d, (int, PrimExpr)) and not isinstance(d, bool):
+            e = _core.to_expr(d)
+            if e.kind == "int" and e.value <= 0:
+                raise ValueError(f"{what}: dimension {k} of buffer '{name}' is {e.value}; tile dimensions must be "
+                                 f"positive (shape {_shape_text(shape)})")
     buf = ctx.b.make_buffer(name, to_dtype(dtype), _shape(shape), scope, None)
     ctx.b.alloc(buf)
     return buf
+
+
+def _shape_text(shape):
+    return "(" + ", ".join(str(d) for d in _shape(shape)) + ")"
 
 
 def alloc_shared(shape, dtype, scope="shared.dyn"):

@@ -11,12 +11,18 @@ _BLOCK_NAMES = ("bx", "by", "bz")
 _THREAD_NAMES = ("tx", "ty", "tz")
 
 
-def _extent(v, what):
+_MAX_GRID_EXTENT = 2 ** 31 - 1  # block indices are int32 (CUDA's gridDim.x limit)
+_MAX_THREADS = 1024  # threads per block on every CUDA GPU
+
+
+def _extent(v, what, maximum=None):
     e = _core.to_expr(v)
     if e.dtype not in ("int32", "int64", "int16", "int8", "uint8", "uint16", "uint32", "uint64"):
         raise TypeError(f"{what} must be an integer, got {e.dtype} '{e!r}'")
     if e.kind == "int" and e.value <= 0:
         raise ValueError(f"{what} must be positive, got {e.value}")
+    if e.kind == "int" and maximum is not None and e.value > maximum:
+        raise ValueError(f"{what} is {e.value}, more than the maximum {maximum}")
     return e
 
 
@@ -42,7 +48,7 @@ class Kernel(Frame):
         if ctx.kernels:
             raise syntax_error("T.Kernel cannot be nested inside another T.Kernel")
         targets = self._targets
-        grid = [_extent(g, f"T.Kernel grid extent {k}") for k, g in enumerate(self.blocks)]
+        grid = [_extent(g, f"T.Kernel grid extent {k}", _MAX_GRID_EXTENT) for k, g in enumerate(self.blocks)]
         attrs = {}
         threads, thread_vars = [], []
         if self.is_npu:
@@ -79,6 +85,13 @@ class Kernel(Frame):
             if not 1 <= len(tl) <= 3:
                 raise ValueError(f"T.Kernel threads must be an int or a list of 1 to 3 ints, got {t!r}")
             threads = [_extent(x, "T.Kernel threads") for x in tl]
+            if all(x.kind == "int" for x in threads):
+                total = 1
+                for x in threads:
+                    total *= x.value
+                if total > _MAX_THREADS:
+                    raise ValueError(f"T.Kernel threads={t!r}: {total} threads per block, more than the "
+                                     f"{_MAX_THREADS} a block can have; use fewer threads and give each more work")
             thread_vars = [Var(_THREAD_NAMES[k]) for k in range(len(threads))]
         if self.prelude is not None:
             attrs["prelude"] = str(self.prelude)

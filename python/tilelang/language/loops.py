@@ -120,6 +120,9 @@ class _Parallel(LoopSpec):
         if not extents:
             raise TypeError("T.Parallel needs at least one extent")
         self.extents = [_index(e, "T.Parallel extent") for e in extents]
+        for k, e in enumerate(self.extents):
+            if e.kind == "int" and e.value < 0:
+                raise ValueError(f"T.Parallel extent {k} is negative ({e.value}); a tile loop needs a size >= 0")
         self.coalesced_width = coalesced_width
         self.annotations = annotations
 
@@ -208,7 +211,13 @@ class _Persistent(LoopSpec):
         self.domain = [_index(d, "T.Persistent domain entry") for d in domain]
         if not self.domain:
             raise ValueError("T.Persistent: the domain must have at least one dimension")
+        for k, d in enumerate(self.domain):
+            if d.kind == "int" and d.value < 0:
+                raise ValueError(f"T.Persistent: domain entry {k} is negative ({d.value})")
         self.wave_size = _index(wave_size, "T.Persistent wave_size")
+        if self.wave_size.kind == "int" and self.wave_size.value <= 0:
+            raise ValueError(f"T.Persistent: wave_size (the number of workers) must be positive, got "
+                             f"{self.wave_size.value}")
         self.index = _index(index, "T.Persistent index")
         self.group_size = as_int(group_size, "T.Persistent: group_size", 1)
 

@@ -232,9 +232,11 @@ def clear(buffer):
     fill(buffer, 0)
 
 
-def norm_dim(region, dim, what):
+def norm_dim(region, dim, what, unit_dim_ok=False):
     """A user dimension (of the buffer's rank, negative counts from the end) -> its index among
-    the region's non-unit ("squeezed") dimensions."""
+    the region's non-unit ("squeezed") dimensions. With unit_dim_ok, a dimension of extent 1 next
+    to longer ones gives None (the squeezed operands cannot name it; a reduction or scan along it
+    is element-wise)."""
     ext = region.extents
     nd = len(ext)
     if not isinstance(dim, int) or isinstance(dim, bool):
@@ -246,6 +248,8 @@ def norm_dim(region, dim, what):
     if all(units):
         return 0
     if units[d]:
+        if unit_dim_ok:
+            return None
         raise ValueError(f"{what}: dim {dim} has extent 1 in '{region!r}'; reduce over a dimension with more "
                          "than one element")
     return sum(1 for k in range(d) if not units[k])
@@ -258,8 +262,44 @@ def reduce(buffer, out, reduce_type, dim=-1, clear=True):
     what = f"T.reduce_{reduce_type}"
     src = region_of(buffer, f"{what} source")
     dst = region_of(out, f"{what} destination")
-    attrs = {"type": reduce_type, "dim": norm_dim(src, dim, what), "clear": bool(clear)}
+    d = norm_dim(src, dim, what, unit_dim_ok=True)
+    if d is None:  # along a dimension of extent 1 (e.g. a tile of N=1 columns): element-wise
+        _reduce_unit_dim(src, dst, reduce_type, bool(clear), what)
+        return
+    attrs = {"type": reduce_type, "dim": d, "clear": bool(clear)}
     emit_tile_op("reduce", [src, dst], attrs, what)
+
+
+def _squeezed_consts(region):
+    """The region's non-unit extents as ints, or None when one is not a constant."""
+    out = []
+    for e in region.extents:
+        if _is_one(e):
+            continue
+        x = _core.to_expr(e)
+        if x.kind != "int":
+            return None
+        out.append(x.value)
+    return out
+
+
+def _reduce_unit_dim(src, dst, reduce_type, clear, what):
+    """Each result element is one source element: copy (or |x|), combined with dst when not clear."""
+    want, got = _squeezed_consts(src), _squeezed_consts(dst)
+    if want is not None and got is not None and want != got:
+        raise ValueError(f"{what}: the reduced dimension has extent 1 in src '{src!r}', so dst '{dst!r}' must have "
+                         f"src's other extents {want}, but has {got} (unit dimensions dropped)")
+    if clear:
+        if reduce_type in ("abssum", "absmax"):
+            emit_tile_op("tile.abs", [dst, src], None, what)
+        else:
+            emit_tile_op("copy", [src, dst], None, what)
+    elif reduce_type in ("abssum", "absmax"):
+        raise NotImplementedError(f"not implemented: {what}(clear=False) along a dimension of extent 1 in "
+                                  f"'{src!r}'; reduce into a temporary and combine it with the destination")
+    else:
+        combine = {"sum": "tile.add", "max": "tile.max", "min": "tile.min"}[reduce_type]
+        emit_tile_op(combine, [dst, dst, src], None, what)
 
 
 def reduce_sum(buffer, out, dim=-1, clear=True):
@@ -286,7 +326,12 @@ def cumsum(src, dst=None, dim=0, reverse=False):
     """Inclusive scan along `dim`; in place when `dst` is omitted."""
     s = region_of(src, "T.cumsum source")
     d = s if dst is None else region_of(dst, "T.cumsum destination")
-    emit_tile_op("cumsum", [s, d], {"dim": norm_dim(s, dim, "T.cumsum"), "reverse": bool(reverse)}, "T.cumsum")
+    nd = norm_dim(s, dim, "T.cumsum", unit_dim_ok=True)
+    if nd is None:  # a scan along a dimension of extent 1 is a copy
+        if dst is not None:
+            emit_tile_op("copy", [s, d], None, "T.cumsum")
+        return
+    emit_tile_op("cumsum", [s, d], {"dim": nd, "reverse": bool(reverse)}, "T.cumsum")
 
 
 def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False):

@@ -283,7 +283,8 @@ void CodeGenCPU::allocate(const AllocateNode* n) {
   } else {
     std::string storage = fresh(nm + "_storage");
     std::string n_expr = is_static ? std::to_string(c) + "LL" : expr(count);
-    line("tl::cpu::HeapArray<" + t + "> " + storage + "(" + n_expr + ");  // " + scope_name(b.scope()) +
+    // Braces, not parentheses: `HeapArray<T> s(int64_t(n));` would declare a function.
+    line("tl::cpu::HeapArray<" + t + "> " + storage + "{" + n_expr + "};  // " + scope_name(b.scope()) +
          " buffer on the heap");
     line("if (" + storage + ".data == nullptr) {");
     ++indent_;

@@ -1,7 +1,5 @@
-"""CI without a GPU: every kernel of cuda_kernels.py and every example under examples/ compiles
+"""CI without a GPU: every kernel of cuda_kernels.py compiles
 through the cuda backend (lower + codegen + NVRTC) for sm_80 and sm_90a, without spills."""
-import glob
-import importlib.util
 import os
 
 import pytest
@@ -23,31 +21,5 @@ def test_kernel_compiles(name, arch):
         assert u["spill_store_bytes"] == 0, (name, u)
         assert u["stack_frame_bytes"] == 0 or name == "assert_positive", (name, u)
 
-
-def _example_kernels():
-    """(example file, kernel) pairs: each example module may expose `kernels()` returning
-    prim_funcs (or builders' results) for compile checks; otherwise it is skipped here and runs in
-    the GPU check."""
-    out = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.py"), recursive=True)):
-        out.append(path)
-    return out
-
-
-@requires_nvrtc
-@pytest.mark.parametrize("arch", COMPILE_ARCHS)
-@pytest.mark.parametrize("path", _example_kernels() or ["<none>"])
-def test_example_compiles(path, arch):
-    if path == "<none>":
-        pytest.skip("no examples/ in this tree yet")
-    spec = importlib.util.spec_from_file_location("example_mod", path)
-    mod = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(mod)
-    except SystemExit:
-        pass
-    funcs = mod.kernels() if hasattr(mod, "kernels") else []
-    if not funcs:
-        pytest.skip("the example exposes no kernels() for compile-only checks")
-    for f in funcs:
-        build(f, arch)
+# The examples under examples/ are compiled for sm_80 and sm_90a by
+# tests/python/examples/test_examples.py (test_example_kernels_compile_for_cuda).

@@ -668,6 +668,7 @@ def _cuobjdump():
 
 
 @requires_nvrtc
+@pytest.mark.gpu  # cuobjdump comes with the GPU machine
 @pytest.mark.skipif(_cuobjdump() is None, reason="cuobjdump not installed")
 @pytest.mark.parametrize("arch", COMPILE_ARCHS)
 def test_sass_uses_tensor_cores_without_local_memory(tmp_path, arch):

@@ -98,7 +98,7 @@ def test_readonly_inputs_are_accepted(rng):
     np.testing.assert_array_equal(k(a, a), 2 * a)
 
 
-@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+@pytest.mark.torch
 def test_torch_cpu_tensors():
     import torch
     k = tilelang.compile(add_1d(512, 128), out_idx=[-1])

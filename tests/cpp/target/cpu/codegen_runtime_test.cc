@@ -95,6 +95,37 @@ TEST(CpuRuntime, LargeBlockBuffersLiveOnTheHeap) {
   for (int64_t i = 0; i < R * C; ++i) ASSERT_EQ(out[i], a[i] * 3.0f) << i;
 }
 
+TEST(CpuRuntime, RunTimeSizedBlockBufferOnTheHeap) {
+  // S has the run-time shape [n]: heap storage sized at launch. (The declaration used to parse as a
+  // function declaration in C++, so such kernels did not compile.) A negative n is reported, not a crash.
+  Buffer A = global("A", f32, {c(64)});
+  Var n("n");
+  IRBuilder b;
+  b.enter_kernel({c(1)}, {Var("bx")}, {}, {}, {});
+  Buffer S = shared("S", f32, {n});
+  b.alloc(S);
+  Var i("i");
+  b.enter_for(i, c(0), n, ForKind::kSerial);
+  b.emit(make_store(S, {i}, make_load(A, {i}) + make_float(1.0)));
+  b.exit();
+  b.emit(make_store(A, {c(0)}, make_load(S, {n - c(1)})));
+  b.exit();
+  CpuKernel k;
+  k.build(b.finish_func("dyn", {tensor_param(A), scalar_param(n)}));
+  ASSERT_TRUE(k.ok());
+  EXPECT_NE(k.source.find("tl::cpu::HeapArray<float>"), std::string::npos) << k.source;
+  std::vector<float> a(64);
+  for (int i = 0; i < 64; ++i) a[i] = float(i);
+  {
+    TestRuntime rt;
+    ASSERT_EQ(k.run({ptr_arg(a.data()), int_arg(10)}, rt), 0) << rt.errors;
+    EXPECT_EQ(a[0], 10.0f);  // S[9] = A[9] + 1
+  }
+  TestRuntime rt;
+  EXPECT_EQ(k.run({ptr_arg(a.data()), int_arg(-5)}, rt), 1);
+  EXPECT_NE(rt.errors.find("cannot allocate -5 elements for buffer 'S'"), std::string::npos) << rt.errors;
+}
+
 TEST(CpuRuntime, HalfConversionsMatchPortablePath) {
   // All 65536 half bit patterns -> float32, and 2^16 random float32 values -> half, computed by the
   // kernel (built with -march=native: F16C when the machine has it) and by the portable path here.
