@@ -8,8 +8,8 @@ import cuda_kernels as K
 
 def main():
     kernels = {
-        "gemm_f16_4096": K.matmul(4096, 4096, 4096, 128, 256, 32, threads=256, swizzle_panel=8),
-        "flash_fwd_d128": K.flashattn(8, 16, 4096, 128, True, block_M=128, block_N=64, threads=256),
+        "gemm_f16_4096": K.matmul(4096, 4096, 4096, 128, 256, 64, threads=256, swizzle_panel=8),
+        "flash_fwd_d128": K.flashattn(8, 16, 4096, 128, True, block_M=128, block_N=128, threads=256),
         "softmax": K.softmax(32768, 4096, block_M=1),
         "rms_norm": K.rms_norm_rows(32768, 4096),
     }

@@ -6,6 +6,7 @@
 #   scripts/gpu_check.sh                 # build + tests + benches
 #   GPU_CHECK_SKIP_BENCH=1 scripts/...   # build + tests only
 #   GPU_CHECK_TESTS="tests/python/cuda/test_device_headers.py" scripts/...   # a subset
+#   GPU_CHECK_PROFILE="gemm flash" scripts/...   # also Nsight Compute reports (bench/gpu_profile.py)
 #
 # Output (at most a few files, so they all come back from a device run): $OUT (default
 # ./gpu_check_out) gets gpu_check.log (every step's output), summary.json (one record per step)
@@ -117,8 +118,18 @@ if [ $BUILD_OK -eq 1 ]; then
   TESTS=${GPU_CHECK_TESTS:-tests/python/cuda}
   # Compile-only tests run in CI; here the GPU tests (device headers, kernels on hardware, and the
   # emulator cases, which are cheap).
-  step cuda_tests 300 $PY -X faulthandler -m pytest -q -rs -p no:cacheprovider \
+  # Eight pytest workers when pytest-xdist is there: compiling each test kernel is the slow part.
+  XDIST=""
+  $PY -c "import xdist" 2>/dev/null && XDIST="-n 8"
+  step cuda_tests 300 $PY -X faulthandler -m pytest -q -rfEs -p no:cacheprovider $XDIST \
     --ignore=tests/python/cuda/test_compile_only.py $TESTS
+  grep -E "^(FAILED|ERROR) " "$LOG" | sed 's/ - .*//' | sort -u > "$OUT/failed_tests.txt"
+  # Every example (TileLang GPU style, written for every target) runs unchanged on cuda.
+  if [ -n "${TILELANG_SKIP_GPU_TESTS:-}" ]; then
+    record examples skip 0 "skipped: the CUDA smoke test failed"
+  else
+    export OUT PYTHON=$PY; step examples 300 "$ROOT/scripts/run_examples.sh"
+  fi
   if [ -n "${TILELANG_SKIP_GPU_TESTS:-}" ]; then
     record benches skip 0 "skipped: the CUDA smoke test failed"
   elif [ -z "${GPU_CHECK_SKIP_BENCH:-}" ]; then
@@ -128,6 +139,18 @@ if [ $BUILD_OK -eq 1 ]; then
       [ -f "bench/$b.py" ] || continue
       step "$b" 180 $PY "bench/$b.py"
     done
+    # With GPU_CHECK_PROFILE="gemm gemm_mma flash" (any of them): Nsight Compute on those kernels
+    # (speed of light, compute and memory workload); the report goes to ncu.txt.
+    if command -v ncu >/dev/null && [ -n "${GPU_CHECK_PROFILE:-}" ]; then
+      : > "$OUT/ncu.txt"
+      for which in $GPU_CHECK_PROFILE; do
+        step "ncu_$which" 90 ncu --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+          --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --log-file "$OUT/ncu_$which.txt" \
+          $PY bench/gpu_profile.py "$which"
+        cat "$OUT/ncu_$which.txt" >> "$OUT/ncu.txt" 2>/dev/null
+        rm -f "$OUT/ncu_$which.txt"
+      done
+    fi
   fi
 fi
 
@@ -155,6 +178,16 @@ done
 if [ -s "$TL_BENCH_JSON" ]; then
   echo
   $PY "$ROOT/bench/gpu_summary.py" "$TL_BENCH_JSON" 2>&1 || true
+fi
+if [ -s "$OUT/failed_tests.txt" ]; then
+  echo
+  echo "failed tests:"
+  head -n 40 "$OUT/failed_tests.txt"
+fi
+if [ -s "$OUT/examples.txt" ]; then
+  echo
+  echo "examples on cuda:"
+  cat "$OUT/examples.txt"
 fi
 if grep -q '^smoke ' "$LOG"; then
   echo

@@ -190,7 +190,8 @@ RegionInfo region_info(const BufferRegion& r) {
 
 class Solver {
  public:
-  Solver(const Collector& c, int64_t threads, const Target& target) : c_(c), target_(target) {
+  Solver(const Collector& c, int64_t threads, const Target& target, bool allow_wgmma)
+      : c_(c), target_(target), allow_wgmma_(allow_wgmma) {
     map_.num_threads = threads;
   }
 
@@ -301,8 +302,109 @@ class Solver {
         set_fragment(b, make_replicated_fragment(const_shape(b, "fragment"), threads()),
                      where(span) + "a use outside T.Parallel and tile ops (every thread holds the whole fragment)");
     }
+    std::vector<const TileOpNode*> gemms;
     for (const Participant& p : c_.parts)
-      if (p.op && p.op->op == "gemm") plan_gemm(*p.op);
+      if (p.op && p.op->op == "gemm") gemms.push_back(p.op);
+    // wgmma for all of the kernel's GEMMs, or for none (see infer_layouts).
+    std::map<const TileOpNode*, GemmPlan> wplans;
+    std::map<Buffer, Layout, BufferLess> wlayouts;
+    std::string why_not;
+    bool wgmma = allow_wgmma_ && !gemms.empty();
+    for (const TileOpNode* g : gemms) {
+      if (!wgmma) break;
+      GemmPlan plan;
+      if (!plan_wgmma(*g, &plan, &wlayouts, &why_not)) wgmma = false;
+      else wplans[g] = plan;
+    }
+    if (wgmma) {
+      for (const TileOpNode* g : gemms) apply_wgmma(*g, wplans[g]);
+      for (auto& [b, l] : wlayouts) map_.shared[b] = l;
+      return;
+    }
+    for (const TileOpNode* g : gemms) {
+      plan_gemm(*g);
+      if (allow_wgmma_) map_.gemms[g].why_not_wgmma = why_not;
+    }
+  }
+
+  // Whether the op can run on wgmma, and how: the warpgroup split, and the gmma layouts its
+  // shared operands need (added to `layouts`; a buffer already given another layout, by an
+  // annotation or another GEMM, disqualifies it). Malformed ops return false and are diagnosed
+  // by plan_gemm.
+  bool plan_wgmma(const TileOpNode& op, GemmPlan* plan, std::map<Buffer, Layout, BufferLess>* layouts,
+                  std::string* why) {
+    auto no = [&](const std::string& w) {
+      *why = op_error_prefix(op) + w;
+      return false;
+    };
+    if (op.args.size() < 3 || !op.args[0].is_region() || !op.args[1].is_region() || !op.args[2].is_region())
+      return no("operands");
+    RegionInfo a = region_info(op.args[0].region), b = region_info(op.args[1].region),
+               c = region_info(op.args[2].region);
+    for (const RegionInfo* r : {&a, &b, &c})
+      if (r->extents.size() != 2 || r->extents[0] <= 0 || r->extents[1] <= 0) return no("non-2-d tiles");
+    bool ta = attr_bool(op.attrs, "transpose_A", false), tb = attr_bool(op.attrs, "transpose_B", false);
+    int64_t m = c.extents[0], n = c.extents[1];
+    int64_t k = ta ? a.extents[0] : a.extents[1];
+    if ((ta ? a.extents[1] : a.extents[0]) != m || (tb ? b.extents[0] : b.extents[1]) != n ||
+        (tb ? b.extents[1] : b.extents[0]) != k)
+      return no("shapes do not agree");
+    if (!is_fragment(c.buffer) || !c.full) return no("the accumulator is not a whole fragment");
+    DataType at = a.buffer.dtype(), bt = b.buffer.dtype(), ct = c.buffer.dtype();
+    if (at != bt || !(at == DataType::Float(16) || at == DataType::BFloat16()) || ct != DataType::Float32())
+      return no("wgmma here takes f16/bf16 operands with float accumulators, not " + at.str() + " x " + bt.str() +
+                " -> " + ct.str());
+    if (threads() % 128) return no("the block is not whole warpgroups (" + std::to_string(threads()) + " threads)");
+    if (k % 16) return no("K = " + std::to_string(k) + " is not a multiple of 16");
+    WarpgroupPartition wp;
+    GemmWarpPolicy policy = parse_gemm_warp_policy(attr_str(op.attrs, "policy", "Square"));
+    if (!compute_warpgroup_partition(m, n, static_cast<int>(threads() / 128), policy, &wp))
+      return no("[" + std::to_string(m) + ", " + std::to_string(n) + "] does not split into 64-row tiles over " +
+                std::to_string(threads() / 128) + " warpgroups");
+    bool a_reg = is_fragment(a.buffer);
+    if (is_fragment(b.buffer)) return no("B is in registers");
+    if (a_reg && (ta || !a.full)) return no("a transposed or partial register operand A");
+    const int64_t nw = n / wp.wg_n;
+    for (int which = 0; which < 2; ++which) {
+      const BufferRegion& r = op.args[which].region;
+      const Buffer& buf = r.buffer;
+      if (which == 0 && a_reg) continue;
+      if (buf.scope() != MemScope::kShared) return no("operand '" + buf.name() + "' is not in shared memory");
+      std::vector<int64_t> shape = const_shape(buf, "shared buffer");
+      size_t nd = shape.size();
+      if (nd < 2) return no("operand '" + buf.name() + "' is not a 2-d tile");
+      for (size_t d = nd - 2; d < nd; ++d)
+        if (!is_zero(r.region[d].min) || !is_const_value(r.region[d].extent, shape[d]))
+          return no("operand '" + buf.name() + "' is part of its buffer's rows or columns");
+      int eb = buf.dtype().element_bytes();
+      int swz = gmma_swizzle_bytes(shape[nd - 1], eb);
+      if (!swz || shape[nd - 2] % 8) return no("no gmma layout for '" + buf.name() + "'");
+      bool mn_major = which == 0 ? ta : !tb;
+      // An MN-major B slice of one warpgroup must start at a panel.
+      if (mn_major && which == 1 && wp.wg_n > 1 && (nw * eb) % swz) return no("B slices cross swizzle panels");
+      Layout l = make_gmma_layout(shape, eb, swz);
+      auto have = map_.shared.find(buf);
+      if (have != map_.shared.end() && !have->second.same_map(l))
+        return no("'" + buf.name() + "' already has layout " + have->second->name);
+      auto pending = layouts->find(buf);
+      if (pending != layouts->end() && pending->second->name != l->name) return no("'" + buf.name() + "' is read "
+                                                                                     "by GEMMs in two layouts");
+      (*layouts)[buf] = l;
+    }
+    plan->use_wgmma = true;
+    plan->warpgroups = wp;
+    return true;
+  }
+
+  void apply_wgmma(const TileOpNode& op, const GemmPlan& plan) {
+    RegionInfo a = region_info(op.args[0].region), c = region_info(op.args[2].region);
+    bool ta = attr_bool(op.attrs, "transpose_A", false);
+    int64_t m = c.extents[0], n = c.extents[1], k = ta ? a.extents[0] : a.extents[1];
+    set_fragment(c.buffer, make_wgmma_c_fragment(m, n, plan.warpgroups), op_error_prefix(op) + "the wgmma accumulator");
+    if (is_fragment(a.buffer))
+      set_fragment(a.buffer, make_wgmma_a_fragment(m, k, plan.warpgroups, a.buffer.dtype()),
+                   op_error_prefix(op) + "wgmma operand A");
+    map_.gemms[&op] = plan;
   }
 
   void plan_gemm(const TileOpNode& op) {
@@ -585,6 +687,7 @@ class Solver {
 
   const Collector& c_;
   const Target& target_;
+  bool allow_wgmma_ = false;
   LayoutMap map_;
   std::map<Buffer, std::string, BufferLess> origin_;
   std::map<const ForNode*, std::string> loop_origin_;
@@ -641,10 +744,10 @@ Fragment default_fragment(const std::vector<int64_t>& shape, int64_t num_threads
   return make_parallel_fragment(shape, num_threads, vec);
 }
 
-LayoutMap infer_layouts(const Stmt& body, int64_t num_threads, const Target& target) {
+LayoutMap infer_layouts(const Stmt& body, int64_t num_threads, const Target& target, bool allow_wgmma) {
   Collector c;
   c.visit(body);
-  Solver s(c, num_threads, target);
+  Solver s(c, num_threads, target, allow_wgmma);
   return s.run();
 }
 

@@ -34,9 +34,12 @@ namespace tl {
 
 // What T.gemm was decided to be.
 struct GemmPlan {
+  bool use_wgmma = false;     // wgmma.mma_async (sm_90a), or
   bool use_mma = false;       // mma.sync; otherwise the SIMT fallback
   WarpPartition warps;        // mma only
+  WarpgroupPartition warpgroups;  // wgmma only
   std::string why_simt;       // why the SIMT fallback was chosen (verbose reports)
+  std::string why_not_wgmma;  // why a kernel for sm_90a stayed on mma.sync (verbose reports)
 };
 
 struct LayoutMap {
@@ -52,7 +55,13 @@ struct LayoutMap {
 // Infers the layouts of one kernel (the body of a KernelLaunchNode) running `num_threads`
 // threads. The nodes of `body` are the keys of LayoutMap::loops / gemms, so the caller must
 // lower that same tree.
-LayoutMap infer_layouts(const Stmt& body, int64_t num_threads, const Target& target);
+//
+// With `allow_wgmma` (sm_90a), the kernel's GEMMs use wgmma when every T.gemm of the kernel can
+// (f16/bf16 operands, float accumulators, B in shared memory, A in shared memory or a fragment,
+// whole warpgroups, M a multiple of 64 per warpgroup, shared tiles that take a gmma layout);
+// otherwise all of them use mma.sync, so the register layouts of GEMMs that feed each other
+// (flash attention's P = softmax(Q K^T) into P V) always come from the same instruction family.
+LayoutMap infer_layouts(const Stmt& body, int64_t num_threads, const Target& target, bool allow_wgmma = false);
 
 // The loop variables and constant extents of the T.Parallel nest rooted at `root` (a chain of
 // directly nested parallel loops), and its innermost body. Throws LayoutError when an extent is

@@ -129,4 +129,45 @@ Fragment make_mma_b_fragment(int64_t k, int64_t n, WarpPartition w, DataType t) 
   return f;
 }
 
+bool compute_warpgroup_partition(int64_t m, int64_t n, int num_warpgroups, GemmWarpPolicy policy,
+                                 WarpgroupPartition* out) {
+  bool found = false;
+  for (int wm = 1; wm <= num_warpgroups; ++wm) {
+    if (num_warpgroups % wm) continue;
+    int wn = num_warpgroups / wm;
+    if (m % (64 * wm) || n % (8 * wn) || n / wn > 256) continue;
+    bool better = !found || (policy == GemmWarpPolicy::kFullCol ? wn > out->wg_n : wm > out->wg_m);
+    if (better) *out = {wm, wn};
+    found = true;
+  }
+  return found;
+}
+
+Fragment make_wgmma_c_fragment(int64_t m, int64_t n, WarpgroupPartition p) {
+  if (m % (64 * p.wg_m) || n % (8 * p.wg_n))
+    throw_error<LayoutError>("wgmma accumulator [", m, ", ", n, "] does not split over ", p.wg_m, " x ", p.wg_n,
+                             " warpgroups");
+  Fragment f = mma_warp_fragment_c();
+  f = f.repeat(1, n / p.wg_n / 8, false);   // n-tiles of one instruction
+  f = f.repeat(0, 4, true);                 // the warps of a warpgroup, 16 rows each
+  f = f.repeat(0, m / p.wg_m / 64, false);  // instruction row tiles
+  f = f.repeat(1, p.wg_n, true);
+  f = f.repeat(0, p.wg_m, true);
+  return f;
+}
+
+Fragment make_wgmma_a_fragment(int64_t m, int64_t k, WarpgroupPartition p, DataType t) {
+  if (t.bits != 16) throw_error<NotImplemented>("not implemented: a wgmma register operand of type ", t.str());
+  if (m % (64 * p.wg_m) || k % 16)
+    throw_error<LayoutError>("wgmma operand A [", m, ", ", k, "] does not split into ", p.wg_m,
+                             " warpgroups of 64 x 16 tiles");
+  Fragment f = mma_warp_fragment_a(t);
+  f = f.repeat(1, k / 16, false);
+  f = f.repeat(0, 4, true);
+  f = f.repeat(0, m / p.wg_m / 64, false);
+  f = f.replicate_on_threads(p.wg_n);
+  f = f.repeat(0, p.wg_m, true);
+  return f;
+}
+
 }  // namespace tl

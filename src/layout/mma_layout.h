@@ -47,4 +47,25 @@ Fragment make_mma_a_fragment(int64_t m, int64_t k, WarpPartition w, DataType ab_
 // B held in registers: each warp holds its columns, replicated over the warps_m warps.
 Fragment make_mma_b_fragment(int64_t k, int64_t n, WarpPartition w, DataType ab_type);
 
+// ---- wgmma (sm_90a) ----------------------------------------------------------------------------
+// How the warpgroups (4 consecutive warps) of a block split a GEMM's [M, N] accumulator:
+// warpgroup g = gm * wg_n + gn owns rows [gm * M / wg_m, ...) and columns [gn * N / wg_n, ...),
+// computed as (M / wg_m / 64) m64nNk16 instructions per K step with N = N / wg_n.
+struct WarpgroupPartition {
+  int wg_m = 1;
+  int wg_n = 1;
+};
+// Splits over `num_warpgroups` so that M divides into 64-row tiles per warpgroup and each
+// warpgroup's N is a multiple of 8 and at most 256. Prefers the fewest splits of N (wider
+// instructions read each A row once for more columns), or of M for FullCol. False when none.
+bool compute_warpgroup_partition(int64_t m, int64_t n, int num_warpgroups, GemmWarpPolicy policy,
+                                 WarpgroupPartition* out);
+// The accumulator as wgmma holds it: inside a warpgroup, warp w holds rows [16 w, 16 w + 16) of
+// each 64-row instruction tile in the m16n8 C order, tiles along N first, then instruction rows.
+Fragment make_wgmma_c_fragment(int64_t m, int64_t n, WarpgroupPartition p);
+// A held in registers for wgmma (16-bit types): each warp holds the m16n8k16 A fragments of its
+// 16 rows per instruction tile, K tiles first; replicated over the wg_n warpgroups sharing rows.
+// With wg_n == 1 this is exactly make_wgmma_c_fragment of a GEMM with N = K (flash attention).
+Fragment make_wgmma_a_fragment(int64_t m, int64_t k, WarpgroupPartition p, DataType ab_type);
+
 }  // namespace tl

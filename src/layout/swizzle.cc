@@ -45,6 +45,47 @@ Layout make_swizzled_layout(const std::vector<int64_t>& shape, int elem_bytes) {
   }, "swizzled");
 }
 
+int gmma_swizzle_bytes(int64_t cols, int elem_bytes) {
+  if (elem_bytes <= 0 || cols <= 0) return 0;
+  int64_t bytes = cols * elem_bytes;
+  if (bytes % 128 == 0) return 128;
+  if (bytes == 64 || bytes == 32) return static_cast<int>(bytes);
+  return 0;
+}
+
+Layout make_gmma_layout(const std::vector<int64_t>& shape, int elem_bytes, int swizzle_bytes) {
+  if (shape.size() < 2 || shape[shape.size() - 2] % 8 != 0 || elem_bytes <= 0 || 16 % elem_bytes ||
+      (swizzle_bytes != 128 && swizzle_bytes != 64 && swizzle_bytes != 32) ||
+      (shape.back() * elem_bytes) % swizzle_bytes != 0)
+    throw_error<LayoutError>("no ", swizzle_bytes, "-byte wgmma layout for a shared tile of shape [",
+                             shape.size() >= 2 ? shape[shape.size() - 2] : 0, ", ", shape.back(), "] of ",
+                             elem_bytes, "-byte elements; rows must be a multiple of 8 and a row a multiple of ",
+                             swizzle_bytes, " bytes");
+  const int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  const int64_t panel = swizzle_bytes / elem_bytes;       // elements per panel row
+  const int64_t chunk = 16 / elem_bytes;                  // elements per 16-byte chunk
+  const int64_t row_div = 128 / swizzle_bytes;            // rows per 128-byte line
+  const int64_t phases = swizzle_bytes / 16;              // chunks per panel row
+  int64_t total = 1;
+  for (int64_t s : shape) total *= s;
+  const std::string name = "gmma" + std::to_string(swizzle_bytes);
+  return make_layout(shape, {total}, [&](const std::vector<Var>& v) {
+    std::vector<Expr> lead(v.begin(), v.end() - 2);
+    std::vector<int64_t> lead_shape(shape.begin(), shape.end() - 2);
+    Expr r = v[v.size() - 2], c = v.back();
+    Expr phase = floormod(floordiv(r, make_int(row_div)), make_int(phases)) * make_int(chunk);
+    Expr in_panel = r * make_int(panel) + make_binary(BinOp::kBitXor, floormod(c, make_int(panel)), phase);
+    Expr off = floordiv(c, make_int(panel)) * make_int(rows * panel) + in_panel;
+    if (!lead.empty()) off = flatten_index(lead, lead_shape) * make_int(rows * cols) + off;
+    return std::vector<Expr>{off};
+  }, name);
+}
+
+bool chunk_preserving(const Layout& layout) {
+  const std::string& n = layout->name;
+  return n == "row_major" || n == "swizzled" || n.rfind("gmma", 0) == 0;
+}
+
 int shared_wavefronts(const std::vector<int64_t>& addrs, int access_bytes) {
   if (access_bytes != 4 && access_bytes != 8 && access_bytes != 16)
     throw_error<ValueError>("shared_wavefronts: access size must be 4, 8 or 16 bytes");

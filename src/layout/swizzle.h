@@ -29,6 +29,25 @@ bool swizzle_applicable(const std::vector<int64_t>& shape, int elem_bytes);
 // one flat element offset. Throws LayoutError when !swizzle_applicable.
 Layout make_swizzled_layout(const std::vector<int64_t>& shape, int elem_bytes);
 
+// The shared-memory layouts that Hopper's wgmma reads through matrix descriptors ("gmma" layouts).
+// The tile's last dimension (the contiguous one, `cols`) is cut into panels of `swizzle_bytes`
+// (128, 64 or 32); panel p holds columns [p * P, (p + 1) * P) of every row, the rows swizzle_bytes
+// apart, and the panels follow each other (P = swizzle_bytes / elem_bytes). Inside a panel the
+// 16-byte chunks of row r are XOR-permuted by (r / (128 / swizzle_bytes)) mod (swizzle_bytes / 16):
+// the hardware's 128/64/32-byte swizzle pattern (address bits [4, 4 + log2(swizzle_bytes / 16))
+// XOR bits [7, ...)) when the tile starts at a multiple of 8 * swizzle_bytes bytes. Leading
+// dimensions (pipeline stages) stack whole tiles. For 128-byte rows this is make_swizzled_layout.
+//
+// The swizzle width for a tile whose contiguous extent is `cols` elements: 128 when cols spans a
+// multiple of 128 bytes, 64 or 32 when it spans exactly that many bytes, else 0 (no gmma layout).
+int gmma_swizzle_bytes(int64_t cols, int elem_bytes);
+// Throws LayoutError when the shape has fewer than 2 dimensions, rows that are not a multiple of
+// 8, or a last extent that gmma_swizzle_bytes does not accept with this width.
+Layout make_gmma_layout(const std::vector<int64_t>& shape, int elem_bytes, int swizzle_bytes);
+// Whether `layout` keeps every aligned 16-byte chunk of a row contiguous (row-major, swizzled and
+// gmma layouts): 16-byte vector accesses and cp.async may then move whole chunks.
+bool chunk_preserving(const Layout& layout);
+
 // Number of shared-memory wavefronts for one warp-wide access of `access_bytes` (4, 8 or 16)
 // per thread at the given byte addresses (one per thread, at most 32): the threads are served in
 // phases of 128 bytes (32 / 16 / 8 threads for 4 / 8 / 16 bytes), and within a phase each bank

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "ir/error.h"
+#include "layout/swizzle.h"
 #include "op/cuda_ops.h"
 #include "op/tile_op.h"
 
@@ -38,8 +39,8 @@ int64_t vector_width(const BufferRegion& r, int64_t max_v, const CudaLowerCtx& c
   std::vector<Expr> strides;
   if (b.scope() == MemScope::kShared) {
     auto it = ctx.layouts.shared.find(b);
-    if (it != ctx.layouts.shared.end() && it->second->name != "swizzled") return 1;
-    // Swizzling permutes whole 16-byte chunks: groups of up to 16 bytes stay contiguous.
+    if (it != ctx.layouts.shared.end() && !chunk_preserving(it->second)) return 1;
+    // Swizzled and gmma layouts move whole 16-byte chunks: groups of up to 16 bytes stay contiguous.
     std::vector<int64_t> shape = const_shape(b, "shared buffer");
     int64_t s = 1;
     strides.assign(shape.size(), make_int(1));

@@ -77,6 +77,42 @@ Stmt simt_gemm(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& a, c
   return make_seq(out, op.span);
 }
 
+// The swizzle width of a shared operand's gmma layout (layout inference gave it one).
+int gmma_width(const TileOpNode& op, const CudaLowerCtx& ctx, const Buffer& b) {
+  auto it = ctx.layouts.shared.find(b);
+  TL_ICHECK(it != ctx.layouts.shared.end() && it->second->name.rfind("gmma", 0) == 0, op_error_prefix(op),
+            "wgmma operand '", b.name(), "' without a gmma layout");
+  return std::stoi(it->second->name.substr(4));
+}
+
+// tl::wgmma_gemm_ss / wgmma_gemm_rs (include/tl/cuda/wgmma.h).
+Stmt wgmma_gemm(const TileOpNode& op, CudaLowerCtx& ctx, const GemmPlan& plan, const BufferRegion& a,
+                const BufferRegion& b, const BufferRegion& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+  auto tile_start = [&](const BufferRegion& r) {
+    std::vector<Expr> start;
+    for (const Range& rg : r.region) start.push_back(rg.min);
+    return ctx.address_of(r.buffer, start, 1);
+  };
+  std::string t = cuda_type_name(a.buffer.dtype());
+  std::ostringstream callee;
+  Expr pa;
+  // In a pipelined loop the GEMM may leave its instructions in flight for one iteration.
+  const bool async = attr_bool(op.attrs, "wgmma_async", false) && !is_frag(a.buffer);
+  if (async) ctx.async_mma_accumulators.push_back(ctx.regs_of(c.buffer));
+  const std::string pending = async ? ", 1" : "";
+  if (is_frag(a.buffer)) {
+    pa = ctx.reg_address(a.buffer, make_int(0), 1);
+    callee << "tl::wgmma_gemm_rs<" << m << ", " << n << ", " << k << ", " << plan.warpgroups.wg_m << ", "
+           << plan.warpgroups.wg_n << ", " << b2s(tb) << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << ">";
+  } else {
+    pa = tile_start(a);
+    callee << "tl::wgmma_gemm_ss<" << m << ", " << n << ", " << k << ", " << plan.warpgroups.wg_m << ", "
+           << plan.warpgroups.wg_n << ", " << b2s(ta) << ", " << b2s(tb) << ", " << gmma_width(op, ctx, a.buffer)
+           << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << pending << ">";
+  }
+  return call_stmt(callee.str(), {pa, tile_start(b), ctx.reg_address(c.buffer, make_int(0), 3)});
+}
+
 }  // namespace
 
 Stmt lower_cuda_gemm(const TileOpNode& op, CudaLowerCtx& ctx) {
@@ -102,6 +138,10 @@ Stmt lower_cuda_gemm(const TileOpNode& op, CudaLowerCtx& ctx) {
     for (int64_t r = 0; r < ctx.layout_of(c.buffer).num_regs(); ++r)
       zeros.push_back(make_store(regs, {make_int(r)}, make_const(regs.dtype(), 0)));
     out.push_back(guarded(make_cast(DataType::Bool(), clear), make_seq(zeros)));
+  }
+  if (plan.use_wgmma) {
+    out.push_back(wgmma_gemm(op, ctx, plan, a, b, c, ta, tb, m, n, k));
+    return make_seq(out, op.span);
   }
   if (!plan.use_mma) {
     out.push_back(simt_gemm(op, ctx, a, b, c, ta, tb, k));

@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
 
 namespace tl {
@@ -118,9 +119,53 @@ Stmt mark_async(const Stmt& s) {
   return make_tile_op(op->op, op->args, attrs, op->span);
 }
 
+// The one T.gemm of a pipelined loop body that may stay in flight across iterations (sm_90a
+// wgmma): both operands are stages of the loop's producers, its accumulator is touched by nothing
+// else in the body, f16/bf16 operands with float accumulators (the types wgmma takes here; layout
+// inference still decides, and a GEMM that ends on mma.sync is synchronous anyway). nullptr if none.
+const TileOpNode* async_mma_candidate(const std::vector<BodyItem>& items, const std::set<size_t>& producers,
+                                      const std::vector<Buffer>& versioned) {
+  const TileOpNode* gemm = nullptr;
+  size_t at = 0;
+  int count = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_stmt()) continue;
+    post_order_visit(items[i].stmt, [&](const Stmt& x) {
+      if (const auto* op = x.as<TileOpNode>(); op && op->op == "gemm") {
+        ++count;
+        gemm = op;
+        at = i;
+      }
+    });
+  }
+  if (count != 1 || producers.count(at) || items[at].stmt.get() != gemm || gemm->args.size() < 3) return nullptr;
+  auto versioned_buf = [&](const TileArg& a) {
+    if (!a.is_region()) return false;
+    for (const Buffer& b : versioned)
+      if (b.same_as(a.region.buffer)) return true;
+    return false;
+  };
+  if (!versioned_buf(gemm->args[0]) || !versioned_buf(gemm->args[1]) || !gemm->args[2].is_region()) return nullptr;
+  const Buffer& c = gemm->args[2].region.buffer;
+  DataType at_t = gemm->args[0].region.buffer.dtype();
+  if (c.scope() != MemScope::kFragment || c.dtype() != DataType::Float32() ||
+      !(at_t == DataType::Float(16) || at_t == DataType::BFloat16()))
+    return nullptr;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i == at || !items[i].is_stmt()) continue;
+    std::set<const BufferNode*> used;
+    collect_uses(items[i].stmt, &used);
+    if (used.count(c.get())) return nullptr;
+  }
+  return gemm;
+}
+
 class Injector : public StmtMutator {
  public:
-  explicit Injector(const Stmt& root) : root_(root) {}
+  Injector(const Stmt& root, const PassContext& ctx)
+      : root_(root),
+        wgmma_(ctx.target.arch == "sm_90a" && !config_bool(ctx.configs, "tl.disable_wgmma") &&
+               !config_bool(ctx.configs, "tl.disable_wgmma_async")) {}
 
  protected:
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
@@ -140,6 +185,20 @@ class Injector : public StmtMutator {
       versioned_[b.get()] = v;
     }
     std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
+    // With a GEMM that stays in flight for one iteration (wgmma, waited for at the end of the
+    // next iteration's GEMM), the refill may only overwrite the stage read two iterations ago:
+    // the prefetch distance drops from S - 1 to S - 2.
+    const TileOpNode* async_gemm = (wgmma_ && S >= 3) ? async_mma_candidate(items, is_producer, plan.versioned)
+                                                      : nullptr;
+    const int D = async_gemm ? S - 2 : S - 1;
+    if (async_gemm) {
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (items[i].stmt.get() != async_gemm) continue;
+        AttrMap attrs = async_gemm->attrs;
+        attrs["wgmma_async"] = Attr(true);
+        items[i].stmt = make_tile_op(async_gemm->op, async_gemm->args, attrs, async_gemm->span);
+      }
+    }
     const Var& k = n->var;
     auto stage_of = [&](const Expr& iter) { return floormod(iter - n->min, make_int(S, iter.dtype())); };
     auto producers_at = [&](const Expr& iter) {
@@ -151,8 +210,8 @@ class Injector : public StmtMutator {
     };
     auto commit = builtin("cuda.cp_async_commit", {});
     std::vector<Stmt> out;
-    // Prologue: the first S - 1 iterations' producers.
-    for (int s = 0; s < S - 1; ++s) {
+    // Prologue: the first D iterations' producers.
+    for (int s = 0; s < D; ++s) {
       Expr iter = n->min + make_int(s, n->min.dtype());
       Expr has = make_int(s, n->extent.dtype()) < n->extent;
       Stmt p = producers_at(iter);
@@ -166,13 +225,15 @@ class Injector : public StmtMutator {
       if (!is_producer.count(i)) consumers.push_back(items[i]);
     VersionRewriter cv(versions, stage_of(k));
     Stmt consumer_body = cv.mutate(rebuild_body(consumers));
-    Expr ahead = k + make_int(S - 1, k.dtype());
+    Expr ahead = k + make_int(D, k.dtype());
     Stmt refill = producers_at(ahead);
     Expr has_ahead = ahead < n->min + n->extent;
-    std::vector<Stmt> loop_body = {builtin("cuda.cp_async_wait", {make_int(S - 2)}),
+    std::vector<Stmt> loop_body = {builtin("cuda.cp_async_wait", {make_int(D - 1)}),
                                    builtin("tl.sync_threads", {}), make_if(has_ahead, refill), commit,
                                    consumer_body};
-    out.push_back(make_for(k, n->min, n->extent, ForKind::kSerial, make_seq(loop_body), {}, n->span));
+    AttrMap loop_ann;
+    if (async_gemm) loop_ann["cuda.async_mma"] = Attr(true);  // the lowering drains the GEMM after the loop
+    out.push_back(make_for(k, n->min, n->extent, ForKind::kSerial, make_seq(loop_body), loop_ann, n->span));
     out.push_back(builtin("cuda.cp_async_wait", {make_int(0)}));
     return make_seq(out, n->span);
   }
@@ -190,13 +251,14 @@ class Injector : public StmtMutator {
     return make_evaluate(make_call(DataType::Void(), op, std::move(args)));
   }
   const Stmt& root_;
+  const bool wgmma_;
   std::map<const BufferNode*, Buffer> versioned_;
 };
 
 }  // namespace
 
 PrimFunc inject_pipeline(const PrimFunc& f, const PassContext& ctx) {
-  Injector inj(f.body());
+  Injector inj(f.body(), ctx);
   return f.with_body(inj.mutate(f.body()));
 }
 

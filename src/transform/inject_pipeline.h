@@ -15,6 +15,12 @@
 // is committed per iteration even when empty, so wait counts are exact. The barrier after the
 // wait also separates iteration k-1's reads of a version from iteration k's refill of it.
 // Loops without producers, and num_stages < 2, become plain serial loops.
+//
+// sm_90a, S >= 3: when the body's only T.gemm reads two producer stages into an accumulator that
+// nothing else in the body touches, the GEMM is marked {wgmma_async}: its wgmma instructions stay
+// in flight until the next iteration's GEMM has issued its own (wgmma.wait_group 1). The refill
+// then targets the stage read two iterations ago (prefetch distance S - 2, cp_async_wait(S - 3)),
+// and the loop is annotated {cuda.async_mma} so the lowering waits for the last GEMM after it.
 #pragma once
 
 #include "transform/pass.h"

@@ -21,6 +21,16 @@ namespace {
 
 constexpr int64_t kAlign = 128;
 
+// Buffers are aligned to the largest power of two up to 1024 that divides their size (at least
+// 128): a tile that wgmma reads through a descriptor must start at a multiple of 8 swizzled rows
+// (1024 / 512 / 256 bytes for its 128 / 64 / 32-byte swizzle), and such tiles have sizes that are
+// multiples of that; other tiles lose at most a little padding.
+int64_t slot_alignment(int64_t bytes) {
+  int64_t a = 1024;
+  while (a > kAlign && bytes % a != 0) a /= 2;
+  return a;
+}
+
 struct Slot {
   Buffer buffer;
   int64_t bytes = 0;
@@ -141,7 +151,8 @@ class Planner : public StmtMutator {
           bool live_overlap = !reuse || !(p->last < sl->first || sl->last < p->first);
           bool mem_overlap = off < p->offset + p->bytes && p->offset < off + sl->bytes;
           if (live_overlap && mem_overlap) {
-            off = (p->offset + p->bytes + kAlign - 1) / kAlign * kAlign;
+            int64_t align = slot_alignment(sl->bytes);
+            off = (p->offset + p->bytes + align - 1) / align * align;
             moved = true;
           }
         }

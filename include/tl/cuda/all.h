@@ -11,4 +11,5 @@
 #include "tl/cuda/reduce.h"
 #include "tl/cuda/debug.h"
 #include "tl/cuda/gemm.h"
+#include "tl/cuda/wgmma.h"
 #include "tl/cuda/rasterize.h"

@@ -366,6 +366,10 @@ class Emulator {
   void shared_write(const Mem& m, int64_t off, int64_t n, int64_t t, bool async) {
     if (m.space != Space::kShared) return;
     int64_t base = m.base - smem_.data() + off;
+    for (const auto& [lo, hi] : wgmma_inflight_)
+      if (base < hi && lo < base + n)
+        race("thread " + std::to_string(t) + " writes '" + m.name + "' (shared bytes " + std::to_string(base) + "+" +
+             std::to_string(n) + ") that an in-flight wgmma still reads");
     for (int64_t b = base; b < base + n; ++b) {
       ByteState& s = bytes_[static_cast<size_t>(b)];
       if (s.r_epoch == epoch_ && (s.r_multi || s.r_thread != t))
@@ -775,6 +779,11 @@ class Emulator {
       const std::string callee = c->args[0].as<StringImmNode>()->value;
       Template tp = parse_template(callee);
       if (tp.name.rfind("tl::gemm_", 0) == 0) return gemm(c, tp, act);
+      if (tp.name.rfind("tl::wgmma_gemm_", 0) == 0) return wgmma_gemm(c, tp, act);
+      if (tp.name == "tl::wgmma_drain") {
+        wgmma_inflight_.clear();
+        return;
+      }
       if (tp.name == "tl::atomic_add") {
         for (int64_t t = 0; t < threads_; ++t) {
           if (!act[static_cast<size_t>(t)]) continue;
@@ -952,6 +961,103 @@ class Emulator {
     }
   }
 
+  // C += op(A) op(B) through the contract of include/tl/cuda/wgmma.h: warpgroup partition, the
+  // wgmma accumulator / register-A orders, and the gmma shared layouts (src/layout/swizzle.h),
+  // re-derived here. Also checks that every shared operand starts at a multiple of 8 swizzled rows
+  // of the block (the hardware swizzle works on absolute addresses).
+  void wgmma_gemm(const CallNode* c, const Template& tp, const std::vector<char>& act) {
+    auto I = [&](size_t i) { return std::stoll(tp.args[i]); };
+    auto B_ = [&](size_t i) { return tp.args[i] == "true"; };
+    const bool rs = tp.name == "tl::wgmma_gemm_rs";
+    const int64_t M = I(0), N = I(1), K = I(2), WM = I(3), WN = I(4);
+    bool ta = false, tb = false;
+    int64_t swa = 0, swb = 0;
+    size_t ti = 0;
+    if (rs) {
+      tb = B_(5), swb = I(6), ti = 7;
+    } else {
+      ta = B_(5), tb = B_(6), swa = I(7), swb = I(8), ti = 9;
+    }
+    // kPending = 1: this call's operand reads stay in flight until the next wgmma call (which
+    // waits for them) or tl::wgmma_drain; the previous call's end here.
+    const bool pending = tp.args.size() > ti + 1 && I(ti + 1) != 0;
+    std::vector<std::pair<int64_t, int64_t>> reads;
+    const DataType t = type_of_name(tp.args[ti]);
+    const int64_t eb = t.element_bytes(), Mw = M / WM, Nw = N / WN, MI = Mw / 64, KS = K / 16;
+    for (char a : act)
+      if (!a) throw_error<RuntimeError>("emulator: T.gemm (wgmma) executed by only some threads");
+    // Element (row, col) of a stored tile with `rows` rows in a gmma layout of width `sw` bytes.
+    auto gmma_off = [&](int64_t row, int64_t col, int64_t rows, int64_t sw) {
+      int64_t panel = sw / eb, chunk = 16 / eb;
+      int64_t phase = (row / (128 / sw)) % (sw / 16);
+      return (col / panel) * rows * panel + row * panel + ((col % panel) ^ (phase * chunk));
+    };
+    auto operand = [&](const Expr& ptr, int64_t sw, const char* what) {
+      Val p = address(ptr, 0);
+      if (p.mem.space != Space::kShared) throw_error<RuntimeError>("emulator: wgmma operand ", what, " not in shared memory");
+      int64_t abs = (p.mem.base - smem_.data()) + p.off;
+      if (abs % (8 * sw) != 0)
+        throw_error<RuntimeError>("emulator: wgmma operand ", what, " ('", p.mem.name, "') starts at shared byte ", abs,
+                                  ", not a multiple of ", 8 * sw, " (its ", sw, "-byte swizzle)");
+      return p;
+    };
+    auto read = [&](const Val& p, int64_t off) {
+      int64_t b = p.off + off * eb;
+      check_range(p.mem, b, eb, "wgmma operand read");
+      shared_read(p.mem, b, eb, -2);
+      int64_t abs = (p.mem.base - smem_.data()) + b;
+      if (!reads.empty() && reads.back().second == abs) reads.back().second += eb;
+      else reads.push_back({abs, abs + eb});
+      return decode(t, p.mem.base + b).f;
+    };
+    std::vector<double> A(static_cast<size_t>(M * K), 0.0), Bm(static_cast<size_t>(K * N), 0.0);
+    if (rs) {
+      for (int64_t th = 0; th < threads_; ++th) {
+        int64_t wg = th / 128, w = (th % 128) / 32, lane = th % 32, g = lane / 4, tg = lane % 4;
+        if (wg >= WM * WN) continue;
+        Val p = address(c->args[1], th);
+        for (int64_t ri = 0; ri < MI * KS * 8; ++ri) {
+          int64_t tile = ri / 8, within = ri % 8, kt = tile % KS, mi = tile / KS;
+          int64_t e = within % 2, rh = (within / 2) % 2, kh = within / 4;
+          int64_t row = (wg / WN) * Mw + 64 * mi + 16 * w + g + 8 * rh, col = 16 * kt + 2 * tg + e + 8 * kh;
+          check_range(p.mem, p.off + ri * eb, eb, "wgmma register operand");
+          A[static_cast<size_t>(row * K + col)] = decode(t, p.mem.base + p.off + ri * eb).f;
+        }
+      }
+    } else {
+      Val p = operand(c->args[1], swa, "A");
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t k = 0; k < K; ++k)
+          A[static_cast<size_t>(m * K + k)] = ta ? read(p, gmma_off(k, m, K, swa)) : read(p, gmma_off(m, k, M, swa));
+    }
+    Val pb = operand(c->args[2], swb, "B");
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n)
+        Bm[static_cast<size_t>(k * N + n)] = tb ? read(pb, gmma_off(n, k, N, swb)) : read(pb, gmma_off(k, n, K, swb));
+    for (int64_t th = 0; th < threads_; ++th) {
+      int64_t wg = th / 128, w = (th % 128) / 32, lane = th % 32, g = lane / 4, tg = lane % 4;
+      if (wg >= WM * WN) continue;
+      Val p = address(c->args[3], th);
+      for (int64_t mi = 0; mi < MI; ++mi)
+        for (int64_t nt = 0; nt < Nw / 8; ++nt)
+          for (int64_t i = 0; i < 4; ++i) {
+            int64_t row = (wg / WN) * Mw + 64 * mi + 16 * w + g + 8 * (i / 2);
+            int64_t col = (wg % WN) * Nw + 8 * nt + 2 * tg + i % 2;
+            int64_t r = mi * (Nw / 2) + 4 * nt + i;
+            check_range(p.mem, p.off + r * 4, 4, "accumulator");
+            uint8_t* cp = p.mem.base + p.off + r * 4;
+            double acc = decode(DataType::Float32(), cp).f;
+            for (int64_t k = 0; k < K; ++k)
+              acc += A[static_cast<size_t>(row * K + k)] * Bm[static_cast<size_t>(k * N + col)];
+            Val out;
+            out.f = round_to(DataType::Float32(), acc);
+            encode(DataType::Float32(), out, cp);
+          }
+    }
+    wgmma_inflight_.clear();
+    if (pending) wgmma_inflight_ = std::move(reads);
+  }
+
   const PrimFunc& f_;
   const std::vector<TLArg>& args_;
   EmulatorReport report_;
@@ -967,6 +1073,7 @@ class Emulator {
   std::unordered_map<const BufferNode*, Mem> global_, shared_;
   std::unordered_map<const BufferNode*, std::vector<std::vector<uint8_t>>> local_;
   std::unordered_map<const BufferNode*, int64_t> smem_offset_;
+  std::vector<std::pair<int64_t, int64_t>> wgmma_inflight_;  // shared byte ranges an in-flight wgmma reads
 };
 
 }  // namespace

@@ -45,6 +45,9 @@ struct CudaLowerCtx {
   // Shared buffers created by lowerings (reduction workspaces), allocated at the kernel top.
   std::vector<Buffer> extra_shared;
   bool guard_global = true;
+  // Accumulators of wgmma GEMMs left in flight by the current pipelined loop ({wgmma_async}): the
+  // loop's lowering waits for them after the loop (tl::wgmma_drain).
+  std::vector<Buffer> async_mma_accumulators;
   int name_counter = 0;
 
   std::string fresh(const std::string& base) { return base + "_" + std::to_string(name_counter++); }

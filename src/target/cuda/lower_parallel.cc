@@ -98,14 +98,110 @@ class NestAccessRewriter : public StmtMutator {
   int64_t reg_;
 };
 
-}  // namespace
+// ---- unswitching of affine conditions ---------------------------------------------------------
+//
+// A select whose condition compares affine functions of the nest's variables (a causal mask,
+// `if_then_else(bx * bM + i >= k * bN + j, 0, -inf)`, or a tail mask `k * bN + j < n`) holds for
+// the whole nest whenever it holds at the nest's worst corner, which depends only on values outside
+// the nest (block indices, the pipeline's loop variable). The nest is then emitted twice: with the
+// select replaced by its true value under that run-time test, and as written otherwise, so masks
+// cost nothing in the blocks they do not cut.
 
-Stmt lower_parallel_nest(CudaLowerCtx& ctx, const std::vector<Var>& vars, const std::vector<int64_t>& extents,
-                         const Stmt& body, const Fragment& layout, const Span& span) {
-  TL_ICHECK(vars.size() == extents.size() && layout.shape() == extents, "nest and layout disagree");
-  if (layout.num_threads() > ctx.num_threads)
-    throw_error<LayoutError>(span.defined() ? span.str() + ": " : "", "a T.Parallel loop laid out over ",
-                             layout.num_threads(), " threads in a kernel of ", ctx.num_threads, " threads");
+// e = sum_k coeff[k] * vars[k] + rest, with rest free of the nest's variables.
+bool affine_in(const Expr& e, const std::vector<Var>& vars, std::vector<int64_t>* coeff, Expr* rest) {
+  auto mentions = [&](const Expr& x) {
+    bool m = false;
+    for_each_subexpr(x, [&](const Expr& y) {
+      if (const VarNode* v = y.as<VarNode>())
+        for (const Var& lv : vars) m |= lv.get() == v;
+    });
+    return m;
+  };
+  coeff->assign(vars.size(), 0);
+  if (!mentions(e)) {
+    *rest = e;
+    return true;
+  }
+  if (const VarNode* v = e.as<VarNode>()) {
+    for (size_t k = 0; k < vars.size(); ++k)
+      if (vars[k].get() == v) (*coeff)[k] = 1;
+    *rest = make_int(0, e.dtype());
+    return true;
+  }
+  if (const auto* c = e.as<CastNode>()) return c->dtype.is_integer() && affine_in(c->value, vars, coeff, rest);
+  const auto* b = e.as<BinaryNode>();
+  if (!b) return false;
+  std::vector<int64_t> ca, cb;
+  Expr ra, rb;
+  if (b->op == BinOp::kAdd || b->op == BinOp::kSub) {
+    if (!affine_in(b->a, vars, &ca, &ra) || !affine_in(b->b, vars, &cb, &rb)) return false;
+    int64_t sign = b->op == BinOp::kAdd ? 1 : -1;
+    for (size_t k = 0; k < vars.size(); ++k) (*coeff)[k] = ca[k] + sign * cb[k];
+    *rest = b->op == BinOp::kAdd ? ra + rb : ra - rb;
+    return true;
+  }
+  if (b->op == BinOp::kMul) {
+    int64_t f = 0;
+    const Expr* other = nullptr;
+    if (is_const_int(b->a, &f)) other = &b->b;
+    else if (is_const_int(b->b, &f)) other = &b->a;
+    if (!other || !affine_in(*other, vars, &ca, &ra)) return false;
+    for (size_t k = 0; k < vars.size(); ++k) (*coeff)[k] = ca[k] * f;
+    *rest = ra * make_int(f, ra.dtype());
+    return true;
+  }
+  return false;
+}
+
+// The condition under which `cond` holds at every point of the nest, or an undefined Expr when it
+// cannot be stated (not a conjunction of <, <=, >, >= between affine integer expressions that
+// vary inside the nest).
+Expr holds_everywhere(const Expr& cond, const std::vector<Var>& vars, const std::vector<int64_t>& extents) {
+  const auto* b = cond.as<BinaryNode>();
+  if (!b) return Expr();
+  if (b->op == BinOp::kAnd) {
+    Expr x = holds_everywhere(b->a, vars, extents), y = holds_everywhere(b->b, vars, extents);
+    return x.defined() && y.defined() ? (x && y) : Expr();
+  }
+  if (b->op != BinOp::kLT && b->op != BinOp::kLE && b->op != BinOp::kGT && b->op != BinOp::kGE) return Expr();
+  if (!b->a.dtype().is_integer() || !b->b.dtype().is_integer()) return Expr();
+  // d = larger side - smaller side: the condition is d >= 0 (d > 0 when strict).
+  bool less = b->op == BinOp::kLT || b->op == BinOp::kLE;
+  Expr d = less ? b->b - b->a : b->a - b->b;
+  bool strict = b->op == BinOp::kLT || b->op == BinOp::kGT;
+  std::vector<int64_t> coeff;
+  Expr rest;
+  if (!affine_in(d, vars, &coeff, &rest)) return Expr();
+  int64_t lo = 0;
+  bool varies = false;
+  for (size_t k = 0; k < vars.size(); ++k) {
+    if (!coeff[k]) continue;
+    varies = true;
+    if (coeff[k] < 0) lo += coeff[k] * (extents[k] - 1);
+  }
+  if (!varies) return Expr();
+  Expr min_d = rest + make_int(lo, rest.dtype());
+  return strict ? (min_d > make_int(0, rest.dtype())) : (min_d >= make_int(0, rest.dtype()));
+}
+
+// Replaces the given selects by their true values.
+class SelectTaker : public StmtMutator {
+ public:
+  explicit SelectTaker(std::vector<const SelectNode*> selects) : selects_(std::move(selects)) {}
+
+ protected:
+  Expr mutate_select(const SelectNode* n, const Expr& e) override {
+    for (const SelectNode* s : selects_)
+      if (s == n) return mutate(n->true_value);
+    return StmtMutator::mutate_select(n, e);
+  }
+
+ private:
+  std::vector<const SelectNode*> selects_;
+};
+
+Stmt lower_nest_body(CudaLowerCtx& ctx, const std::vector<Var>& vars, const Stmt& body, const Fragment& layout,
+                     const Span& span) {
   const int64_t regs = layout.num_regs();
   std::vector<Stmt> out;
   if (regs <= kMaxUnrolledRegs) {
@@ -129,6 +225,34 @@ Stmt lower_parallel_nest(CudaLowerCtx& ctx, const std::vector<Var>& vars, const 
   std::map<Var, Expr, VarLess> sub;
   for (size_t k = 0; k < vars.size(); ++k) sub[vars[k]] = point[k];
   return make_for(r, make_int(0), make_int(regs), ForKind::kSerial, guarded(valid, substitute(b, sub)), {}, span);
+}
+
+
+}  // namespace
+
+Stmt lower_parallel_nest(CudaLowerCtx& ctx, const std::vector<Var>& vars, const std::vector<int64_t>& extents,
+                         const Stmt& body, const Fragment& layout, const Span& span) {
+  TL_ICHECK(vars.size() == extents.size() && layout.shape() == extents, "nest and layout disagree");
+  if (layout.num_threads() > ctx.num_threads)
+    throw_error<LayoutError>(span.defined() ? span.str() + ": " : "", "a T.Parallel loop laid out over ",
+                             layout.num_threads(), " threads in a kernel of ", ctx.num_threads, " threads");
+  std::vector<const SelectNode*> selects;
+  std::vector<Expr> always;
+  for_each_expr(body, [&](const Expr& e) {
+    for_each_subexpr(e, [&](const Expr& x) {
+      const auto* sel = x.as<SelectNode>();
+      if (!sel || std::find(selects.begin(), selects.end(), sel) != selects.end()) return;
+      Expr a = holds_everywhere(sel->cond, vars, extents);
+      if (!a.defined()) return;
+      selects.push_back(sel);
+      always.push_back(a);
+    });
+  });
+  if (selects.empty()) return lower_nest_body(ctx, vars, body, layout, span);
+  SelectTaker take(selects);
+  Stmt fast = lower_nest_body(ctx, vars, take.mutate(body), layout, span);
+  Stmt general = lower_nest_body(ctx, vars, body, layout, span);
+  return make_if(all_of(always), fast, general, span);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include "op/cuda_ops.h"
 #include "op/tile_op.h"
 #include "target/cuda/lower_context.h"
+#include "transform/pass_config.h"
 
 namespace tl {
 
@@ -49,7 +50,11 @@ class KernelBodyLowerer : public StmtMutator {
     }
     Expr mn = mutate(n->min), ext = mutate(n->extent);
     ctx_.ranges[n->var] = Range(mn, ext);
+    std::vector<Buffer> outer_async = std::move(ctx_.async_mma_accumulators);
+    ctx_.async_mma_accumulators.clear();
     Stmt body = mutate(n->body);
+    std::vector<Buffer> async = std::move(ctx_.async_mma_accumulators);
+    ctx_.async_mma_accumulators = std::move(outer_async);
     ctx_.ranges.erase(n->var);
     ForKind kind = n->for_kind;
     AttrMap ann = n->annotations;
@@ -57,7 +62,54 @@ class KernelBodyLowerer : public StmtMutator {
       kind = ForKind::kSerial;
       ann.clear();
     }
-    return make_for(n->var, mn, ext, kind, body, ann, n->span);
+    ann.erase("cuda.async_mma");
+    Stmt loop = make_for(n->var, mn, ext, kind, body, ann, n->span);
+    if (async.empty()) return loop;
+    // The last iteration's wgmma instructions are still in flight: wait before C is read.
+    std::vector<Stmt> out = {loop};
+    for (const Buffer& regs : async)
+      out.push_back(call_stmt("tl::wgmma_drain<" + std::to_string(const_shape(regs, "registers")[0]) + ">",
+                              {make_call(DataType::Handle(), "cuda.address_of",
+                                         {make_load(regs, {make_int(0)}), make_int(3)})}));
+    return make_seq(out, n->span);
+  }
+
+  // Inside `if (v + c < e)` (e.g. the pipeline's refill guard `k + S - 1 < n`) the range of the
+  // loop variable v is narrower; bounds guards of copies in the branch are then often provably true.
+  Stmt mutate_if(const IfThenElseNode* n, const Stmt& s) override {
+    Expr cond = mutate(n->cond);
+    std::map<Var, Range, VarLess> saved = ctx_.ranges;
+    narrow_ranges(cond);
+    Stmt then_case = mutate(n->then_case);
+    ctx_.ranges = saved;
+    Stmt else_case = n->else_case.defined() ? mutate(n->else_case) : Stmt();
+    return make_if(cond, then_case, else_case, n->span);
+  }
+
+  // Tightens ctx_.ranges with the conjuncts of `cond` of the form `v + c < e` / `v + c <= e`
+  // (v a variable with a constant range, c and e with constant bounds).
+  void narrow_ranges(const Expr& cond) {
+    const auto* b = cond.as<BinaryNode>();
+    if (!b) return;
+    if (b->op == BinOp::kAnd) {
+      narrow_ranges(b->a);
+      narrow_ranges(b->b);
+      return;
+    }
+    if (b->op != BinOp::kLT && b->op != BinOp::kLE) return;
+    Expr lhs = b->a;
+    int64_t c = 0;
+    if (const auto* add = lhs.as<BinaryNode>(); add && add->op == BinOp::kAdd && is_const_int(add->b, &c)) lhs = add->a;
+    const auto* v = lhs.as<VarNode>();
+    if (!v) return;
+    Var var(std::static_pointer_cast<const VarNode>(lhs.node()));
+    int64_t lo = 0, hi = 0, elo = 0, ehi = 0;
+    if (!ctx_.ranges.count(var) || !cuda_const_bounds(var, ctx_.ranges, &lo, &hi) ||
+        !cuda_const_bounds(b->b, ctx_.ranges, &elo, &ehi))
+      return;
+    int64_t new_hi = ehi - c - (b->op == BinOp::kLT ? 1 : 0);  // v <= new_hi
+    if (new_hi >= hi || new_hi < lo) return;
+    ctx_.ranges[var] = Range(make_int(lo, var.dtype()), make_int(new_hi - lo + 1, var.dtype()));
   }
 
   Stmt mutate_let(const LetStmtNode* n, const Stmt& s) override {
@@ -158,7 +210,8 @@ class KernelLowerer : public StmtMutator {
       ctx.ranges[k->thread_vars[i]] = Range(make_int(0), make_int(dims[i]));
     for (size_t i = 0; i < k->block_vars.size() && i < k->grid.size(); ++i)
       ctx.ranges[k->block_vars[i]] = Range(make_int(0), k->grid[i]);
-    ctx.layouts = infer_layouts(k->body, threads, pc_.target);
+    bool wgmma = pc_.target.arch == "sm_90a" && !config_bool(pc_.configs, "tl.disable_wgmma");
+    ctx.layouts = infer_layouts(k->body, threads, pc_.target, wgmma);
     KernelBodyLowerer lower(ctx);
     Stmt body = lower.mutate(k->body);
     for (auto it = ctx.extra_shared.rbegin(); it != ctx.extra_shared.rend(); ++it) body = make_allocate(*it, body);

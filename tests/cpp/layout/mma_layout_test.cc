@@ -181,5 +181,74 @@ TEST(MmaLayout, WarpPartitionPolicies) {
   EXPECT_THROW(parse_gemm_warp_policy("Diagonal"), ValueError);
 }
 
+// wgmma m64nNk16 accumulators (PTX ISA, "Register fragment for matrix D" of wgmma): thread t of a
+// warpgroup holds d[i] at row 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2) and column
+// 8 * (i / 4) + 2 * (t % 4) + i % 2; further 64-row instruction tiles follow in registers, and
+// warpgroups split the block tile.
+TEST(MmaLayout, WgmmaAccumulatorIsTheInstructionsDFragment) {
+  struct Case {
+    int64_t m, n;
+    WarpgroupPartition p;
+  };
+  for (const Case& c : std::vector<Case>{{64, 256, {1, 1}}, {128, 256, {2, 1}}, {256, 128, {2, 1}},
+                                         {128, 128, {1, 2}}, {128, 64, {1, 1}}}) {
+    SCOPED_TRACE(::testing::Message() << c.m << "x" << c.n << " over " << c.p.wg_m << "x" << c.p.wg_n);
+    Fragment f = make_wgmma_c_fragment(c.m, c.n, c.p);
+    const int64_t mw = c.m / c.p.wg_m, nw = c.n / c.p.wg_n;
+    ASSERT_EQ(f.num_threads(), 128 * c.p.wg_m * c.p.wg_n);
+    ASSERT_EQ(f.num_regs(), mw / 64 * nw / 2);
+    for (int64_t t = 0; t < f.num_threads(); ++t) {
+      int64_t wg = t / 128, lt = t % 128;
+      for (int64_t r = 0; r < f.num_regs(); ++r) {
+        int64_t mi = r / (nw / 2), i = r % (nw / 2);
+        int64_t row = (wg / c.p.wg_n) * mw + 64 * mi + 16 * (lt / 32) + (lt % 32) / 4 + 8 * ((i / 2) % 2);
+        int64_t col = (wg % c.p.wg_n) * nw + 8 * (i / 4) + 2 * (lt % 4) + i % 2;
+        std::vector<int64_t> idx;
+        ASSERT_TRUE(f.index_at(t, r, &idx));
+        EXPECT_EQ(idx, (std::vector<int64_t>{row, col})) << "thread " << t << " reg " << r;
+      }
+    }
+  }
+}
+
+// The register A operand of wgmma is the mma.sync m16n8k16 A fragment of each warp's 16 rows, and
+// flash attention's P = softmax(Q K^T) goes from one GEMM's accumulator to the next one's A
+// without moving: the two layouts coincide when warpgroups only split M.
+TEST(MmaLayout, WgmmaAccumulatorEqualsNextRegisterOperand) {
+  for (WarpgroupPartition p : {WarpgroupPartition{1, 1}, WarpgroupPartition{2, 1}}) {
+    Fragment c = make_wgmma_c_fragment(128, 64, p);
+    Fragment a = make_wgmma_a_fragment(128, 64, p, DataType::Float(16));
+    EXPECT_TRUE(c.same_as(a)) << c.str() << "\n" << a.str();
+  }
+  Fragment a = make_wgmma_a_fragment(64, 32, {1, 1}, DataType::BFloat16());
+  for (int64_t t = 0; t < 128; ++t)
+    for (int64_t r = 0; r < a.num_regs(); ++r) {
+      std::vector<int64_t> idx;
+      ASSERT_TRUE(a.index_at(t, r, &idx));
+      RC rc = ptx_a_f16(static_cast<int>(t % 32), static_cast<int>(r % 8));
+      EXPECT_EQ(idx[0], 16 * (t / 32) + rc.row);
+      EXPECT_EQ(idx[1], 16 * (r / 8) + rc.col);
+    }
+  Fragment rep = make_wgmma_a_fragment(64, 32, {1, 2}, DataType::Float(16));
+  EXPECT_EQ(rep.replicate(), 2);
+  EXPECT_THROW(make_wgmma_a_fragment(64, 32, {1, 1}, DataType::Float32()), NotImplemented);
+}
+
+TEST(MmaLayout, WarpgroupPartitions) {
+  WarpgroupPartition p;
+  ASSERT_TRUE(compute_warpgroup_partition(128, 256, 2, GemmWarpPolicy::kSquare, &p));
+  EXPECT_EQ(p.wg_m, 2);
+  EXPECT_EQ(p.wg_n, 1);
+  // 64 rows cannot hold two warpgroups: they split N.
+  ASSERT_TRUE(compute_warpgroup_partition(64, 256, 2, GemmWarpPolicy::kSquare, &p));
+  EXPECT_EQ(p.wg_m, 1);
+  EXPECT_EQ(p.wg_n, 2);
+  ASSERT_TRUE(compute_warpgroup_partition(128, 128, 2, GemmWarpPolicy::kFullCol, &p));
+  EXPECT_EQ(p.wg_n, 2);
+  // N beyond 256 per warpgroup, or M not in 64-row tiles: no wgmma.
+  EXPECT_FALSE(compute_warpgroup_partition(64, 512, 1, GemmWarpPolicy::kSquare, &p));
+  EXPECT_FALSE(compute_warpgroup_partition(32, 64, 1, GemmWarpPolicy::kSquare, &p));
+}
+
 }  // namespace
 }  // namespace tl

@@ -84,5 +84,44 @@ TEST(Swizzle, NotApplicable) {
   EXPECT_THROW(make_swizzled_layout({64, 48}, 2), LayoutError);
 }
 
+// The gmma layouts against the hardware's definition of its swizzle modes, written independently:
+// the tile is stored panel after panel (kSwz bytes of the contiguous dimension per panel row),
+// and in the resulting linear byte address the 16-byte chunk bits [4, 4 + b) are XORed with bits
+// [7, 7 + b), b = log2(kSwz / 16).
+TEST(Swizzle, GmmaLayoutsAreTheHardwareSwizzleModes) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int bytes, swz;
+  };
+  for (const Case& c : std::vector<Case>{{{64, 64}, 2, 128},    // K-major A, block_K = 64
+                                         {{64, 256}, 2, 128},   // MN-major B, 4 panels
+                                         {{2, 32, 128}, 2, 128},  // two pipeline stages, 2 panels
+                                         {{128, 32}, 2, 64},    // block_K = 32
+                                         {{64, 16}, 2, 32}}) {  // block_K = 16
+    SCOPED_TRACE(::testing::Message() << "cols " << c.shape.back() << ", swizzle " << c.swz);
+    ASSERT_EQ(gmma_swizzle_bytes(c.shape.back(), c.bytes), c.swz);
+    Layout l = make_gmma_layout(c.shape, c.bytes, c.swz);
+    std::string why;
+    ASSERT_TRUE(l.is_bijective(&why)) << why;
+    EXPECT_TRUE(rows_vectorizable(l, c.bytes));
+    EXPECT_TRUE(chunk_preserving(l));
+    const int64_t rows = c.shape[c.shape.size() - 2], cols = c.shape.back(), panel = c.swz / c.bytes;
+    const int64_t mask = c.swz / 16 - 1;
+    for_each_index(c.shape, [&](const std::vector<int64_t>& idx) {
+      int64_t stage = c.shape.size() == 3 ? idx[0] : 0;
+      int64_t r = idx[idx.size() - 2], col = idx.back();
+      int64_t linear = stage * rows * cols * c.bytes + (col / panel) * rows * c.swz + r * c.swz + (col % panel) * c.bytes;
+      int64_t hw = linear ^ (((linear >> 7) & mask) << 4);
+      EXPECT_EQ(l.apply_flat(idx) * c.bytes, hw);
+      return !::testing::Test::HasFailure();
+    });
+  }
+  // For 128-byte rows the gmma layout is the ldmatrix swizzle.
+  EXPECT_TRUE(make_gmma_layout({3, 64, 64}, 2, 128).same_map(make_swizzled_layout({3, 64, 64}, 2)));
+  EXPECT_EQ(gmma_swizzle_bytes(48, 2), 0);  // 96-byte rows: no gmma layout
+  EXPECT_THROW(make_gmma_layout({12, 64}, 2, 128), LayoutError);  // rows not a multiple of 8
+  EXPECT_FALSE(chunk_preserving(make_padded_layout({8, 8}, 12)));
+}
+
 }  // namespace
 }  // namespace tl

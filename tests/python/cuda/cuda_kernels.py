@@ -197,7 +197,8 @@ def flashattn(batch, heads, seq_len, dim, is_causal, block_M=64, block_N=64, num
     @T.macro
     def Softmax(acc_s, acc_s_cast, scores_max, scores_max_prev, scores_scale, scores_sum, logsum):  # noqa: N802
         T.copy(scores_max, scores_max_prev)
-        T.fill(scores_max, -T.infinity(accum_dtype))
+        # The running maximum over all blocks so far: a row that this block masks entirely keeps a
+        # finite maximum (clearing it to -inf first would give exp2(-inf - -inf) = NaN there).
         T.reduce_max(acc_s, scores_max, dim=1, clear=False)
         for i in T.Parallel(block_M):
             scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)

@@ -3,19 +3,33 @@ float64 on random inputs. Every case runs twice where possible:
   - "emu": the lowered thread-level IR on the CPU emulator (no GPU; also reports shared-memory races
     and unsynchronized cp.async reads, which must be none);
   - "gpu": NVRTC + driver on the device (skipped without one).
+GEMM and attention kernels also run as compiled for sm_90a, where T.gemm becomes wgmma:
+  - "emu_sm90a": on the emulator (the wgmma contract of include/tl/cuda/wgmma.h: layouts, fragments,
+    operand alignment);
+  - "gpu_mma": on a Hopper GPU with TL_DISABLE_WGMMA, so the mma.sync path stays tested there too
+    ("gpu" runs wgmma on Hopper).
 """
 import ml_dtypes
 import numpy as np
 import pytest
 
 import cuda_kernels as K
-from cuda_util import EmuRunner, Runner, has_gpu, requires_gpu, requires_nvrtc
+from cuda_util import EmuRunner, Runner, build, device_arch, has_gpu, requires_gpu, requires_nvrtc
 
 RUNNERS = ["emu", pytest.param("gpu", marks=requires_gpu)]
+requires_hopper = pytest.mark.skipif(not (has_gpu() and device_arch() == "sm_90a"), reason="needs an sm_90 GPU")
+GEMM_RUNNERS = RUNNERS + ["emu_sm90a", pytest.param("gpu_mma", marks=requires_hopper)]
 
 
 def run(kind, func, *args):
-    r = Runner(func) if kind == "gpu" else EmuRunner(func)
+    if kind == "gpu":
+        r = Runner(func)
+    elif kind == "gpu_mma":
+        r = Runner(func, configs={"tl.disable_wgmma": True})
+    elif kind == "emu_sm90a":
+        r = EmuRunner(func, arch="sm_90a")
+    else:
+        r = EmuRunner(func)
     outs = r(*args)
     if kind == "emu":
         assert r.report["races"] == [], r.report["races"]
@@ -24,7 +38,7 @@ def run(kind, func, *args):
 
 def close(got, ref, rtol, atol, what=""):
     got = np.asarray(got, dtype=np.float64)
-    bad = np.abs(got - ref) > atol + rtol * np.abs(ref)
+    bad = ~(np.abs(got - ref) <= atol + rtol * np.abs(ref))  # NaN is bad too
     assert not bad.any(), (f"{what}: {bad.sum()} of {bad.size} elements differ; max abs err "
                            f"{np.max(np.abs(got - ref)):.4g} at {np.unravel_index(np.argmax(np.abs(got - ref)), ref.shape)}")
 
@@ -55,11 +69,13 @@ GEMMS = {
     "f16_swizzle": (dict(swizzle_panel=2, block_M=64, block_N=64), 256, 320, 64, np.float16),
     "f16_256threads": (dict(threads=256, trans_B=True), 256, 256, 64, np.float16),
     "f16_4stages": (dict(num_stages=4, block_K=32), 128, 128, 256, np.float16),
+    # 2 stages: on sm_90a each iteration waits for its wgmma (fewer stages than the in-flight form needs)
+    "f16_2stages": (dict(num_stages=2, block_M=128, block_N=256, threads=256), 256, 256, 192, np.float16),
 }
 
 
 @pytest.mark.parametrize("name", list(GEMMS))
-@pytest.mark.parametrize("kind", RUNNERS)
+@pytest.mark.parametrize("kind", GEMM_RUNNERS)
 def test_gemm(kind, name):
     kw, M, N, Kd, dt = GEMMS[name]
     ta, tb = kw.get("trans_A", False), kw.get("trans_B", False)
@@ -184,15 +200,62 @@ def attention_ref(q, k, v, causal):
     return (p @ v64).transpose(0, 2, 1, 3)
 
 
-@pytest.mark.parametrize("kind", RUNNERS)
+FLASH_TILES = {
+    # block_M, block_N, threads: one warpgroup; two warpgroups; one warpgroup with two row tiles
+    "64x64": (64, 64, 128),
+    "128x64_t256": (128, 64, 256),
+    "128x128_t128": (128, 128, 128),
+}
+
+
+@pytest.mark.parametrize("kind", GEMM_RUNNERS)
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("dim", [64, 128])
-def test_flash_attention(kind, causal, dim):
-    B, H, S = 1, 2, 192
+@pytest.mark.parametrize("tile", list(FLASH_TILES))
+def test_flash_attention(kind, causal, dim, tile):
+    bm, bn, threads = FLASH_TILES[tile]
+    if tile != "64x64" and (dim == 64 or kind == "emu"):
+        pytest.skip("larger tiles are checked at dim 128, on the sm_90a emulator and the GPU")
+    B, H, S = 1, 2, 384  # a multiple of every block_N (this kernel does not mask a partial K/V block)
     shape = (B, S, H, dim)
     q, k, v = (rng.standard_normal(shape).astype(np.float16) for _ in range(3))
-    (_, _, _, o), _ = run(kind, K.flashattn(B, H, S, dim, causal), q, k, v, np.zeros(shape, np.float16))
+    f = K.flashattn(B, H, S, dim, causal, block_M=bm, block_N=bn, threads=threads)
+    (_, _, _, o), _ = run(kind, f, q, k, v, np.zeros(shape, np.float16))
     close(o, attention_ref(q, k, v, causal), 2e-2, 2e-2, "flash attention")
+
+
+# ---- instruction choice on sm_90a -------------------------------------------------------------------
+
+@requires_nvrtc
+def test_sm90a_gemm_instruction_choice():
+    gemm = K.matmul(256, 256, 128, 128, 256, 64, threads=256)
+    src = build(gemm, "sm_90a")["source"]
+    # Pipelined (3 stages): the GEMM stays in flight for one iteration, drained after the loop, and
+    # the refill targets the stage read two iterations ago.
+    assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t, 1>" in src
+    assert "tl::wgmma_drain<128>" in src and "tl::cp_async_wait<0>();" in src
+    assert "tl::gemm_ss<" not in src
+    sync = build(gemm, "sm_90a", configs={"tl.disable_wgmma_async": True})["source"]
+    assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t>" in sync
+    assert "wgmma_drain" not in sync and "tl::cp_async_wait<1>();" in sync
+    off = build(gemm, "sm_90a", configs={"tl.disable_wgmma": True})["source"]
+    assert "tl::gemm_ss<" in off and "wgmma" not in off.split("*/")[-1].split("tl-launch")[0]
+    assert "tl::gemm_ss<" in build(gemm, "sm_80")["source"]
+    # Both flash-attention GEMMs use wgmma (register A for P V), or neither does.
+    fa = build(K.flashattn(1, 2, 256, 128, True, block_M=128, block_N=64, threads=256), "sm_90a")["source"]
+    assert "tl::wgmma_gemm_ss<" in fa and "tl::wgmma_gemm_rs<" in fa
+    # Types without a wgmma form here keep mma.sync (int8) or the SIMT loop (float64).
+    assert "tl::gemm_ss<" in build(K.matmul(128, 128, 128, 64, 64, 64, dtype="int8", accum_dtype="int32",
+                                            out_dtype="int32"), "sm_90a")["source"]
+    f64 = build(K.matmul(64, 64, 32, 32, 32, 16, dtype="float64", accum_dtype="float64"), "sm_90a")["source"]
+    assert "gemm_ss" not in f64
+
+
+@requires_nvrtc
+def test_causal_mask_is_unswitched():
+    # The causal mask runs only on the blocks the diagonal cuts: elsewhere the nest is the plain fill.
+    src = build(K.flashattn(1, 2, 256, 64, True), "sm_90a")["source"]
+    assert "((((bx * 64) - (k * 64)) + (-63)) >= 0)" in src
 
 
 # ---- device_assert -------------------------------------------------------------------------------------
