@@ -4,7 +4,8 @@
   ascend_*.py  always (the Ascend model is simulated)
   cuda_*.py, gpu_*.py   only when a CUDA device is visible
 
-A benchmark is a script of those names with a `__main__` block (helper modules have none). Each
+A benchmark is a script of those names with a `__main__` block (helper modules have none), except
+*_profile.py (single launches for a profiler, e.g. bench/gpu_profile.py under ncu). Each
 runs in its own process and prints its table; the cpu ones write bench/results/<name>.json, the gpu
 ones append records to $TL_BENCH_JSON (bench/results/gpu_results.jsonl, emptied first), which
 <category>_summary.py (bench/gpu_summary.py) then prints. Finally the cpu results are summarized in
@@ -42,7 +43,7 @@ def benches(only=None):
     """(category, file) of the benchmarks, and {category: summary file}."""
     out, summaries = [], {}
     for fn in sorted(os.listdir(HERE)):
-        if not fn.endswith(".py") or not is_script(fn):
+        if not fn.endswith(".py") or fn.endswith("_profile.py") or not is_script(fn):
             continue
         for cat, prefixes in CATEGORIES.items():
             if fn.startswith(prefixes) and (only is None or only == cat):
