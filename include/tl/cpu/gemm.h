@@ -1,63 +1,459 @@
 /* Tile GEMM for kernels emitted for the cpu target: C (+)= op(A) * op(B) on one block's tiles.
  *
- * The cpu lowering of T.gemm with compile-time M, N, K calls this function; shapes that are only
- * known at run time use the loop form of src/op/gemm.cc instead. It is the single place to make
- * cpu GEMM fast (AVX-512 / AMX micro-kernels can replace the body without touching the compiler).
+ * The cpu lowering of T.gemm with compile-time M, N, K calls tl::cpu::gemm (shapes known only at
+ * run time use the loop form of src/op/gemm.cc instead). It is built like a BLIS macro-kernel:
+ *
+ *   - a register-blocked micro-kernel keeps an MR x (NV vectors) block of C in registers while it
+ *     runs over k: per k step NV vector loads of B, MR broadcasts of A, MR*NV multiply-adds
+ *     (AVX-512: 6 x 64 floats in 24 zmm registers; AVX2: 6 x 16; portable: 4 x 8);
+ *   - the macro loop walks C in column strips of NV vectors (the strip of B, k x NR, stays in L1
+ *     while every MR-row block of A passes over it) and, inside a strip, in MR-row blocks; k is
+ *     cut into chunks so that a strip takes at most 3/4 of the L1 data cache (size from cpuid);
+ *   - operands are read in place when they already have the accumulator type and the layout the
+ *     micro-kernel wants (row-contiguous B, any A): fp32 tiles in shared memory need no packing.
+ *     Otherwise they are packed (converted, transposed, padded to whole vectors) into stack
+ *     buffers of at most ~96 KiB per call, in chunks of k when the tile is larger;
+ *   - bfloat16 inputs with a float32 C use vdpbf16ps (AVX512_BF16) on pairs of k: B is packed as
+ *     k-pairs interleaved per column, A's pairs are broadcast as one 32-bit word. float16 inputs
+ *     are converted to float32 while packing (vcvtph2ps; there is no AVX512_FP16 arithmetic here).
+ *
+ * The instruction set tier is picked once per loaded kernel (tl/cpu/isa.h): AVX-512, AVX2+FMA or
+ * the portable one (16-byte vectors), forced lower with TL_CPU_ISA=portable|avx2.
  *
  * Numerics: products and sums in the accumulator type (float for float/half/bfloat16/fp8 C,
- * int32 for int32 C, double for double C); C's old value is the starting point unless `clear`;
- * k runs in increasing order, as in the loop form. */
+ * int32 for int32 C, double for double C); C's old value is the starting point unless `clear`.
+ * Every C element sums its k terms in increasing k order (one fused multiply-add each where the
+ * machine has FMA), except the AVX512_BF16 path: vdpbf16ps adds the product of k+1 and then that
+ * of k for each pair (both exact in float32) and treats bf16 subnormal inputs as zero. */
 #ifndef TL_CPU_GEMM_H_
 #define TL_CPU_GEMM_H_
 
 #include <stdint.h>
 
+#include "tl/cpu/isa.h"
 #include "tl/cpu/types.h"
+#include "tl/cpu/vec.h"
 
 namespace tl {
 namespace cpu {
+namespace gemm_impl {
+
+constexpr int kPackBytes = 96 * 1024;  // stack used for packed operands per call
+constexpr int kTempCBytes = 64 * 1024;  // stack used for a converted C (non-accumulator C dtype)
+
+constexpr int cmin(int a, int b) { return a < b ? a : b; }
+constexpr int cmax(int a, int b) { return a > b ? a : b; }
+constexpr int round_up(int a, int b) { return (a + b - 1) / b * b; }
+
+/* Register blocking per vector width: MR rows x NV vectors of accumulators, with NV registers for
+ * B and one for the broadcast A value left over. */
+template <int VB> struct Blocking;
+template <> struct Blocking<64> { static constexpr int MR = 6, NV = 4; };  // 24 + 4 + 1 of 32 zmm
+template <> struct Blocking<32> { static constexpr int MR = 6, NV = 2; };  // 12 + 2 + 1 of 16 ymm
+template <> struct Blocking<16> { static constexpr int MR = 4, NV = 2; };  // 8 + 2 + 1 of 16 xmm
+
+/* ---- micro-kernels ---------------------------------------------------------------------------
+ * c[r][j] (+)= sum_k a[r * a_rs + k * a_ks] * b[k * b_ks + j] for r < MR, j < NV * lanes. */
+
+template <typename Acc, int VB, int MR, int NV>
+__attribute__((noinline)) void micro_kernel(int k, const Acc* __restrict a, int64_t a_rs, int64_t a_ks,
+                                            const Acc* __restrict b, int64_t b_ks, Acc* __restrict c, int64_t ldc,
+                                            bool load_c) {
+  typedef typename vec<Acc, VB>::type V;
+  constexpr int L = vec<Acc, VB>::kLanes;
+  V acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) acc[r][v] = load_c ? vload<V>(c + r * ldc + v * L) : V{};
+#pragma GCC unroll 2
+  for (int kk = 0; kk < k; ++kk) {
+    V bv[NV];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) bv[v] = vload<V>(b + kk * b_ks + v * L);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const Acc s = a[r * a_rs + kk * a_ks];
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) acc[r][v] += bv[v] * s;
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * L, acc[r][v]);
+}
+
+/* The policy for plain multiply-adds in Acc: B columns are Acc elements. */
+template <typename Acc, int VB> struct MulAddKernel {
+  typedef Acc AType;
+  typedef Acc BType;
+  static constexpr int kLanes = vec<Acc, VB>::kLanes;
+  static constexpr int kBPerColumn = 1;  // B elements per column in one k row of the micro-kernel
+  static int64_t a_step(int64_t a_ks) { return a_ks; }  // A elements from one k to the next
+  template <int MR, int NV>
+  static void call(int k, const Acc* a, int64_t a_rs, int64_t a_ks, const Acc* b, int64_t b_ks, Acc* c, int64_t ldc,
+                   bool load_c) {
+    micro_kernel<Acc, VB, MR, NV>(k, a, a_rs, a_ks, b, b_ks, c, ldc, load_c);
+  }
+};
+
+#if TL_CPU_COMPILED_AVX512_BF16
+/* vdpbf16ps: k runs over pairs; a points at bf16 pairs (a_rs in bf16 elements, consecutive k of a
+ * row adjacent), b at packed pairs [kp][column][2] (b_ks in bf16 elements). */
+template <int MR, int NV>
+__attribute__((noinline)) void micro_kernel_bf16(int kp, const uint16_t* __restrict a, int64_t a_rs,
+                                                 const uint16_t* __restrict b, int64_t b_ks, float* __restrict c,
+                                                 int64_t ldc, bool load_c) {
+  typedef vec<float, 64>::type V;
+  typedef vec<int32_t, 64>::type VI;
+  V acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) acc[r][v] = load_c ? vload<V>(c + r * ldc + v * 16) : V{};
+#pragma GCC unroll 2
+  for (int kk = 0; kk < kp; ++kk) {
+    VI bv[NV];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) bv[v] = vload<VI>(b + kk * b_ks + v * 32);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      int32_t pair;
+      __builtin_memcpy(&pair, a + r * a_rs + 2 * kk, 4);
+      const VI av = vsplat<VI>(pair);
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc[r][v]) : "v"(av), "v"(bv[v]));
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * 16, acc[r][v]);
+}
+
+struct Bf16Kernel {
+  typedef uint16_t AType;
+  typedef uint16_t BType;
+  static constexpr int kLanes = 16;
+  static constexpr int kBPerColumn = 2;
+  static int64_t a_step(int64_t) { return 2; }  // one pair
+  template <int MR, int NV>
+  static void call(int kp, const uint16_t* a, int64_t a_rs, int64_t, const uint16_t* b, int64_t b_ks, float* c,
+                   int64_t ldc, bool load_c) {
+    micro_kernel_bf16<MR, NV>(kp, a, a_rs, b, b_ks, c, ldc, load_c);
+  }
+};
+#endif
+
+/* The last NT (< lanes) columns of C through a one-vector temporary; B is zero-padded there. */
+template <typename Kernel, int R, typename Acc>
+inline void tail_columns(int k, const typename Kernel::AType* a, int64_t a_rs, int64_t a_ks,
+                         const typename Kernel::BType* b, int64_t b_ks, Acc* c, int64_t ldc, int nt, bool load_c) {
+  constexpr int L = Kernel::kLanes;
+  alignas(64) Acc tmp[R * L];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < L; ++j) tmp[r * L + j] = (load_c && j < nt) ? c[r * ldc + j] : Acc(0);
+  Kernel::template call<R, 1>(k, a, a_rs, a_ks, b, b_ks, tmp, L, true);
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < nt; ++j) c[r * ldc + j] = tmp[r * L + j];
+}
+
+/* ---- macro loop over one k chunk --------------------------------------------------------------
+ * C[M, N] (+)= A-chunk * B-chunk. B must be readable (zero-padded) up to N rounded up to whole
+ * vectors; the last partial vector of C goes through a small temporary. */
+template <typename Kernel, int VB, int M, int N, typename Acc>
+inline void macro_chunk(int k, const typename Kernel::AType* a, int64_t a_rs, int64_t a_ks,
+                       const typename Kernel::BType* b, int64_t b_ks, Acc* c, int64_t ldc, bool load_c) {
+  constexpr int L = Kernel::kLanes, MR = Blocking<VB>::MR, NV = Blocking<VB>::NV, NR = NV * L;
+  constexpr int NF = N / NR * NR;        // columns in full strips
+  constexpr int NV2 = (N - NF) / L;      // whole vectors in the last strip
+  constexpr int NT = N % L;              // columns of the last, partial vector
+  constexpr int MF = M / MR * MR, MT = M % MR;
+  constexpr int BC = Kernel::kBPerColumn;
+  for (int j0 = 0; j0 < NF; j0 += NR) {
+    for (int i0 = 0; i0 < MF; i0 += MR)
+      Kernel::template call<MR, NV>(k, a + i0 * a_rs, a_rs, a_ks, b + j0 * BC, b_ks, c + i0 * ldc + j0, ldc, load_c);
+    if constexpr (MT > 0)
+      Kernel::template call<MT, NV>(k, a + MF * a_rs, a_rs, a_ks, b + j0 * BC, b_ks, c + MF * ldc + j0, ldc, load_c);
+  }
+  if constexpr (NV2 > 0) {
+    for (int i0 = 0; i0 < MF; i0 += MR)
+      Kernel::template call<MR, NV2>(k, a + i0 * a_rs, a_rs, a_ks, b + NF * BC, b_ks, c + i0 * ldc + NF, ldc, load_c);
+    if constexpr (MT > 0)
+      Kernel::template call<MT, NV2>(k, a + MF * a_rs, a_rs, a_ks, b + NF * BC, b_ks, c + MF * ldc + NF, ldc, load_c);
+  }
+  if constexpr (NT > 0) {
+    constexpr int J0 = N - NT;
+    for (int i0 = 0; i0 < MF; i0 += MR)
+      tail_columns<Kernel, MR>(k, a + i0 * a_rs, a_rs, a_ks, b + J0 * BC, b_ks, c + i0 * ldc + J0, ldc, NT, load_c);
+    if constexpr (MT > 0)
+      tail_columns<Kernel, MT>(k, a + MF * a_rs, a_rs, a_ks, b + J0 * BC, b_ks, c + MF * ldc + J0, ldc, NT, load_c);
+  }
+}
+
+/* The macro loop in k chunks sized from the L1 data cache: the strip of B one micro-kernel call
+ * streams over (k x NV vectors) takes at most 3/4 of L1, so that it is still there for the next
+ * MR rows of A. Each chunk after the first accumulates onto C. */
+template <typename Kernel, int VB, int M, int N, typename Acc>
+inline void macro_tile(int k, const typename Kernel::AType* a, int64_t a_rs, int64_t a_ks,
+                       const typename Kernel::BType* b, int64_t b_ks, Acc* c, int64_t ldc, bool load_c) {
+  constexpr int kStripBytesPerK = Blocking<VB>::NV * Kernel::kLanes * Kernel::kBPerColumn *
+                                  static_cast<int>(sizeof(typename Kernel::BType));
+  const int kc = cmax(8, isa().l1d_bytes * 3 / 4 / kStripBytesPerK);
+  const int64_t a_step = Kernel::a_step(a_ks);
+  for (int k0 = 0; k0 < k; k0 += kc)
+    macro_chunk<Kernel, VB, M, N>(k - k0 < kc ? k - k0 : kc, a + k0 * a_step, a_rs, a_ks, b + k0 * b_ks, b_ks, c,
+                                  ldc, load_c || k0 > 0);
+}
+
+/* ---- packing ----------------------------------------------------------------------------------- */
+
+/* A storage value in the accumulator type (through its compute type: half -> float -> double). */
+template <typename Acc, typename T> __attribute__((always_inline)) inline Acc to_acc(const T& x) {
+  return static_cast<Acc>(static_cast<typename compute_type<T>::type>(x));
+}
+
+/* n float16 values to float32: vcvtph2ps 16 (AVX-512) or 8 (AVX2 tier, F16C) at a time. */
+template <int VB> inline void half_run_to_float(const half_t* src, float* dst, int n) {
+  int j = 0;
+#if TL_CPU_COMPILED_AVX512
+  if constexpr (VB == 64) {
+    typedef vec<float, 64>::type V;
+    typedef vec<int16_t, 32>::type H;
+    for (; j + 16 <= n; j += 16) {
+      H h = vload<H>(src + j);
+      V f;
+      __asm__("vcvtph2ps %1, %0" : "=v"(f) : "v"(h));
+      vstore(dst + j, f);
+    }
+  }
+#endif
+#if TL_CPU_COMPILED_AVX2
+  if constexpr (VB == 32) {
+    typedef vec<float, 32>::type V;
+    typedef vec<int16_t, 16>::type H;
+    for (; j + 8 <= n; j += 8) {
+      H h = vload<H>(src + j);
+      V f;
+      __asm__("vcvtph2ps %1, %0" : "=x"(f) : "x"(h));
+      vstore(dst + j, f);
+    }
+  }
+#endif
+  for (; j < n; ++j) dst[j] = static_cast<float>(src[j]);
+}
+
+/* dst[i * dst_ld + kk] = A(i, k0 + kk) for i < M, kk < kc. */
+template <int VB, int M, bool TRANS_A, typename TA, typename Acc>
+inline void pack_a(const TA* A, int64_t lda, int k0, int kc, Acc* dst, int dst_ld) {
+  for (int i = 0; i < M; ++i) {
+    Acc* d = dst + i * dst_ld;
+    if constexpr (!TRANS_A && same_type<TA, half_t>::value && same_type<Acc, float>::value) {
+      half_run_to_float<VB>(A + i * lda + k0, d, kc);
+    } else {
+#pragma GCC ivdep
+      for (int kk = 0; kk < kc; ++kk) d[kk] = to_acc<Acc>(TRANS_A ? A[(k0 + kk) * lda + i] : A[i * lda + k0 + kk]);
+    }
+  }
+}
+
+/* dst[kk * NP + j] = B(k0 + kk, j) for kk < kc, j < N; zero for N <= j < NP. */
+template <int VB, int N, int NP, bool TRANS_B, typename TB, typename Acc>
+inline void pack_b(const TB* B, int64_t ldb, int k0, int kc, Acc* dst) {
+  if constexpr (TRANS_B) {
+    for (int kk = 0; kk < kc; ++kk)
+      for (int j = N; j < NP; ++j) dst[kk * NP + j] = Acc(0);
+    /* B is [N, K]: blocks of 8 rows of B, so that each packed row gets 8 adjacent stores. */
+    for (int j0 = 0; j0 < N; j0 += 8) {
+      const int jn = N - j0 < 8 ? N - j0 : 8;
+      for (int kk = 0; kk < kc; ++kk)
+        for (int j = 0; j < jn; ++j) dst[kk * NP + j0 + j] = to_acc<Acc>(B[(j0 + j) * ldb + k0 + kk]);
+    }
+  } else {
+    for (int kk = 0; kk < kc; ++kk) {
+      Acc* d = dst + kk * NP;
+      if constexpr (same_type<TB, half_t>::value && same_type<Acc, float>::value) {
+        half_run_to_float<VB>(B + (k0 + kk) * ldb, d, N);
+      } else {
+#pragma GCC ivdep
+        for (int j = 0; j < N; ++j) d[j] = to_acc<Acc>(B[(k0 + kk) * ldb + j]);
+      }
+      for (int j = N; j < NP; ++j) d[j] = Acc(0);
+    }
+  }
+}
+
+/* ---- drivers --------------------------------------------------------------------------------- */
+
+/* C (Acc, row-major with ldc) (+)= op(A) op(B) with multiply-adds in Acc. */
+template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
+inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
+  typedef MulAddKernel<Acc, VB> Kernel;
+  constexpr int L = Kernel::kLanes, NP = round_up(N, L);
+  constexpr bool kDirectA = same_type<TA, Acc>::value;
+  constexpr bool kDirectB = same_type<TB, Acc>::value && !TRANS_B && N % L == 0;
+  constexpr int kPerK = (kDirectA ? 0 : M) + (kDirectB ? 0 : NP);  // packed elements per k
+  constexpr int KC = kPerK == 0 ? K : cmax(1, cmin(K, kPackBytes / (kPerK * static_cast<int>(sizeof(Acc)))));
+  alignas(64) Acc a_pack[kDirectA ? 1 : M * KC];
+  alignas(64) Acc b_pack[kDirectB ? 1 : KC * NP];
+  for (int k0 = 0; k0 < K; k0 += KC) {
+    const int kc = K - k0 < KC ? K - k0 : KC;
+    const Acc* a;
+    int64_t a_rs, a_ks;
+    if constexpr (kDirectA) {
+      a = TRANS_A ? A + k0 * lda : A + k0;
+      a_rs = TRANS_A ? 1 : lda;
+      a_ks = TRANS_A ? lda : 1;
+    } else {
+      pack_a<VB, M, TRANS_A>(A, lda, k0, kc, a_pack, KC);
+      a = a_pack;
+      a_rs = KC;
+      a_ks = 1;
+    }
+    const Acc* b;
+    int64_t b_ks;
+    if constexpr (kDirectB) {
+      b = B + k0 * ldb;
+      b_ks = ldb;
+    } else {
+      pack_b<VB, N, NP, TRANS_B>(B, ldb, k0, kc, b_pack);
+      b = b_pack;
+      b_ks = NP;
+    }
+    macro_tile<Kernel, VB, M, N>(kc, a, a_rs, a_ks, b, b_ks, C, ldc, load_c || k0 > 0);
+  }
+}
+
+#if TL_CPU_COMPILED_AVX512_BF16
+/* bfloat16 A and B, float32 C, with vdpbf16ps over pairs of k (odd K: a zero pair half). */
+template <int M, int N, int K, bool TRANS_A, bool TRANS_B>
+inline void gemm_bf16(const bfloat16_t* A, int64_t lda, const bfloat16_t* B, int64_t ldb, float* C, int64_t ldc,
+                      bool load_c) {
+  constexpr int NP = round_up(N, 16), KP = (K + 1) / 2;
+  constexpr bool kDirectA = !TRANS_A && K % 2 == 0;
+  constexpr int kPerPair = (kDirectA ? 0 : 2 * M) + 2 * NP;  // packed bf16 elements per pair of k
+  constexpr int PC = cmax(1, cmin(KP, kPackBytes / (kPerPair * 2)));
+  alignas(64) uint16_t a_pack[kDirectA ? 1 : M * PC * 2];
+  alignas(64) uint16_t b_pack[PC * NP * 2];
+  for (int p0 = 0; p0 < KP; p0 += PC) {
+    const int pc = KP - p0 < PC ? KP - p0 : PC;
+    const int k0 = 2 * p0;
+    for (int p = 0; p < pc; ++p) {
+      const int ka = k0 + 2 * p, kb = ka + 1;
+      uint16_t* d = b_pack + p * NP * 2;
+      if constexpr (TRANS_B) {
+        for (int j = 0; j < N; ++j) {
+          d[2 * j] = B[j * ldb + ka].bits;
+          d[2 * j + 1] = kb < K ? B[j * ldb + kb].bits : uint16_t(0);
+        }
+      } else {
+        const bfloat16_t* ra = B + ka * ldb;
+        const bfloat16_t* rb = B + kb * ldb;
+        if (kb < K) {
+#pragma GCC ivdep
+          for (int j = 0; j < N; ++j) {
+            d[2 * j] = ra[j].bits;
+            d[2 * j + 1] = rb[j].bits;
+          }
+        } else {
+          for (int j = 0; j < N; ++j) {
+            d[2 * j] = ra[j].bits;
+            d[2 * j + 1] = 0;
+          }
+        }
+      }
+      for (int j = 2 * N; j < 2 * NP; ++j) d[j] = 0;
+    }
+    const uint16_t* a;
+    int64_t a_rs;
+    if constexpr (kDirectA) {
+      a = reinterpret_cast<const uint16_t*>(A) + k0;
+      a_rs = lda;
+    } else {
+      for (int i = 0; i < M; ++i)
+        for (int kk = 0; kk < 2 * pc; ++kk)
+          a_pack[i * PC * 2 + kk] =
+              k0 + kk < K ? (TRANS_A ? A[(k0 + kk) * lda + i] : A[i * lda + k0 + kk]).bits : uint16_t(0);
+      a = a_pack;
+      a_rs = PC * 2;
+    }
+    macro_tile<Bf16Kernel, 64, M, N>(pc, a, a_rs, 0, b_pack, NP * 2, C, ldc, load_c || p0 > 0);
+  }
+}
+#endif
+
+/* One tier with an accumulator-typed C: the bf16 instructions when usable, else multiply-adds. */
+template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
+inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
+#if TL_CPU_COMPILED_AVX512_BF16
+  if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
+                same_type<Acc, float>::value) {
+    if (isa().bf16) {
+      gemm_bf16<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      return;
+    }
+  }
+#endif
+  gemm_acc<VB, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+}
+
+/* R rows of a C whose dtype is not the accumulator's, through a converted copy. */
+template <int VB, int R, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
+inline void gemm_rows_converted(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear,
+                                typename compute_type<TC>::type* tmp) {
+  typedef typename compute_type<TC>::type Acc;
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < N; ++j) tmp[i * N + j] = clear ? Acc(0) : to_acc<Acc>(C[i * ldc + j]);
+  gemm_tier_acc<VB, R, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, tmp, N, true);
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < N; ++j) C[i * ldc + j] = TC(tmp[i * N + j]);
+}
+
+template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
+inline void gemm_tier(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear) {
+  typedef typename compute_type<TC>::type Acc;
+  if constexpr (same_type<TC, Acc>::value) {
+    gemm_tier_acc<VB, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, !clear);
+  } else {
+    constexpr int MC = cmax(1, cmin(M, kTempCBytes / (N * static_cast<int>(sizeof(Acc)))));
+    alignas(64) Acc tmp[MC * N];
+    for (int m0 = 0; m0 + MC <= M; m0 += MC)
+      gemm_rows_converted<VB, MC, N, K, TRANS_A, TRANS_B>(TRANS_A ? A + m0 : A + m0 * lda, lda, B, ldb, C + m0 * ldc,
+                                                          ldc, clear, tmp);
+    if constexpr (M % MC != 0) {
+      constexpr int M0 = M - M % MC;
+      gemm_rows_converted<VB, M % MC, N, K, TRANS_A, TRANS_B>(TRANS_A ? A + M0 : A + M0 * lda, lda, B, ldb,
+                                                              C + M0 * ldc, ldc, clear, tmp);
+    }
+  }
+}
+
+}  // namespace gemm_impl
 
 /* Row-major A is [M, K] (TRANS_A: [K, M]), B is [K, N] (TRANS_B: [N, K]), C is [M, N]; each with
  * unit stride in its last dimension and the given leading dimension (elements). */
 template <int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
 inline void gemm(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear) {
-  typedef typename compute_type<TC>::type Acc;
-  /* B is converted to Acc (and transposed to [K, N]) once per call when it is not already in that
-   * form, so the inner loop is a contiguous multiply-add over j that the compiler vectorizes. */
-  constexpr bool kPackB = TRANS_B || !same_type<TB, Acc>::value;
-  constexpr bool kPackFits = static_cast<int64_t>(K) * N * sizeof(Acc) <= 256 * 1024;
-  constexpr int kJBlock = N < 512 ? N : 512;
-
-  alignas(64) Acc packed[(kPackB && kPackFits) ? K * N : 1];
-  if (kPackB && kPackFits) {
-    for (int k = 0; k < K; ++k)
-      for (int j = 0; j < N; ++j)
-        packed[k * N + j] = static_cast<Acc>(TRANS_B ? B[j * ldb + k] : B[k * ldb + j]);
-  }
-
-  for (int j0 = 0; j0 < N; j0 += kJBlock) {
-    const int jn = (N - j0) < kJBlock ? (N - j0) : kJBlock;
-    for (int i = 0; i < M; ++i) {
-      alignas(64) Acc acc[kJBlock];
-      TC* c_row = C + i * ldc + j0;
-      for (int j = 0; j < jn; ++j) acc[j] = clear ? Acc(0) : static_cast<Acc>(c_row[j]);
-      for (int k = 0; k < K; ++k) {
-        const Acc a = static_cast<Acc>(TRANS_A ? A[k * lda + i] : A[i * lda + k]);
-        if (kPackB && kPackFits) {
-          const Acc* b_row = packed + k * N + j0;
-#pragma GCC ivdep
-          for (int j = 0; j < jn; ++j) acc[j] += a * b_row[j];
-        } else if (!kPackB) {
-          const TB* b_row = B + k * ldb + j0;
-#pragma GCC ivdep
-          for (int j = 0; j < jn; ++j) acc[j] += a * static_cast<Acc>(b_row[j]);
-        } else {
-          for (int j = 0; j < jn; ++j)
-            acc[j] += a * static_cast<Acc>(TRANS_B ? B[(j0 + j) * ldb + k] : B[k * ldb + j0 + j]);
-        }
-      }
-      for (int j = 0; j < jn; ++j) c_row[j] = TC(acc[j]);
+  static_assert(M > 0 && N > 0, "tl::cpu::gemm needs a non-empty C tile");
+  if constexpr (K <= 0) {  // an empty sum: C keeps its value, or becomes 0
+    if (clear)
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) C[i * ldc + j] = TC(typename compute_type<TC>::type(0));
+  } else {
+#if TL_CPU_COMPILED_AVX512
+    if (isa().level == kIsaAvx512) {
+      gemm_impl::gemm_tier<64, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear);
+      return;
     }
+#endif
+#if TL_CPU_COMPILED_AVX2
+    if (isa().level == kIsaAvx2) {
+      gemm_impl::gemm_tier<32, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear);
+      return;
+    }
+#endif
+    gemm_impl::gemm_tier<16, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear);
   }
 }
 

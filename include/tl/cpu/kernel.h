@@ -6,6 +6,8 @@
 #include "tl/cpu/atomic.h"
 #include "tl/cpu/cast.h"
 #include "tl/cpu/gemm.h"
+#include "tl/cpu/math.h"
+#include "tl/cpu/reduce.h"
 #include "tl/cpu/runtime.h"
 #include "tl/cpu/types.h"
 

@@ -31,6 +31,25 @@ struct HeapArray {
   HeapArray& operator=(const HeapArray&) = delete;
 };
 
+/* T.use_swizzle(panel, order) on a 2-D (or larger) grid: the block with linear index pid (the
+ * first grid dimension, bx, varying fastest as on GPUs) runs tile (bx, by) of a walk that covers
+ * `panel` rows of tiles (row order; columns for col order) across the whole grid before moving on,
+ * so that the A tiles of those rows stay in L2/L3 while the B tiles stream past. The same mapping as
+ * the cuda target's. */
+inline void rasterize2d(int64_t pid, int64_t gx, int64_t gy, int64_t panel, bool row, int64_t* bx, int64_t* by) {
+  if (row) {
+    const int64_t group = panel * gx, first = (pid / group) * panel;
+    const int64_t rows = gy - first < panel ? gy - first : panel;
+    *by = first + (pid % group) % rows;
+    *bx = (pid % group) / rows;
+  } else {
+    const int64_t group = panel * gy, first = (pid / group) * panel;
+    const int64_t cols = gx - first < panel ? gx - first : panel;
+    *bx = first + (pid % group) % cols;
+    *by = (pid % group) / cols;
+  }
+}
+
 /* printf-style formatting sent to the runtime in one piece, so lines of different blocks do not
  * interleave. Long output is truncated at 4 KiB. */
 inline int print(const TLRuntimeAPI* api, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

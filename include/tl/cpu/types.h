@@ -3,9 +3,8 @@
  *
  * float16 / bfloat16 / float8 values are *stored* in 16/8-bit types and *computed* in float32:
  * a load converts to float, a store or an explicit cast rounds (round-to-nearest-even, the IEEE
- * default). fp16 uses the F16C instructions when the compiler targets them (-march=native on any
- * x86 since Ivy Bridge) and a portable, bit-exact integer path otherwise; both give identical
- * results. float8_e4m3 is the "fn" variant (no infinities, NaN = S.1111.111, max 448); values
+ * default). fp16 conversions are branch-free integer/float code that vectorizes (identical results
+ * to the reference *_portable functions and to F16C; the GEMM packs fp16 tiles with vcvtph2ps). float8_e4m3 is the "fn" variant (no infinities, NaN = S.1111.111, max 448); values
  * beyond the range become NaN (e4m3) or inf (e5m2), as ml_dtypes does.
  *
  * Lean on purpose: only <stdint.h>, so that a cold compile stays fast. */
@@ -76,15 +75,36 @@ inline float half_bits_to_float_portable(uint16_t h) {
   return bits_float(sign | ((e + 112u) << 23) | (m << 13));
 }
 
-#if defined(__F16C__) && defined(__FLT16_MANT_DIG__) && !defined(TL_CPU_PORTABLE_FP16)
-#define TL_CPU_FP16_HARDWARE 1
-inline uint16_t float_to_half_bits(float f) { return __builtin_bit_cast(uint16_t, static_cast<_Float16>(f)); }
-inline float half_bits_to_float(uint16_t h) { return static_cast<float>(__builtin_bit_cast(_Float16, h)); }
-#else
-#define TL_CPU_FP16_HARDWARE 0
-inline uint16_t float_to_half_bits(float f) { return float_to_half_bits_portable(f); }
-inline float half_bits_to_float(uint16_t h) { return half_bits_to_float_portable(h); }
-#endif
+/* The conversions kernels use: the same results as the reference functions above (bit for bit,
+ * NaNs keep their sign and top payload bits and become quiet), but without branches, so that loops
+ * converting arrays vectorize (GCC 12 keeps F16C's _Float16 conversions scalar, one element per
+ * instruction, which made every float16 element-wise loop scalar). */
+inline float half_bits_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t em = static_cast<uint32_t>(h & 0x7fffu) << 13;  // exponent and mantissa, float position
+  const uint32_t exp = em & 0x0f800000u;
+  const uint32_t normal = em + (112u << 23);                      // rebias 15 -> 127
+  const uint32_t special = em + (224u << 23);                     // exponent 31 -> 255 (inf, NaN)
+  // Subnormals: 2^-14 * (1 + m / 1024) - 2^-14, exact, and no subnormal float operand on the way.
+  const uint32_t sub = float_bits(bits_float(normal + (1u << 23)) - bits_float(113u << 23));
+  const uint32_t mag = exp == 0x0f800000u ? special : exp == 0 ? sub : normal;
+  return bits_float(sign | mag);
+}
+
+inline uint16_t float_to_half_bits(float f) {
+  uint32_t x = float_bits(f);
+  const uint32_t sign = x & 0x80000000u;
+  x ^= sign;
+  // |f| >= 65536 (or inf, NaN): inf, or a quiet NaN with the top payload bits.
+  const uint32_t big = x > 0x7f800000u ? 0x7e00u | ((x >> 13) & 0x3ffu) : 0x7c00u;
+  // |f| < 2^-14: adding 0.5 lines the float's last place up with 2^-24 (half's subnormal step), so
+  // the float addition rounds to nearest even exactly as wanted; the low bits are the half.
+  const uint32_t small = float_bits(bits_float(x) + 0.5f) - (126u << 23);
+  // Otherwise rebias and round the 13 dropped bits to nearest even (a carry may reach inf: right).
+  const uint32_t normal = (x + ((15u - 127u) << 23) + 0xfffu + ((x >> 13) & 1u)) >> 13;
+  const uint32_t mag = x >= (143u << 23) ? big : x < (113u << 23) ? small : normal;
+  return static_cast<uint16_t>((sign >> 16) | mag);
+}
 
 /* ---- bfloat16 ----------------------------------------------------------------------------- */
 
@@ -246,7 +266,7 @@ template <typename T> inline T ieee_add(T a, T b) { return opaque(opaque(a) + op
 template <typename T> inline T ieee_mul(T a, T b) { return opaque(opaque(a) * opaque(b)); }
 template <typename T> inline T ieee_div(T a, T b) { return opaque(opaque(a) / opaque(b)); }
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + __builtin_expf(-x)); }
+/* sigmoid(float) is in tl/cpu/math.h (vectorizable exp). */
 inline double sigmoid(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
 
 template <typename I> constexpr I int_max() {

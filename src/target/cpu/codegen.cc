@@ -29,7 +29,8 @@ namespace {
 const std::set<std::string>& reserved_names() {
   static const std::set<std::string> r = {
       // ours
-      "api", "args", "num_args", "tl", "block_index", "ctx", "p", "tl_kernel_entry", "TLArg", "TLRuntimeAPI",
+      "api", "args", "num_args", "tl", "block_index", "ctx", "p", "tl_kernel_entry", "tl_kernel_isa", "TLArg",
+      "TLRuntimeAPI",
       // C++ keywords and common macros
       "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
       "char", "char16_t", "char32_t", "char8_t", "class", "compl", "concept", "const", "consteval", "constexpr",
@@ -319,9 +320,24 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
   for (auto& b : *captured_buffers)
     os << "  " << storage_type(b.dtype()) << "* " << name(b) << " = ctx." << name(b) << ";\n";
   for (auto& v : *captured_vars) os << "  const " << value_type(v.dtype()) << " " << name(v) << " = ctx." << name(v) << ";\n";
-  // Row-major block order: the last grid dimension varies fastest.
-  std::string divisor;
-  for (size_t d = n->block_vars.size(); d-- > 0;) {
+  // T.use_swizzle on a grid of two or more dimensions: the first two block variables come from the
+  // rasterized walk of tl::cpu::rasterize2d over the linear index within one (bx, by) plane.
+  int64_t panel = attr_int(n->attrs, "use_swizzle_panel", 0);
+  bool swizzle = panel > 0 && n->block_vars.size() >= 2;
+  if (swizzle) {
+    std::string plane = "ctx.grid[0] * ctx.grid[1]", sx = fresh("swizzled_x"), sy = fresh("swizzled_y");
+    os << "  int64_t " << sx << ", " << sy << ";\n";
+    os << "  tl::cpu::rasterize2d(block_index % (" << plane << "), ctx.grid[0], ctx.grid[1], " << panel << ", "
+       << (attr_str(n->attrs, "use_swizzle_order", "row") == "row" ? "true" : "false") << ", &" << sx << ", &" << sy
+       << ");\n";
+    for (size_t d = 0; d < 2; ++d)
+      os << "  const " << storage_type(n->block_vars[d].dtype()) << " " << name(n->block_vars[d]) << " = "
+         << storage_type(n->block_vars[d].dtype()) << "(" << (d == 0 ? sx : sy) << ");\n";
+  }
+  // Row-major block order: the last grid dimension varies fastest (dimensions 0 and 1 swizzled, they
+  // vary fastest and the others count planes).
+  std::string divisor = swizzle ? "ctx.grid[0] * ctx.grid[1]" : "";
+  for (size_t d = n->block_vars.size(); d-- > (swizzle ? 2 : 0);) {
     std::string q = divisor.empty() ? "block_index" : "(block_index / (" + divisor + "))";
     std::string val = d == 0 ? q : q + " % ctx.grid[" + std::to_string(d) + "]";
     os << "  const " << storage_type(n->block_vars[d].dtype()) << " " << name(n->block_vars[d]) << " = "
@@ -435,6 +451,10 @@ std::string CodeGenCPU::generate(const PrimFunc& f) {
   file << "extern \"C\" __attribute__((visibility(\"default\"))) int32_t tl_kernel_entry(const TLArg* args, "
           "int32_t num_args, const TLRuntimeAPI* api) {\n"
        << entry.str() << "}\n";
+  // Which vector tier the tile routines run with in this process (tl/cpu/isa.h), for tests and
+  // diagnostics: "avx512+bf16", "avx512", "avx2" or "portable".
+  file << "\nextern \"C\" __attribute__((visibility(\"default\"))) const char* tl_kernel_isa() { return "
+          "tl::cpu::isa_name(); }\n";
   return file.str();
 }
 

@@ -336,6 +336,8 @@ std::string CodeGenCPU::math_call(const CallNode* n) {
   else if (op == "abs") base = "fabs";
   if (base == "rsqrt") return std::string(dbl ? "(1.0 / __builtin_sqrt(" : "(1.0f / __builtin_sqrtf(") + join() + "))";
   if (base == "sigmoid") return "tl::cpu::sigmoid(" + join() + ")";
+  // float exp / exp2 inline (include/tl/cpu/math.h) so that loops calling them vectorize.
+  if (!dbl && (base == "exp" || base == "exp2")) return "tl::cpu::" + base + "(" + join() + ")";
   static const std::set<std::string> builtins = {"exp", "exp2", "log", "log2", "sqrt", "tanh", "sin", "cos",
                                                  "floor", "ceil", "round", "trunc", "fabs", "pow"};
   if (!builtins.count(base)) throw_error<NotImplemented>("not implemented: math function '", op, "' on target cpu");
@@ -384,6 +386,21 @@ std::string CodeGenCPU::call(const CallNode* n) {
            (ta ? "true" : "false") + ", " + (tb ? "true" : "false") + ">(" + expr(n->args[5]) + ", " +
            expr(n->args[6]) + ", " + expr(n->args[7]) + ", " + expr(n->args[8]) + ", " + expr(n->args[9]) + ", " +
            expr(n->args[10]) + ", " + as_value(n->args[11], DataType::Bool()) + ")";
+  }
+  if (op == "tl.cpu.reduce_row") {
+    static const std::map<std::string, std::string> kinds = {{"sum", "kReduceSum"},       {"max", "kReduceMax"},
+                                                             {"min", "kReduceMin"},       {"abssum", "kReduceAbsSum"},
+                                                             {"absmax", "kReduceAbsMax"}};
+    if (n->args.size() != 4) throw_error<TypeError>("tl.cpu.reduce_row expects (kind, row, n, init)");
+    auto it = kinds.find(string_arg(n, 0));
+    if (it == kinds.end()) throw_error<ValueError>("tl.cpu.reduce_row: unknown reduction '", string_arg(n, 0), "'");
+    return "tl::cpu::reduce_row<tl::cpu::" + it->second + ">(" + expr(n->args[1]) + ", " +
+           as_value(n->args[2], DataType::Int64()) + ", " + as_value(n->args[3], n->dtype) + ")";
+  }
+  if (op == "tl.cpu.cumsum_row") {
+    if (n->args.size() != 4) throw_error<TypeError>("tl.cpu.cumsum_row expects (src, dst, n, reverse)");
+    return "tl::cpu::cumsum_row(" + expr(n->args[0]) + ", " + expr(n->args[1]) + ", " +
+           as_value(n->args[2], DataType::Int64()) + ", " + as_value(n->args[3], DataType::Bool()) + ")";
   }
   if (op == "tl.cast_rounding") {
     static const std::map<std::string, std::string> modes = {

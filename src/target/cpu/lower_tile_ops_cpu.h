@@ -10,11 +10,25 @@ namespace tl {
 // dimension becomes one call to the header GEMM of include/tl/cpu/gemm.h:
 //   evaluate tl.cpu.gemm(M, N, K, trans_A, trans_B, &A[origin], lda, &B[origin], ldb,
 //                        &C[origin], ldc, clear_accum)
-// (addresses are tl.address_of(load); leading dimensions in elements, int64). Other ops, and GEMMs
-// with run-time shapes, return an undefined Stmt and take the op's loop form.
+// (addresses are tl.address_of(load); leading dimensions in elements, int64). Innermost-dimension
+// reductions and scans become row calls (below). Other ops, and those that do not qualify, return
+// an undefined Stmt and take the op's loop form.
 Stmt lower_tile_op_cpu(const TileOpNode& op, const LowerContext& ctx);
 
 // The call above for checked operands, or an undefined Stmt when they do not qualify.
 Stmt lower_gemm_cpu_call(const GemmOperands& g, const Span& span);
+
+// T.reduce_* over the innermost dimension of a float32/float16/bfloat16/float64 tile whose rows are
+// contiguous, into a float32 or float64 accumulator: per output element (serial loops over the other
+// dimensions)
+//   dst[...] = cast(tl.cpu.reduce_row("sum"|"max"|"min"|"abssum"|"absmax", &src[..., 0], n, init))
+// where init is the kind's identity, or dst's old value with clear=false; include/tl/cpu/reduce.h
+// vectorizes the row. Otherwise an undefined Stmt (the loop form).
+Stmt lower_reduce_cpu_call(const TileOpNode& op);
+
+// T.cumsum over the innermost dimension of contiguous float32/float16/bfloat16 rows (src and dst
+// disjoint, or the same elements): per row, evaluate tl.cpu.cumsum_row(&src[..., 0], &dst[..., 0],
+// n, reverse). Otherwise an undefined Stmt.
+Stmt lower_cumsum_cpu_call(const TileOpNode& op);
 
 }  // namespace tl

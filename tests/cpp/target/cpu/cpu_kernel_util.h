@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -71,6 +73,49 @@ class TestRuntime {
   TLRuntimeAPI api_{};
 };
 
+// objdump -d of the functions of a shared object whose (demangled) names start with `symbol`
+// (after the return type of a function template instance); ""
+// when objdump is not installed.
+inline std::string objdump_function(const std::string& so, const std::string& symbol) {
+  std::string cmd = "objdump -d --no-show-raw-insn -C '" + so + "' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "";
+  std::string all, out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) all.append(buf, n);
+  pclose(p);
+  bool inside = false;
+  size_t start = 0;
+  for (size_t end; start < all.size(); start = end + 1) {
+    end = all.find('\n', start);
+    if (end == std::string::npos) end = all.size();
+    std::string line = all.substr(start, end - start);
+    size_t lt = line.find(" <");
+    bool header = lt != std::string::npos && line.size() > 2 && line.compare(line.size() - 2, 2, ">:") == 0 &&
+                  line.find_first_not_of("0123456789abcdef") == lt;
+    if (header) {  // "addr <name>:", where a demangled template name starts with its return type
+      std::string name = line.substr(lt + 2);
+      inside = name.compare(0, symbol.size(), symbol) == 0 || name.find(" " + symbol) < name.find('(');
+    }
+    else if (line.empty()) inside = false;
+    if (inside) out += line + "\n";
+  }
+  return out;
+}
+
+// Instructions of a disassembly that use a 256- or 512-bit register.
+inline int wide_vector_instructions(const std::string& text) {
+  int n = 0;
+  size_t start = 0;
+  for (size_t end; start < text.size(); start = end + 1) {
+    end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (line.find("%zmm") != std::string::npos || line.find("%ymm") != std::string::npos) ++n;
+  }
+  return n;
+}
+
 // A compiled and loaded kernel.
 class CpuKernel {
  public:
@@ -86,6 +131,10 @@ class CpuKernel {
   }
   std::string source;
   std::string lowered_ir;
+  // Set before build() to keep the objdump -d text of the functions whose names start with these
+  // prefixes in `disassembly[prefix]` (empty when objdump is missing).
+  std::vector<std::string> disassemble;
+  std::map<std::string, std::string> disassembly;
 
   // Lowers (lower_cpu, or `lower` when given), emits, compiles and loads `f`. Failures are
   // reported as gtest failures with the compiler log and the source.
@@ -119,6 +168,7 @@ class CpuKernel {
     }
     entry_ = reinterpret_cast<TLKernelEntry>(dlsym(handle_, "tl_kernel_entry"));
     if (!entry_) ADD_FAILURE() << "tl_kernel_entry not exported";
+    for (auto& sym : disassemble) disassembly[sym] = objdump_function((dir / "kernel.so").string(), sym);
     std::filesystem::remove_all(dir);
   }
 

@@ -1,0 +1,112 @@
+"""cpu host costs around a kernel: per-call launch overhead of tiny kernels, warm compile (in-process
+memo hit, on-disk cache hit), and cold compile of GEMM kernels (lowering, C++ emission, g++).
+
+Launch overhead is the wall time of one `kernel(a, b, c)` call from Python for a kernel whose body
+is negligible (128 floats), averaged over many calls; the 1-block grid runs inline on the caller,
+the 16-block grid goes through the worker pool. For scale, numpy's `np.add(a, b, out=c)` on the
+same 128 floats is timed alongside. Cold compiles use a private, empty kernel cache."""
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+import cpu_gemm  # noqa: E402
+
+import tilelang  # noqa: E402
+import tilelang.language as T  # noqa: E402
+
+
+def tiny_add(n, blocks):
+    block = n // blocks
+
+    @T.prim_func
+    def add(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"), C: T.Tensor((n,), "float32")):
+        with T.Kernel(blocks, threads=128) as bx:
+            for i in T.Parallel(block):
+                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+    return add
+
+
+def per_call_us(fn, calls=20000, rounds=7):
+    """Median over rounds of the mean time of `calls` back-to-back calls, in microseconds."""
+    for _ in range(calls // 10):
+        fn()
+    samples = []
+    for _ in range(rounds):
+        t0 = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter_ns() - t0) / calls / 1e3)
+    return statistics.median(samples)
+
+
+def timed_ms(fn, repeat=20):
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter_ns()
+        fn()
+        samples.append((time.perf_counter_ns() - t0) / 1e6)
+    return statistics.median(samples)
+
+
+def main():
+    table = common.Table("cpu_overhead", "cpu host costs (goals: launch <= 5 us, warm cache hit <= 1 ms, "
+                         "cold GEMM compile <= 1.5 s)", ["what", "value", "unit", "goal", "note"])
+    a, b, c = (np.random.default_rng(0).standard_normal(128, dtype=np.float32) for _ in range(3))
+    for blocks in (1, 16):
+        k = tilelang.compile(tiny_add(128, blocks), target="cpu")
+        k(a, b, c)
+        np.testing.assert_array_equal(c, a + b)
+        us = per_call_us(lambda: k(a, b, c))
+        table.add(f"launch, 3 tensors, {blocks}-block grid", us, "us/call", "<= 5",
+                  "inline on the caller" if blocks == 1 else "worker pool hand-off")
+    table.add("numpy np.add(a, b, out=c), 128 floats", per_call_us(lambda: np.add(a, b, out=c)), "us/call", "", "scale")
+
+    # Warm compiles of a GEMM kernel that is already built.
+    f = cpu_gemm.matmul(1024, 1024, 1024, 128, 256, 64)
+    tilelang.compile(f, target="cpu")
+    table.add("compile, in-process memo hit", timed_ms(lambda: tilelang.compile(f, target="cpu")), "ms", "<= 1", "")
+
+    def disk_hit():
+        tilelang._core.clear_memo()
+        k = tilelang.compile(f, target="cpu")
+        assert k.cache_hit
+    table.add("compile, on-disk cache hit (memo cleared)", timed_ms(disk_hit), "ms", "<= 1",
+              "hash, validate, dlopen")
+
+    # Cold compiles in an empty private cache.
+    old = os.environ.get("TILELANG_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="tl_cold_") as cache:
+        os.environ["TILELANG_CACHE_DIR"] = cache
+        try:
+            for dtype, acc in (("float32", "float32"), ("bfloat16", "float32"), ("float16", "float32")):
+                walls, compiler = [], []
+                for rep in range(3):
+                    tilelang._core.clear_memo()
+                    g = cpu_gemm.matmul(1024 + 8 * rep, 1024, 1024, 128, 256, 64, dtype=dtype, accum_dtype=acc)
+                    t0 = time.perf_counter()
+                    k = tilelang.compile(g, target="cpu")
+                    walls.append(time.perf_counter() - t0)
+                    compiler.append(k.compile_seconds)
+                    assert not k.cache_hit
+                table.add(f"cold compile, {dtype} GEMM kernel", statistics.median(walls), "s", "<= 1.5",
+                          "lower + emit + g++ + load, median of 3")
+        finally:
+            if old is None:
+                os.environ.pop("TILELANG_CACHE_DIR", None)
+            else:
+                os.environ["TILELANG_CACHE_DIR"] = old
+            tilelang._core.clear_memo()
+    m = common.machine()
+    table.note(f"{m['cpu']}; {m['compiler']}; load average at the end {m['load_average']:.1f}")
+    table.finish()
+    return table
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""cpu kernels through tilelang.compile against numpy in float64: the tile GEMM's micro-kernels (odd
+sizes with tails, transposes, clear vs accumulate, fp32 / bf16 / fp16 / int8), the forced portable
+path (TL_CPU_ISA=portable), and vectorized reductions, scans and exp."""
+import ctypes
+import os
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def gemm_kernel(M, N, K, bm, bn, bk, dtype, acc, trans_A=False, trans_B=False, accumulate=False, swizzle=0,
+                order="row"):
+    """TileLang's tiled GEMM. accumulate=True adds A @ B to C's old value (C is read first)."""
+    a_shape, b_shape = ((K, M) if trans_A else (M, K)), ((N, K) if trans_B else (K, N))
+    as_shape, bs_shape = ((bk, bm) if trans_A else (bm, bk)), ((bn, bk) if trans_B else (bk, bn))
+
+    @T.prim_func
+    def gemm(A: T.Tensor(a_shape, dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), acc)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared(as_shape, dtype)
+            B_s = T.alloc_shared(bs_shape, dtype)
+            C_l = T.alloc_fragment((bm, bn), acc)
+            if swizzle:
+                T.use_swizzle(panel_size=swizzle, order=order)
+            if accumulate:
+                T.copy(C[by * bm, bx * bn], C_l)
+            else:
+                T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                if trans_A:
+                    T.copy(A[k * bk, by * bm], A_s)
+                else:
+                    T.copy(A[by * bm, k * bk], A_s)
+                if trans_B:
+                    T.copy(B[bx * bn, k * bk], B_s)
+                else:
+                    T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l, transpose_A=trans_A, transpose_B=trans_B)
+            T.copy(C_l, C[by * bm, bx * bn])
+    return gemm
+
+
+def random(shape, dtype, rng):
+    if dtype == "int8":
+        return rng.integers(-100, 100, size=shape).astype(np.int8)
+    x = rng.uniform(-1, 1, size=shape).astype(np.float32)
+    return x.astype({"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}[dtype])
+
+
+def kernel_isa(kernel):
+    lib = ctypes.CDLL(os.path.join(kernel.artifact_dir, "kernel.so"))
+    lib.tl_kernel_isa.restype = ctypes.c_char_p
+    return lib.tl_kernel_isa().decode()
+
+
+CASES = [
+    # M, N, K, blocks, dtype, acc, trans_A, trans_B
+    (128, 256, 128, (64, 128, 64), "float32", "float32", False, False),
+    (100, 72, 50, (32, 32, 16), "float32", "float32", False, False),  # partial tiles: guarded copies
+    (96, 80, 70, (48, 40, 32), "float32", "float32", False, True),    # row, vector and lane tails
+    (64, 48, 40, (32, 48, 8), "float32", "float32", True, False),
+    (40, 56, 36, (40, 56, 12), "float32", "float32", True, True),
+    (128, 96, 64, (64, 96, 32), "bfloat16", "float32", False, False),  # vdpbf16ps where present
+    (64, 64, 62, (32, 32, 31), "bfloat16", "float32", False, True),    # odd block K: a zero pair half
+    (64, 80, 48, (32, 80, 16), "float16", "float32", False, False),
+    (48, 40, 64, (16, 40, 32), "int8", "int32", False, True),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[4]}-{c[0]}x{c[1]}x{c[2]}-tA{int(c[6])}-tB{int(c[7])}")
+@pytest.mark.parametrize("accumulate", [False, True], ids=["clear", "accumulate"])
+def test_gemm_matches_float64(case, accumulate, rng):
+    M, N, K, (bm, bn, bk), dtype, acc, ta, tb = case
+    kernel = tilelang.compile(gemm_kernel(M, N, K, bm, bn, bk, dtype, acc, ta, tb, accumulate), target="cpu")
+    a = random((K, M) if ta else (M, K), dtype, rng)
+    b = random((N, K) if tb else (K, N), dtype, rng)
+    c0 = (rng.uniform(-1, 1, (M, N)) * 4).astype(acc)
+    c = c0.copy()
+    kernel(a, b, c)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref = (a64.T if ta else a64) @ (b64.T if tb else b64) + (c0.astype(np.float64) if accumulate else 0)
+    if acc == "int32":
+        np.testing.assert_array_equal(c, ref.astype(np.int64))
+    else:
+        np.testing.assert_allclose(c, ref, rtol=0, atol=2e-6 * K + 1e-6 * np.abs(ref).max())
+    assert kernel_isa(kernel) in ("avx512+bf16", "avx512", "avx2", "portable")
+
+
+@pytest.mark.parametrize("panel,order", [(2, "row"), (3, "col"), (8, "row")])
+def test_swizzled_grid_covers_every_tile_once(panel, order, rng):
+    """T.use_swizzle rasterizes the grid on cpu too (grouped block order): a 5 x 7 grid of tiles with
+    panels that do not divide it still computes every C tile exactly once (accumulate would double
+    a tile computed twice; a missed tile keeps its old value)."""
+    M, N, K = 7 * 16, 5 * 16, 32
+    kernel = tilelang.compile(gemm_kernel(M, N, K, 16, 16, 16, "float32", "float32", accumulate=True, swizzle=panel,
+                                          order=order), target="cpu")
+    a, b = random((M, K), "float32", rng), random((K, N), "float32", rng)
+    c0 = rng.uniform(-1, 1, (M, N)).astype(np.float32)
+    c = c0.copy()
+    kernel(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64) + c0, rtol=0, atol=1e-4)
+    assert "rasterize2d" in kernel.get_kernel_source()
+
+
+PORTABLE_SCRIPT = r"""
+import sys, ctypes, os
+import numpy as np, ml_dtypes
+sys.path.insert(0, sys.argv[1])
+import tilelang
+from test_cpu_kernels import gemm_kernel, random, kernel_isa
+rng = np.random.default_rng(7)
+for dtype, ta, tb in (("float32", False, False), ("float32", True, True), ("bfloat16", False, True), ("float16", False, False)):
+    M, N, K = 70, 90, 46
+    k = tilelang.compile(gemm_kernel(M, N, K, 35, 45, 23, dtype, "float32", ta, tb), target="cpu")
+    a = random((K, M) if ta else (M, K), dtype, rng)
+    b = random((N, K) if tb else (K, N), dtype, rng)
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref = (a64.T if ta else a64) @ (b64.T if tb else b64)
+    np.testing.assert_allclose(c, ref, rtol=0, atol=1e-4)
+    print(dtype, kernel_isa(k))
+"""
+
+
+def test_forced_portable_path_matches_float64(tmp_path):
+    """TL_CPU_ISA=portable makes the loaded kernels run the portable GEMM (16-byte vectors): fresh
+    process, since the tier is chosen once per loaded kernel."""
+    env = dict(os.environ, TL_CPU_ISA="portable")
+    r = subprocess.run([sys.executable, "-c", PORTABLE_SCRIPT, HERE], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.split("\n")
+    assert [ln.split()[1] for ln in lines if ln] == ["portable"] * 4, r.stdout
+
+
+def test_softmax_cumsum_reduce_match_float64(rng):
+    M, N, bm = 37, 203, 4  # rows not a multiple of any vector width, a partial last block
+
+    @T.prim_func
+    def rows(X: T.Tensor((M, N), "float32"), S: T.Tensor((M, N), "float32"), P: T.Tensor((M, N), "float32"),
+             A: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=128) as bx:
+            x = T.alloc_fragment((bm, N), "float32")
+            mx = T.alloc_fragment((bm,), "float32")
+            sm = T.alloc_fragment((bm,), "float32")
+            am = T.alloc_fragment((bm,), "float32")
+            T.copy(X[bx * bm, 0], x)
+            T.reduce_absmax(x, am, dim=1)
+            T.copy(am, A[bx * bm])
+            T.reduce_max(x, mx, dim=1)
+            for i, j in T.Parallel(bm, N):
+                x[i, j] = T.exp(x[i, j] - mx[i])
+            T.reduce_sum(x, sm, dim=1)
+            for i, j in T.Parallel(bm, N):
+                x[i, j] /= sm[i]
+            T.copy(x, S[bx * bm, 0])
+            T.cumsum(x, dim=1)
+            T.copy(x, P[bx * bm, 0])
+
+    kernel = tilelang.compile(rows, target="cpu")
+    x = rng.standard_normal((M, N)).astype(np.float32) * 3
+    s, p, am = np.empty_like(x), np.empty_like(x), np.empty(M, np.float32)
+    kernel(x, s, p, am)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    soft = e / e.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(s, soft, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(p, np.cumsum(s.astype(np.float64), axis=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(am, np.abs(x).max(axis=1))
