@@ -50,7 +50,7 @@ run: build
 	$(PY) examples/quickstart.py
 
 test: build
-	$(BUILD)/tl_tests --gtest_brief=1
+	$(BUILD)/tl_tests --gtest_brief=1 --gtest_filter=-*OnGpu.*  # the GPU tier runs in scripts/gpu_check.sh
 	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error
 
 bench: build

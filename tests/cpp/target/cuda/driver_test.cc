@@ -26,7 +26,7 @@ TEST(CudaDriver, FailsWithAReasonWithoutAGpu) {
   EXPECT_EQ(cuda_pointer_device(&why), -1);
 }
 
-TEST(CudaDriver, DeviceFactsAndMemoryRoundTrip) {
+TEST(CudaDriverOnGpu, DeviceFactsAndMemoryRoundTrip) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   const CudaDeviceInfo& info = cuda_device_info(0);
   EXPECT_GE(info.cc_major, 8);
