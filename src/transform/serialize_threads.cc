@@ -153,14 +153,31 @@ class ThreadSerializer : public StmtMutator {
     std::set<const BufferNode*> priv;
     for (auto& [from, to] : copies) priv.insert(from.get());
 
-    std::vector<Stmt> items;
-    if (auto* seq = rest.as<SeqStmtNode>()) items = seq->seq;
-    else items.push_back(rest);
+    Stmt result = schedule(rest, tvars, priv, copies);
+    for (auto it = peeled.rbegin(); it != peeled.rend(); ++it)
+      result = it->alloc.defined() ? make_allocate(it->alloc, result, it->span)
+                                   : make_let(it->let_var, it->let_value, result, it->span);
+    return result;
+  }
 
+  // Schedules a statement list: runs of per-thread statements become thread loops, split at
+  // barriers; block-level statements run once. A thread-dependent statement that holds a tile op
+  // is scheduled inside when its own control (loop bounds, condition, let value) is the same for
+  // every thread: the thread loops are pushed down to the per-thread statements within it (no
+  // barrier is inside, so running them there for every thread is a valid schedule of the block).
+  Stmt schedule(const Stmt& s, const std::set<const VarNode*>& tvars, const std::set<const BufferNode*>& priv,
+                const std::map<Buffer, Buffer, BufferLess>& copies) {
+    std::vector<Stmt> items;
+    if (auto* seq = s.as<SeqStmtNode>()) items = seq->seq;
+    else items.push_back(s);
     std::vector<Stmt> out, run;  // `run`: consecutive per-thread statements
     auto flush = [&]() {
       if (!run.empty()) out.push_back(thread_loops(make_seq(run), copies));
       run.clear();
+    };
+    auto uniform = [&](const Expr& e) {
+      Uses u = uses_of(make_evaluate(e), tvars, priv);
+      return !u.thread_var && !u.private_buffer;
     };
     for (auto& item : items) {
       if (is_barrier(item)) {
@@ -172,23 +189,39 @@ class ThreadSerializer : public StmtMutator {
         throw_error<NotImplemented>(at(item), "not implemented: T.sync_threads() inside control flow (in `",
                                     first_line(item), "`) on target cpu; on cpu a barrier may only separate ",
                                     "top-level statements of the kernel body");
-      if (u.thread_var || u.private_buffer) {
-        if (u.tile_op)
-          throw_error<NotImplemented>(at(item), "not implemented: a tile op in code that depends on the thread ",
-                                      "index (`", first_line(item), "`) on target cpu; tile ops are block-level ",
-                                      "operations, keep them out of per-thread code");
-        run.push_back(item);
-      } else {
+      if (!u.thread_var && !u.private_buffer) {
         flush();
         out.push_back(item);
+        continue;
+      }
+      if (!u.tile_op) {
+        run.push_back(item);
+        continue;
+      }
+      // Per-thread code around a tile op: descend through control that is uniform over threads.
+      flush();
+      auto inner = [&](const Stmt& b) { return schedule(b, tvars, priv, copies); };
+      if (auto* f = item.as<ForNode>(); f && uniform(f->min) && uniform(f->extent)) {
+        out.push_back(make_for(f->var, f->min, f->extent, f->for_kind, inner(f->body), f->annotations, f->span));
+      } else if (auto* i = item.as<IfThenElseNode>(); i && uniform(i->cond)) {
+        out.push_back(make_if(i->cond, inner(i->then_case), i->else_case.defined() ? inner(i->else_case) : Stmt(),
+                              i->span));
+      } else if (auto* l = item.as<LetStmtNode>(); l && uniform(l->value)) {
+        out.push_back(make_let(l->var, l->value, inner(l->body), l->span));
+      } else if (auto* a = item.as<AllocateNode>(); a && !copies.count(a->buffer)) {
+        out.push_back(make_allocate(a->buffer, inner(a->body), a->span));
+      } else if (auto* at_ = item.as<AttrStmtNode>()) {
+        out.push_back(make_attr(at_->key, at_->value, inner(at_->body), at_->span));
+      } else if (item.as<SeqStmtNode>()) {
+        out.push_back(inner(item));
+      } else {
+        throw_error<NotImplemented>(at(item), "not implemented: a tile op in code that depends on the thread ",
+                                    "index (`", first_line(item), "`) on target cpu; tile ops are block-level ",
+                                    "operations, keep them out of per-thread code");
       }
     }
     flush();
-    Stmt result = make_seq(out);
-    for (auto it = peeled.rbegin(); it != peeled.rend(); ++it)
-      result = it->alloc.defined() ? make_allocate(it->alloc, result, it->span)
-                                   : make_let(it->let_var, it->let_value, result, it->span);
-    return result;
+    return make_seq(out);
   }
 
   // for tz, ty, tx (fresh variables) { body with the thread indices and per-thread buffers }.

@@ -14,9 +14,12 @@ namespace tl {
 //    thread index (or a per-thread buffer) becomes one loop nest over the thread indices, split at
 //    each T.sync_threads() (every thread finishes the code before a barrier before any runs the
 //    code after it: a valid schedule of the block); statements that use no thread index are
-//    block-level code and run once (T.Parallel loops, tile ops).
-// Raises NotImplemented (naming the statement) for what this cannot schedule: a tile op in
-// per-thread code (tile ops are collective), a barrier inside control flow, a dynamic thread
+//    block-level code and run once (T.Parallel loops, tile ops); a thread-dependent statement that
+//    contains tile ops (e.g. `if tx == 0: T.atomic_add(...)` inside a T.Persistent loop) is entered
+//    when its own loop bounds / condition / let value do not depend on the thread, and the thread
+//    loops are placed around the per-thread statements inside it.
+// Raises NotImplemented (naming the statement) for what this cannot schedule: a tile op under
+// thread-dependent control (tile ops are collective), a barrier inside control flow, a dynamic thread
 // count with per-thread buffers. Kernels that use no thread index are unchanged.
 PrimFunc serialize_threads(const PrimFunc& f, const PassContext& ctx);
 

@@ -77,6 +77,36 @@ func @f(A: global float32[64]) {
 })", "a tile op in code that depends on the thread index");
 }
 
+// A uniform loop holding tile ops and one per-thread statement (the persistent-GEMM pattern
+// `if tx == 0: T.atomic_add(...)`): the thread loop goes around the per-thread statement only.
+TEST(SerializeThreads, PerThreadCodeInsideUniformControlAroundTileOps) {
+  tl::testing::expect_pass("serialize_threads", R"(
+func @f(A: global float32[4, 64], V: global int32[4]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[64], thread_vars=[tx: int32]) {
+    for w: int32 in serial(0, 4) {
+      let tile: int32 = w + bx
+      fill(A[tile :+ 1, 0 :+ 64], 1.0f32)
+      if (tx == 0) {
+        V[tile] = V[tile] + 1
+      }
+    }
+  }
+})", R"(
+func @f(A: global float32[4, 64], V: global int32[4]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[64], thread_vars=[tx: int32]) {
+    for w: int32 in serial(0, 4) {
+      let tile: int32 = w + bx
+      fill(A[tile :+ 1, 0 :+ 64], 1.0f32)
+      for tx_1: int32 in serial(0, 64) {
+        if (tx_1 == 0) {
+          V[tile] = V[tile] + 1
+        }
+      }
+    }
+  }
+})");
+}
+
 TEST(SerializeThreads, SharedMemoryReductionRunsOnCpu) {
   // Per-thread partial sums into shared memory, a barrier, then thread 0 adds them up.
   const int64_t blocks = 3, threads = 32, per = 4;

@@ -101,12 +101,12 @@ def test_readonly_inputs_are_accepted(rng):
 @pytest.mark.torch
 def test_torch_cpu_tensors():
     import torch
-    k = tilelang.compile(add_1d(512, 128), out_idx=[-1])
+    k = tilelang.compile(add_1d(512, 128), out_idx=[-1], target="cpu")  # torch CPU tensors: a cpu kernel
     a, b = torch.rand(512), torch.rand(512)
     c = k(a, b)
     assert isinstance(c, torch.Tensor) and c.dtype == torch.float32
     assert torch.equal(c, a + b)
-    kb = tilelang.compile(add_1d(256, 128, "bfloat16"), out_idx=[-1])
+    kb = tilelang.compile(add_1d(256, 128, "bfloat16"), out_idx=[-1], target="cpu")
     x = torch.randint(-4, 5, (256,)).to(torch.bfloat16)
     assert torch.equal(kb(x, x), x + x)
 
