@@ -168,6 +168,31 @@ def test_integer_division_by_constant_zero():
     check(lambda: compile_cpu(build()), ValueError, "bad-div", "integer division by zero in 'floordiv(X[i], 0)'")
 
 
+def test_integer_division_by_runtime_zero():
+    """A divisor that is 0 only at run time (and INT_MIN / -1) used to raise SIGFPE and end the process;
+    it is now a DeviceRuntimeError after the launch, and the kernel keeps working for good inputs."""
+    @T.prim_func
+    def main(X: T.Tensor((64,), "int32"), D: T.Tensor((64,), "int32"), Q: T.Tensor((64,), "int32"),
+             R: T.Tensor((64,), "int32")):
+        with T.Kernel(2, threads=128) as bx:
+            for i in T.Parallel(32):
+                Q[bx * 32 + i] = X[bx * 32 + i] // D[bx * 32 + i]
+                R[bx * 32 + i] = T.truncmod(X[bx * 32 + i], D[bx * 32 + i])
+    kernel = compile_cpu(main)
+    rng = np.random.default_rng(3)
+    x = rng.integers(-1000, 1000, 64).astype(np.int32)
+    d = rng.integers(1, 50, 64).astype(np.int32) * rng.choice([-1, 1], 64).astype(np.int32)
+    q, r = np.empty(64, np.int32), np.empty(64, np.int32)
+    for bad_x, bad_d in ((5, 0), (np.iinfo(np.int32).min, -1)):
+        xb, db = x.copy(), d.copy()
+        xb[40], db[40] = bad_x, bad_d
+        with pytest.raises(tilelang.DeviceRuntimeError, match="integer division by zero"):
+            kernel(xb, db, q, r)
+    kernel(x, d, q, r)  # the process and the kernel still work
+    np.testing.assert_array_equal(q, x // d)
+    np.testing.assert_array_equal(r, np.fmod(x, d))
+
+
 # --- tiles that do not fit their op ----------------------------------------------------------------
 
 def test_copy_tile_shape_mismatch():

@@ -232,12 +232,33 @@ inline typename compute_type<T>::type round_to(V v) {
 
 /* ---- arithmetic helpers ------------------------------------------------------------------- */
 
+/* Integer division faults: x86 traps on a zero divisor and on MIN / -1, which would end the
+ * calling process. The helpers below return 0 instead and set this per-thread flag; the block's
+ * task reports it as a kernel error after the block (a Python exception, the process survives).
+ * With a constant divisor the compiler folds the checks away. */
+inline thread_local int int_div_fault = 0;
+template <typename T> inline bool div_faults(T a, T b) {
+  if (__builtin_expect(b == 0, 0)) return true;
+  if (T(-1) < T(0) && __builtin_expect(b == T(-1), 0) && a == T(T(1) << (sizeof(T) * 8 - 1))) return true;
+  return false;
+}
+/* C-style / and % on integers (truncating). */
+template <typename T> inline T tdiv(T a, T b) {
+  if (div_faults(a, b)) { int_div_fault = 1; return T(0); }
+  return a / b;
+}
+template <typename T> inline T tmod(T a, T b) {
+  if (div_faults(a, b)) { int_div_fault = 1; return T(0); }
+  return a % b;
+}
 /* Python-style // and % on integers (round toward minus infinity). */
 template <typename T> inline T floordiv(T a, T b) {
+  if (div_faults(a, b)) { int_div_fault = 1; return T(0); }
   T q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 template <typename T> inline T floormod(T a, T b) {
+  if (div_faults(a, b)) { int_div_fault = 1; return T(0); }
   T r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }

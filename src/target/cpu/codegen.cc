@@ -360,6 +360,12 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
      << "  " << base << "_ctx* ctx = static_cast<" << base << "_ctx*>(p);\n"
      << "  if (__atomic_load_n(&ctx->failed, __ATOMIC_RELAXED)) return;  // a block already failed\n"
      << "  if (" << base << "_block(*ctx, block_index) != 0) __atomic_store_n(&ctx->failed, 1, __ATOMIC_RELAXED);\n"
+     << "  if (tl::cpu::int_div_fault) {  // an integer division by zero (or MIN / -1) in this block\n"
+     << "    tl::cpu::int_div_fault = 0;\n"
+     << "    tl::cpu::report_error(ctx->api, \"integer division by zero (or MIN / -1) in kernel " << func_name_
+     << ", block %lld\", (long long)block_index);\n"
+     << "    __atomic_store_n(&ctx->failed, 1, __ATOMIC_RELAXED);\n"
+     << "  }\n"
      << "}\n";
   return os.str();
 }

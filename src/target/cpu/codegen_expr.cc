@@ -200,12 +200,20 @@ std::string CodeGenCPU::binary(const BinaryNode* n) {
     case BinOp::kAdd: return narrow(infix("+"));
     case BinOp::kSub: return narrow(infix("-"));
     case BinOp::kMul: return narrow(infix("*"));
-    case BinOp::kDiv: return narrow(infix("/"));
-    case BinOp::kMod:
+    case BinOp::kDiv:
+    case BinOp::kMod: {
+      bool is_div = n->op == BinOp::kDiv;
       if (operand.is_float())
-        return std::string(value_type(operand) == "double" ? "__builtin_fmod(" : "__builtin_fmodf(") + expr(n->a) +
-               ", " + expr(n->b) + ")";
-      return narrow(infix("%"));
+        return is_div ? infix("/")
+                      : std::string(value_type(operand) == "double" ? "__builtin_fmod(" : "__builtin_fmodf(") +
+                            expr(n->a) + ", " + expr(n->b) + ")";
+      // A divisor that may be 0 (or -1 with a MIN dividend) goes through the checked helper
+      // (types.h): x86 would trap and end the process.
+      int64_t d;
+      if (is_const_int(n->b, &d) && d != 0 && d != -1) return narrow(infix(is_div ? "/" : "%"));
+      return std::string("tl::cpu::") + (is_div ? "tdiv<" : "tmod<") + storage_type(t) + ">(" + expr(n->a) + ", " +
+             expr(n->b) + ")";
+    }
     case BinOp::kFloorDiv:
     case BinOp::kFloorMod:
       return std::string("tl::cpu::") + (n->op == BinOp::kFloorDiv ? "floordiv<" : "floormod<") +
