@@ -40,10 +40,60 @@ nb::dict usage_dict(const KernelResourceUsage& u) {
   return d;
 }
 
-// One kernel argument: ("ptr" | "i32" | "u32" | "i64" | "f32" | "f64", value).
+nb::list usage_list(const std::vector<KernelResourceUsage>& usage) {
+  nb::list l;
+  for (const KernelResourceUsage& u : usage) l.append(usage_dict(u));
+  return l;
+}
+
+// "cuda -arch=<arch>", sm_80 when arch is empty.
+Target cuda_target(const std::string& arch) {
+  return Target::parse("cuda -arch=" + (arch.empty() ? std::string("sm_80") : arch));
+}
+
+// The runtime's argument slots (TLArg) from ("ptr" | "i64" | "f64", value) pairs.
+std::vector<TLArg> runtime_slots(const std::vector<std::pair<std::string, nb::object>>& args, const char* caller) {
+  std::vector<TLArg> slots(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& kind = args[i].first;
+    if (kind == "ptr") slots[i].ptr = reinterpret_cast<void*>(nb::cast<uintptr_t>(args[i].second));
+    else if (kind == "i64") slots[i].i64 = nb::cast<int64_t>(args[i].second);
+    else if (kind == "f64") slots[i].f64 = nb::cast<double>(args[i].second);
+    else throw_error<ValueError>(caller, ": argument kinds are ptr, i64, f64 (the runtime's slots)");
+  }
+  return slots;
+}
+
+// One raw kernel argument: ("ptr" | "u64" | "i64" | "i32" | "u32" | "f32" | "f64", value).
 struct ArgSlot {
   alignas(8) unsigned char bytes[8];
 };
+
+template <typename T>
+void put_arg(ArgSlot& slot, nb::handle value) {
+  T v = nb::cast<T>(value);
+  std::memcpy(slot.bytes, &v, sizeof(T));
+}
+
+void put_raw_arg(ArgSlot& slot, const std::string& kind, nb::handle value) {
+  if (kind == "ptr" || kind == "u64") put_arg<uint64_t>(slot, value);
+  else if (kind == "i64") put_arg<int64_t>(slot, value);
+  else if (kind == "i32") put_arg<int32_t>(slot, value);
+  else if (kind == "u32") put_arg<uint32_t>(slot, value);
+  else if (kind == "f32") put_arg<float>(slot, value);
+  else if (kind == "f64") put_arg<double>(slot, value);
+  else throw_error<ValueError>("launch: unknown argument kind '", kind, "' (ptr, u64, i64, i32, u32, f32, f64)");
+}
+
+// Grid or block dimensions from a list of 1 to 3 entries (missing ones are 1).
+LaunchDims launch_dims(const std::vector<uint32_t>& d) {
+  if (d.empty() || d.size() > 3) throw_error<ValueError>("launch: grid and block take 1 to 3 dimensions");
+  LaunchDims r;
+  r.x = d[0];
+  r.y = d.size() > 1 ? d[1] : 1;
+  r.z = d.size() > 2 ? d[2] : 1;
+  return r;
+}
 
 }  // namespace
 
@@ -72,9 +122,7 @@ void bind_cuda(nb::module_& parent) {
         d["ptx"] = r.ptx;
         d["log"] = r.log;
         d["seconds"] = r.seconds;
-        nb::list usage;
-        for (const KernelResourceUsage& u : r.usage) usage.append(usage_dict(u));
-        d["usage"] = usage;
+        d["usage"] = usage_list(r.usage);
         return d;
       },
       nb::arg("source"), nb::arg("name") = "kernel.cu", nb::arg("arch") = "sm_80", nb::arg("fast_math") = false,
@@ -184,9 +232,7 @@ void bind_cuda(nb::module_& parent) {
         d["arch"] = o.arch;
         d["seconds"] = r.seconds;
         d["log"] = r.log;
-        nb::list usage;
-        for (const KernelResourceUsage& u : r.usage) usage.append(usage_dict(u));
-        d["usage"] = usage;
+        d["usage"] = usage_list(r.usage);
         d["num_params"] = f.params().size();
         d["num_dyn"] = f.dynamic_vars().size();
         return d;
@@ -195,7 +241,7 @@ void bind_cuda(nb::module_& parent) {
       nb::arg("flags") = std::vector<std::string>{});
   m.def("lower_func", [](const PrimFunc& f, const std::string& arch) {
     PassContext ctx;
-    ctx.target = Target::parse("cuda -arch=" + (arch.empty() ? std::string("sm_80") : arch));
+    ctx.target = cuda_target(arch);
     CudaBackend be;
     PrimFunc lowered = be.lower(f, ctx);
     std::string host;
@@ -208,16 +254,9 @@ void bind_cuda(nb::module_& parent) {
       "emulate_func",
       [](const PrimFunc& f, std::vector<std::pair<std::string, nb::object>> args, const std::string& arch,
          const std::map<std::string, bool>& configs) {
-        std::vector<TLArg> slots(args.size());
-        for (size_t i = 0; i < args.size(); ++i) {
-          const std::string& kind = args[i].first;
-          if (kind == "ptr") slots[i].ptr = reinterpret_cast<void*>(nb::cast<uintptr_t>(args[i].second));
-          else if (kind == "i64") slots[i].i64 = nb::cast<int64_t>(args[i].second);
-          else if (kind == "f64") slots[i].f64 = nb::cast<double>(args[i].second);
-          else throw_error<ValueError>("emulate_func: argument kinds are ptr, i64, f64");
-        }
+        std::vector<TLArg> slots = runtime_slots(args, "emulate_func");
         PassContext ctx;
-        ctx.target = Target::parse("cuda -arch=" + (arch.empty() ? std::string("sm_80") : arch));
+        ctx.target = cuda_target(arch);
         AttrMap raw;
         for (auto& [k, v] : configs) raw[k] = Attr(v);
         ctx.configs = validate_pass_configs(raw);
@@ -245,14 +284,7 @@ void bind_cuda(nb::module_& parent) {
       .def(
           "launch",
           [](CudaKernelModule& k, std::vector<std::pair<std::string, nb::object>> args, uintptr_t stream, int device) {
-            std::vector<TLArg> slots(args.size());
-            for (size_t i = 0; i < args.size(); ++i) {
-              const std::string& kind = args[i].first;
-              if (kind == "ptr") slots[i].ptr = reinterpret_cast<void*>(nb::cast<uintptr_t>(args[i].second));
-              else if (kind == "i64") slots[i].i64 = nb::cast<int64_t>(args[i].second);
-              else if (kind == "f64") slots[i].f64 = nb::cast<double>(args[i].second);
-              else throw_error<ValueError>("launch: argument kinds are ptr, i64, f64 (the runtime's slots)");
-            }
+            std::vector<TLArg> slots = runtime_slots(args, "launch");
             LaunchEnv env;
             env.device_id = device;
             env.stream = reinterpret_cast<void*>(stream);
@@ -280,42 +312,12 @@ void bind_cuda(nb::module_& parent) {
           "launch",
           [](const CudaModule& mod, const std::string& name, std::vector<uint32_t> grid, std::vector<uint32_t> block,
              std::vector<std::pair<std::string, nb::object>> args, int smem, uintptr_t stream) {
-            if (grid.empty() || grid.size() > 3 || block.empty() || block.size() > 3)
-              throw_error<ValueError>("launch: grid and block take 1 to 3 dimensions");
-            LaunchDims g, b;
-            g.x = grid[0];
-            g.y = grid.size() > 1 ? grid[1] : 1;
-            g.z = grid.size() > 2 ? grid[2] : 1;
-            b.x = block[0];
-            b.y = block.size() > 1 ? block[1] : 1;
-            b.z = block.size() > 2 ? block[2] : 1;
+            LaunchDims g = launch_dims(grid), b = launch_dims(block);
             std::vector<ArgSlot> slots(args.size());
             std::vector<void*> ptrs(args.size());
             for (size_t i = 0; i < args.size(); ++i) {
-              const std::string& kind = args[i].first;
-              unsigned char* dst = slots[i].bytes;
-              if (kind == "ptr" || kind == "u64") {
-                uint64_t v = nb::cast<uint64_t>(args[i].second);
-                std::memcpy(dst, &v, 8);
-              } else if (kind == "i64") {
-                int64_t v = nb::cast<int64_t>(args[i].second);
-                std::memcpy(dst, &v, 8);
-              } else if (kind == "i32") {
-                int32_t v = nb::cast<int32_t>(args[i].second);
-                std::memcpy(dst, &v, 4);
-              } else if (kind == "u32") {
-                uint32_t v = nb::cast<uint32_t>(args[i].second);
-                std::memcpy(dst, &v, 4);
-              } else if (kind == "f32") {
-                float v = nb::cast<float>(args[i].second);
-                std::memcpy(dst, &v, 4);
-              } else if (kind == "f64") {
-                double v = nb::cast<double>(args[i].second);
-                std::memcpy(dst, &v, 8);
-              } else {
-                throw_error<ValueError>("launch: unknown argument kind '", kind, "' (ptr, u64, i64, i32, u32, f32, f64)");
-              }
-              ptrs[i] = dst;
+              put_raw_arg(slots[i], args[i].first, args[i].second);
+              ptrs[i] = slots[i].bytes;
             }
             void* fn = mod.function(name);
             if (smem > 0) mod.set_dynamic_smem(fn, smem, name);

@@ -169,11 +169,8 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool* is_numpy) {
   // numpy arrays of ml_dtypes types: view the storage as an unsigned integer of the same width.
   if (is_numpy_array(o)) {
     nb::handle arr(o);
-    std::string name = nb::cast<std::string>(arr.attr("dtype").attr("name"));
     nb::object dtype_obj = arr.attr("dtype");
-    nb::object dtype_text = nb::steal(PyObject_Str(dtype_obj.ptr()));  // '>f4' shows the byte order
-    if (!dtype_text.is_valid()) throw nb::python_error();
-    std::string spelled = PyUnicode_AsUTF8(dtype_text.ptr());
+    std::string name = nb::cast<std::string>(dtype_obj.attr("name"));
     for (auto& e : kExtendedDtypes) {
       if (name != e.numpy_name) continue;
       h.keep = arr.attr("view")(e.storage);
@@ -182,7 +179,9 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool* is_numpy) {
         return true;
       }
     }
-    throw_error<ArgumentError>("numpy arrays of dtype ", spelled,
+    nb::object dtype_text = nb::steal(PyObject_Str(dtype_obj.ptr()));  // '>f4' shows the byte order
+    if (!dtype_text.is_valid()) throw nb::python_error();
+    throw_error<ArgumentError>("numpy arrays of dtype ", PyUnicode_AsUTF8(dtype_text.ptr()),
                                " are not supported as kernel arguments (supported: bool, (u)int8-64, float16/32/64, "
                                "and ml_dtypes bfloat16, float8_e4m3fn, float8_e5m2, in native byte order)");
   }
@@ -256,6 +255,7 @@ struct AllocInfo {
   int param;
   bool zero;
   DataType dtype;
+  nb::object dtype_name;           // dtype.str() for the Python allocator
   PyObject* np_storage = nullptr;  // numpy dtype the buffer is allocated with
   PyObject* np_view = nullptr;     // ml_dtypes type to view it as, or null
 };
@@ -264,6 +264,7 @@ struct KernelHandle {
   std::shared_ptr<CompiledKernel> kernel;
   std::shared_ptr<ArgBinder> binder;
   std::vector<AllocInfo> allocs;
+  std::vector<size_t> out_allocs;  // per out_idx entry, its index in `allocs`
   bool numpy_ready = false;
 
   void init_allocs() {
@@ -273,8 +274,13 @@ struct KernelHandle {
       a.param = p;
       a.zero = binder->param(p).role == ParamRole::kWorkspace;
       a.dtype = binder->param(p).dtype;
+      a.dtype_name = nb::str(a.dtype.str().c_str());
       allocs.push_back(a);
     }
+    out_allocs.clear();
+    for (int p : binder->out_idx())
+      for (size_t j = 0; j < allocs.size(); ++j)
+        if (allocs[j].param == p) out_allocs.push_back(j);
   }
 
   void prepare_numpy() {
@@ -288,10 +294,8 @@ struct KernelHandle {
         }
       if (ext) {
         nb::module_ ml = nb::module_::import_("ml_dtypes");
-        const char* ml_name = a.dtype.is_fp8() ? (a.dtype.code == DataType::kFloat8E4M3 ? "float8_e4m3fn" : "float8_e5m2")
-                                               : "bfloat16";
         a.np_storage = nb::handle(numpy().dtype_ctor)(ext->storage).release().ptr();
-        a.np_view = nb::handle(numpy().dtype_ctor)(ml.attr(ml_name)).release().ptr();
+        a.np_view = nb::handle(numpy().dtype_ctor)(ml.attr(ext->numpy_name)).release().ptr();
       } else {
         a.np_storage = nb::handle(numpy().dtype_ctor)(a.dtype.str()).release().ptr();
       }
@@ -368,8 +372,7 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
         throw_error<Error>("internal error: cannot read back a numpy array allocated for '", b.param(ai.param).name, "'");
       s.alloc_objs[j] = ai.np_view ? storage.attr("view")(nb::handle(ai.np_view)) : storage;
     } else {
-      nb::object obj = nb::steal(PyObject_CallFunctionObjArgs(g_allocator, like, shape_t.ptr(),
-                                                              nb::str(ai.dtype.str().c_str()).ptr(),
+      nb::object obj = nb::steal(PyObject_CallFunctionObjArgs(g_allocator, like, shape_t.ptr(), ai.dtype_name.ptr(),
                                                               ai.zero ? Py_True : Py_False, nullptr));
       if (!obj.is_valid()) throw nb::python_error();
       if (!extract_tensor(obj.ptr(), s.alloc_holds[j], t, &is_np))
@@ -395,16 +398,11 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
     h.kernel->launch(packed, env);
   }
 
-  const auto& outs = b.out_idx();
+  const std::vector<size_t>& outs = h.out_allocs;
   if (outs.empty()) return nb::none();
-  auto object_of = [&](int param) -> nb::object {
-    for (size_t j = 0; j < h.allocs.size(); ++j)
-      if (h.allocs[j].param == param) return s.alloc_objs[j];
-    return nb::none();
-  };
-  if (outs.size() == 1) return object_of(outs[0]);
+  if (outs.size() == 1) return s.alloc_objs[outs[0]];
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(outs.size()));
-  for (size_t i = 0; i < outs.size(); ++i) PyTuple_SET_ITEM(t, i, object_of(outs[i]).release().ptr());
+  for (size_t i = 0; i < outs.size(); ++i) PyTuple_SET_ITEM(t, i, s.alloc_objs[outs[i]].inc_ref().ptr());
   return nb::steal(t);
 }
 

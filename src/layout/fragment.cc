@@ -12,14 +12,6 @@ namespace tl {
 
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-  os << "]";
-  return os.str();
-}
-
 std::string mode_str(const FragmentMode& m) {
   std::ostringstream os;
   if (m.is_replica()) {

@@ -13,14 +13,6 @@ namespace tl {
 
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-  os << "]";
-  return os.str();
-}
-
 std::string where(const Span& s) { return s.defined() ? s.str() + ": " : ""; }
 
 bool is_fragment(const Buffer& b) { return b.defined() && b.scope() == MemScope::kFragment; }

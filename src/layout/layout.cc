@@ -180,18 +180,18 @@ bool Layout::same_map(const Layout& other) const {
   return same;
 }
 
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
 std::string Layout::str() const {
   std::ostringstream os;
-  auto shape = [&](const std::vector<int64_t>& s) {
-    os << "[";
-    for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-    os << "]";
-  };
-  os << "Layout<" << node_->name << ">(";
-  shape(node_->input_shape);
-  os << " -> ";
-  shape(node_->output_shape);
-  os << ": (";
+  os << "Layout<" << node_->name << ">(" << shape_str(node_->input_shape) << " -> " << shape_str(node_->output_shape)
+     << ": (";
   for (size_t i = 0; i < node_->vars.size(); ++i) os << (i ? ", " : "") << node_->vars[i].name();
   os << ") -> (";
   for (size_t i = 0; i < node_->forward.size(); ++i) os << (i ? ", " : "") << to_string(node_->forward[i]);

@@ -24,6 +24,8 @@ namespace tl {
 // floormod / % min max, bit operations, shifts, comparisons, select). Throws ValueError for an
 // unbound variable or an unsupported node.
 int64_t eval_index(const Expr& e, const std::map<Var, int64_t, VarLess>& env);
+// "[128, 64]": a constant shape in messages and printed layouts.
+std::string shape_str(const std::vector<int64_t>& shape);
 
 struct LayoutNode {
   std::vector<int64_t> input_shape;

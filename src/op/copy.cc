@@ -9,14 +9,10 @@ namespace {
 
 void check_copy(const TileOpNode& op) {
   check_num_args(op, 2, 2, "T.copy(src, dst)");
-  const BufferRegion& src = region_arg(op, 0, "src");
-  const BufferRegion& dst = region_arg(op, 1, "dst");
-  check_region_well_formed(op, src, "src");
-  check_region_well_formed(op, dst, "dst");
-  check_same_extents(op, src, "src", dst, "dst");
-  for (const BufferRegion* r : {&src, &dst})
-    if (r->buffer.dtype().is_handle())
-      throw_op_error_type(op, "cannot copy buffer '" + r->buffer.name() + "' of dtype handle");
+  check_same_shape_tiles(op, 0, "src", 1, "dst");
+  for (const TileArg& a : op.args)
+    if (a.region.buffer.dtype().is_handle())
+      throw_op_error_type(op, "cannot copy buffer '" + a.region.buffer.name() + "' of dtype handle");
 }
 
 AccessRegions access_copy(const TileOpNode& op) {
@@ -26,18 +22,10 @@ AccessRegions access_copy(const TileOpNode& op) {
   return a;
 }
 
-// Per dimension, a constant extent where either side has one (the loop bound the compiler sees).
-std::vector<Expr> loop_extents(const BufferRegion& src, const BufferRegion& dst) {
-  auto s = src.squeezed_extents(), d = dst.squeezed_extents();
-  for (size_t i = 0; i < s.size(); ++i)
-    if (!is_const_int(s[i]) && is_const_int(d[i])) s[i] = d[i];
-  return s;
-}
-
 Stmt lower_copy(const TileOpNode& op, const LowerContext& ctx) {
   const BufferRegion& src = op.args[0].region;
   const BufferRegion& dst = op.args[1].region;
-  LoopNest nest = make_loop_nest(loop_extents(src, dst), "i");
+  LoopNest nest = make_loop_nest(common_extents(src, dst), "i");
   std::vector<Expr> src_idx = region_indices(src, nest.indices());
   std::vector<Expr> dst_idx = region_indices(dst, nest.indices());
   Expr value = make_load(src.buffer, src_idx);

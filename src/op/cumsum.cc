@@ -4,8 +4,6 @@
 // Along the innermost dimension a float32 (for 16/8-bit floats) scalar carries the running sum;
 // along an outer dimension each row adds the previous row of dst, so the innermost loop stays
 // contiguous (the running sum is then held in dst's own dtype).
-#include <sstream>
-
 #include "ir/error.h"
 #include "op/op_util.h"
 
@@ -21,33 +19,15 @@ struct CumsumInfo {
 
 CumsumInfo analyze_cumsum(const TileOpNode& op) {
   check_num_args(op, 2, 2, "T.cumsum(src, dst, dim, reverse)");
+  check_same_shape_tiles(op, 0, "src", 1, "dst");
   CumsumInfo c;
-  c.src = region_arg(op, 0, "src");
-  c.dst = region_arg(op, 1, "dst");
-  check_region_well_formed(op, c.src, "src");
-  check_region_well_formed(op, c.dst, "dst");
-  check_same_extents(op, c.src, "src", c.dst, "dst");
-  c.extents = c.dst.squeezed_extents();
-  auto se = c.src.squeezed_extents();
-  for (size_t i = 0; i < se.size(); ++i)
-    if (!is_const_int(c.extents[i]) && is_const_int(se[i])) c.extents[i] = se[i];
-  int64_t rank = static_cast<int64_t>(c.extents.size());
-  if (rank == 0) throw_op_error_value(op, "src " + describe_region(c.src) + " has no dimension larger than 1 to scan");
-  c.dim = attr_int(op.attrs, "dim", 0);
-  if (c.dim < 0) c.dim += rank;
-  if (c.dim < 0 || c.dim >= rank) {
-    std::ostringstream os;
-    os << "dim " << attr_int(op.attrs, "dim", 0) << " is out of range for src " << describe_region(c.src)
-       << ", whose shape without unit dimensions is " << describe_extents(c.extents) << " (rank " << rank << ")";
-    throw_op_error_value(op, os.str());
-  }
+  c.src = op.args[0].region;
+  c.dst = op.args[1].region;
+  c.extents = common_extents(c.dst, c.src);
+  c.dim = squeezed_dim_attr(op, c.src, c.extents, 0, "scan");
   c.reverse = attr_bool(op.attrs, "reverse", false);
-  for (const BufferRegion* b : {&c.src, &c.dst}) {
-    DataType t = b->buffer.dtype();
-    if (!(t.is_float() || t.is_integer()))
-      throw_op_error_type(op, "buffer '" + b->buffer.name() + "' has dtype " + t.str() +
-                                  "; cumsum needs integer or floating-point buffers");
-  }
+  for (const BufferRegion* b : {&c.src, &c.dst})
+    check_numeric_buffer(op, *b, false, "cumsum needs integer or floating-point buffers");
   return c;
 }
 

@@ -71,6 +71,13 @@ const Expr& expr_arg(const TileOpNode& op, size_t i, const char* role) {
   return op.args[i].expr;
 }
 
+std::vector<Expr> common_extents(const BufferRegion& a, const BufferRegion& b) {
+  auto ea = a.squeezed_extents(), eb = b.squeezed_extents();
+  for (size_t i = 0; i < ea.size() && i < eb.size(); ++i)
+    if (!is_const_int(ea[i]) && is_const_int(eb[i])) ea[i] = eb[i];
+  return ea;
+}
+
 bool extents_may_equal(const Expr& a, const Expr& b) {
   int64_t x, y;
   if (is_const_int(a, &x) && is_const_int(b, &y)) return x == y;
@@ -115,6 +122,36 @@ void check_region_well_formed(const TileOpNode& op, const BufferRegion& r, const
       throw_op_error_value(op, os.str());
     }
   }
+}
+
+void check_same_shape_tiles(const TileOpNode& op, size_t i, const char* role_i, size_t j, const char* role_j) {
+  const BufferRegion& a = region_arg(op, i, role_i);
+  const BufferRegion& b = region_arg(op, j, role_j);
+  check_region_well_formed(op, a, role_i);
+  check_region_well_formed(op, b, role_j);
+  check_same_extents(op, a, role_i, b, role_j);
+}
+
+void check_numeric_buffer(const TileOpNode& op, const BufferRegion& r, bool float_only, const std::string& needs) {
+  DataType t = r.buffer.dtype();
+  if (float_only ? !t.is_float() : !(t.is_float() || t.is_integer()))
+    throw_op_error_type(op, "buffer '" + r.buffer.name() + "' has dtype " + t.str() + "; " + needs);
+}
+
+int64_t squeezed_dim_attr(const TileOpNode& op, const BufferRegion& src, const std::vector<Expr>& extents,
+                          int64_t dflt, const char* verb) {
+  int64_t rank = static_cast<int64_t>(extents.size());
+  if (rank == 0)
+    throw_op_error_value(op, "src " + describe_region(src) + " has no dimension larger than 1 to " + verb);
+  int64_t given = attr_int(op.attrs, "dim", dflt);
+  int64_t dim = given < 0 ? given + rank : given;
+  if (dim < 0 || dim >= rank) {
+    std::ostringstream os;
+    os << "dim " << given << " is out of range for src " << describe_region(src)
+       << ", whose shape without unit dimensions is " << describe_extents(extents) << " (rank " << rank << ")";
+    throw_op_error_value(op, os.str());
+  }
+  return dim;
 }
 
 std::string checked_str_attr(const TileOpNode& op, const std::string& key, const std::vector<std::string>& allowed,

@@ -29,12 +29,26 @@ const Expr& expr_arg(const TileOpNode& op, size_t i, const char* role);
 // The squeezed extents of `a` and `b` agree (equal rank; equal where both are constants).
 void check_same_extents(const TileOpNode& op, const BufferRegion& a, const char* role_a, const BufferRegion& b,
                         const char* role_b);
+// The squeezed extents of `a`, with `b`'s constant extent where a's is symbolic (the loop bounds
+// of an op over two tiles of the same shape: constant where either side says so).
+std::vector<Expr> common_extents(const BufferRegion& a, const BufferRegion& b);
 // Throws when two extents are provably different.
 bool extents_may_equal(const Expr& a, const Expr& b);
 // The region's entries are integers, its constant extents are positive and, for a non-global
 // buffer with a constant shape, inside the buffer. (A region with the wrong number of ranges is
 // left to the verifier, which reports it as malformed IR.)
 void check_region_well_formed(const TileOpNode& op, const BufferRegion& r, const char* role);
+// Arguments i and j are regions (named role_i, role_j), well formed, of the same squeezed shape:
+// the checks of an op that maps one tile onto another element by element.
+void check_same_shape_tiles(const TileOpNode& op, size_t i, const char* role_i, size_t j, const char* role_j);
+// TypeError "buffer 'x' has dtype t; <needs>" unless the buffer holds floats (float_only) or
+// integers or floats.
+void check_numeric_buffer(const TileOpNode& op, const BufferRegion& r, bool float_only, const std::string& needs);
+// The `dim` attribute (default `dflt`; negative counts from the end) of an op working along one
+// dimension of `src`, whose squeezed extents are `extents`: ValueError when src has no such
+// dimension (`verb` says what the op would do along it: "scan", "reduce").
+int64_t squeezed_dim_attr(const TileOpNode& op, const BufferRegion& src, const std::vector<Expr>& extents,
+                          int64_t dflt, const char* verb);
 // A string attribute restricted to `allowed` (its default when absent).
 std::string checked_str_attr(const TileOpNode& op, const std::string& key, const std::vector<std::string>& allowed,
                              const std::string& dflt);

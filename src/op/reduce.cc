@@ -35,15 +35,7 @@ ReduceInfo analyze_reduce(const TileOpNode& op) {
   r.clear = attr_bool(op.attrs, "clear", true);
   r.src_extents = r.src.squeezed_extents();
   int64_t rank = static_cast<int64_t>(r.src_extents.size());
-  if (rank == 0) throw_op_error_value(op, "src " + describe_region(r.src) + " has no dimension larger than 1 to reduce");
-  r.dim = attr_int(op.attrs, "dim", -1);
-  if (r.dim < 0) r.dim += rank;
-  if (r.dim < 0 || r.dim >= rank) {
-    std::ostringstream os;
-    os << "dim " << attr_int(op.attrs, "dim", -1) << " is out of range for src " << describe_region(r.src)
-       << ", whose shape without unit dimensions is " << describe_extents(r.src_extents) << " (rank " << rank << ")";
-    throw_op_error_value(op, os.str());
-  }
+  r.dim = squeezed_dim_attr(op, r.src, r.src_extents, -1, "reduce");
   std::vector<Expr> want;
   for (int64_t d = 0; d < rank; ++d)
     if (d != r.dim) want.push_back(r.src_extents[d]);
@@ -57,12 +49,8 @@ ReduceInfo analyze_reduce(const TileOpNode& op) {
        << describe_extents(got) << " (unit dimensions dropped)";
     throw_op_error_value(op, os.str());
   }
-  for (const BufferRegion* b : {&r.src, &r.dst}) {
-    DataType t = b->buffer.dtype();
-    if (!(t.is_float() || t.is_integer()))
-      throw_op_error_type(op, "buffer '" + b->buffer.name() + "' has dtype " + t.str() +
-                                  "; reductions need integer or floating-point buffers");
-  }
+  for (const BufferRegion* b : {&r.src, &r.dst})
+    check_numeric_buffer(op, *b, false, "reductions need integer or floating-point buffers");
   return r;
 }
 

@@ -53,17 +53,24 @@ Expr apply_binary(const std::string& f, const Expr& a, const Expr& b) {
 std::string suffix(const TileOpNode& op) { return op.op.substr(op.op.find('.') + 1); }
 
 void check_numeric(const TileOpNode& op, const BufferRegion& r, bool float_only) {
-  DataType t = r.buffer.dtype();
-  bool ok = float_only ? t.is_float() : (t.is_float() || t.is_integer());
-  if (!ok)
-    throw_op_error_type(op, "buffer '" + r.buffer.name() + "' has dtype " + t.str() + "; this op needs " +
-                                (float_only ? "a floating-point buffer" : "an integer or floating-point buffer"));
+  check_numeric_buffer(op, r, float_only,
+                       float_only ? "this op needs a floating-point buffer"
+                                  : "this op needs an integer or floating-point buffer");
 }
 
 // The value of operand i (a tile or a scalar) at a squeezed position, in type t.
 Expr operand(const TileOpNode& op, size_t i, const std::vector<Expr>& pos, DataType t) {
   const TileArg& a = op.args[i];
   return make_cast(t, a.is_region() ? region_load(a.region, pos) : a.expr);
+}
+
+// dst[pos] = value(pos), cast to dst's dtype, for every squeezed position pos of dst (argument 0).
+Stmt store_each(const TileOpNode& op, const std::function<Expr(const std::vector<Expr>&)>& value) {
+  const BufferRegion& dst = op.args[0].region;
+  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
+  std::vector<Expr> pos = nest.indices();
+  return nest.wrap(
+      make_store(dst.buffer, region_indices(dst, pos), make_cast(dst.buffer.dtype(), value(pos)), op.span));
 }
 
 void check_tile_or_scalar(const TileOpNode& op, size_t i, const char* role, const BufferRegion& dst) {
@@ -79,22 +86,15 @@ void check_tile_or_scalar(const TileOpNode& op, size_t i, const char* role, cons
 
 void check_unary(const TileOpNode& op) {
   check_num_args(op, 2, 2, ("T.tile." + suffix(op) + "(dst, src)").c_str());
-  const BufferRegion& dst = region_arg(op, 0, "dst");
-  const BufferRegion& src = region_arg(op, 1, "src");
-  check_region_well_formed(op, dst, "dst");
-  check_region_well_formed(op, src, "src");
-  check_same_extents(op, dst, "dst", src, "src");
-  bool fo = float_only_unary(suffix(op));
-  check_numeric(op, dst, fo);
-  check_numeric(op, src, false);
+  check_same_shape_tiles(op, 0, "dst", 1, "src");
+  check_numeric(op, op.args[0].region, float_only_unary(suffix(op)));
+  check_numeric(op, op.args[1].region, false);
 }
 
 Stmt lower_unary(const TileOpNode& op, const LowerContext&) {
-  const BufferRegion& dst = op.args[0].region;
-  DataType t = compute_dtype(dst.buffer.dtype());
-  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
-  Expr v = apply_unary(suffix(op), operand(op, 1, nest.indices(), t));
-  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()), make_cast(dst.buffer.dtype(), v), op.span));
+  DataType t = compute_dtype(op.args[0].region.buffer.dtype());
+  std::string f = suffix(op);
+  return store_each(op, [&](const std::vector<Expr>& pos) { return apply_unary(f, operand(op, 1, pos, t)); });
 }
 
 // ---- binary / axpy --------------------------------------------------------------------------
@@ -112,23 +112,19 @@ void check_binary(const TileOpNode& op) {
 }
 
 Stmt lower_binary(const TileOpNode& op, const LowerContext&) {
-  const BufferRegion& dst = op.args[0].region;
-  DataType t = compute_dtype(dst.buffer.dtype());
-  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
-  Expr v = apply_binary(suffix(op), operand(op, 1, nest.indices(), t), operand(op, 2, nest.indices(), t));
-  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()), make_cast(dst.buffer.dtype(), v), op.span));
+  DataType t = compute_dtype(op.args[0].region.buffer.dtype());
+  std::string f = suffix(op);
+  return store_each(op, [&](const std::vector<Expr>& pos) {
+    return apply_binary(f, operand(op, 1, pos, t), operand(op, 2, pos, t));
+  });
 }
 
 void check_axpy(const TileOpNode& op) {
   check_num_args(op, 3, 3, "T.tile.axpy(dst, src, scalar)");
-  const BufferRegion& dst = region_arg(op, 0, "dst");
-  const BufferRegion& src = region_arg(op, 1, "src");
-  check_region_well_formed(op, dst, "dst");
-  check_region_well_formed(op, src, "src");
-  check_same_extents(op, dst, "dst", src, "src");
+  check_same_shape_tiles(op, 0, "dst", 1, "src");
   expr_arg(op, 2, "scalar");
-  check_numeric(op, dst, false);
-  check_numeric(op, src, false);
+  check_numeric(op, op.args[0].region, false);
+  check_numeric(op, op.args[1].region, false);
 }
 
 AccessRegions access_axpy(const TileOpNode& op) {
@@ -140,12 +136,10 @@ AccessRegions access_axpy(const TileOpNode& op) {
 }
 
 Stmt lower_axpy(const TileOpNode& op, const LowerContext&) {
-  const BufferRegion& dst = op.args[0].region;
-  DataType t = compute_dtype(dst.buffer.dtype());
-  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
-  std::vector<Expr> idx = region_indices(dst, nest.indices());
-  Expr v = make_cast(t, make_load(dst.buffer, idx)) + make_cast(t, op.args[2].expr) * operand(op, 1, nest.indices(), t);
-  return nest.wrap(make_store(dst.buffer, idx, make_cast(dst.buffer.dtype(), v), op.span));
+  DataType t = compute_dtype(op.args[0].region.buffer.dtype());
+  return store_each(op, [&](const std::vector<Expr>& pos) {
+    return operand(op, 0, pos, t) + make_cast(t, op.args[2].expr) * operand(op, 1, pos, t);
+  });
 }
 
 // ---- cast -----------------------------------------------------------------------------------
@@ -155,14 +149,11 @@ const std::vector<std::string> kCastModes = {"CAST_NONE", "CAST_RINT",  "CAST_FL
 
 void check_cast(const TileOpNode& op) {
   check_num_args(op, 2, 2, "T.tile.cast(dst, src, mode)");
-  const BufferRegion& dst = region_arg(op, 0, "dst");
-  const BufferRegion& src = region_arg(op, 1, "src");
-  check_region_well_formed(op, dst, "dst");
-  check_region_well_formed(op, src, "src");
-  check_same_extents(op, dst, "dst", src, "src");
+  check_same_shape_tiles(op, 0, "dst", 1, "src");
   checked_str_attr(op, "mode", kCastModes, "CAST_NONE");
-  for (const BufferRegion* r : {&dst, &src})
-    if (r->buffer.dtype().is_handle()) throw_op_error_type(op, "cannot cast buffer '" + r->buffer.name() + "' of dtype handle");
+  for (const TileArg& a : op.args)
+    if (a.region.buffer.dtype().is_handle())
+      throw_op_error_type(op, "cannot cast buffer '" + a.region.buffer.name() + "' of dtype handle");
 }
 
 Stmt lower_cast(const TileOpNode& op, const LowerContext&) {
@@ -170,13 +161,13 @@ Stmt lower_cast(const TileOpNode& op, const LowerContext&) {
   const BufferRegion& src = op.args[1].region;
   std::string mode = checked_str_attr(op, "mode", kCastModes, "CAST_NONE");
   DataType to = dst.buffer.dtype(), from = src.buffer.dtype();
-  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
-  Expr x = region_load(src, nest.indices());
   // Round-to-nearest-even float conversions and anything from an integer are plain casts.
   bool nearest = mode == "CAST_NONE" || mode == "CAST_RINT";
   bool plain = to == from || !from.is_float() || (nearest && to.is_float());
-  Expr v = plain ? make_cast(to, x) : make_call(to, "tl.cast_rounding", {x, make_string(mode)});
-  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()), v, op.span));
+  return store_each(op, [&](const std::vector<Expr>& pos) {
+    Expr x = region_load(src, pos);
+    return plain ? x : make_call(to, "tl.cast_rounding", {x, make_string(mode)});
+  });
 }
 
 // ---- compare / select -----------------------------------------------------------------------
@@ -250,9 +241,7 @@ Stmt lower_compare(const TileOpNode& op, const LowerContext&) {
     return compare(mode, operand(op, 1, pos, t), operand(op, 2, pos, t));
   };
   if (is_bit_mask(op, dst, a, "dst")) return packed_mask_loops(dst, pred, op.span);
-  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
-  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()),
-                              make_cast(dst.buffer.dtype(), pred(nest.indices())), op.span));
+  return store_each(op, pred);
 }
 
 void check_select(const TileOpNode& op) {
@@ -279,22 +268,21 @@ Stmt lower_select(const TileOpNode& op, const LowerContext&) {
   const BufferRegion& mask = op.args[1].region;
   bool packed = is_bit_mask(op, mask, dst, "mask");
   DataType t = compute_dtype(dst.buffer.dtype());
-  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
-  std::vector<Expr> pos = nest.indices();
-  Expr m;
-  if (packed) {
-    std::vector<Expr> byte_pos = pos;
-    byte_pos.back() = floordiv(pos.back(), make_int(8, pos.back().dtype()));
-    Expr shift = make_cast(DataType::UInt(8), floormod(pos.back(), make_int(8, pos.back().dtype())));
-    Expr byte = region_load(mask, byte_pos);
-    m = ne(make_binary(BinOp::kBitAnd, make_binary(BinOp::kShr, byte, shift), make_int(1, DataType::UInt(8))),
-           make_int(0, DataType::UInt(8)));
-  } else {
-    Expr mv = region_load(mask, pos);
-    m = mv.dtype().is_bool() ? mv : ne(mv, make_int(0, mv.dtype()));
-  }
-  Expr v = make_select(m, operand(op, 2, pos, t), operand(op, 3, pos, t));
-  return nest.wrap(make_store(dst.buffer, region_indices(dst, pos), make_cast(dst.buffer.dtype(), v), op.span));
+  return store_each(op, [&](const std::vector<Expr>& pos) {
+    Expr m;
+    if (packed) {
+      std::vector<Expr> byte_pos = pos;
+      byte_pos.back() = floordiv(pos.back(), make_int(8, pos.back().dtype()));
+      Expr shift = make_cast(DataType::UInt(8), floormod(pos.back(), make_int(8, pos.back().dtype())));
+      Expr byte = region_load(mask, byte_pos);
+      m = ne(make_binary(BinOp::kBitAnd, make_binary(BinOp::kShr, byte, shift), make_int(1, DataType::UInt(8))),
+             make_int(0, DataType::UInt(8)));
+    } else {
+      Expr mv = region_load(mask, pos);
+      m = mv.dtype().is_bool() ? mv : ne(mv, make_int(0, mv.dtype()));
+    }
+    return make_select(m, operand(op, 2, pos, t), operand(op, 3, pos, t));
+  });
 }
 
 // ---- transpose / broadcast ------------------------------------------------------------------
@@ -312,11 +300,8 @@ void check_transpose(const TileOpNode& op) {
 }
 
 Stmt lower_transpose(const TileOpNode& op, const LowerContext&) {
-  const BufferRegion& dst = op.args[0].region;
   const BufferRegion& src = op.args[1].region;
-  LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
-  Expr v = region_load(src, {nest.vars[1], nest.vars[0]});
-  return nest.wrap(make_store(dst.buffer, region_indices(dst, nest.indices()), make_cast(dst.buffer.dtype(), v), op.span));
+  return store_each(op, [&](const std::vector<Expr>& pos) { return region_load(src, {pos[1], pos[0]}); });
 }
 
 void check_broadcast(const TileOpNode& op) {

@@ -381,7 +381,24 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
       bind_dim(p, d, t.shape[ax], "dimension", ax, t.shape, t.ndim, st);
       if (d.kind == DimSpec::kExpr) pending.push_back({&p, &d, t.shape[ax], "dimension", ax, t.shape, size_t(t.ndim)});
     }
-    // Strides: the compact row-major ones when the caller gave none.
+    // Strides. A tensor without them is compact row-major: contiguous, with strides computed only
+    // when a T.StridedTensor parameter binds them.
+    if (p.strides.empty()) {
+      if (!t.strides) continue;
+      bool empty = false;
+      for (int ax = 0; ax < t.ndim; ++ax) empty |= t.shape[ax] == 0;
+      int64_t expected = 1;
+      for (int ax = t.ndim - 1; ax >= 0 && !empty; --ax) {
+        if (t.shape[ax] != 1 && t.strides[ax] != expected) {
+          fail(p, "must be contiguous (row-major), but its strides are " + join_shape(t.strides, t.ndim) +
+                      " elements for shape " + join_shape(t.shape, t.ndim) +
+                      " (a transposed or sliced view?); pass a contiguous copy (numpy.ascontiguousarray / "
+                      ".contiguous()) or declare the parameter with T.StridedTensor");
+        }
+        expected *= t.shape[ax];
+      }
+      continue;
+    }
     const int64_t* strides = t.strides;
     if (!strides) {
       int64_t* buf = compact;
@@ -396,25 +413,10 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
       }
       strides = buf;
     }
-    if (p.strides.empty()) {
-      bool empty = false;
-      for (int ax = 0; ax < t.ndim; ++ax) empty |= t.shape[ax] == 0;
-      int64_t expected = 1;
-      for (int ax = t.ndim - 1; ax >= 0 && !empty; --ax) {
-        if (t.shape[ax] != 1 && strides[ax] != expected) {
-          fail(p, "must be contiguous (row-major), but its strides are " + join_shape(strides, t.ndim) +
-                      " elements for shape " + join_shape(t.shape, t.ndim) +
-                      " (a transposed or sliced view?); pass a contiguous copy (numpy.ascontiguousarray / "
-                      ".contiguous()) or declare the parameter with T.StridedTensor");
-        }
-        expected *= t.shape[ax];
-      }
-    } else {
-      for (size_t ax = 0; ax < p.strides.size(); ++ax) {
-        const DimSpec& d = p.strides[ax];
-        bind_dim(p, d, strides[ax], "stride", ax, strides, t.ndim, st);
-        if (d.kind == DimSpec::kExpr) pending.push_back({&p, &d, strides[ax], "stride", ax, strides, size_t(t.ndim)});
-      }
+    for (size_t ax = 0; ax < p.strides.size(); ++ax) {
+      const DimSpec& d = p.strides[ax];
+      bind_dim(p, d, strides[ax], "stride", ax, strides, t.ndim, st);
+      if (d.kind == DimSpec::kExpr) pending.push_back({&p, &d, strides[ax], "stride", ax, strides, size_t(t.ndim)});
     }
   }
 

@@ -163,6 +163,14 @@ class Engine {
                       const BInstr* site);
   Instr make_instr(Core& c, const BInstr& b);
   void resolve_operand(Core& c, const OperandTemplate& ot, Operand* out, const InstrTemplate& t);
+  // Where a buffer's elements are for core `c`: the bound global tensor, or the core's on-chip
+  // memory at the buffer's address (row-major over its shape, evaluated on `c`).
+  struct BufferView {
+    std::vector<int64_t> shape, strides;  // in elements
+    uint8_t* base = nullptr;
+    int64_t addr0 = 0;  // the address the race checker records for element 0
+  };
+  BufferView buffer_view(Core& c, const SimBuffer& sb);
   bool lenient_wait_fe(Core& c, const BInstr& b, double now);
   void finish_core(Core& c);
   void check_drain(Core& c);

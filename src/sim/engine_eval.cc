@@ -211,28 +211,31 @@ Value Engine::eval(Core& c, int32_t idx) {
   return r;
 }
 
+Engine::BufferView Engine::buffer_view(Core& c, const SimBuffer& sb) {
+  BufferView v;
+  if (sb.mem == Mem::kGM) {
+    const GmInfo& g = gm_[sb.param_index];
+    v.shape = g.shape;
+    v.strides = g.strides;
+    v.base = g.ptr;
+    v.addr0 = int64_t(reinterpret_cast<intptr_t>(g.ptr));
+    return v;
+  }
+  for (int32_t e : sb.shape) v.shape.push_back(eval_int(c, e));
+  v.strides.assign(v.shape.size(), 1);
+  for (size_t d = v.shape.size(); d-- > 1;) v.strides[d - 1] = v.strides[d] * v.shape[d];
+  v.base = c.mem[int(sb.mem)].data() + sb.address;
+  v.addr0 = sb.address;
+  return v;
+}
+
 Value Engine::scalar_access(Core& c, int32_t buffer, const std::vector<int32_t>& indices, bool write, Value v,
                             const BInstr* site) {
   const SimBuffer& sb = prog_.buffers[buffer];
-  std::vector<int64_t> shape, strides;
-  uint8_t* base;
-  int64_t addr0;
-  if (sb.mem == Mem::kGM) {
-    const GmInfo& g = gm_[sb.param_index];
-    shape = g.shape;
-    strides = g.strides;
-    base = g.ptr;
-    addr0 = int64_t(reinterpret_cast<intptr_t>(g.ptr));
-  } else {
-    if (mem_owner(sb.mem) != c.kind)
-      throw_error<RuntimeError>("the ", core_kind_name(c.kind), " core cannot access ", mem_name(sb.mem), " buffer '",
-                                sb.name, "'");
-    for (int32_t e : sb.shape) shape.push_back(eval_int(c, e));
-    strides.assign(shape.size(), 1);
-    for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-    base = c.mem[int(sb.mem)].data() + sb.address;
-    addr0 = sb.address;
-  }
+  if (sb.mem != Mem::kGM && mem_owner(sb.mem) != c.kind)
+    throw_error<RuntimeError>("the ", core_kind_name(c.kind), " core cannot access ", mem_name(sb.mem), " buffer '",
+                              sb.name, "'");
+  auto [shape, strides, base, addr0] = buffer_view(c, sb);
   int64_t off = 0;
   if (indices.size() == 1 && shape.size() != 1) {
     off = eval_int(c, indices[0]);
@@ -299,26 +302,12 @@ void Engine::resolve_operand(Core& c, const OperandTemplate& ot, Operand* o, con
   o->mem = sb.mem;
   o->dt = sb.dtype;
   size_t n = ot.min.size();
-  std::vector<int64_t> mins(n), exts(n), shape, strides;
+  std::vector<int64_t> mins(n), exts(n);
   for (size_t d = 0; d < n; ++d) {
     mins[d] = eval_int(c, ot.min[d]);
     exts[d] = eval_int(c, ot.extent[d]);
   }
-  uint8_t* base;
-  int64_t addr0;
-  if (sb.mem == Mem::kGM) {
-    const GmInfo& g = gm_[sb.param_index];
-    shape = g.shape;
-    strides = g.strides;
-    base = g.ptr;
-    addr0 = int64_t(reinterpret_cast<intptr_t>(g.ptr));
-  } else {
-    for (int32_t e : sb.shape) shape.push_back(eval_int(c, e));
-    strides.assign(shape.size(), 1);
-    for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-    base = c.mem[int(sb.mem)].data() + sb.address;
-    addr0 = sb.address;
-  }
+  auto [shape, strides, base, addr0] = buffer_view(c, sb);
   if (shape.size() != n)
     throw_error<Error>(t.span.str(), ": ", t.text, ": region of '", sb.name, "' has ", n, " dimensions, the buffer ",
                        shape.size());

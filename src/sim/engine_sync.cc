@@ -89,6 +89,21 @@ void Engine::set_cross(Core& c, int64_t id, int64_t mode, double t, const VClock
       schedule_fe(w, std::max(w.s_time, t));
     }
   };
+  // Records this vector core's set; once every vector core of the block has one pending, takes
+  // one from each into `joined` (their clocks joined, the latest time) and returns true.
+  auto gather = [&](CrossEntry& joined) {
+    c.cross_partial[id].push_back(e);
+    for (int k = 1; k <= nv; ++k)
+      if (core_at(c.slot, k).cross_partial[id].empty()) return false;
+    joined = CrossEntry{VClock{}, 0, site};
+    for (int k = 1; k <= nv; ++k) {
+      auto& q = core_at(c.slot, k).cross_partial[id];
+      joined.vc.join(q.front().vc);
+      joined.time = std::max(joined.time, q.front().time);
+      q.pop_front();
+    }
+    return true;
+  };
   std::string wh = where(site);
   if (mode == 2) {
     if (c.kind == CoreKind::kAIC) {
@@ -100,16 +115,8 @@ void Engine::set_cross(Core& c, int64_t id, int64_t mode, double t, const VClock
       return;
     }
     // A vector core's set reaches the cube core once every vector core of the block has set.
-    c.cross_partial[id].push_back(e);
-    for (int k = 1; k <= nv; ++k)
-      if (core_at(c.slot, k).cross_partial[id].empty()) return;
-    CrossEntry j{VClock{}, 0, site};
-    for (int k = 1; k <= nv; ++k) {
-      auto& q = core_at(c.slot, k).cross_partial[id];
-      j.vc.join(q.front().vc);
-      j.time = std::max(j.time, q.front().time);
-      q.pop_front();
-    }
+    CrossEntry j;
+    if (!gather(j)) return;
     Core& cube = core_at(c.slot, 0);
     push_cross(cube, id, j, model_.cross_flag_max_pending, wh, core_name(cube));
     wake(cube);
@@ -119,16 +126,8 @@ void Engine::set_cross(Core& c, int64_t id, int64_t mode, double t, const VClock
     if (c.kind == CoreKind::kAIC)
       throw_error<SyncError>(wh, ": T.set_cross_flag mode 1 synchronises the two vector cores of a block; the cube "
                              "core must use mode 2 (cube <-> vector) or mode 0 (all cube cores)");
-    c.cross_partial[id].push_back(e);
-    for (int k = 1; k <= nv; ++k)
-      if (core_at(c.slot, k).cross_partial[id].empty()) return;
-    CrossEntry j{VClock{}, 0, site};
-    for (int k = 1; k <= nv; ++k) {
-      auto& q = core_at(c.slot, k).cross_partial[id];
-      j.vc.join(q.front().vc);
-      j.time = std::max(j.time, q.front().time);
-      q.pop_front();
-    }
+    CrossEntry j;
+    if (!gather(j)) return;
     for (int k = 1; k <= nv; ++k) {
       Core& v = core_at(c.slot, k);
       push_cross(v, id, j, model_.cross_flag_max_pending, wh, core_name(v));

@@ -335,32 +335,24 @@ class Context:
 
     def land(self, first, *rest):
         """`a and b and ...` with Python short-circuiting on compile-time values."""
-        acc = None
-        v = first
-        i = 0
-        while True:
-            c = self.cond(v) if is_runtime(v) or v.__class__ is PrimExpr else v
-            if c.__class__ is PrimExpr or c.__class__ is BufferLoad or c.__class__ is Var:
-                acc = c if acc is None else _core.make_binary("and", acc, c)
-            elif not c:
-                return v if acc is None else _core.make_bool(False)
-            if i == len(rest):
-                break
-            v = rest[i]()
-            i += 1
-        return v if acc is None else acc
+        return self._short_circuit(True, first, rest)
 
     def lor(self, first, *rest):
         """`a or b or ...` with Python short-circuiting on compile-time values."""
+        return self._short_circuit(False, first, rest)
+
+    def _short_circuit(self, is_and, first, rest):
+        """`and` / `or` over `first` and the thunks `rest`: compile-time operands decide as in Python
+        (a falsy one ends an `and`, a truthy one an `or`); run-time ones are combined in the IR."""
         acc = None
         v = first
         i = 0
         while True:
             c = self.cond(v) if is_runtime(v) or v.__class__ is PrimExpr else v
             if c.__class__ is PrimExpr or c.__class__ is BufferLoad or c.__class__ is Var:
-                acc = c if acc is None else _core.make_binary("or", acc, c)
-            elif c:
-                return v if acc is None else _core.make_bool(True)
+                acc = c if acc is None else _core.make_binary("and" if is_and else "or", acc, c)
+            elif bool(c) != is_and:
+                return v if acc is None else _core.make_bool(not is_and)
             if i == len(rest):
                 break
             v = rest[i]()

@@ -219,7 +219,7 @@ void CodeGenCPU::evaluate(const EvaluateNode* n) {
     std::string text = "device_assert failed" + where + (msg.empty() ? "" : ": " + msg);
     line("if (!(" + expr(call->args[0]) + ")) {");
     ++indent_;
-    line("tl::cpu::report_error(api, \"%s\", " + string_literal(text) + ");");
+    line("tl::cpu::report_error(api, \"%s\", " + c_string_literal(text) + ");");
     line("return 1;");
     --indent_;
     line("}");
@@ -289,7 +289,7 @@ void CodeGenCPU::allocate(const AllocateNode* n) {
     line("if (" + storage + ".data == nullptr) {");
     ++indent_;
     line("tl::cpu::report_error(api, \"cannot allocate %lld elements for buffer '%s'\", (long long)(" + n_expr +
-         "), " + string_literal(b.name()) + ");");
+         "), " + c_string_literal(b.name()) + ");");
     line("return 1;");
     --indent_;
     line("}");
@@ -415,7 +415,7 @@ std::string CodeGenCPU::generate(const PrimFunc& f) {
   line("if (num_args != " + std::to_string(total) + ") {");
   ++indent_;
   line("tl::cpu::report_error(api, \"kernel '%s' expects %d arguments (%d parameters, %d dynamic dimensions), got "
-       "%d\", " + string_literal(f.name()) + ", " + std::to_string(total) + ", " + std::to_string(params.size()) +
+       "%d\", " + c_string_literal(f.name()) + ", " + std::to_string(total) + ", " + std::to_string(params.size()) +
        ", " + std::to_string(dyn.size()) + ", int(num_args));");
   line("return 1;");
   --indent_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/stmt.h"
+#include "target/c_source.h"
 
 namespace tl {
 namespace cpu_codegen {
@@ -27,7 +28,6 @@ bool is_small_float(DataType t);
 // A C++ literal for an immediate of type t (rounded to t's precision).
 std::string int_literal(DataType t, int64_t v);
 std::string float_literal(DataType t, double v);
-std::string string_literal(const std::string& s);
 
 class CodeGenCPU {
  public:

@@ -88,28 +88,6 @@ std::string float_literal(DataType t, double v) {
   return v < 0 || (v == 0 && std::signbit(v)) ? "(" + s + ")" : s;
 }
 
-std::string string_literal(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '?': out += "\\?"; break;  // no trigraphs
-      default:
-        if (c < 0x20 || c >= 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\%03o", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
 // ---------------------------------------------------------------------------------------------
 
 std::string CodeGenCPU::expr_paren(const Expr& e) {
@@ -163,7 +141,7 @@ std::string CodeGenCPU::expr(const Expr& e) {
   switch (e.kind()) {
     case ExprKind::kIntImm: return int_literal(e.dtype(), e.as<IntImmNode>()->value);
     case ExprKind::kFloatImm: return float_literal(e.dtype(), e.as<FloatImmNode>()->value);
-    case ExprKind::kStringImm: return string_literal(e.as<StringImmNode>()->value);
+    case ExprKind::kStringImm: return c_string_literal(e.as<StringImmNode>()->value);
     case ExprKind::kVar: return name(Var(std::static_pointer_cast<const VarNode>(e.node())));
     case ExprKind::kBinary: return binary(e.as<BinaryNode>());
     case ExprKind::kUnary: {
@@ -316,7 +294,7 @@ std::pair<std::string, std::string> printf_arg(DataType t, const std::string& s)
 
 std::string CodeGenCPU::printf_call(const CallNode* n) {
   const std::string& fmt = string_arg(n, 0);
-  std::string out = "tl::cpu::print(api, " + string_literal(fmt);
+  std::string out = "tl::cpu::print(api, " + c_string_literal(fmt);
   for (size_t i = 1; i < n->args.size(); ++i) out += ", " + printf_arg(n->args[i].dtype(), expr(n->args[i])).second;
   return out + ")";
 }
@@ -371,7 +349,7 @@ std::string CodeGenCPU::call(const CallNode* n) {
     auto [conv, arg] = printf_arg(n->args[1].dtype(), expr(n->args[1]));
     std::string fmt = "msg='" + escape_percent(string_arg(n, 0)) + "' dtype=" + n->args[1].dtype().str() +
                       " value=" + conv + "\n";
-    return "tl::cpu::print(api, " + string_literal(fmt) + ", " + arg + ")";
+    return "tl::cpu::print(api, " + c_string_literal(fmt) + ", " + arg + ")";
   }
   if (op == "tl.atomic_add_scalar") {
     const BufferLoadNode* dst = load_arg(n, 0);

@@ -99,10 +99,8 @@ Stmt lower_cumsum_cpu_call(const TileOpNode& op) {
   if (op.args.size() != 2 || !op.args[0].is_region() || !op.args[1].is_region()) return Stmt();
   const BufferRegion& src = op.args[0].region;
   const BufferRegion& dst = op.args[1].region;
-  std::vector<Expr> ext = dst.squeezed_extents(), src_ext = src.squeezed_extents();
-  if (ext.empty() || ext.size() != src_ext.size()) return Stmt();
-  for (size_t i = 0; i < ext.size(); ++i)
-    if (!is_const_int(ext[i]) && is_const_int(src_ext[i])) ext[i] = src_ext[i];
+  std::vector<Expr> ext = common_extents(dst, src);
+  if (ext.empty() || ext.size() != src.squeezed_extents().size()) return Stmt();
   int64_t rank = static_cast<int64_t>(ext.size());
   int64_t dim = attr_int(op.attrs, "dim", 0);
   if (dim < 0) dim += rank;

@@ -1,6 +1,8 @@
 #include "target/cuda/backend.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +44,13 @@ void put(Slot* s, const void* v, size_t n) {
   std::memcpy(s->bytes, v, n);
 }
 
+// The value converted to T (the parameter's C type), stored in the slot.
+template <typename T, typename V>
+void put_as(Slot* s, V v) {
+  T t = static_cast<T>(v);
+  put(s, &t, sizeof(T));
+}
+
 }  // namespace
 
 std::string cuda_compile_arch(const Target& target) {
@@ -76,6 +85,30 @@ CudaKernelModule::CudaKernelModule(std::string cubin, CudaLaunchInfo info, size_
     vars[slot_vars_.back().name()] = slot_vars_.back();
   }
   for (const std::string& g : info_.grid) grid_.push_back(parse_expr(g, vars, {}, "<grid>"));
+  static_grid_ = grid_.size() == 3;
+  for (size_t i = 0; i < grid_.size() && static_grid_; ++i) static_grid_ = is_const_int(grid_[i], &static_extents_[i]);
+
+  static const std::map<std::string, ParamPlan::Kind> kinds = {
+      {"ptr", ParamPlan::kPtr},     {"i64", ParamPlan::kInt64}, {"u64", ParamPlan::kInt64},
+      {"i32", ParamPlan::kInt32},   {"u32", ParamPlan::kInt32}, {"i16", ParamPlan::kInt16},
+      {"u16", ParamPlan::kInt16},   {"i8", ParamPlan::kInt8},   {"u8", ParamPlan::kInt8},
+      {"bool", ParamPlan::kBool},   {"f64", ParamPlan::kFloat64}, {"f32", ParamPlan::kFloat32}};
+  for (const CudaLaunchInfo::Param& p : info_.params) {
+    ParamPlan plan;
+    auto k = kinds.find(p.kind);
+    if (k != kinds.end()) plan.kind = k->second;
+    // "param:<i>" (a PrimFunc parameter) or "dyn:<j>" (a dynamic variable, after the parameters).
+    bool is_param = p.source.rfind("param:", 0) == 0;
+    bool is_dyn = p.source.rfind("dyn:", 0) == 0;
+    std::string index = p.source.substr(is_param ? 6 : 4);
+    if ((!is_param && !is_dyn) || index.empty() || index.find_first_not_of("0123456789") != std::string::npos)
+      throw_error<ValueError>("corrupt cuda launch description: parameter '", p.name, "' has source '", p.source, "'");
+    plan.slot = (is_param ? 0 : num_params_) + std::stoul(index);
+    if (plan.slot >= num_params_ + num_dyn_ || (is_param && plan.slot >= num_params_))
+      throw_error<ValueError>("corrupt cuda launch description: parameter '", p.name, "' reads argument ", p.source,
+                              " of a kernel with ", num_params_, " parameters and ", num_dyn_, " dynamic variables");
+    param_plan_.push_back(plan);
+  }
 }
 
 CudaKernelModule::~CudaKernelModule() = default;
@@ -101,17 +134,21 @@ void CudaKernelModule::launch(const std::vector<TLArg>& args, const LaunchEnv& e
     throw_error<ArgumentError>("kernel '", info_.kernel_name, "' expects ", num_params_ + num_dyn_,
                                " argument slots, got ", args.size());
   // Grid from the scalar arguments.
-  std::map<Var, int64_t, VarLess> env_vals;
-  for (size_t i = 0; i < slot_vars_.size(); ++i) env_vals[slot_vars_[i]] = args[i].i64;
-  LaunchDims grid, block;
   int64_t g[3];
+  if (static_grid_) {
+    std::copy(static_extents_, static_extents_ + 3, g);
+  } else {
+    std::map<Var, int64_t, VarLess> env_vals;
+    for (size_t i = 0; i < slot_vars_.size(); ++i) env_vals[slot_vars_[i]] = args[i].i64;
+    for (int i = 0; i < 3; ++i) g[i] = eval_index(grid_[static_cast<size_t>(i)], env_vals);
+  }
   for (int i = 0; i < 3; ++i) {
-    g[i] = eval_index(grid_[static_cast<size_t>(i)], env_vals);
     if (g[i] <= 0) return;  // an empty grid (a zero-sized dimension): nothing to do
     if (g[i] > (i == 0 ? 2147483647LL : 65535LL))
       throw_error<ArgumentError>("kernel '", info_.kernel_name, "': grid dimension ", i, " = ", g[i],
                                  " exceeds the CUDA limit");
   }
+  LaunchDims grid, block;
   grid.x = static_cast<uint32_t>(g[0]);
   grid.y = static_cast<uint32_t>(g[1]);
   grid.z = static_cast<uint32_t>(g[2]);
@@ -121,37 +158,28 @@ void CudaKernelModule::launch(const std::vector<TLArg>& args, const LaunchEnv& e
   std::vector<Slot> slots(info_.params.size());
   std::vector<void*> ptrs(info_.params.size());
   for (size_t i = 0; i < info_.params.size(); ++i) {
-    const CudaLaunchInfo::Param& p = info_.params[i];
-    size_t idx = 0;
-    if (p.source.rfind("param:", 0) == 0) idx = std::stoul(p.source.substr(6));
-    else idx = num_params_ + std::stoul(p.source.substr(4));
-    const TLArg& a = args[idx];
+    const ParamPlan& plan = param_plan_[i];
+    const TLArg& a = args[plan.slot];
     Slot* s = &slots[i];
-    const std::string& k = p.kind;
-    if (k == "ptr") {
-      if (a.ptr && (reinterpret_cast<uintptr_t>(a.ptr) % 16) != 0)
-        throw_error<ArgumentError>("argument '", p.name, "' of kernel '", info_.kernel_name, "' points to ", a.ptr,
-                                   ", which is not 16-byte aligned; the cuda kernels read tensors with 16-byte "
-                                   "accesses. Pass a tensor that starts at an aligned address (e.g. .clone())");
-      put(s, &a.ptr, sizeof(void*));
-    } else if (k == "i64" || k == "u64") {
-      put(s, &a.i64, 8);
-    } else if (k == "i32" || k == "u32") {
-      int32_t v = static_cast<int32_t>(a.i64);
-      put(s, &v, 4);
-    } else if (k == "i16" || k == "u16") {
-      int16_t v = static_cast<int16_t>(a.i64);
-      put(s, &v, 2);
-    } else if (k == "i8" || k == "u8" || k == "bool") {
-      int8_t v = static_cast<int8_t>(k == "bool" ? (a.i64 != 0) : a.i64);
-      put(s, &v, 1);
-    } else if (k == "f64") {
-      put(s, &a.f64, 8);
-    } else if (k == "f32") {
-      float v = static_cast<float>(a.f64);
-      put(s, &v, 4);
-    } else {
-      throw_error<NotImplemented>("not implemented: a ", k, " scalar kernel argument on target cuda ('", p.name, "')");
+    switch (plan.kind) {
+      case ParamPlan::kPtr:
+        if (a.ptr && (reinterpret_cast<uintptr_t>(a.ptr) % 16) != 0)
+          throw_error<ArgumentError>("argument '", info_.params[i].name, "' of kernel '", info_.kernel_name,
+                                     "' points to ", a.ptr,
+                                     ", which is not 16-byte aligned; the cuda kernels read tensors with 16-byte "
+                                     "accesses. Pass a tensor that starts at an aligned address (e.g. .clone())");
+        put(s, &a.ptr, sizeof(void*));
+        break;
+      case ParamPlan::kInt64: put(s, &a.i64, 8); break;
+      case ParamPlan::kInt32: put_as<int32_t>(s, a.i64); break;
+      case ParamPlan::kInt16: put_as<int16_t>(s, a.i64); break;
+      case ParamPlan::kInt8: put_as<int8_t>(s, a.i64); break;
+      case ParamPlan::kBool: put_as<int8_t>(s, a.i64 != 0); break;
+      case ParamPlan::kFloat64: put(s, &a.f64, 8); break;
+      case ParamPlan::kFloat32: put_as<float>(s, a.f64); break;
+      case ParamPlan::kUnsupported:
+        throw_error<NotImplemented>("not implemented: a ", info_.params[i].kind,
+                                    " scalar kernel argument on target cuda ('", info_.params[i].name, "')");
     }
     ptrs[i] = s->bytes;
   }

@@ -36,10 +36,20 @@ class CudaKernelModule : public KernelModule {
   };
   PerDevice& on_device(int device);
 
+  // How one kernel parameter is passed, resolved from the launch description once at load.
+  struct ParamPlan {
+    enum Kind : uint8_t { kPtr, kInt64, kInt32, kInt16, kInt8, kBool, kFloat64, kFloat32, kUnsupported };
+    Kind kind = kUnsupported;
+    size_t slot = 0;  // the TLArg it reads
+  };
+
   std::string cubin_;
   CudaLaunchInfo info_;
   size_t num_params_, num_dyn_;
+  std::vector<ParamPlan> param_plan_;  // one per info_.params entry
   std::vector<Expr> grid_;
+  bool static_grid_ = false;    // every grid extent is a constant (static_extents_)
+  int64_t static_extents_[3] = {1, 1, 1};
   std::vector<Var> slot_vars_;  // param_i / dyn_j, in TLArg order
   std::mutex mutex_;
   std::vector<std::unique_ptr<PerDevice>> devices_;

@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "target/c_source.h"
 #include "target/cuda/lower_context.h"
 
 namespace tl {
@@ -46,28 +47,6 @@ class NameTable {
   std::map<const void*, std::string> names_;
   std::set<std::string> used_;
 };
-
-std::string c_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c >= 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\%03o", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 std::string param_kind(DataType t) {
   switch (t.code) {
@@ -419,7 +398,7 @@ class CudaCodegen {
       std::string file = cur_span_.file ? *cur_span_.file : "";
       auto slash = file.rfind('/');
       if (slash != std::string::npos) file = file.substr(slash + 1);
-      return "tl::device_assert(" + expr(c->args[0]) + ", " + c_string(file) + ", " + std::to_string(cur_span_.line) +
+      return "tl::device_assert(" + expr(c->args[0]) + ", " + c_string_literal(file) + ", " + std::to_string(cur_span_.line) +
              ", " + msg + ")";
     }
     if (op == "tl.atomic_add_scalar") {
@@ -447,7 +426,7 @@ class CudaCodegen {
     switch (e.kind()) {
       case ExprKind::kIntImm: return literal_int(e.as<IntImmNode>()->value, e.dtype());
       case ExprKind::kFloatImm: return literal_float(e.as<FloatImmNode>()->value, e.dtype());
-      case ExprKind::kStringImm: return c_string(e.as<StringImmNode>()->value);
+      case ExprKind::kStringImm: return c_string_literal(e.as<StringImmNode>()->value);
       case ExprKind::kVar: return var_name(Var(std::static_pointer_cast<const VarNode>(e.node())));
       case ExprKind::kBinary: return binary(e.as<BinaryNode>());
       case ExprKind::kUnary: {

@@ -188,6 +188,23 @@ Stmt CudaLowerCtx::store(const Buffer& b, const std::vector<Expr>& indices, cons
   return make_store(nb, idx, make_cast(nb.dtype(), value));
 }
 
+Expr CudaLowerCtx::lowered_load(const Buffer& b, const std::vector<Expr>& indices, Expr reg) const {
+  if (b.scope() != MemScope::kFragment) return load(b, indices);
+  if (!reg.defined()) reg = layout_of(b).reg_of(indices);
+  return make_load(regs_of(b), {reg});
+}
+
+Stmt CudaLowerCtx::lowered_store(const Buffer& b, const std::vector<Expr>& indices, const Expr& value,
+                                 const Span& span, Expr reg) const {
+  if (b.scope() == MemScope::kFragment) {
+    if (!reg.defined()) reg = layout_of(b).reg_of(indices);
+    const Buffer& regs = regs_of(b);
+    return make_store(regs, {reg}, make_cast(regs.dtype(), value), span);
+  }
+  auto [nb, idx] = remap(b, indices);
+  return make_store(nb, idx, make_cast(nb.dtype(), value), span);
+}
+
 Expr CudaLowerCtx::address_of(const Buffer& b, const std::vector<Expr>& indices, int mode) const {
   auto [nb, idx] = remap(b, indices);
   return make_call(DataType::Handle(), "cuda.address_of", {make_load(nb, idx), make_int(mode)});

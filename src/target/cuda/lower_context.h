@@ -62,6 +62,13 @@ struct CudaLowerCtx {
   std::pair<Buffer, std::vector<Expr>> remap(const Buffer& b, const std::vector<Expr>& indices) const;
   Expr load(const Buffer& b, const std::vector<Expr>& indices) const;
   Stmt store(const Buffer& b, const std::vector<Expr>& indices, const Expr& value) const;
+  // An access whose indices are already lowered: a fragment element goes to register `reg` of the
+  // fragment's register array (undefined: its layout's reg_of(indices), right for a fragment read
+  // the same by every thread, outside T.Parallel); any other buffer goes through remap(). Stores
+  // cast the value to the stored type.
+  Expr lowered_load(const Buffer& b, const std::vector<Expr>& indices, Expr reg = Expr()) const;
+  Stmt lowered_store(const Buffer& b, const std::vector<Expr>& indices, const Expr& value, const Span& span,
+                     Expr reg = Expr()) const;
   // `&b[indices]` after remapping, with an access mode (1 read, 2 write, 3 both).
   Expr address_of(const Buffer& b, const std::vector<Expr>& indices, int mode) const;
   Expr reg_address(const Buffer& fragment, const Expr& reg, int mode) const;

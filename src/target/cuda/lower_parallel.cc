@@ -67,24 +67,21 @@ class NestAccessRewriter : public StmtMutator {
     return F.reg_of(indices);
   }
 
+  Expr fragment_register(const Buffer& b, const std::vector<Expr>& indices) {
+    return b.scope() == MemScope::kFragment ? register_index(b, indices) : Expr();
+  }
+
   Expr mutate_load(const BufferLoadNode* n, const Expr& e) override {
     std::vector<Expr> idx;
     mutate_list(n->indices, &idx);
-    if (n->buffer.scope() == MemScope::kFragment)
-      return make_load(ctx_.regs_of(n->buffer), {register_index(n->buffer, idx)});
-    return ctx_.load(n->buffer, idx);
+    return ctx_.lowered_load(n->buffer, idx, fragment_register(n->buffer, idx));
   }
 
   Stmt mutate_store(const BufferStoreNode* n, const Stmt& s) override {
     std::vector<Expr> idx;
     mutate_list(n->indices, &idx);
     Expr v = mutate(n->value);
-    if (n->buffer.scope() == MemScope::kFragment) {
-      const Buffer& regs = ctx_.regs_of(n->buffer);
-      return make_store(regs, {register_index(n->buffer, idx)}, make_cast(regs.dtype(), v), n->span);
-    }
-    auto [nb, nidx] = ctx_.remap(n->buffer, idx);
-    return make_store(nb, nidx, make_cast(nb.dtype(), v), n->span);
+    return ctx_.lowered_store(n->buffer, idx, v, n->span, fragment_register(n->buffer, idx));
   }
 
   Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override {
@@ -265,20 +262,13 @@ class UniformRewriter : public StmtMutator {
   Expr mutate_load(const BufferLoadNode* n, const Expr& e) override {
     std::vector<Expr> idx;
     mutate_list(n->indices, &idx);
-    if (n->buffer.scope() == MemScope::kFragment)
-      return make_load(ctx_.regs_of(n->buffer), {ctx_.layout_of(n->buffer).reg_of(idx)});
-    return ctx_.load(n->buffer, idx);
+    return ctx_.lowered_load(n->buffer, idx);
   }
   Stmt mutate_store(const BufferStoreNode* n, const Stmt& s) override {
     std::vector<Expr> idx;
     mutate_list(n->indices, &idx);
     Expr v = mutate(n->value);
-    if (n->buffer.scope() == MemScope::kFragment) {
-      const Buffer& regs = ctx_.regs_of(n->buffer);
-      return make_store(regs, {ctx_.layout_of(n->buffer).reg_of(idx)}, make_cast(regs.dtype(), v), n->span);
-    }
-    auto [nb, nidx] = ctx_.remap(n->buffer, idx);
-    return make_store(nb, nidx, make_cast(nb.dtype(), v), n->span);
+    return ctx_.lowered_store(n->buffer, idx, v, n->span);
   }
 
  private:

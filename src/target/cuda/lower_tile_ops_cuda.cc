@@ -147,21 +147,14 @@ class KernelBodyLowerer : public StmtMutator {
   Expr mutate_load(const BufferLoadNode* n, const Expr& e) override {
     std::vector<Expr> idx;
     mutate_list(n->indices, &idx);
-    if (n->buffer.scope() == MemScope::kFragment)
-      return make_load(ctx_.regs_of(n->buffer), {ctx_.layout_of(n->buffer).reg_of(idx)});
-    return ctx_.load(n->buffer, idx);
+    return ctx_.lowered_load(n->buffer, idx);
   }
 
   Stmt mutate_store(const BufferStoreNode* n, const Stmt& s) override {
     std::vector<Expr> idx;
     mutate_list(n->indices, &idx);
     Expr v = mutate(n->value);
-    if (n->buffer.scope() == MemScope::kFragment) {
-      const Buffer& regs = ctx_.regs_of(n->buffer);
-      return make_store(regs, {ctx_.layout_of(n->buffer).reg_of(idx)}, make_cast(regs.dtype(), v), n->span);
-    }
-    auto [nb, nidx] = ctx_.remap(n->buffer, idx);
-    return make_store(nb, nidx, make_cast(nb.dtype(), v), n->span);
+    return ctx_.lowered_store(n->buffer, idx, v, n->span);
   }
 
   Stmt mutate_kernel(const KernelLaunchNode* n, const Stmt& s) override {

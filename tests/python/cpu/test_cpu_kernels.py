@@ -14,38 +14,16 @@ import tilelang
 import tilelang.language as T
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # tests/python: kernel_zoo
+import kernel_zoo as zoo  # noqa: E402
 
 
 def gemm_kernel(M, N, K, bm, bn, bk, dtype, acc, trans_A=False, trans_B=False, accumulate=False, swizzle=0,
                 order="row"):
-    """TileLang's tiled GEMM. accumulate=True adds A @ B to C's old value (C is read first)."""
-    a_shape, b_shape = ((K, M) if trans_A else (M, K)), ((N, K) if trans_B else (K, N))
-    as_shape, bs_shape = ((bk, bm) if trans_A else (bm, bk)), ((bn, bk) if trans_B else (bk, bn))
-
-    @T.prim_func
-    def gemm(A: T.Tensor(a_shape, dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), acc)):
-        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
-            A_s = T.alloc_shared(as_shape, dtype)
-            B_s = T.alloc_shared(bs_shape, dtype)
-            C_l = T.alloc_fragment((bm, bn), acc)
-            if swizzle:
-                T.use_swizzle(panel_size=swizzle, order=order)
-            if accumulate:
-                T.copy(C[by * bm, bx * bn], C_l)
-            else:
-                T.clear(C_l)
-            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
-                if trans_A:
-                    T.copy(A[k * bk, by * bm], A_s)
-                else:
-                    T.copy(A[by * bm, k * bk], A_s)
-                if trans_B:
-                    T.copy(B[bx * bn, k * bk], B_s)
-                else:
-                    T.copy(B[k * bk, bx * bn], B_s)
-                T.gemm(A_s, B_s, C_l, transpose_A=trans_A, transpose_B=trans_B)
-            T.copy(C_l, C[by * bm, bx * bn])
-    return gemm
+    """TileLang's tiled GEMM, C in the accumulator type. accumulate=True adds A @ B to C's old value
+    (C is read first)."""
+    return zoo.gemm(M, N, K, bm, bn, bk, dtype, acc, acc, trans_A=trans_A, trans_B=trans_B, accumulate=accumulate,
+                    swizzle_panel=swizzle, swizzle_order=order)
 
 
 def random(shape, dtype, rng):

@@ -1,8 +1,14 @@
 """Kernel builders shared by the end-to-end tests (TileLang GPU style, compiled here for cpu)."""
+import os
+import sys
+
 import ml_dtypes
 import numpy as np
 
 import tilelang.language as T
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/python: kernel_zoo
+import kernel_zoo as zoo  # noqa: E402
 
 
 def np_dtype(name):
@@ -54,50 +60,11 @@ def scale_add_2d(M, N, block_M, block_N, dtype="float32"):
 def gemm(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float32", out_dtype=None,
          transpose_A=False, transpose_B=False, num_stages=2):
     """C = op(A) @ op(B), pipelined over K; M may be a T.dynamic dimension."""
-    out_dtype = out_dtype or dtype
-    A_shape = (K, M) if transpose_A else (M, K)
-    B_shape = (N, K) if transpose_B else (K, N)
-    A_tile = (block_K, block_M) if transpose_A else (block_M, block_K)
-    B_tile = (block_N, block_K) if transpose_B else (block_K, block_N)
-
-    @T.prim_func
-    def main(A: T.Tensor(A_shape, dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), out_dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            A_shared = T.alloc_shared(A_tile, dtype)
-            B_shared = T.alloc_shared(B_tile, dtype)
-            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-                if transpose_A:
-                    T.copy(A[k * block_K, by * block_M], A_shared)
-                else:
-                    T.copy(A[by * block_M, k * block_K], A_shared)
-                if transpose_B:
-                    T.copy(B[bx * block_N, k * block_K], B_shared)
-                else:
-                    T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local, transpose_A=transpose_A, transpose_B=transpose_B)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-    return main
+    return zoo.gemm(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, out_dtype, trans_A=transpose_A,
+                    trans_B=transpose_B, num_stages=num_stages)
 
 
-def softmax_rows(M, N, block_M, dtype="float32"):
-    """Whole rows in one tile; rows past M in the last block are never stored."""
-    @T.prim_func
-    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
-            x = T.alloc_fragment((block_M, N), "float32")
-            mx = T.alloc_fragment((block_M,), "float32")
-            s = T.alloc_fragment((block_M,), "float32")
-            T.copy(A[bx * block_M, 0], x)
-            T.reduce_max(x, mx, dim=1)
-            for i, j in T.Parallel(block_M, N):
-                x[i, j] = T.exp(x[i, j] - mx[i])
-            T.reduce_sum(x, s, dim=1)
-            for i, j in T.Parallel(block_M, N):
-                x[i, j] = x[i, j] / s[i]
-            T.copy(x, B[bx * block_M, 0])
-    return main
+softmax_rows = zoo.softmax  # whole rows in one tile
 
 
 def softmax_streamed(M, N, block_M, block_N, dtype="float32"):

@@ -1,6 +1,8 @@
 """Whole kernels, written as TileLang users write them, and the IR the frontend builds for them."""
 import itertools
+import os
 import re
+import sys
 
 import pytest
 
@@ -8,18 +10,15 @@ import tilelang
 import tilelang.language as T
 from frontend_ir_eval import THIS_FILE, evaluate, find, lets_until, tile_ops
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/python: kernel_zoo
+import kernel_zoo as zoo  # noqa: E402
+
 
 def lines(func):
     return [ln.strip() for ln in func.script().splitlines()]
 
 
-def elementwise_add_1d(N, block, dtype="float32"):
-    @T.prim_func
-    def add(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
-        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
-            for i in T.Parallel(block):
-                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
-    return add
+elementwise_add_1d = zoo.add_1d
 
 
 def elementwise_add_2d(M, N, block_M, block_N, dtype="float16"):
@@ -63,19 +62,7 @@ def test_elementwise_add_2d():
 
 
 def matmul(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float", stages=3):
-    @T.prim_func
-    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_N, block_K), dtype)
-            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[bx * block_N, k * block_K], B_shared)
-                T.gemm(A_shared, B_shared, C_local, transpose_B=True)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-    return gemm
+    return zoo.gemm(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, trans_B=True, num_stages=stages)
 
 
 def test_gemm_transpose_b_pipelined():
@@ -98,7 +85,7 @@ def test_gemm_dynamic_m():
     m = T.dynamic("m")
     f = matmul(m, 256, 256, 64, 64, 32)
     text = f.script()
-    assert "func @gemm dyn[m: int32](A: global float16[m, 256]" in text
+    assert "func @main dyn[m: int32](A: global float16[m, 256]" in text
     assert "kernel(grid=[4, floordiv(m + 64 - 1, 64)]" in text
     assert [v.name for v in f.ir.dynamic_vars] == ["m"]
 
@@ -161,26 +148,7 @@ def test_rms_norm():
     assert [op.op for op in tile_ops(f)] == ["copy", "copy", "reduce", "copy"]
 
 
-def layer_norm(M, N, blk_m, eps=1e-5):
-    @T.prim_func
-    def main(X: T.Tensor((M, N), "float16"), gamma: T.Tensor((N,), "float16"), beta: T.Tensor((N,), "float16"),
-             Y: T.Tensor((M, N), "float16")):
-        with T.Kernel(T.ceildiv(M, blk_m), threads=128) as bx:
-            x = T.alloc_fragment((blk_m, N), "float32")
-            mean = T.alloc_fragment((blk_m,), "float32")
-            var = T.alloc_fragment((blk_m,), "float32")
-            sq = T.alloc_fragment((blk_m, N), "float32")
-            T.copy(X[bx * blk_m, 0], x)
-            T.reduce_sum(x, mean, dim=1)
-            for i in T.Parallel(blk_m):
-                mean[i] = mean[i] / N
-            for i, j in T.Parallel(blk_m, N):
-                sq[i, j] = (x[i, j] - mean[i]) * (x[i, j] - mean[i])
-            T.reduce_sum(sq, var, dim=1)
-            for i, j in T.Parallel(blk_m, N):
-                x[i, j] = (x[i, j] - mean[i]) * T.rsqrt(var[i] / N + eps) * gamma[j] + beta[j]
-            T.copy(x, Y[bx * blk_m, 0])
-    return main
+layer_norm = zoo.layer_norm
 
 
 def test_layer_norm():
@@ -190,7 +158,7 @@ def test_layer_norm():
     assert ("x[i, j] = (x[i, j] - mean[i]) * rsqrt(var[i] / 256.0f32 + 1e-05f32) * "
             "cast<float32>(gamma[j]) + cast<float32>(beta[j])") in L
     (store,) = [s for s in find(f.body, lambda s: s.kind == "store") if s.buffer.name == "x"]
-    assert store.span.file == THIS_FILE.replace("frontend_ir_eval.py", "test_frontend_kernels.py")
+    assert store.span.file == os.path.join(os.path.dirname(os.path.dirname(THIS_FILE)), "kernel_zoo.py")
 
 
 def test_reduce_and_cumsum():
@@ -217,69 +185,7 @@ def test_reduce_and_cumsum():
     assert scans[1].attrs == {"dim": 0, "reverse": False} and scans[1].args[1].buffer.name == "C"
 
 
-def flashattn(batch, heads, seq_len, dim, is_causal, block_M=64, block_N=64):
-    scale = (1.0 / dim) ** 0.5 * 1.44269504
-    shape = [batch, seq_len, heads, dim]
-    dtype = "float16"
-    accum_dtype = "float"
-
-    @T.macro
-    def MMA0(K: T.Tensor(shape, dtype), Q_shared, K_shared, acc_s, k, bx, by, bz):  # noqa: N802,N803
-        T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], K_shared)
-        if is_causal:
-            for i, j in T.Parallel(block_M, block_N):
-                acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0, -T.infinity(acc_s.dtype))
-        else:
-            T.clear(acc_s)
-        T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-
-    @T.macro
-    def Softmax(acc_s, acc_s_cast, scores_max, scores_max_prev, scores_scale, scores_sum, logsum):  # noqa: N802
-        T.copy(scores_max, scores_max_prev)
-        T.fill(scores_max, -T.infinity(accum_dtype))
-        T.reduce_max(acc_s, scores_max, dim=1, clear=False)
-        for i in T.Parallel(block_M):
-            scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)
-        for i, j in T.Parallel(block_M, block_N):
-            acc_s[i, j] = T.exp2(acc_s[i, j] * scale - scores_max[i] * scale)
-        T.reduce_sum(acc_s, scores_sum, dim=1)
-        for i in T.Parallel(block_M):
-            logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
-        T.copy(acc_s, acc_s_cast)
-
-    @T.prim_func
-    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype),  # noqa: N803
-             Output: T.Tensor(shape, dtype)):  # noqa: N803
-        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=128) as (bx, by, bz):
-            Q_shared = T.alloc_shared([block_M, dim], dtype)
-            K_shared = T.alloc_shared([block_N, dim], dtype)
-            V_shared = T.alloc_shared([block_N, dim], dtype)
-            acc_s = T.alloc_fragment([block_M, block_N], accum_dtype)
-            acc_s_cast = T.alloc_fragment([block_M, block_N], dtype)
-            acc_o = T.alloc_fragment([block_M, dim], accum_dtype)
-            scores_max = T.alloc_fragment([block_M], accum_dtype)
-            scores_max_prev = T.alloc_fragment([block_M], accum_dtype)
-            scores_scale = T.alloc_fragment([block_M], accum_dtype)
-            scores_sum = T.alloc_fragment([block_M], accum_dtype)
-            logsum = T.alloc_fragment([block_M], accum_dtype)
-
-            T.copy(Q[bz, bx * block_M:(bx + 1) * block_M, by, :], Q_shared)
-            T.fill(acc_o, 0)
-            T.fill(logsum, 0)
-            T.fill(scores_max, -T.infinity(accum_dtype))
-            loop_range = (T.min(T.ceildiv(seq_len, block_N), T.ceildiv((bx + 1) * block_M, block_N))
-                          if is_causal else T.ceildiv(seq_len, block_N))
-            for k in T.Pipelined(loop_range, num_stages=2):
-                MMA0(K, Q_shared, K_shared, acc_s, k, bx, by, bz)
-                Softmax(acc_s, acc_s_cast, scores_max, scores_max_prev, scores_scale, scores_sum, logsum)
-                for i, j in T.Parallel(block_M, dim):
-                    acc_o[i, j] *= scores_scale[i]
-                T.copy(V[bz, k * block_N:(k + 1) * block_N, by, :], V_shared)
-                T.gemm(acc_s_cast, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
-            for i, j in T.Parallel(block_M, dim):
-                acc_o[i, j] /= logsum[i]
-            T.copy(acc_o, Output[bz, bx * block_M:(bx + 1) * block_M, by, :])
-    return main
+flashattn = zoo.flashattn
 
 
 @pytest.mark.parametrize("causal", [True, False])
