@@ -304,8 +304,9 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
     int64_t given;
     const char* what;
     size_t axis;
-    const int64_t* all;
-    size_t rank;
+    // A copy of the tensor's dimensions or strides, for the message: the stride scratch buffer is
+    // reused by the next tensor (only expression dimensions get here, so the copy is rare).
+    std::vector<int64_t> all;
   };
   std::vector<Pending> pending;
   int64_t compact[16];
@@ -379,7 +380,7 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
     for (size_t ax = 0; ax < p.shape.size(); ++ax) {
       const DimSpec& d = p.shape[ax];
       bind_dim(p, d, t.shape[ax], "dimension", ax, t.shape, t.ndim, st);
-      if (d.kind == DimSpec::kExpr) pending.push_back({&p, &d, t.shape[ax], "dimension", ax, t.shape, size_t(t.ndim)});
+      if (d.kind == DimSpec::kExpr) pending.push_back({&p, &d, t.shape[ax], "dimension", ax, std::vector<int64_t>(t.shape, t.shape + t.ndim)});
     }
     // Strides. A tensor without them is compact row-major: contiguous, with strides computed only
     // when a T.StridedTensor parameter binds them.
@@ -416,7 +417,7 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
     for (size_t ax = 0; ax < p.strides.size(); ++ax) {
       const DimSpec& d = p.strides[ax];
       bind_dim(p, d, strides[ax], "stride", ax, strides, t.ndim, st);
-      if (d.kind == DimSpec::kExpr) pending.push_back({&p, &d, strides[ax], "stride", ax, strides, size_t(t.ndim)});
+      if (d.kind == DimSpec::kExpr) pending.push_back({&p, &d, strides[ax], "stride", ax, std::vector<int64_t>(strides, strides + t.ndim)});
     }
   }
 
@@ -440,7 +441,7 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
               os << (first ? "" : "; ") << describe_binding(static_cast<int>(j), st);
               first = false;
             }
-          os << "), got " << q.given << " (the " << q.what << "s given are " << join_shape(q.all, q.rank) << ")";
+          os << "), got " << q.given << " (the " << q.what << "s given are " << join_shape(q.all.data(), q.all.size()) << ")";
           fail(*q.p, os.str());
         }
         done[i] = true;
