@@ -20,6 +20,8 @@ struct Span {
   int col = 0;
   bool defined() const { return line > 0; }
   std::string str() const;  // "file.py:12:5", or "" when undefined
+  // The prefix of an error message: "file.py:12:5: ", or "" when undefined.
+  std::string prefix() const { return defined() ? str() + ": " : ""; }
 };
 
 enum class ExprKind : uint8_t {

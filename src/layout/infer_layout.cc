@@ -13,7 +13,7 @@ namespace tl {
 
 namespace {
 
-std::string where(const Span& s) { return s.defined() ? s.str() + ": " : ""; }
+std::string where(const Span& s) { return s.prefix(); }
 
 bool is_fragment(const Buffer& b) { return b.defined() && b.scope() == MemScope::kFragment; }
 

@@ -248,7 +248,7 @@ void Engine::exec_instr(Core& c, Pipe p, Instr& in, double start) {
   if (p != Pipe::kV) ps.vc.c[clock_index(c.core_in_block, p)] = epoch;
   double cost = instr_cost(c, p, in, start);
   if (opts_.compute_values) {
-    std::string where = (t.span.defined() ? t.span.str() + ": " : std::string()) + t.text + ": ";
+    std::string where = t.span.prefix() + t.text + ": ";
     switch (t.cls.cls) {
       case InstrClass::kCopy:
         if (!in.ops[0].empty && !in.ops[1].empty)

@@ -14,7 +14,7 @@ using sim::CoreKind;
 using sim::Mem;
 using sim::Pipe;
 
-std::string loc(const Span& s) { return s.defined() ? s.str() + ": " : std::string(); }
+std::string loc(const Span& s) { return s.prefix(); }
 
 class Checker : public IRVisitor {
  public:

@@ -11,7 +11,7 @@ namespace tl {
 
 namespace {
 
-std::string loc(const Span& s) { return s.defined() ? s.str() + ": " : std::string(); }
+std::string loc(const Span& s) { return s.prefix(); }
 
 // Buffers each pipelined loop versions: destinations of GM->on-chip copies in its body that are
 // used nowhere else.

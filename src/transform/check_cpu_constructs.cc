@@ -14,7 +14,7 @@ namespace tl {
 
 namespace {
 
-std::string at(const Span& span) { return span.defined() ? span.str() + ": " : ""; }
+std::string at(const Span& span) { return span.prefix(); }
 
 std::string human_bytes(int64_t bytes) {
   std::ostringstream os;

@@ -200,7 +200,7 @@ class SyncInserter {
     return make_seq(out);
   }
 
-  static std::string where(const Stmt& s) { return s->span.defined() ? s->span.str() + ": " : ""; }
+  static std::string where(const Stmt& s) { return s->span.prefix(); }
 
   Stmt visit(const Stmt& s, State& st) {
     if (!s.defined()) return s;

@@ -164,7 +164,7 @@ class Planner : public StmtMutator {
     int64_t limit = max_shared_bytes_per_block(ctx_.target.arch.empty() ? "sm_80" : ctx_.target.arch);
     if (total > limit) {
       std::ostringstream os;
-      os << (k->span.defined() ? k->span.str() + ": " : "") << "the kernel needs " << total
+      os << (k->span.prefix()) << "the kernel needs " << total
          << " bytes of shared memory, but " << (ctx_.target.arch.empty() ? "sm_80" : ctx_.target.arch)
          << " allows at most " << limit << " per block. Shared buffers:";
       std::vector<Slot*> by_size = slots;

@@ -10,7 +10,7 @@ namespace tl {
 
 namespace {
 
-std::string at(const Stmt& s) { return s.span().defined() ? s.span().str() + ": " : ""; }
+std::string at(const Stmt& s) { return s.span().prefix(); }
 
 std::string first_line(const Stmt& s) {
   std::string text = print_stmt(s);

@@ -231,7 +231,7 @@ Stmt lower_parallel_nest(CudaLowerCtx& ctx, const std::vector<Var>& vars, const 
                          const Stmt& body, const Fragment& layout, const Span& span) {
   TL_ICHECK(vars.size() == extents.size() && layout.shape() == extents, "nest and layout disagree");
   if (layout.num_threads() > ctx.num_threads)
-    throw_error<LayoutError>(span.defined() ? span.str() + ": " : "", "a T.Parallel loop laid out over ",
+    throw_error<LayoutError>(span.prefix(), "a T.Parallel loop laid out over ",
                              layout.num_threads(), " threads in a kernel of ", ctx.num_threads, " threads");
   std::vector<const SelectNode*> selects;
   std::vector<Expr> always;

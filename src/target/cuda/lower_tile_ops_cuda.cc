@@ -32,11 +32,11 @@ class KernelBodyLowerer : public StmtMutator {
       return make_allocate(flat, mutate(n->body), n->span);
     }
     if (b.scope() == MemScope::kBarrier)
-      throw_error<NotImplemented>(b->span.defined() ? b->span.str() + ": " : "",
+      throw_error<NotImplemented>(b->span.prefix(),
                                   "not implemented: T.alloc_barrier on target cuda (mbarriers come with the Hopper "
                                   "TMA/warp-specialization work)");
     if (is_ascend_scope(b.scope()))
-      throw_error<ValueError>(b->span.defined() ? b->span.str() + ": " : "", "buffer '", b.name(), "' is in ",
+      throw_error<ValueError>(b->span.prefix(), "buffer '", b.name(), "' is in ",
                               scope_name(b.scope()), " memory, which exists only on target ascend");
     return StmtMutator::mutate_allocate(n, s);
   }
@@ -158,7 +158,7 @@ class KernelBodyLowerer : public StmtMutator {
   }
 
   Stmt mutate_kernel(const KernelLaunchNode* n, const Stmt& s) override {
-    throw_error<NotImplemented>(n->span.defined() ? n->span.str() + ": " : "", "nested T.Kernel");
+    throw_error<NotImplemented>(n->span.prefix(), "nested T.Kernel");
   }
 
  private:
@@ -179,13 +179,13 @@ class KernelLowerer : public StmtMutator {
     for (const Expr& t : k->threads) {
       int64_t v = 0;
       if (!is_const_int(t, &v) || v <= 0)
-        throw_error<ValueError>(k->span.defined() ? k->span.str() + ": " : "",
+        throw_error<ValueError>(k->span.prefix(),
                                 "T.Kernel(threads=...) must be a positive constant on target cuda, got ", to_string(t));
       dims.push_back(v);
       threads *= v;
     }
     if (threads > 1024)
-      throw_error<ResourceError>(k->span.defined() ? k->span.str() + ": " : "", "T.Kernel asks for ", threads,
+      throw_error<ResourceError>(k->span.prefix(), "T.Kernel asks for ", threads,
                                  " threads per block; CUDA allows at most 1024");
     ctx.num_threads = threads;
     if (k->thread_vars.empty()) {
