@@ -50,8 +50,12 @@ def main(path):
             print(f"{name:44s} {r['gbs']:8.0f} GB/s {r['copy_gbs']:7.0f} GB/s {r['ratio']:6.2f}x  >=0.8x copy "
                   f"{'ok' if r['ratio'] >= 0.8 else 'MISS'}")
         elif b == "host_overhead":
-            print(f"{'host overhead per launch':44s} {r['us_per_call']:9.2f} us {r['torch_add_us']:9.2f} us "
+            print(f"{'host overhead per call kernel(a, b, c)':44s} {r['us_per_call']:9.2f} us {r['torch_add_us']:9.2f} us "
                   f"{'':7s}  <=5 us {'ok' if r['us_per_call'] <= 5 else 'MISS'}")
+            for key, what in (("us_per_call_out_idx", "  with out_idx (output allocated)"),
+                              ("us_bare_launch", "  bare driver launch, slots prepared")):
+                if key in r:
+                    print(f"{what:44s} {r[key]:9.2f} us")
         elif b == "compile":
             print(f"{'cold compile ' + r['kernel']:44s} {r['seconds']:10.3f} s {'':12s} {'':7s}  <=1 s "
                   f"{'ok' if r['seconds'] <= 1 else 'MISS'}")

@@ -5,6 +5,7 @@
 #
 #   scripts/gpu_check.sh                 # build + tests + benches
 #   GPU_CHECK_SKIP_BENCH=1 scripts/...   # build + tests only
+#   GPU_CHECK_BENCHES="gpu_overhead" scripts/...   # only these benches
 #   GPU_CHECK_TESTS="tests/python/cuda/test_device_headers.py" scripts/...   # a subset
 #   GPU_CHECK_PROFILE="gemm flash" scripts/...   # also Nsight Compute reports (bench/gpu_profile.py)
 #
@@ -136,7 +137,7 @@ if [ $BUILD_OK -eq 1 ]; then
   elif [ -z "${GPU_CHECK_SKIP_BENCH:-}" ]; then
     : > "$TL_BENCH_JSON"
     # Cheap benchmarks first, so a run cut short still reports them.
-    for b in gpu_compile gpu_overhead gpu_memory gpu_gemm gpu_flash; do
+    for b in ${GPU_CHECK_BENCHES:-gpu_compile gpu_overhead gpu_memory gpu_gemm gpu_flash}; do
       [ -f "bench/$b.py" ] || continue
       step "$b" 180 $PY "bench/$b.py"
     done

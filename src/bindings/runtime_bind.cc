@@ -2,8 +2,9 @@
 // the pass-config table and the kernel cache.
 //
 // The call path is the hot path of every kernel launch from Python. Numpy arrays (and anything
-// else with the buffer protocol) are read through PyObject_GetBuffer; other tensors (torch, cupy,
-// jax) through DLPack via nb::ndarray. Outputs are allocated in the caller's framework: numpy
+// else with the buffer protocol) are read through PyObject_GetBuffer; torch tensors through their
+// attributes (torch_tensor.h: torch's __dlpack__ alone costs ~2 us); other tensors (cupy, jax)
+// through DLPack via nb::ndarray. Outputs are allocated in the caller's framework: numpy and torch
 // directly from here, others through a Python allocator (tilelang.jit.adapter).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -16,6 +17,7 @@
 #include <cstring>
 
 #include "bindings/bindings.h"
+#include "bindings/torch_tensor.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "runtime/args.h"
@@ -81,6 +83,10 @@ PyObject* g_allocator = nullptr;
 // Returns the caller framework's current CUDA stream (an int) for a tensor `like` on device `dev`
 // (tilelang.jit.adapter registers torch's); cuda kernels launch on it. None: the default stream.
 PyObject* g_stream_getter = nullptr;
+// Runs a cuda kernel called with numpy arrays: fn(kernel, args) copies them to the device, calls the
+// kernel and copies back (tilelang.jit.kernel registers it). The C++ call path only detects the case,
+// so ordinary calls pay nothing for it.
+PyObject* g_numpy_stager = nullptr;
 
 // Buffer-protocol format -> dtype (native byte order only).
 bool dtype_from_format(const char* fmt, Py_ssize_t itemsize, DataType* out) {
@@ -109,6 +115,7 @@ struct TensorHold {
   bool has_view = false;
   nb::object keep;                 // a temporary view object (ml_dtypes arrays)
   nb::ndarray<nb::ro> dl;          // DLPack import
+  TorchTensorView torch;           // torch tensors read through their attributes
   int64_t strides[8];              // element strides from a Py_buffer (ndim <= 8)
   std::vector<int64_t> big_strides;
 
@@ -185,7 +192,18 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool* is_numpy) {
                                " are not supported as kernel arguments (supported: bool, (u)int8-64, float16/32/64, "
                                "and ml_dtypes bfloat16, float8_e4m3fn, float8_e5m2, in native byte order)");
   }
-  // Anything else speaking DLPack (torch, cupy, jax).
+  if (read_torch_tensor(o, h.torch)) {
+    const TorchTensorView& v = h.torch;
+    t.data = v.data;
+    t.ndim = v.ndim;
+    t.shape = v.shape;
+    t.strides = v.strides;
+    t.dtype = v.dtype;
+    t.device_type = v.device_type;
+    t.device_id = v.device_id;
+    return true;
+  }
+  // Anything else speaking DLPack (cupy, jax, torch tensors on other devices).
   if (!nb::try_cast<nb::ndarray<nb::ro>>(nb::handle(o), h.dl, false)) {
     PyErr_Clear();
     return false;
@@ -266,6 +284,7 @@ struct KernelHandle {
   std::vector<AllocInfo> allocs;
   std::vector<size_t> out_allocs;  // per out_idx entry, its index in `allocs`
   bool numpy_ready = false;
+  bool stages_numpy = false;  // a cuda kernel: numpy arguments go through g_numpy_stager
 
   void init_allocs() {
     allocs.clear();
@@ -322,6 +341,15 @@ nb::object make_shape_tuple(const std::vector<int64_t>& shape) {
 nb::object kernel_call(KernelHandle& h, nb::args args) {
   const ArgBinder& b = *h.binder;
   const size_t n = args.size();
+  if (h.stages_numpy && g_numpy_stager) {
+    for (size_t k = 0; k < n; ++k) {
+      if (!is_numpy_array(args[k].ptr())) continue;
+      nb::object self = nb::find(&h);
+      nb::object r = nb::steal(PyObject_CallFunctionObjArgs(g_numpy_stager, self.ptr(), args.ptr(), nullptr));
+      if (!r.is_valid()) throw nb::python_error();
+      return r;
+    }
+  }
   b.check_count(n);
   CallScratch s(n, h.allocs.size());
   bool numpy_framework = true;
@@ -372,8 +400,10 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
         throw_error<Error>("internal error: cannot read back a numpy array allocated for '", b.param(ai.param).name, "'");
       s.alloc_objs[j] = ai.np_view ? storage.attr("view")(nb::handle(ai.np_view)) : storage;
     } else {
-      nb::object obj = nb::steal(PyObject_CallFunctionObjArgs(g_allocator, like, shape_t.ptr(), ai.dtype_name.ptr(),
-                                                              ai.zero ? Py_True : Py_False, nullptr));
+      nb::object obj = torch_allocate_like(like, shape_t.ptr(), ai.dtype, ai.zero);
+      if (!obj.is_valid())
+        obj = nb::steal(PyObject_CallFunctionObjArgs(g_allocator, like, shape_t.ptr(), ai.dtype_name.ptr(),
+                                                     ai.zero ? Py_True : Py_False, nullptr));
       if (!obj.is_valid()) throw nb::python_error();
       if (!extract_tensor(obj.ptr(), s.alloc_holds[j], t, &is_np))
         throw_error<Error>("the tensor allocator returned a ", type_name_of(obj.ptr()), " for '",
@@ -387,7 +417,10 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
   b.pack(s.args.data(), s.alloc_ptrs.data(), st, &packed);
   LaunchEnv env;
   env.device_id = st.device_id;
-  if (g_stream_getter && like && !numpy_framework && (st.device_type == kDLCUDA || st.device_type == kDLCUDAManaged)) {
+  const bool on_cuda = st.device_type == kDLCUDA || st.device_type == kDLCUDAManaged;
+  if (on_cuda && like && is_torch_tensor(like) && torch_current_stream(st.device_id, &env.stream)) {
+    // torch's current stream, read without a Python-level call
+  } else if (g_stream_getter && like && !numpy_framework && on_cuda) {
     nb::object dev = nb::int_(st.device_id);
     nb::object r = nb::steal(PyObject_CallFunctionObjArgs(g_stream_getter, like, dev.ptr(), nullptr));
     if (!r.is_valid()) throw nb::python_error();
@@ -449,6 +482,7 @@ nb::object attr_to_py(const Attr& a) {
 KernelHandle make_handle(std::shared_ptr<CompiledKernel> k, std::vector<int> out_idx, std::vector<int> workspace_idx) {
   KernelHandle h;
   h.binder = std::make_shared<ArgBinder>(k->func(), k->target(), std::move(out_idx), std::move(workspace_idx));
+  h.stages_numpy = k->target().is_cuda();
   h.kernel = std::move(k);
   h.init_allocs();
   return h;
@@ -621,6 +655,10 @@ void bind_runtime(nb::module_& m) {
     Py_XDECREF(g_allocator);
     g_allocator = fn.is_none() ? nullptr : fn.inc_ref().ptr();
   }, "Registers fn(like, shape, dtype_name, zero) -> tensor, used for outputs of non-numpy calls.");
+  m.def("_set_numpy_stager", [](nb::handle fn) {
+    Py_XDECREF(g_numpy_stager);
+    g_numpy_stager = fn.is_none() ? nullptr : fn.inc_ref().ptr();
+  }, "Registers fn(kernel, args) -> result, which runs a cuda kernel called with numpy arrays.");
   m.def("_set_stream_getter", [](nb::handle fn) {
     Py_XDECREF(g_stream_getter);
     g_stream_getter = fn.is_none() ? nullptr : fn.inc_ref().ptr();

@@ -155,8 +155,20 @@ void CudaKernelModule::launch(const std::vector<TLArg>& args, const LaunchEnv& e
   block.x = static_cast<uint32_t>(info_.block[0]);
   block.y = static_cast<uint32_t>(info_.block[1]);
   block.z = static_cast<uint32_t>(info_.block[2]);
-  std::vector<Slot> slots(info_.params.size());
-  std::vector<void*> ptrs(info_.params.size());
+  // Argument storage on the stack for the usual parameter counts (this runs on every launch).
+  constexpr size_t kStackParams = 24;
+  Slot stack_slots[kStackParams];
+  void* stack_ptrs[kStackParams];
+  std::vector<Slot> heap_slots;
+  std::vector<void*> heap_ptrs;
+  Slot* slots = stack_slots;
+  void** ptrs = stack_ptrs;
+  if (info_.params.size() > kStackParams) {
+    heap_slots.resize(info_.params.size());
+    heap_ptrs.resize(info_.params.size());
+    slots = heap_slots.data();
+    ptrs = heap_ptrs.data();
+  }
   for (size_t i = 0; i < info_.params.size(); ++i) {
     const ParamPlan& plan = param_plan_[i];
     const TLArg& a = args[plan.slot];
@@ -184,7 +196,7 @@ void CudaKernelModule::launch(const std::vector<TLArg>& args, const LaunchEnv& e
     ptrs[i] = s->bytes;
   }
   PerDevice& d = on_device(env.device_id);
-  d.module->launch(d.fn, grid, block, static_cast<int>(info_.dyn_smem_bytes), env.stream, ptrs.data(),
+  d.module->launch(d.fn, grid, block, static_cast<int>(info_.dyn_smem_bytes), env.stream, ptrs,
                    info_.kernel_name);
   if (info_.has_device_assert) d.module->check_device_errors(env.stream, info_.kernel_name);
 }

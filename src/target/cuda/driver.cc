@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -237,7 +238,15 @@ std::map<int, DeviceState>& devices() {
   return d;
 }
 
+// Contexts already retained, read without the lock on the launch path (a context, once retained,
+// stays for the life of the process).
+constexpr int kCachedDevices = 64;
+std::atomic<CUcontext> g_context_cache[kCachedDevices];
+
 CUcontext primary_context(int device) {
+  if (device >= 0 && device < kCachedDevices) {
+    if (CUcontext c = g_context_cache[device].load(std::memory_order_acquire)) return c;
+  }
   DriverApi& a = require_api();
   std::lock_guard<std::mutex> lock(g_mutex);
   DeviceState& st = devices()[device];
@@ -251,6 +260,7 @@ CUcontext primary_context(int device) {
     check(cu_call("cuDevicePrimaryCtxRetain", a.primary_ctx_retain, &st.ctx, dev), "cuDevicePrimaryCtxRetain",
           "retaining the primary context of device " + std::to_string(device));
   }
+  if (device < kCachedDevices) g_context_cache[device].store(st.ctx, std::memory_order_release);
   return st.ctx;
 }
 
@@ -286,8 +296,12 @@ void cuda_set_device(int device) {
   DriverApi& a = require_api();
   CUcontext want = primary_context(device);
   CUcontext cur = nullptr;
-  check(cu_call("cuCtxGetCurrent", a.ctx_get_current, &cur), "cuCtxGetCurrent", "selecting device " + std::to_string(device));
-  if (cur != want) check(cu_call("cuCtxSetCurrent", a.ctx_set_current, want), "cuCtxSetCurrent", "selecting device " + std::to_string(device));
+  // Called before every launch: the messages are built only on failure.
+  if (CUresult r = cu_call("cuCtxGetCurrent", a.ctx_get_current, &cur); r != 0)
+    check(r, "cuCtxGetCurrent", "selecting device " + std::to_string(device));
+  if (cur == want) return;
+  if (CUresult r = cu_call("cuCtxSetCurrent", a.ctx_set_current, want); r != 0)
+    check(r, "cuCtxSetCurrent", "selecting device " + std::to_string(device));
 }
 
 const CudaDeviceInfo& cuda_device_info(int device) {

@@ -1,0 +1,50 @@
+"""Where the host time of a cuda kernel call from Python goes: the cost of each torch tensor
+attribute the call path reads, torch's DLPack entries, and the call itself (diagnostics for
+bench/gpu_overhead.py)."""
+import time
+
+import torch
+
+import cuda_kernels as K
+import tilelang
+
+
+def us(fn, n=20000):
+    for _ in range(500):
+        fn()
+    torch.cuda.synchronize()
+    best = 1e9
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter() - t) / n * 1e6)
+        torch.cuda.synchronize()
+    return best
+
+
+def main():
+    a = torch.randn(32, 128, device="cuda", dtype=torch.float16)
+    b, c = torch.randn_like(a), torch.empty_like(a)
+    print("torch", torch.__version__)
+    for name in ("__c_dlpack_exchange_api__", "__dlpack_c_exchange_api__", "__dlpack_exchange_api__"):
+        print(name, hasattr(torch.Tensor, name), type(getattr(torch.Tensor, name, None)))
+    probes = {
+        "a.data_ptr()": lambda: a.data_ptr(),
+        "a.shape": lambda: a.shape,
+        "a.stride()": lambda: a.stride(),
+        "a.dtype": lambda: a.dtype,
+        "a.is_cuda": lambda: a.is_cuda,
+        "a.get_device()": lambda: a.get_device(),
+        "a.device": lambda: a.device,
+        "empty loop": lambda: None,
+    }
+    for k, f in probes.items():
+        print(f"{k:20s} {us(f):6.3f} us")
+    k = tilelang.compile(K.vector_add(32, 128, block_M=32, block_N=128), target="cuda")
+    print(f"{'k(a, b, c)':20s} {us(lambda: k(a, b, c)):6.3f} us")
+    print(f"{'torch.add out=':20s} {us(lambda: torch.add(a, b, out=c)):6.3f} us")
+
+
+if __name__ == "__main__":
+    main()
