@@ -57,8 +57,11 @@ def main(path):
                 if key in r:
                     print(f"{what:44s} {r[key]:9.2f} us")
         elif b == "compile":
+            extra = ""
+            if "first_call_seconds" in r:
+                extra = f"  [first call {r['first_call_seconds'] * 1e3:.0f} ms, cache hit {r['cache_hit_seconds'] * 1e3:.1f} ms]"
             print(f"{'cold compile ' + r['kernel']:44s} {r['seconds']:10.3f} s {'':12s} {'':7s}  <=1 s "
-                  f"{'ok' if r['seconds'] <= 1 else 'MISS'}")
+                  f"{'ok' if r['seconds'] <= 1 else 'MISS'}{extra}")
 
 
 if __name__ == "__main__":
