@@ -143,6 +143,13 @@ TorchApi* torch_api() {
   return api;
 }
 
+[[noreturn]] void unsupported_dtype(PyObject* torch_dtype) {
+  nb::object text = nb::steal(PyObject_Str(torch_dtype));
+  throw_error<ArgumentError>("a torch.Tensor argument has dtype ", text.is_valid() ? PyUnicode_AsUTF8(text.ptr()) : "?",
+                             ", which tilelang does not support (supported: bool, (u)int8-64, float16, bfloat16, "
+                             "float32, float64, float8_e4m3fn, float8_e5m2)");
+}
+
 // Copies a tuple of ints (torch.Size, stride()) into `out`; false when it is not one.
 bool read_int_tuple(PyObject* t, int n, int64_t* out) {
   if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != n) return false;
@@ -179,12 +186,7 @@ bool read_attributes(TorchApi& api, PyObject* o, TorchTensorView& v) {
       known = true;
       break;
     }
-  if (!known) {
-    nb::object text = nb::steal(PyObject_Str(dtype.ptr()));
-    throw_error<ArgumentError>("a torch.Tensor argument has dtype ", text.is_valid() ? PyUnicode_AsUTF8(text.ptr()) : "?",
-                               ", which tilelang does not support (supported: bool, (u)int8-64, float16, bfloat16, "
-                               "float32, float64, float8_e4m3fn, float8_e5m2)");
-  }
+  if (!known) unsupported_dtype(dtype.ptr());
 
   nb::object shape = nb::steal(PyObject_GetAttr(o, api.s_shape));
   if (!shape.is_valid() || !PyTuple_Check(shape.ptr())) return false;
@@ -228,12 +230,8 @@ bool read_exchange(TorchApi& api, PyObject* o, TorchTensorView& v) {
     PyErr_Clear();
     return false;
   }
-  if (!dtype_from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes, &v.dtype)) {
-    nb::object text = nb::steal(PyObject_Str(nb::object(nb::handle(o).attr("dtype")).ptr()));
-    throw_error<ArgumentError>("a torch.Tensor argument has dtype ", text.is_valid() ? PyUnicode_AsUTF8(text.ptr()) : "?",
-                               ", which tilelang does not support (supported: bool, (u)int8-64, float16, bfloat16, "
-                               "float32, float64, float8_e4m3fn, float8_e5m2)");
-  }
+  if (!dtype_from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes, &v.dtype))
+    unsupported_dtype(nb::object(nb::handle(o).attr("dtype")).ptr());
   // shape/strides stay valid while the tensor is alive and not resized: the call holds it.
   v.data = static_cast<char*>(t.data) + t.byte_offset;
   v.ndim = t.ndim;
