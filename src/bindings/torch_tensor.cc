@@ -270,7 +270,7 @@ bool torch_current_stream(int device, void** stream) {
 
 nb::object torch_allocate_like(PyObject* like, PyObject* shape_tuple, DataType dtype, bool zero) {
   TorchApi* api = torch_api();
-  if (!api) return nb::object();
+  if (!api || !PyObject_TypeCheck(like, api->tensor_type)) return nb::object();  // not a torch caller
   PyObject* dtype_obj = nullptr;
   for (auto& [obj, dt] : api->dtypes)
     if (dt == dtype) dtype_obj = obj;

@@ -57,7 +57,8 @@ bool read_torch_tensor(PyObject* o, TorchTensorView& view);
 bool torch_current_stream(int device, void** stream);
 
 // torch.empty / torch.zeros(shape, dtype=dtype, device=like.device): an output in the caller's
-// framework and device. Returns an invalid object when torch has no dtype for `dtype`.
+// framework and device. Returns an invalid object when `like` is not a torch tensor or torch has no
+// dtype for `dtype` (the caller then uses its generic allocator).
 nanobind::object torch_allocate_like(PyObject* like, PyObject* shape_tuple, DataType dtype, bool zero);
 
 }  // namespace tl::bind
