@@ -111,6 +111,41 @@ def test_torch_cpu_tensors():
     assert torch.equal(kb(x, x), x + x)
 
 
+class DLPackOnly:
+    """A tensor from a framework tilelang knows nothing about: it speaks only DLPack (no buffer protocol)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def _dlpack_only_call(rng):
+    k = tilelang.compile(add_1d(512, 128), out_idx=[-1], target="cpu")
+    a, b = rng.random(512, dtype=np.float32), rng.random(512, dtype=np.float32)
+    c = k(DLPackOnly(a), DLPackOnly(b))
+    assert isinstance(c, np.ndarray)  # outputs of frameworks without an allocator here are numpy arrays
+    np.testing.assert_array_equal(c, a + b)
+    with pytest.raises(tilelang.ArgumentError, match="parameter 'B'.*expects dtype float32, got float64"):
+        k(DLPackOnly(a), DLPackOnly(b.astype(np.float64)))
+
+
+def test_dlpack_only_framework(rng):
+    _dlpack_only_call(rng)
+
+
+@pytest.mark.torch
+def test_dlpack_only_framework_with_torch_imported(rng):
+    """With torch in sys.modules the torch fast paths (tensor reads, stream, allocation) must not claim
+    another framework's tensors."""
+    import torch  # noqa: F401
+    _dlpack_only_call(rng)
+
+
 def test_hand_written_kernel_source(rng):
     """_core._compile_source builds a kernel written directly against include/tl/cpu/abi.h."""
     source = r'''
