@@ -1,0 +1,195 @@
+// The cuda emulator's builtin and device calls: barriers, cp.async groups, vector and casting copies,
+// device_assert, atomics and tl::allreduce, each modelled by its contract in include/tl/cuda.
+#include "target/cuda/emulator_impl.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+
+namespace tl::cuda_emu {
+
+Template parse_template(const std::string& callee) {
+  Template t;
+  auto lt = callee.find('<');
+  t.name = callee.substr(0, lt);
+  if (lt == std::string::npos) return t;
+  std::string inner = callee.substr(lt + 1, callee.rfind('>') - lt - 1);
+  std::string cur;
+  for (char c : inner) {
+    if (c == ',') {
+      t.args.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) t.args.push_back(cur);
+  return t;
+}
+
+void Emulator::barrier(const std::vector<char>& act, const char* what) {
+  for (char a : act)
+    if (!a) throw_error<RuntimeError>("emulator: ", what, " reached by only some threads of the block (a hang on the GPU)");
+  ++epoch_;
+}
+
+void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const Span& span) {
+  const std::string& op = c->op;
+  if (op == "tl.sync_threads") return barrier(act, "__syncthreads()");
+  if (op == "cuda.cp_async_commit") {
+    for (int64_t t = 0; t < threads_; ++t)
+      if (act[static_cast<size_t>(t)]) {
+        groups_[static_cast<size_t>(t)].push_back(open_[static_cast<size_t>(t)]);
+        open_[static_cast<size_t>(t)].clear();
+      }
+    return;
+  }
+  if (op == "cuda.cp_async_wait") {
+    int64_t keep = get_const_int(c->args[0], "wait count");
+    for (int64_t t = 0; t < threads_; ++t) {
+      if (!act[static_cast<size_t>(t)]) continue;
+      auto& gs = groups_[static_cast<size_t>(t)];
+      while (static_cast<int64_t>(gs.size()) > keep) {
+        for (auto& [b, n] : gs.front())
+          for (int64_t x = b; x < b + n; ++x) {
+            bytes_[static_cast<size_t>(x)].pending_async = false;
+            bytes_[static_cast<size_t>(x)].w_epoch = epoch_;
+          }
+        gs.erase(gs.begin());
+      }
+    }
+    return;
+  }
+  if (op == "cuda.copy_vec" || op == "cuda.copy_vec_zfill" || op == "cuda.cp_async") {
+    bool async = op == "cuda.cp_async";
+    for (int64_t t = 0; t < threads_; ++t) {
+      if (!act[static_cast<size_t>(t)]) continue;
+      Val dst = address(c->args[0], t), src = address(c->args[1], t);
+      int64_t n = get_const_int(c->args[2], "copy size");
+      bool valid = c->args.size() < 4 || eval(c->args[3], t).i != 0;
+      if (dst.off % n || (valid && src.off % n && src.mem.space != Space::kGlobal))
+        throw_error<RuntimeError>("emulator: misaligned ", n, "-byte copy ('", src.mem.name, "' -> '", dst.mem.name,
+                                  "')");
+      if (valid && src.mem.space == Space::kGlobal &&
+          (reinterpret_cast<uintptr_t>(src.mem.base) + static_cast<uintptr_t>(src.off)) % static_cast<uintptr_t>(n))
+        throw_error<RuntimeError>("emulator: misaligned ", n, "-byte read of '", src.mem.name, "'");
+      check_range(dst.mem, dst.off, n, "vector write");
+      if (valid) {
+        check_range(src.mem, src.off, n, "vector read");
+        shared_read(src.mem, src.off, n, t);
+        std::memmove(dst.mem.base + dst.off, src.mem.base + src.off, static_cast<size_t>(n));
+      } else {
+        std::memset(dst.mem.base + dst.off, 0, static_cast<size_t>(n));
+      }
+      shared_write(dst.mem, dst.off, n, t, async);
+      if (async && dst.mem.space == Space::kShared)
+        open_[static_cast<size_t>(t)].push_back({dst.mem.base - smem_.data() + dst.off, n});
+    }
+    return;
+  }
+  if (op == "cuda.copy_cast") {
+    DataType dt = address_type(c->args[0]), st = address_type(c->args[1]);
+    int64_t n = get_const_int(c->args[2], "copy length");
+    for (int64_t t = 0; t < threads_; ++t) {
+      if (!act[static_cast<size_t>(t)]) continue;
+      Val dst = address(c->args[0], t), src = address(c->args[1], t);
+      int64_t ds = n * dt.element_bytes(), ss = n * st.element_bytes();
+      check_range(dst.mem, dst.off, ds, "vector write");
+      check_range(src.mem, src.off, ss, "vector read");
+      shared_read(src.mem, src.off, ss, t);
+      shared_write(dst.mem, dst.off, ds, t, false);
+      for (int64_t k = 0; k < n; ++k) {
+        Val v = decode(st, src.mem.base + src.off + k * st.element_bytes());
+        Val o;
+        if (dt.is_float()) o.f = round_to(dt, st.is_float() ? v.f : static_cast<double>(v.i));
+        else o.i = wrap_int(dt, st.is_float() ? static_cast<int64_t>(std::trunc(v.f)) : v.i);
+        encode(dt, o, dst.mem.base + dst.off + k * dt.element_bytes());
+      }
+    }
+    return;
+  }
+  if (op == "tl.device_assert") {
+    for (int64_t t = 0; t < threads_; ++t)
+      if (act[static_cast<size_t>(t)] && eval(c->args[0], t).i == 0 && report_.device_assert.empty()) {
+        const auto* m = c->args.size() > 1 ? c->args[1].as<StringImmNode>() : nullptr;
+        report_.device_assert = std::string("device_assert failed at ") + span.str() + " (thread " +
+                                std::to_string(t) + ")" + (m ? ": " + m->value : "");
+      }
+    return;
+  }
+  if (op == "tl.printf" || op == "tl.print_scalar") return;
+  if (op == "cuda.call" || op == "cuda.call_sync") {
+    const std::string callee = c->args[0].as<StringImmNode>()->value;
+    Template tp = parse_template(callee);
+    if (tp.name.rfind("tl::gemm_", 0) == 0) return gemm(c, tp, act);
+    if (tp.name.rfind("tl::wgmma_gemm_", 0) == 0) return wgmma_gemm(c, tp, act);
+    if (tp.name == "tl::wgmma_drain") {
+      wgmma_inflight_.clear();
+      return;
+    }
+    if (tp.name == "tl::atomic_add") {
+      for (int64_t t = 0; t < threads_; ++t) {
+        if (!act[static_cast<size_t>(t)]) continue;
+        Val p = address(c->args[1], t);
+        DataType at = address_type(c->args[1]);
+        check_range(p.mem, p.off, at.element_bytes(), "atomic");
+        Val old = decode(at, p.mem.base + p.off), add = eval(c->args[2], t), out;
+        if (at.is_float()) out.f = round_to(at, old.f + add.f);
+        else out.i = wrap_int(at, old.i + add.i);
+        encode(at, out, p.mem.base + p.off);
+      }
+      return;
+    }
+    if (tp.name == "tl::print_element" || tp.name == "tl::print_value") return;
+    throw_error<NotImplemented>("emulator: device function ", tp.name);
+  }
+  throw_error<NotImplemented>("emulator: builtin ", op);
+}
+
+void Emulator::collective_store(const BufferStoreNode* st, const CallNode* c, const std::vector<char>& act) {
+  const std::string callee = c->args[0].as<StringImmNode>()->value;
+  Template tp = parse_template(callee);
+  if (tp.name != "tl::allreduce") throw_error<NotImplemented>("emulator: value-returning call ", tp.name);
+  const DataType t = c->dtype;
+  const std::string& opname = tp.args[0];
+  int64_t extent = std::stoll(tp.args[1]), stride = std::stoll(tp.args[2]);
+  std::vector<Val> in(static_cast<size_t>(threads_));
+  for (int64_t x = 0; x < threads_; ++x)
+    if (act[static_cast<size_t>(x)]) in[static_cast<size_t>(x)] = eval(c->args[1], x);
+  if (c->op == "cuda.call_sync") {
+    for (char a : act)
+      if (!a) throw_error<RuntimeError>("emulator: a block-wide reduction reached by only some threads");
+    // ws[tid] = v; __syncthreads(); ... read ...; __syncthreads()
+    if (c->args.size() > 3)
+      for (int64_t x = 0; x < threads_; ++x) {
+        Val ws = address(c->args[3], x);
+        shared_write(ws.mem, ws.off + x * t.element_bytes(), t.element_bytes(), x, false);
+      }
+    ++epoch_;
+  }
+  for (int64_t x = 0; x < threads_; ++x) {
+    if (!act[static_cast<size_t>(x)]) continue;
+    int64_t base = x - ((x / stride) % extent) * stride;
+    Val r = in[static_cast<size_t>(base)];
+    for (int64_t i = 1; i < extent; ++i) {
+      const Val& o = in[static_cast<size_t>(base + i * stride)];
+      if (opname == "tl::SumOp") {
+        if (t.is_float()) r.f = round_to(t, r.f + o.f);
+        else r.i = wrap_int(t, r.i + o.i);
+      } else if (opname == "tl::MaxOp") {
+        if (t.is_float()) r.f = std::isnan(r.f) ? o.f : std::isnan(o.f) ? r.f : std::max(r.f, o.f);
+        else r.i = std::max(r.i, o.i);
+      } else {
+        if (t.is_float()) r.f = std::isnan(r.f) ? o.f : std::isnan(o.f) ? r.f : std::min(r.f, o.f);
+        else r.i = std::min(r.i, o.i);
+      }
+    }
+    store(st->buffer, st->indices, r, x);
+  }
+  if (c->op == "cuda.call_sync") ++epoch_;
+}
+
+}  // namespace tl::cuda_emu

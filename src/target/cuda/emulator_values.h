@@ -1,0 +1,48 @@
+// Values and memory of the cuda emulator (internal to src/target/cuda/emulator*.cc, not installed):
+// the number formats it rounds results to, the emulated memories and the byte encoding of typed
+// values in them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/dtype.h"
+
+namespace tl::cuda_emu {
+
+// ---- number formats ---------------------------------------------------------------------------
+uint32_t f32_bits(float f);
+float bits_f32(uint32_t u);
+uint16_t f32_to_f16(float f);  // round to nearest even; overflow to inf
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_bf16(float f);  // round to nearest even; NaN stays quiet NaN
+float bf16_to_f32(uint16_t b);
+
+// `v` rounded to the float type `t` (f32, f16, bf16); other types unchanged.
+double round_to(DataType t, double v);
+// `v` wrapped to the integer type `t` (two's complement, sign-extended for signed types).
+int64_t wrap_int(DataType t, int64_t v);
+
+// ---- memory -----------------------------------------------------------------------------------
+enum class Space { kGlobal, kShared, kLocal };
+
+struct Mem {
+  uint8_t* base = nullptr;
+  int64_t size = 0;
+  Space space = Space::kGlobal;
+  std::string name;
+};
+
+struct Val {
+  double f = 0;
+  int64_t i = 0;
+  Mem mem;          // handles (addresses)
+  int64_t off = 0;  // byte offset of a handle
+};
+
+// The value of type `t` stored at `p` / stored into `p` (floats in .f, integers and bools in .i).
+// NotImplemented for types the emulator has no memory format for.
+Val decode(DataType t, const uint8_t* p);
+void encode(DataType t, const Val& v, uint8_t* p);
+
+}  // namespace tl::cuda_emu
