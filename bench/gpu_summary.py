@@ -53,7 +53,8 @@ def main(path):
             print(f"{'host overhead per call kernel(a, b, c)':44s} {r['us_per_call']:9.2f} us {r['torch_add_us']:9.2f} us "
                   f"{'':7s}  <=5 us {'ok' if r['us_per_call'] <= 5 else 'MISS'}")
             for key, what in (("us_per_call_out_idx", "  with out_idx (output allocated)"),
-                              ("us_bare_launch", "  bare driver launch, slots prepared")):
+                              ("us_bare_launch", "  bare driver launch, slots prepared"),
+                              ("us_launch_in_cpp", "  launch loop in C++ (no Python)")):
                 if key in r:
                     print(f"{what:44s} {r[key]:9.2f} us")
         elif b == "compile":

@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 #include <nanobind/stl/map.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 
@@ -290,7 +291,24 @@ void bind_cuda(nb::module_& parent) {
             env.stream = reinterpret_cast<void*>(stream);
             k.launch(slots, env);
           },
-          nb::arg("args"), nb::arg("stream") = 0, nb::arg("device") = 0);
+          nb::arg("args"), nb::arg("stream") = 0, nb::arg("device") = 0)
+      .def(
+          "launch_loop",
+          [](CudaKernelModule& k, std::vector<std::pair<std::string, nb::object>> args, uintptr_t stream, int device,
+             int count) {
+            // The host cost of the launch itself (argument marshalling + cuLaunchKernel), without Python:
+            // the floor under the per-call overhead (bench/gpu_overhead.py). Returns microseconds per launch.
+            std::vector<TLArg> slots = runtime_slots(args, "launch_loop");
+            LaunchEnv env;
+            env.device_id = device;
+            env.stream = reinterpret_cast<void*>(stream);
+            nb::gil_scoped_release release;
+            auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < count; ++i) k.launch(slots, env);
+            std::chrono::duration<double, std::micro> dt = std::chrono::steady_clock::now() - t0;
+            return count > 0 ? dt.count() / count : 0.0;
+          },
+          nb::arg("args"), nb::arg("stream") = 0, nb::arg("device") = 0, nb::arg("count") = 1000);
 
   nb::class_<CudaModule>(m, "Module")
       .def(

@@ -206,6 +206,8 @@ AttrMap CudaKernelModule::info() const {
   m["kernel_name"] = Attr(info_.kernel_name);
   m["dynamic_shared_memory_bytes"] = Attr(info_.dyn_smem_bytes);
   m["threads"] = Attr(info_.block[0] * info_.block[1] * info_.block[2]);
+  // A launch that waits for the kernel (to read the device_assert slot); others are asynchronous.
+  m["launch_synchronizes"] = Attr(info_.has_device_assert);
   return m;
 }
 
