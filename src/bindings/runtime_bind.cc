@@ -2,10 +2,10 @@
 // the pass-config table and the kernel cache.
 //
 // The call path is the hot path of every kernel launch from Python. Numpy arrays (and anything
-// else with the buffer protocol) are read through PyObject_GetBuffer; torch tensors through their
-// attributes (torch_tensor.h: torch's __dlpack__ alone costs ~2 us); other tensors (cupy, jax)
-// through DLPack via nb::ndarray. Outputs are allocated in the caller's framework: numpy and torch
-// directly from here, others through a Python allocator (tilelang.jit.adapter).
+// else with the buffer protocol) are read through PyObject_GetBuffer; torch tensors through
+// torch_tensor.h (torch's __dlpack__ alone costs ~2 us); other tensors (cupy, jax) through DLPack via
+// nb::ndarray. Outputs are torch tensors for torch callers and numpy arrays for everyone else; cuda
+// kernels launch on torch's current stream for torch callers, else on the default stream.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
@@ -78,11 +78,6 @@ const ExtendedDtype kExtendedDtypes[] = {
     {"float8_e5m2", "uint8", DataType::F8E5M2()},
 };
 
-// Python-side allocator for non-numpy frameworks: fn(like, shape_tuple, dtype_name, zero) -> tensor.
-PyObject* g_allocator = nullptr;
-// Returns the caller framework's current CUDA stream (an int) for a tensor `like` on device `dev`
-// (tilelang.jit.adapter registers torch's); cuda kernels launch on it. None: the default stream.
-PyObject* g_stream_getter = nullptr;
 // Runs a cuda kernel called with numpy arrays: fn(kernel, args) copies them to the device, calls the
 // kernel and copies back (tilelang.jit.kernel registers it). The C++ call path only detects the case,
 // so ordinary calls pay nothing for it.
@@ -115,7 +110,7 @@ struct TensorHold {
   bool has_view = false;
   nb::object keep;                 // a temporary view object (ml_dtypes arrays)
   nb::ndarray<nb::ro> dl;          // DLPack import
-  TorchTensorView torch;           // torch tensors read through their attributes
+  TorchTensorView torch;           // torch tensors (torch_tensor.h)
   int64_t strides[8];              // element strides from a Py_buffer (ndim <= 8)
   std::vector<int64_t> big_strides;
 
@@ -167,10 +162,8 @@ bool from_buffer(PyObject* o, TensorHold& h, TensorArg& t, const DataType* dtype
 }
 
 // Reads a tensor argument. Returns false when `o` is not a tensor at all.
-bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool* is_numpy) {
-  *is_numpy = false;
+bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t) {
   if (from_buffer(o, h, t, nullptr)) {
-    *is_numpy = is_numpy_array(o);
     return true;
   }
   // numpy arrays of ml_dtypes types: view the storage as an unsigned integer of the same width.
@@ -182,7 +175,6 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool* is_numpy) {
       if (name != e.numpy_name) continue;
       h.keep = arr.attr("view")(e.storage);
       if (from_buffer(h.keep.ptr(), h, t, &e.dtype)) {
-        *is_numpy = true;
         return true;
       }
     }
@@ -273,7 +265,6 @@ struct AllocInfo {
   int param;
   bool zero;
   DataType dtype;
-  nb::object dtype_name;           // dtype.str() for the Python allocator
   PyObject* np_storage = nullptr;  // numpy dtype the buffer is allocated with
   PyObject* np_view = nullptr;     // ml_dtypes type to view it as, or null
 };
@@ -295,7 +286,6 @@ struct KernelHandle {
       a.param = p;
       a.zero = binder->param(p).role == ParamRole::kWorkspace;
       a.dtype = binder->param(p).dtype;
-      a.dtype_name = nb::str(a.dtype.str().c_str());
       allocs.push_back(a);
     }
     out_allocs.clear();
@@ -354,26 +344,21 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
   }
   b.check_count(n);
   CallScratch s(n, h.allocs.size());
-  bool numpy_framework = true;
   PyObject* like = nullptr;
   for (size_t k = 0; k < n; ++k) {
     const ParamSpec& p = b.param(b.user_params()[k]);
     PyObject* o = args[k].ptr();
     CallArg& a = s.args[k];
     if (p.is_tensor) {
-      bool is_np = false;
       bool got = false;
       try {
-        got = extract_tensor(o, s.holds[k], a.tensor, &is_np);
+        got = extract_tensor(o, s.holds[k], a.tensor);
       } catch (const ArgumentError& e) {
         throw_error<ArgumentError>(b.kernel_name(), "(): parameter '", p.name, "' (", p.signature, "): ", e.what());
       }
       if (got) {
         a.kind = CallArg::kTensor;
-        if (!like) {
-          like = o;
-          numpy_framework = is_np;
-        }
+        if (!like) like = o;
       } else {
         a.kind = CallArg::kOther;
         a.type_name = type_name_of(o);
@@ -384,6 +369,8 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
   }
   ArgBinder::State st;
   b.bind(s.args.data(), n, st);
+  // The caller's framework is its first tensor's: torch callers get torch outputs and torch's stream.
+  const bool torch_caller = like && is_torch_tensor(like);
 
   // Outputs and workspaces.
   std::vector<int64_t> shape;
@@ -392,8 +379,15 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
     b.alloc_shape(ai.param, st, &shape);
     nb::object shape_t = make_shape_tuple(shape);
     TensorArg t;
-    bool is_np = false;
-    if (numpy_framework || !g_allocator) {
+    if (torch_caller) {
+      nb::object obj = torch_allocate_like(like, shape_t.ptr(), ai.dtype, ai.zero);
+      if (!obj.is_valid())
+        throw_error<ArgumentError>(b.kernel_name(), "(): output '", b.param(ai.param).name, "' has dtype ",
+                                   ai.dtype.str(), ", which this torch build has no dtype for");
+      if (!extract_tensor(obj.ptr(), s.alloc_holds[j], t))
+        throw_error<Error>("internal error: cannot read back the torch tensor allocated for '", b.param(ai.param).name, "'");
+      s.alloc_objs[j] = obj;
+    } else {
       h.prepare_numpy();
       PyObject* fn = ai.zero ? numpy().zeros : numpy().empty;
       nb::object storage = nb::steal(PyObject_CallFunctionObjArgs(fn, shape_t.ptr(), ai.np_storage, nullptr));
@@ -401,16 +395,6 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
       if (!from_buffer(storage.ptr(), s.alloc_holds[j], t, &ai.dtype))
         throw_error<Error>("internal error: cannot read back a numpy array allocated for '", b.param(ai.param).name, "'");
       s.alloc_objs[j] = ai.np_view ? storage.attr("view")(nb::handle(ai.np_view)) : storage;
-    } else {
-      nb::object obj = torch_allocate_like(like, shape_t.ptr(), ai.dtype, ai.zero);
-      if (!obj.is_valid())
-        obj = nb::steal(PyObject_CallFunctionObjArgs(g_allocator, like, shape_t.ptr(), ai.dtype_name.ptr(),
-                                                     ai.zero ? Py_True : Py_False, nullptr));
-      if (!obj.is_valid()) throw nb::python_error();
-      if (!extract_tensor(obj.ptr(), s.alloc_holds[j], t, &is_np))
-        throw_error<Error>("the tensor allocator returned a ", type_name_of(obj.ptr()), " for '",
-                           b.param(ai.param).name, "', which is not a tensor");
-      s.alloc_objs[j] = obj;
     }
     s.alloc_ptrs[j] = t.data;
   }
@@ -420,14 +404,7 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
   LaunchEnv env;
   env.device_id = st.device_id;
   const bool on_cuda = st.device_type == kDLCUDA || st.device_type == kDLCUDAManaged;
-  if (on_cuda && like && is_torch_tensor(like) && torch_current_stream(st.device_id, &env.stream)) {
-    // torch's current stream, read without a Python-level call
-  } else if (g_stream_getter && like && !numpy_framework && on_cuda) {
-    nb::object dev = nb::int_(st.device_id);
-    nb::object r = nb::steal(PyObject_CallFunctionObjArgs(g_stream_getter, like, dev.ptr(), nullptr));
-    if (!r.is_valid()) throw nb::python_error();
-    env.stream = reinterpret_cast<void*>(static_cast<uintptr_t>(nb::cast<uint64_t>(r)));
-  }
+  if (on_cuda && torch_caller) torch_current_stream(st.device_id, &env.stream);  // else the default stream
   if (h.async_launch && h.launched) {
     // A cuda launch only queues work (~3 us in the driver): releasing and re-taking the GIL would cost
     // a tenth of that. The first launch (module load) and synchronizing ones release it.
@@ -663,19 +640,10 @@ void bind_runtime(nb::module_& m) {
         return out;
       });
 
-  m.def("_set_tensor_allocator", [](nb::handle fn) {
-    Py_XDECREF(g_allocator);
-    g_allocator = fn.is_none() ? nullptr : fn.inc_ref().ptr();
-  }, "Registers fn(like, shape, dtype_name, zero) -> tensor, used for outputs of non-numpy calls.");
   m.def("_set_numpy_stager", [](nb::handle fn) {
     Py_XDECREF(g_numpy_stager);
     g_numpy_stager = fn.is_none() ? nullptr : fn.inc_ref().ptr();
   }, "Registers fn(kernel, args) -> result, which runs a cuda kernel called with numpy arrays.");
-  m.def("_set_stream_getter", [](nb::handle fn) {
-    Py_XDECREF(g_stream_getter);
-    g_stream_getter = fn.is_none() ? nullptr : fn.inc_ref().ptr();
-  }, "Registers fn(like, device) -> int: the framework's current CUDA stream; cuda kernels launch on it.");
-
   m.def("_compile_source", [](const std::string& name, nb::list params, const std::string& source,
                               const std::string& target, std::vector<int> out_idx, std::vector<int> workspace_idx,
                               nb::handle pass_configs, std::vector<std::string> compile_flags, bool verbose) {

@@ -1,12 +1,10 @@
-"""Glue between the C++ runtime and Python tensor frameworks.
+"""dtype and tensor helpers for the profiler (tensor supply, result checks).
 
-Kernel calls run in C++ (src/bindings/runtime_bind.cc). Outputs of calls made with numpy arrays are
-allocated there with numpy; for other frameworks the runtime calls `allocate` below, so a torch
-caller gets torch tensors on its inputs' device.
+Kernel calls run entirely in C++ (src/bindings/runtime_bind.cc, src/bindings/torch_tensor.cc): outputs
+are torch tensors on the inputs' device for torch callers and numpy arrays otherwise, and cuda kernels
+launch on torch's current stream.
 """
 import numpy as np
-
-from .. import _core
 
 _NUMPY_NAMES = {
     "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -43,17 +41,6 @@ def is_torch_tensor(x):
     return type(x).__module__.startswith("torch") and hasattr(x, "device")
 
 
-def allocate(like, shape, dtype_name, zero):
-    """Allocates an output/workspace in the framework of `like` (a caller's tensor)."""
-    if is_torch_tensor(like):
-        import torch
-        fn = torch.zeros if zero else torch.empty
-        return fn(tuple(shape), dtype=torch_dtype(dtype_name), device=like.device)
-    # Frameworks without an allocator here get numpy arrays (host memory).
-    fn = np.zeros if zero else np.empty
-    return fn(tuple(shape), dtype=numpy_dtype(dtype_name))
-
-
 def to_numpy(x):
     """A numpy view/copy of a kernel argument or result (torch tensors are copied to the host)."""
     if isinstance(x, np.ndarray):
@@ -64,20 +51,3 @@ def to_numpy(x):
             t = t.float()  # bfloat16 / float8 have no numpy dtype
         return t.numpy()
     return np.asarray(x)
-
-
-_core._set_tensor_allocator(allocate)
-
-
-def current_stream(like, device):
-    """The caller's current CUDA stream for cuda kernels (torch: torch.cuda.current_stream)."""
-    if is_torch_tensor(like):
-        import torch
-        get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if get_raw is not None:
-            return int(get_raw(device))
-        return int(torch.cuda.current_stream(device).cuda_stream)
-    return 0
-
-
-_core._set_stream_getter(current_stream)
