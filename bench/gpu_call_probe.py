@@ -1,34 +1,18 @@
 """Where the host time of a cuda kernel call from Python goes: the cost of each torch tensor
 attribute the call path reads, torch's DLPack entries, and the call itself (diagnostics for
 bench/gpu_overhead.py)."""
-import time
-
 import torch
 
 import cuda_kernels as K
 import tilelang
-
-
-def us(fn, n=20000):
-    for _ in range(500):
-        fn()
-    torch.cuda.synchronize()
-    best = 1e9
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - t) / n * 1e6)
-        torch.cuda.synchronize()
-    return best
+from gpu_overhead import per_call_us as us
 
 
 def main():
     a = torch.randn(32, 128, device="cuda", dtype=torch.float16)
     b, c = torch.randn_like(a), torch.empty_like(a)
     print("torch", torch.__version__)
-    for name in ("__c_dlpack_exchange_api__", "__dlpack_c_exchange_api__", "__dlpack_exchange_api__"):
-        print(name, hasattr(torch.Tensor, name), type(getattr(torch.Tensor, name, None)))
+    print("DLPack C exchange API (the call path's fast route):", hasattr(torch.Tensor, "__dlpack_c_exchange_api__"))
     probes = {
         "a.data_ptr()": lambda: a.data_ptr(),
         "a.shape": lambda: a.shape,
