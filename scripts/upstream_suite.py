@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Run unmodified upstream TileLang programs (examples, tests, puzzles) against this project.
+
+The programs are NOT part of this repository: they are extracted at run time from snapshots of the
+public repositories (bare git directories, e.g. the ones the session's `fetch` tool brings:
+/work/.mirror/tile-ai+tilelang/repo and /work/.mirror/tile-ai+tilelang-puzzles/repo). The list is
+scripts/upstream_suite.txt. Each program runs in its own process with this project's `tilelang`
+first on sys.path, and counts as passed when it exits 0 (kind `main`) or when pytest reports at
+least one passed test and none failed (kind `pytest`).
+
+  scripts/upstream_suite.py --device cpu                 # every program, torch tensors on the cpu
+  scripts/upstream_suite.py --device cuda -k flash       # only programs whose path contains 'flash'
+  scripts/upstream_suite.py --json out.json --timeout 300
+
+`--device cpu` runs the programs with their tensors on the cpu: a small shim maps torch's "cuda"
+device arguments to "cpu" (factories, .to, .cuda) and makes torch.cuda.synchronize/Event work
+without a GPU; nothing else of the programs is changed.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import io
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_MIRRORS = {
+    "tilelang": "/work/.mirror/tile-ai+tilelang/repo",
+    "puzzles": "/work/.mirror/tile-ai+tilelang-puzzles/repo",
+}
+# Only these parts of each repository are extracted (never upstream's own `tilelang` package).
+EXTRACT = {"tilelang": ["examples", "testing"], "puzzles": ["ans", "puzzles", "common"]}
+
+CPU_SHIM = r'''
+import time as _time
+try:
+    import torch as _torch
+except ImportError:
+    _torch = None
+if _torch is not None:
+    def _map(dev):
+        if dev is None:
+            return dev
+        if isinstance(dev, int):
+            return "cpu"
+        s = str(dev)
+        return "cpu" if s.startswith("cuda") else dev
+
+    def _wrap_factory(fn):
+        def wrapped(*args, **kwargs):
+            if "device" in kwargs:
+                kwargs["device"] = _map(kwargs["device"])
+            return fn(*args, **kwargs)
+        wrapped.__name__ = getattr(fn, "__name__", "factory")
+        wrapped.__doc__ = getattr(fn, "__doc__", None)
+        return wrapped
+
+    for _name in ("randn", "rand", "randint", "randperm", "zeros", "ones", "empty", "full", "arange",
+                  "tensor", "as_tensor", "linspace", "eye", "zeros_like", "ones_like", "empty_like",
+                  "randn_like", "rand_like", "full_like", "randint_like", "empty_strided", "normal",
+                  "from_numpy", "logspace", "tril_indices", "triu_indices"):
+        if hasattr(_torch, _name):
+            setattr(_torch, _name, _wrap_factory(getattr(_torch, _name)))
+
+    _orig_to = _torch.Tensor.to
+    def _to(self, *args, **kwargs):
+        args = tuple(_map(a) if isinstance(a, (str, _torch.device, int)) and not isinstance(a, bool)
+                     and (isinstance(a, (str, _torch.device)) or len(args) == 1) else a for a in args)
+        if "device" in kwargs:
+            kwargs["device"] = _map(kwargs["device"])
+        return _orig_to(self, *args, **kwargs)
+    _torch.Tensor.to = _to
+    _torch.Tensor.cuda = lambda self, *a, **k: self
+    _torch.nn.Module.cuda = lambda self, *a, **k: self
+
+    class _Event:
+        def __init__(self, *a, **k):
+            self.t = None
+        def record(self, *a, **k):
+            self.t = _time.perf_counter()
+        def synchronize(self):
+            pass
+        def elapsed_time(self, other):
+            return (other.t - self.t) * 1e3
+    _torch.cuda.Event = _Event
+    _torch.cuda.synchronize = lambda *a, **k: None
+    _torch.cuda.empty_cache = lambda *a, **k: None
+    _torch.cuda.current_device = lambda: 0
+    _torch.cuda.set_device = lambda *a, **k: None
+    _torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
+    _torch.cuda.get_device_name = lambda *a, **k: "cpu (upstream_suite shim)"
+'''
+
+RUNNER = r'''
+import os, runpy, sys
+if os.environ.get("UPSTREAM_SUITE_SHIM"):
+    exec(compile(open(os.environ["UPSTREAM_SUITE_SHIM"]).read(), "upstream_suite_shim", "exec"))
+kind, path = sys.argv[1], sys.argv[2]
+sys.argv = [path]
+if kind == "pytest":
+    import pytest
+    sys.exit(pytest.main(["-q", "-x", "-p", "no:cacheprovider", path]))
+runpy.run_path(path, run_name="__main__")
+'''
+
+
+def read_list(path):
+    items = []
+    for line in open(path):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        items.append((parts[0], parts[1], parts[2] if len(parts) > 2 else "main"))
+    return items
+
+
+def extract(repo, git_dir, dest):
+    out = os.path.join(dest, repo)
+    if os.path.isdir(out):
+        return out
+    os.makedirs(out)
+    data = subprocess.run(["git", "--git-dir", git_dir, "archive", "HEAD", "--", *EXTRACT[repo]],
+                          check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+        tf.extractall(out)
+    return out
+
+
+def first_error(text):
+    lines = [l for l in text.splitlines() if l.strip()]
+    for l in reversed(lines):
+        if re.match(r"^(E\s+)?[\w.]*(Error|Exception|Exit|Interrupt)\b.*", l.strip()) or "Error:" in l:
+            return l.strip()[:300]
+    return (lines[-1].strip()[:300] if lines else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--list", default=os.path.join(ROOT, "scripts", "upstream_suite.txt"))
+    ap.add_argument("--mirror", action="append", default=[], help="repo=git_dir (default: the fetch mirrors)")
+    ap.add_argument("--work", default="/tmp/upstream_suite", help="where the programs are extracted")
+    ap.add_argument("-k", default=None, help="only programs whose path contains this string")
+    ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--fresh", action="store_true", help="re-extract the programs")
+    args = ap.parse_args()
+
+    mirrors = dict(DEFAULT_MIRRORS)
+    for m in args.mirror:
+        k, v = m.split("=", 1)
+        mirrors[k] = v
+    if args.fresh and os.path.isdir(args.work):
+        shutil.rmtree(args.work)
+    os.makedirs(args.work, exist_ok=True)
+    shim = os.path.join(args.work, "cpu_shim.py")
+    with open(shim, "w") as f:
+        f.write(CPU_SHIM)
+    runner = os.path.join(args.work, "runner.py")
+    with open(runner, "w") as f:
+        f.write(RUNNER)
+
+    items = read_list(args.list)
+    if args.k:
+        items = [it for it in items if args.k in it[1]]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(ROOT, "python") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("TILELANG_SOURCE_DIR", ROOT)
+    env["PYTHONUNBUFFERED"] = "1"
+    if args.device == "cpu":
+        env["UPSTREAM_SUITE_SHIM"] = shim
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    results = []
+    for repo, path, kind in items:
+        if repo not in mirrors or not os.path.isdir(mirrors[repo]):
+            results.append(dict(repo=repo, path=path, kind=kind, status="missing", secs=0, error="no mirror"))
+            continue
+        base = extract(repo, mirrors[repo], args.work)
+        full = os.path.join(base, path)
+        if not os.path.exists(full):
+            results.append(dict(repo=repo, path=path, kind=kind, status="missing", secs=0, error="not in snapshot"))
+            continue
+        cwd = os.path.dirname(full)
+        run_env = dict(env)
+        # puzzles import `common.utils` from their repository root
+        run_env["PYTHONPATH"] = run_env["PYTHONPATH"] + os.pathsep + base
+        t0 = time.time()
+        try:
+            p = subprocess.run([args.python, runner, kind, full], cwd=cwd, env=run_env,
+                               capture_output=True, text=True, timeout=args.timeout)
+            out = p.stdout + p.stderr
+            ok = p.returncode == 0
+            if kind == "pytest":
+                m = re.search(r"(\d+) passed", out)
+                ok = ok and m is not None and int(m.group(1)) > 0
+            status = "pass" if ok else "fail"
+            err = "" if ok else first_error(out)
+        except subprocess.TimeoutExpired as e:
+            out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            status, err = "timeout", f"timed out after {args.timeout}s"
+        secs = time.time() - t0
+        results.append(dict(repo=repo, path=path, kind=kind, status=status, secs=round(secs, 1), error=err))
+        print(f"{status:8s} {secs:7.1f}s  {repo}:{path}  {err}", flush=True)
+        logdir = os.path.join(args.work, "logs")
+        os.makedirs(logdir, exist_ok=True)
+        with open(os.path.join(logdir, (repo + "_" + path).replace("/", "_") + ".log"), "w") as f:
+            f.write(out)
+    n_pass = sum(r["status"] == "pass" for r in results)
+    print(f"\n{n_pass}/{len(results)} passed on {args.device}  (logs: {args.work}/logs)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(device=args.device, passed=n_pass, total=len(results), results=results), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
