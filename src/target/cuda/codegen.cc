@@ -42,10 +42,28 @@ class NameTable {
     return name;
   }
   void reserve(const std::string& n) { used_.insert(n); }
+  // A new C++ name for `key` (one not used before), replacing its current one until restore().
+  // Lowering duplicates statements (one copy of a T.Parallel body per register, pipeline
+  // prologue/body/epilogue, unswitched masks), so one IR variable may be bound by several
+  // LetStmts; each binding gets its own name, and uses inside its body refer to it.
+  std::string rebind(const void* key, const std::string& hint) {
+    auto it = names_.find(key);
+    std::string old = it == names_.end() ? std::string() : it->second;
+    saved_.push_back({key, old});
+    if (it != names_.end()) names_.erase(it);
+    return get(key, hint);
+  }
+  void restore() {
+    auto [key, old] = saved_.back();
+    saved_.pop_back();
+    if (old.empty()) names_.erase(key);
+    else names_[key] = old;
+  }
 
  private:
   std::map<const void*, std::string> names_;
   std::set<std::string> used_;
+  std::vector<std::pair<const void*, std::string>> saved_;
 };
 
 std::string param_kind(DataType t) {
@@ -275,38 +293,49 @@ class CudaCodegen {
       if (v == INT64_MIN) return "(-9223372036854775807ll - 1)";
       return std::to_string(v) + "ll";
     }
-    if (t.is_uint()) return std::to_string(static_cast<uint64_t>(v) & ((uint64_t(1) << t.bits) - 1)) + "u";
+    if (t.is_uint()) {
+      std::string u = std::to_string(static_cast<uint64_t>(v) & ((uint64_t(1) << t.bits) - 1)) + "u";
+      return t.bits == 32 ? u : "static_cast<" + cuda_type_name(t) + ">(" + u + ")";
+    }
     if (t.bits == 32) return v == INT32_MIN ? "(-2147483647 - 1)" : (v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v));
     return "static_cast<" + cuda_type_name(t) + ">(" + std::to_string(v) + ")";
+  }
+
+  // C++ promotes 8/16-bit integer operands to int (and fp8 ones to float): the result is brought
+  // back to the IR type, so every emitted expression has its IR node's C++ type (overloads such as
+  // tl::max(int8_t, int8_t) then resolve) and wraps where the IR wraps.
+  static bool promoted_in_cpp(DataType t) { return (t.is_integer() && t.bits < 32) || t.is_fp8() || t.is_bool(); }
+  std::string narrow(DataType t, const std::string& s) {
+    return promoted_in_cpp(t) ? "static_cast<" + cuda_type_name(t) + ">" + s : s;
   }
 
   std::string binary(const BinaryNode* b) {
     DataType t = b->a.dtype();
     std::string a = expr(b->a), c = expr(b->b);
     switch (b->op) {
-      case BinOp::kAdd: return "(" + a + " + " + c + ")";
-      case BinOp::kSub: return "(" + a + " - " + c + ")";
-      case BinOp::kMul: return "(" + a + " * " + c + ")";
-      case BinOp::kDiv: return "(" + a + " / " + c + ")";
+      case BinOp::kAdd: return narrow(t, "(" + a + " + " + c + ")");
+      case BinOp::kSub: return narrow(t, "(" + a + " - " + c + ")");
+      case BinOp::kMul: return narrow(t, "(" + a + " * " + c + ")");
+      case BinOp::kDiv: return narrow(t, "(" + a + " / " + c + ")");
       case BinOp::kMod:
         if (t.is_float()) return "tl::fmod(" + a + ", " + c + ")";
-        return "(" + a + " % " + c + ")";
+        return narrow(t, "(" + a + " % " + c + ")");
       case BinOp::kFloorDiv: {
         int64_t d = 0;
         if (!t.is_float() && is_const_int(b->b, &d) && is_pow2(d))
-          return d == 1 ? a : "(" + a + " >> " + std::to_string(log2i(d)) + ")";
+          return d == 1 ? a : narrow(t, "(" + a + " >> " + std::to_string(log2i(d)) + ")");
         if (t.is_float()) return "tl::floor(" + a + " / " + c + ")";
         return "tl::floordiv(" + a + ", " + c + ")";
       }
       case BinOp::kFloorMod: {
         int64_t d = 0;
         if (!t.is_float() && is_const_int(b->b, &d) && is_pow2(d))
-          return d == 1 ? literal_int(0, t) : "(" + a + " & " + literal_int(d - 1, t) + ")";
+          return d == 1 ? literal_int(0, t) : narrow(t, "(" + a + " & " + literal_int(d - 1, t) + ")");
         if (t.is_float()) return "(" + a + " - tl::floor(" + a + " / " + c + ") * " + c + ")";
         return "tl::floormod(" + a + ", " + c + ")";
       }
-      case BinOp::kMin: return "tl::min(" + a + ", " + c + ")";
-      case BinOp::kMax: return "tl::max(" + a + ", " + c + ")";
+      case BinOp::kMin: return t.is_bool() ? "(" + a + " && " + c + ")" : "tl::min(" + a + ", " + c + ")";
+      case BinOp::kMax: return t.is_bool() ? "(" + a + " || " + c + ")" : "tl::max(" + a + ", " + c + ")";
       case BinOp::kEQ: return "(" + a + " == " + c + ")";
       case BinOp::kNE: return "(" + a + " != " + c + ")";
       case BinOp::kLT: return "(" + a + " < " + c + ")";
@@ -315,11 +344,11 @@ class CudaCodegen {
       case BinOp::kGE: return "(" + a + " >= " + c + ")";
       case BinOp::kAnd: return "(" + a + " && " + c + ")";
       case BinOp::kOr: return "(" + a + " || " + c + ")";
-      case BinOp::kBitAnd: return "(" + a + " & " + c + ")";
-      case BinOp::kBitOr: return "(" + a + " | " + c + ")";
-      case BinOp::kBitXor: return "(" + a + " ^ " + c + ")";
-      case BinOp::kShl: return "(" + a + " << " + c + ")";
-      case BinOp::kShr: return "(" + a + " >> " + c + ")";
+      case BinOp::kBitAnd: return narrow(t, "(" + a + " & " + c + ")");
+      case BinOp::kBitOr: return narrow(t, "(" + a + " | " + c + ")");
+      case BinOp::kBitXor: return narrow(t, "(" + a + " ^ " + c + ")");
+      case BinOp::kShl: return narrow(t, "(" + a + " << " + c + ")");
+      case BinOp::kShr: return narrow(t, "(" + a + " >> " + c + ")");
     }
     throw_error<Error>("internal error: unknown binary op");
   }
@@ -432,7 +461,8 @@ class CudaCodegen {
       case ExprKind::kUnary: {
         const auto* u = e.as<UnaryNode>();
         const char* o = u->op == UnOp::kNeg ? "-" : u->op == UnOp::kNot ? "!" : "~";
-        return std::string("(") + o + expr(u->a) + ")";
+        std::string r = std::string("(") + o + expr(u->a) + ")";
+        return u->op == UnOp::kNot ? r : narrow(u->dtype, r);
       }
       case ExprKind::kSelect: {
         const auto* s = e.as<SelectNode>();
@@ -469,8 +499,14 @@ class CudaCodegen {
       }
       case StmtKind::kLet: {
         const auto* l = s.as<LetStmtNode>();
-        line("const " + cuda_type_name(l->var.dtype()) + " " + var_name(l->var) + " = " + expr(l->value) + ";");
+        // The value is emitted before the binding's name is chosen: it may use an earlier
+        // binding of the same variable.
+        std::string value = expr(l->value);
+        bool again = !declared_.insert(l->var.get()).second;
+        std::string n = again ? names_.rebind(l->var.get(), l->var.name()) : var_name(l->var);
+        line("const " + cuda_type_name(l->var.dtype()) + " " + n + " = " + value + ";");
         stmt(l->body);
+        if (again) names_.restore();
         break;
       }
       case StmtKind::kStore: {
@@ -480,15 +516,19 @@ class CudaCodegen {
       }
       case StmtKind::kFor: {
         const auto* f = s.as<ForNode>();
-        std::string v = var_name(f->var);
+        // Bounds belong to the enclosing scope: emitted before the loop variable is named.
+        std::string lo = expr(f->min);
+        std::string end = is_zero(f->min) ? expr(f->extent) : "(" + lo + " + " + expr(f->extent) + ")";
+        bool again = !declared_.insert(f->var.get()).second;
+        std::string v = again ? names_.rebind(f->var.get(), f->var.name()) : var_name(f->var);
         std::string t = cuda_type_name(f->var.dtype());
         if (f->for_kind == ForKind::kUnrolled || f->for_kind == ForKind::kVectorized) line("#pragma unroll");
-        std::string end = is_zero(f->min) ? expr(f->extent) : "(" + expr(f->min) + " + " + expr(f->extent) + ")";
-        line("for (" + t + " " + v + " = " + expr(f->min) + "; " + v + " < " + end + "; ++" + v + ") {");
+        line("for (" + t + " " + v + " = " + lo + "; " + v + " < " + end + "; ++" + v + ") {");
         ++indent_;
         stmt(f->body);
         --indent_;
         line("}");
+        if (again) names_.restore();
         break;
       }
       case StmtKind::kIf: {
@@ -509,6 +549,8 @@ class CudaCodegen {
       case StmtKind::kAllocate: {
         const auto* a = s.as<AllocateNode>();
         const Buffer& b = a->buffer;
+        bool again = !declared_.insert(b.get()).second;  // a duplicated allocation: a new name
+        if (again) names_.rebind(b.get(), b.name());
         std::string t = cuda_type_name(b.dtype());
         int64_t n = 1;
         for (const Expr& e : b.shape()) n *= get_const_int(e, "buffer size");
@@ -527,6 +569,7 @@ class CudaCodegen {
                                       "') inside a cuda kernel");
         }
         stmt(a->body);
+        if (again) names_.restore();
         break;
       }
       case StmtKind::kAttr: {
@@ -553,6 +596,8 @@ class CudaCodegen {
   NameTable names_;
   std::map<const BufferNode*, int64_t> smem_offset_;
   std::set<const VarNode*> dyn_is_param_;
+  // Variables and buffers whose declaration was emitted already (a second one gets a new name).
+  std::set<const void*> declared_;
   Span cur_span_;
   bool has_assert_ = false;
 };

@@ -1,5 +1,6 @@
 // Lowering of T.Parallel nests and of buffer accesses outside tile ops (see lower_context.h).
 #include <algorithm>
+#include <set>
 
 #include "ir/error.h"
 #include "ir/functor.h"
@@ -233,13 +234,49 @@ Stmt lower_parallel_nest(CudaLowerCtx& ctx, const std::vector<Var>& vars, const 
   if (layout.num_threads() > ctx.num_threads)
     throw_error<LayoutError>(span.prefix(), "a T.Parallel loop laid out over ",
                              layout.num_threads(), " threads in a kernel of ", ctx.num_threads, " threads");
+  // The hoisted test runs before the nest, where nothing bound inside the body exists: values
+  // bound by lets are replaced by their definitions (in the nest's variables), and a condition
+  // that still mentions an inner variable (an inner loop's) or reads a buffer the body writes
+  // stays where it is.
+  std::map<Var, Expr, VarLess> lets;
+  std::set<const VarNode*> let_vars, inner_vars;
+  std::set<const BufferNode*> written;
+  post_order_visit(body, [&](const Stmt& st) {
+    if (const auto* l = st.as<LetStmtNode>()) {
+      lets[l->var] = l->value;
+      let_vars.insert(l->var.get());
+    }
+    if (const auto* f = st.as<ForNode>()) inner_vars.insert(f->var.get());
+    if (const auto* w = st.as<BufferStoreNode>()) written.insert(w->buffer.get());
+  });
+  auto outside_form = [&](Expr c) -> Expr {
+    for (size_t round = 0; round <= lets.size(); ++round) {
+      bool uses_let = false;
+      for_each_subexpr(c, [&](const Expr& x) {
+        if (const auto* v = x.as<VarNode>()) uses_let |= let_vars.count(v) > 0;
+      });
+      if (!uses_let) break;
+      c = substitute(c, lets);
+    }
+    bool ok = true;
+    for_each_subexpr(c, [&](const Expr& x) {
+      if (const auto* v = x.as<VarNode>()) {
+        ok &= !inner_vars.count(v) && !let_vars.count(v);
+      } else if (const auto* ld = x.as<BufferLoadNode>()) {
+        ok &= !written.count(ld->buffer.get());
+      }
+    });
+    return ok ? c : Expr();
+  };
   std::vector<const SelectNode*> selects;
   std::vector<Expr> always;
   for_each_expr(body, [&](const Expr& e) {
     for_each_subexpr(e, [&](const Expr& x) {
       const auto* sel = x.as<SelectNode>();
       if (!sel || std::find(selects.begin(), selects.end(), sel) != selects.end()) return;
-      Expr a = holds_everywhere(sel->cond, vars, extents);
+      Expr cond = outside_form(sel->cond);
+      if (!cond.defined()) return;
+      Expr a = holds_everywhere(cond, vars, extents);
       if (!a.defined()) return;
       selects.push_back(sel);
       always.push_back(a);
