@@ -11,7 +11,7 @@ PY_PKGS  := numpy ml_dtypes nanobind pytest
 export PYTHONPATH := $(CURDIR)/python
 export TILELANG_SOURCE_DIR := $(CURDIR)
 
-.PHONY: all run test test-cpp test-py bench build setup clean
+.PHONY: all run test test-cpp test-py test-random bench build setup clean
 
 all: build
 
@@ -52,6 +52,10 @@ run: build
 test: build
 	$(BUILD)/tl_tests --gtest_brief=1 --gtest_filter=-*OnGpu.*  # the GPU tier runs in scripts/gpu_check.sh
 	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error
+
+# More random programs than CI's fixed seed (tests/python/fuzz): TL_RANDOM_PROGRAMS=300 TL_RANDOM_SEED=7 make test-random
+test-random: build
+	$(PY) -m pytest -q tests/python/fuzz
 
 bench: build
 	$(PY) bench/run_all.py

@@ -59,6 +59,10 @@ TL_DEVICE int32_t abs(int32_t x) { return x < 0 ? -x : x; }
 TL_DEVICE int64_t abs(int64_t x) { return x < 0 ? -x : x; }
 TL_DEVICE int16_t abs(int16_t x) { return static_cast<int16_t>(x < 0 ? -x : x); }
 TL_DEVICE int8_t abs(int8_t x) { return static_cast<int8_t>(x < 0 ? -x : x); }
+TL_DEVICE uint8_t abs(uint8_t x) { return x; }
+TL_DEVICE uint16_t abs(uint16_t x) { return x; }
+TL_DEVICE uint32_t abs(uint32_t x) { return x; }
+TL_DEVICE uint64_t abs(uint64_t x) { return x; }
 
 #define TL_BINARY_F(NAME, FLOAT_EXPR, DOUBLE_EXPR)                                                        \
   TL_DEVICE float NAME(float a, float b) { return FLOAT_EXPR; }                                           \

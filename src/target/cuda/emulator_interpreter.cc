@@ -272,7 +272,7 @@ Val Emulator::call(const CallNode* c, int64_t t) {
   if (op == "abs") {
     Val a = eval(c->args[0], t), v;
     if (dt.is_float()) v.f = std::fabs(a.f);
-    else v.i = a.i < 0 ? -a.i : a.i;
+    else v.i = wrap_int(dt, a.i < 0 ? -a.i : a.i);  // abs(INT8_MIN) wraps, as on the device
     return v;
   }
   if (op == "pow") {
