@@ -6,6 +6,7 @@
 #include "transform/legalize_safe_memory_access.h"
 #include "transform/insert_thread_sync.h"
 #include "transform/plan_shared_memory.h"
+#include "transform/reroll_loops.h"
 
 namespace tl {
 
@@ -17,6 +18,7 @@ PrimFunc lower_cuda(const PrimFunc& f, PassContext& ctx) {
   r.run("cuda.lower_tile_ops", lower_cuda_tile_ops);
   r.run("plan_shared_memory", plan_shared_memory);
   r.run("insert_thread_sync", insert_thread_sync);
+  r.run("reroll_loops", reroll_loops);
   return r.func();
 }
 
