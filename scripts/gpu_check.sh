@@ -132,6 +132,11 @@ if [ $BUILD_OK -eq 1 ]; then
   else
     export OUT PYTHON=$PY; step examples 300 "$ROOT/scripts/run_examples.sh"
   fi
+  # Accuracy of the math functions on this GPU (docs/MATH_ACCURACY.md's cuda column; publish with
+  # `python bench/math_accuracy.py --merge $OUT/math_accuracy_cuda.json`).
+  if [ -z "${TILELANG_SKIP_GPU_TESTS:-}" ]; then
+    step math_accuracy 120 $PY bench/math_accuracy.py --target cuda --out "$OUT/math_accuracy_cuda.json"
+  fi
   if [ -n "${TILELANG_SKIP_GPU_TESTS:-}" ]; then
     record benches skip 0 "skipped: the CUDA smoke test failed"
   elif [ -z "${GPU_CHECK_SKIP_BENCH:-}" ]; then

@@ -8,7 +8,12 @@
  * the subnormal range are rounded once. Overflow gives +inf, underflow 0, NaN stays NaN. Measured
  * error: within 1 ulp of the correctly rounded result (tests/cpp/target/cpu/math_test.cc); the C
  * library's expf is within 0.5 ulp, CUDA's expf within 2.
- * exp2(x) uses the same reduction with r = (x - n) ln 2. */
+ * exp2(x) uses the same reduction with r = (x - n) ln 2.
+ *
+ * Correct under -ffast-math (TL_ENABLE_FAST_MATH) too: n = round(x / ln 2) is taken from the bits of
+ * x / ln 2 + 1.5 * 2^23 (an integer conversion, which no floating-point reassociation can touch);
+ * computing it as (x / ln 2 + 1.5 * 2^23) - 1.5 * 2^23 was reassociated to x / ln 2 and made
+ * e^x wrong by up to a factor sqrt(2). */
 #ifndef TL_CPU_MATH_H_
 #define TL_CPU_MATH_H_
 
@@ -19,12 +24,25 @@ namespace cpu {
 
 namespace math_impl {
 
-/* 2^n for integer n in [-150, 129] as p * 2^n1 * 2^n2, each factor a normal float. */
+/* p * 2^n for p in [0.5, 2) and integer n in [-151, 129]: adding n1 = n / 2 to p's exponent field is
+ * exact (the exponent stays in the normal range), then one multiplication by the normal 2^(n - n1)
+ * rounds once in the subnormal range and overflows to inf. A single floating-point operation, so
+ * -ffast-math has nothing to reassociate (p * 2^n1 * 2^n2 was turned into p * (2^n1 * 2^n2), which
+ * overflows for results near FLT_MAX). Unsigned arithmetic: no overflow for out-of-range n (NaN x). */
 inline float scale_pow2(float p, int32_t n) {
   const int32_t n1 = n >> 1, n2 = n - n1;
-  const float s1 = __builtin_bit_cast(float, (n1 + 127) << 23);
-  const float s2 = __builtin_bit_cast(float, (n2 + 127) << 23);
-  return p * s1 * s2;
+  const float q = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, p) + (static_cast<uint32_t>(n1) << 23));
+  return q * __builtin_bit_cast(float, (static_cast<uint32_t>(n2) + 127u) << 23);
+}
+
+/* a - n * c with one rounding when the target has FMA; the two-constant (Cody-Waite) reduction
+ * below relies on it not being reassociated, which an FMA call cannot be. */
+inline float sub_mul(float a, float n, float c) {
+#if defined(__FMA__) || defined(__aarch64__)
+  return __builtin_fmaf(-n, c, a);
+#else
+  return a - n * c;
+#endif
 }
 
 /* e^r for |r| <= ln2 / 2 (+ rounding slack). */
@@ -50,11 +68,12 @@ inline float exp(float x) {
   float xc = x > 89.0f ? 89.0f : x;
   xc = xc < -104.0f ? -104.0f : xc;
   const float t = xc * 1.44269504088896341f + kRoundMagic;
-  const float n = t - kRoundMagic;
   const int32_t ni = __builtin_bit_cast(int32_t, t) - kRoundMagicBits;
-  float r = xc - n * 0.693145751953125f;  // ln 2 high part: 12 significant bits, n * it is exact
-  r = r - n * 1.42860682030941723212e-6f;  // ln 2 - the high part
-  return scale_pow2(exp_reduced(r), ni);   // a NaN x gives a NaN r, hence a NaN result
+  const float n = static_cast<float>(ni);
+  float r = sub_mul(xc, n, 0.693145751953125f);  // ln 2 high part: 12 significant bits, n * it is exact
+  r = sub_mul(r, n, 1.42860682030941723212e-6f);   // ln 2 - the high part
+  const float y = scale_pow2(exp_reduced(r), ni);
+  return x != x ? x : y;  // NaN in, NaN out (the exponent arithmetic would not carry it)
 }
 
 inline float exp2(float x) {
@@ -62,13 +81,20 @@ inline float exp2(float x) {
   float xc = x > 129.0f ? 129.0f : x;
   xc = xc < -151.0f ? -151.0f : xc;
   const float t = xc + kRoundMagic;
-  const float n = t - kRoundMagic;
   const int32_t ni = __builtin_bit_cast(int32_t, t) - kRoundMagicBits;
+  const float n = static_cast<float>(ni);
   const float r = (xc - n) * 0.693147180559945309f;  // xc - n is exact
-  return scale_pow2(exp_reduced(r), ni);
+  const float y = scale_pow2(exp_reduced(r), ni);
+  return x != x ? x : y;
 }
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
+/* 1 / (1 + e^-x) through e = e^-|x| <= 1: no infinite intermediate (1 / (1 + e^200) is 0 in IEEE
+ * arithmetic but NaN under -ffast-math, which assumes finite values). */
+inline float sigmoid(float x) {
+  const float e = exp(-__builtin_fabsf(x));
+  const float s = 1.0f / (1.0f + e);
+  return x >= 0.0f ? s : e * s;  // a NaN x fails the test: e * s is NaN
+}
 
 }  // namespace cpu
 }  // namespace tl

@@ -286,9 +286,26 @@ template <typename T> inline T opaque(T v) {
 template <typename T> inline T ieee_add(T a, T b) { return opaque(opaque(a) + opaque(b)); }
 template <typename T> inline T ieee_mul(T a, T b) { return opaque(opaque(a) * opaque(b)); }
 template <typename T> inline T ieee_div(T a, T b) { return opaque(opaque(a) / opaque(b)); }
+/* T.ieee_fsqrt: correctly rounded. Under -ffast-math GCC computes sqrt through an approximate
+ * reciprocal square root (up to 3 ulp off); there the exact one is a separate function compiled
+ * without fast math (a call per element, the price of exactness in a fast-math kernel). */
+#if defined(__FAST_MATH__)
+#pragma GCC push_options
+#pragma GCC optimize("no-fast-math")
+__attribute__((noinline)) inline float ieee_sqrt(float x) { return __builtin_sqrtf(x); }
+__attribute__((noinline)) inline double ieee_sqrt(double x) { return __builtin_sqrt(x); }
+#pragma GCC pop_options
+#else
+inline float ieee_sqrt(float x) { return __builtin_sqrtf(x); }
+inline double ieee_sqrt(double x) { return __builtin_sqrt(x); }
+#endif
 
 /* sigmoid(float) is in tl/cpu/math.h (vectorizable exp). */
-inline double sigmoid(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
+inline double sigmoid(double x) {
+  const double e = __builtin_exp(-__builtin_fabs(x));
+  const double s = 1.0 / (1.0 + e);
+  return x >= 0.0 ? s : e * s;
+}
 
 template <typename I> constexpr I int_max() {
   return I(~I(0)) < I(0) ? I(~(I(1) << (sizeof(I) * 8 - 1))) : I(~I(0));

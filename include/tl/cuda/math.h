@@ -37,10 +37,13 @@ TL_UNARY_F(floor, floorf(x), ::floor(x))
 TL_UNARY_F(ceil, ceilf(x), ::ceil(x))
 TL_UNARY_F(trunc, truncf(x), ::trunc(x))
 TL_UNARY_F(round, rintf(x), ::rint(x))
-TL_UNARY_F(sigmoid, 1.0f / (1.0f + expf(-x)), 1.0 / (1.0 + ::exp(-x)))
+// sigmoid through e = exp(-|x|) <= 1: no infinite intermediate, which --use_fast_math's division
+// (__fdividef) turns into NaN or 0 (1 / (1 + exp(200))).
+TL_UNARY_F(sigmoid, x >= 0.0f ? 1.0f / (1.0f + expf(-fabsf(x))) : expf(-fabsf(x)) / (1.0f + expf(-fabsf(x))),
+           x >= 0.0 ? 1.0 / (1.0 + ::exp(-fabs(x))) : ::exp(-fabs(x)) / (1.0 + ::exp(-fabs(x))))
 TL_UNARY_F(reciprocal, 1.0f / x, 1.0 / x)
 TL_UNARY_F(relu, x > 0.0f ? x : 0.0f, x > 0.0 ? x : 0.0)
-TL_UNARY_F(silu, x / (1.0f + expf(-x)), x / (1.0 + ::exp(-x)))
+TL_UNARY_F(silu, x * sigmoid(x), x * sigmoid(x))
 // Approximate hardware versions (T.__exp, T.__log, T.__sin, T.__cos).
 TL_UNARY_F(fast_exp, __expf(x), ::exp(x))
 TL_UNARY_F(fast_log, __logf(x), ::log(x))

@@ -1,4 +1,5 @@
 // The cpu TargetBackend: lower_cpu -> codegen_cpu -> the system C++ compiler -> dlopen.
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -71,14 +72,45 @@ class CpuBackend : public TargetBackend {
     // they can override (e.g. -O3).
     for (auto& f : cpu_compiler_flags(config_bool(opts.pass_configs, "tl.enable_fast_math"))) argv.push_back(f);
     for (auto& f : opts.compile_flags) argv.push_back(f);
-    argv.insert(argv.end(), {"-o", dir + "/kernel.so", dir + "/kernel.cc"});
-    if (opts.verbose) std::fprintf(stderr, "[tilelang] %s\n", format_command(argv).c_str());
     ProcessOptions po;
     po.timeout_s = compile_timeout_s();
     po.cwd = dir;
-    ProcessResult r = run_compiler(argv, "building the cpu kernel", po);
-    if (opts.verbose && !r.err.empty()) std::fprintf(stderr, "%s", r.err.c_str());
+    // GCC links crtfastmath.o into anything linked with -ffast-math, -Ofast or
+    // -funsafe-math-optimizations, shared libraries included (before GCC 13): its constructor sets
+    // flush-to-zero and denormals-are-zero in the loading thread, which would change the numerics of
+    // the whole process (numpy, torch) once a fast-math kernel is loaded. Such kernels are compiled
+    // with those flags and linked without them.
+    std::vector<std::string> link_flags;
+    bool fast = false;
+    for (size_t i = base_args(); i < argv.size(); ++i) {
+      const std::string& f = argv[i];
+      bool unsafe = f == "-ffast-math" || f == "-Ofast" || f == "-funsafe-math-optimizations";
+      fast |= unsafe;
+      if (!unsafe && f.rfind("-I", 0) != 0) link_flags.push_back(f);
+    }
+    if (!fast) {
+      argv.insert(argv.end(), {"-o", dir + "/kernel.so", dir + "/kernel.cc"});
+      run_build_step(argv, po, opts.verbose);
+      return;
+    }
+    argv.insert(argv.end(), {"-c", "-o", dir + "/kernel.o", dir + "/kernel.cc"});
+    run_build_step(argv, po, opts.verbose);
+    std::vector<std::string> link = system_cxx();
+    link.insert(link.end(), link_flags.begin(), link_flags.end());
+    link.insert(link.end(), {"-o", dir + "/kernel.so", dir + "/kernel.o"});
+    run_build_step(link, po, opts.verbose);
+    std::remove((dir + "/kernel.o").c_str());
   }
+
+ private:
+  static size_t base_args() { return system_cxx().size(); }
+  static void run_build_step(const std::vector<std::string>& argv, const ProcessOptions& po, bool verbose) {
+    if (verbose) std::fprintf(stderr, "[tilelang] %s\n", format_command(argv).c_str());
+    ProcessResult r = run_compiler(argv, "building the cpu kernel", po);
+    if (verbose && !r.err.empty()) std::fprintf(stderr, "%s", r.err.c_str());
+  }
+
+ public:
 
   std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& original, const PrimFunc*,
                                      const CompileOptions& opts) override {

@@ -411,7 +411,7 @@ std::string CodeGenCPU::call(const CallNode* n) {
     if (op == "ieee_mul" && a.size() == 2) return "tl::cpu::ieee_mul(" + a[0] + ", " + a[1] + ")";
     if (op == "ieee_fdiv" && a.size() == 2) return "tl::cpu::ieee_div(" + a[0] + ", " + a[1] + ")";
     if (op == "ieee_fmaf" && a.size() == 3) return "__builtin_fma" + f + "(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
-    if (op == "ieee_fsqrt" && a.size() == 1) return "__builtin_sqrt" + f + "(" + a[0] + ")";
+    if (op == "ieee_fsqrt" && a.size() == 1) return "tl::cpu::ieee_sqrt(" + a[0] + ")";
     throw_error<TypeError>("builtin '", op, "' called with ", n->args.size(), " arguments");
   }
   if (op == "tl.sync_threads") return "(void)0";
