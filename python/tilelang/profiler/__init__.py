@@ -1,4 +1,7 @@
 """Profiling compiled kernels: timing and checking against a reference program."""
+import functools
+import types
+
 import numpy as np
 
 from ..jit.adapter import is_torch_tensor, to_numpy
@@ -43,6 +46,98 @@ def compare_tensors(actual, expected, atol=1e-2, rtol=1e-2, max_mismatched_ratio
             f"got {a64[worst]!r}, expected {b64[worst]!r}")
 
 
+def _module_framework(mod):
+    name = getattr(mod, "__name__", "")
+    if name == "torch" or name.startswith("torch."):
+        return "torch"
+    if name == "numpy" or name.startswith("numpy."):
+        return "numpy"
+    return None
+
+
+def reference_framework(fn):
+    """"torch" when the reference program is written for torch tensors (it uses the torch module or
+    torch functions and not numpy, or is a torch.nn.Module), "numpy" when it uses numpy, None when
+    its code does not tell (e.g. `lambda a, b: a @ b`, which works with either)."""
+    seen, uses = set(), set()
+
+    def visit(obj, depth):
+        if depth > 4 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, types.ModuleType):
+            kind = _module_framework(obj)
+            if kind:
+                uses.add(kind)
+            return
+        owner = getattr(obj, "__module__", None) or type(obj).__module__
+        if isinstance(owner, str) and (owner == "torch" or owner.startswith("torch.")):
+            uses.add("torch")  # a torch function or a torch.nn.Module
+            return
+        if isinstance(obj, functools.partial):
+            visit(obj.func, depth + 1)
+            return
+        if isinstance(obj, types.MethodType):
+            visit(obj.__func__, depth + 1)
+            return
+        code = getattr(obj, "__code__", None)
+        if code is None:
+            call = getattr(type(obj), "__call__", None)
+            if call is not None and not isinstance(obj, type) and hasattr(call, "__code__"):
+                visit(call, depth + 1)
+            return
+        env = dict(getattr(obj, "__globals__", {}) or {})
+        for name, cell in zip(code.co_freevars, getattr(obj, "__closure__", None) or ()):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        stack = [code]
+        while stack:
+            c = stack.pop()
+            for name in c.co_names + c.co_freevars:
+                if name in env:
+                    v = env[name]
+                    if isinstance(v, types.ModuleType) or callable(v):
+                        visit(v, depth + 1)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+    visit(fn, 0)
+    if uses == {"torch"}:
+        return "torch"
+    if "numpy" in uses:
+        return "numpy"
+    return None
+
+
+def _to_torch(array):
+    import torch
+    from ..jit.adapter import torch_dtype
+    a = np.array(array, copy=True)
+    if a.dtype.kind == "V" or a.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        return torch.from_numpy(a.astype(np.float32)).to(torch_dtype(_tilelang_dtype_name(a.dtype)))
+    return torch.from_numpy(a)
+
+
+def _tilelang_dtype_name(dt):
+    return {"float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2"}.get(dt.name, dt.name)
+
+
+def reference_inputs(reference_program, args):
+    """Copies of the kernel's arguments for `reference_program`: torch tensors stay torch; numpy
+    arrays become torch tensors (on the cpu) when the reference is written for torch."""
+    wants_torch = any(is_torch_tensor(a) for a in args) or reference_framework(reference_program) == "torch"
+    out = []
+    for a in args:
+        if is_torch_tensor(a):
+            out.append(a.clone())
+        elif isinstance(a, np.ndarray):
+            out.append(_to_torch(a) if wants_torch else np.array(a, copy=True))
+        else:
+            out.append(a)  # scalars
+    return out
+
+
 class Profiler:
     """Runs a compiled kernel on generated inputs: timing (do_bench) and correctness (assert_allclose)."""
 
@@ -84,20 +179,16 @@ class Profiler:
             return torch.from_numpy(array.astype(np.float32)).to(torch_dtype(dtype_name)).cuda()
         return torch.from_numpy(np.ascontiguousarray(array)).cuda()
 
-    def _synchronize(self):
-        if self.target.kind == "cuda":
-            import torch
-            return torch.cuda.synchronize
-        return None
-
     def run_once(self, *args):
         """Runs the kernel once (on generated inputs when none are given) and returns its outputs."""
         return self.kernel(*(args or self._get_inputs()))
 
     def do_bench(self, func=None, warmup=25, rep=100, return_mode="median", input_tensors=None, n_warmup=0,
-                 n_repeat=0):
-        """Time in ms of one call of the kernel (or of `func`) on generated inputs: wall clock on cpu,
-        device-synchronized on cuda, the simulator's modeled time on ascend."""
+                 n_repeat=0, backend="event", quantiles=None):
+        """Time in ms of one call of the kernel (or of `func`) on generated inputs. cuda: CUDA events on
+        the stream the kernel launches on (torch's current stream), the L2 cache flushed before each
+        repetition (`backend` "event", "cupti" or "cudagraph", see tilelang.profiler.do_bench); cpu:
+        the wall clock; ascend: the simulator's modeled time of the kernel."""
         args = tuple(input_tensors) if input_tensors is not None else tuple(self._get_inputs())
         fn = func if func is not None else self.kernel
         if func is None and self.target.kind == "ascend":
@@ -107,8 +198,9 @@ class Profiler:
                 raise NotImplementedError("not implemented: simulated timing on target ascend "
                                           "(the simulator reports no 'sim_time_ms')")
             return float(info["sim_time_ms"])
+        device = "cuda" if self.target.kind == "cuda" else "cpu"
         return do_bench(lambda: fn(*args), warmup=warmup, rep=rep, _n_warmup=n_warmup, _n_repeat=n_repeat,
-                        return_mode=return_mode, synchronize=self._synchronize())
+                        quantiles=quantiles, backend=backend, return_mode=return_mode, device=device)
 
     def assert_allclose(self, reference_program, atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.01,
                         input_tensors=None):
@@ -118,8 +210,9 @@ class Profiler:
         if not self.kernel.out_idx:
             raise ValueError("assert_allclose compares the kernel's returned outputs; compile the kernel with "
                              "out_idx=... naming its output parameters")
-        # The reference sees copies, so an in-place reference cannot disturb the kernel's inputs.
-        ref_args = [a.clone() if is_torch_tensor(a) else np.array(a, copy=True) for a in args]
+        # The reference sees copies, so an in-place reference cannot disturb the kernel's inputs; in
+        # the framework it is written for (generated inputs are numpy on cpu, torch on cuda).
+        ref_args = reference_inputs(reference_program, args)
         outs = _as_tuple(self.kernel(*args))
         refs = _as_tuple(reference_program(*ref_args))
         if len(refs) != len(outs):
