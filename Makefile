@@ -52,6 +52,8 @@ run: build
 test: build
 	$(BUILD)/tl_tests --gtest_brief=1 --gtest_filter=-*OnGpu.*  # the GPU tier runs in scripts/gpu_check.sh
 	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error
+	@# slow tier: kernels over more than 2^31 elements (needs ~6.5 GiB of free memory, ~1-2 min)
+	TL_TEST_TIER=cpu TL_SLOW_TESTS_STRICT=1 $(PY) -m pytest -q -x tests/slow
 
 # More random programs than CI's fixed seed (tests/python/fuzz): TL_RANDOM_PROGRAMS=300 TL_RANDOM_SEED=7 make test-random
 test-random: build

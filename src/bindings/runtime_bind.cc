@@ -27,6 +27,7 @@
 #include "runtime/paths.h"
 #include "runtime/source_backend.h"
 #include "runtime/thread_pool.h"
+#include "transform/config_index_bitwidth.h"
 #include "transform/pass_config.h"
 
 namespace nb = nanobind;
@@ -466,6 +467,8 @@ nb::object attr_to_py(const Attr& a) {
 KernelHandle make_handle(std::shared_ptr<CompiledKernel> k, std::vector<int> out_idx, std::vector<int> workspace_idx) {
   KernelHandle h;
   h.binder = std::make_shared<ArgBinder>(k->func(), k->target(), std::move(out_idx), std::move(workspace_idx));
+  IndexWidthPlan index_plan = plan_index_width(k->func(), k->options().pass_configs);
+  h.binder->set_index_limit(index_plan.runtime_limit, index_plan.limited);
   h.stages_numpy = k->target().is_cuda();
   if (h.stages_numpy) {
     AttrMap info = k->info();

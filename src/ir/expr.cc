@@ -120,6 +120,13 @@ static int float_rank(DataType t) {
   return 4;
 }
 
+// Whether `v` is a value of the integer type `t`.
+static bool int_fits(DataType t, int64_t v) {
+  if (t.bits >= 64) return t.is_int() || v >= 0;
+  const int64_t span = int64_t(1) << t.bits;
+  return t.is_uint() ? (v >= 0 && v < span) : (v >= -span / 2 && v < span / 2);
+}
+
 // Brings a and b to a common type, following the promotion rules in expr.h.
 static void promote(Expr& a, Expr& b) {
   DataType ta = a.dtype(), tb = b.dtype();
@@ -135,7 +142,14 @@ static void promote(Expr& a, Expr& b) {
   bool ca = a.as<IntImmNode>() || a.as<FloatImmNode>();
   bool cb = b.as<IntImmNode>() || b.as<FloatImmNode>();
   auto convert_const = [](const Expr& c, DataType to) -> Expr {
-    if (auto* i = c.as<IntImmNode>()) return make_const(to, static_cast<double>(i->value));
+    if (auto* i = c.as<IntImmNode>()) {
+      // A literal wider than the other operand whose value does not fit it (i + 2**31 on an int32
+      // i, x + 200 on an int8 x) promotes instead of wrapping: the wider type wins below.
+      if (to.is_integer() && c.dtype().is_integer() && c.dtype().bits > to.bits &&
+          !int_fits(to, i->value))
+        return Expr();
+      return make_const(to, static_cast<double>(i->value));
+    }
     auto* f = c.as<FloatImmNode>();
     if (to.is_float()) return make_float(f->value, to);
     return Expr();  // a float literal cannot become an int silently

@@ -157,11 +157,49 @@ ArgBinder::ArgBinder(const PrimFunc& f, const Target& target, std::vector<int> o
     } else {
       p.dtype = prm.var.dtype();
       p.scalar_var = var_index(prm.var);
+      scalar_param_vars_.resize(static_cast<size_t>(i) + 1, nullptr);
+      scalar_param_vars_[static_cast<size_t>(i)] = prm.var.get();
       p.signature = p.name + ": " + p.dtype.str();
     }
     params_.push_back(std::move(p));
+    scalar_param_vars_.resize(params_.size(), nullptr);
     if (params_.back().role == ParamRole::kInput) user_params_.push_back(i);
     else allocated_params_.push_back(i);
+  }
+}
+
+void ArgBinder::set_index_limit(int64_t limit, const std::vector<Var>& vars) {
+  index_limit_ = limit;
+  limited_vars_.clear();
+  limited_params_.clear();
+  if (limit <= 0) return;
+  for (const Var& v : vars) {
+    bool found = false;
+    for (size_t i = 0; i < vars_.size(); ++i)
+      if (vars_[i].get() == v.get()) {
+        limited_vars_.push_back(static_cast<int>(i));
+        found = true;
+      }
+    if (found) continue;
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (scalar_param_vars_[i] == v.get()) limited_params_.push_back(static_cast<int>(i));
+  }
+}
+
+void ArgBinder::fail_index_limit(const ParamSpec& p, const std::string& what, int64_t value) const {
+  std::ostringstream os;
+  os << what << " is " << value << ", beyond +-" << index_limit_
+     << ", the range this kernel's 32-bit index arithmetic was compiled for (a larger value would make "
+        "indices overflow); compile it with pass_configs={'tl.config_index_bitwidth': 64} for 64-bit indices";
+  fail(p, os.str());
+}
+
+void ArgBinder::check_index_limits(const State& st) const {
+  for (int v : limited_vars_) {
+    int64_t x = st.values[static_cast<size_t>(v)];
+    if (st.bound_by[static_cast<size_t>(v)] >= 0 && (x > index_limit_ || x < -index_limit_))
+      fail_index_limit(params_[static_cast<size_t>(st.bound_by[static_cast<size_t>(v)])],
+                       "dynamic variable '" + vars_[static_cast<size_t>(v)]->name + "'", x);
   }
 }
 
@@ -334,6 +372,9 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
                       (a.kind == CallArg::kTensor ? std::string("a tensor") : a.kind == CallArg::kFloat ? "float" : a.type_name));
         iv = a.i;
         if (!fits(t, iv)) fail(p, "value " + std::to_string(iv) + " does not fit in " + t.str());
+        if (index_limit_ > 0 && (iv > index_limit_ || iv < -index_limit_))
+          for (int lp : limited_params_)
+            if (lp == p.index) fail_index_limit(p, "integer argument", iv);
       }
       if (p.scalar_var >= 0) {
         if (st.bound_by[p.scalar_var] == -1) {
@@ -422,7 +463,10 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
   }
 
   // Entries that are expressions: check them, solving for one unknown variable when it is affine.
-  if (pending.empty()) return;
+  if (pending.empty()) {
+    if (!limited_vars_.empty()) check_index_limits(st);
+    return;
+  }
   std::vector<bool> done(pending.size(), false);
   for (bool progress = true; progress;) {
     progress = false;
@@ -475,6 +519,7 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
       fail(*pending[i].p, std::string("cannot determine the dynamic variables of ") + pending[i].what + " " +
                               std::to_string(pending[i].axis) + " (" + pending[i].d->text +
                               "): give one of them a dimension of its own in some input");
+  if (!limited_vars_.empty()) check_index_limits(st);
 }
 
 void ArgBinder::alloc_shape(int param, const State& st, std::vector<int64_t>* shape) const {

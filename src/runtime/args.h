@@ -94,6 +94,12 @@ class ArgBinder {
   const std::vector<int>& workspace_idx() const { return workspace_idx_; }
   const std::vector<Var>& dynamic_vars() const { return vars_; }
 
+  // The call-time side of config_index_bitwidth: the kernel's 32-bit index arithmetic holds
+  // only while these run-time integers (dynamic dimensions, integer scalar parameters) stay
+  // within [-limit, limit]; bind() raises ArgumentError otherwise. limit 0: no check.
+  void set_index_limit(int64_t limit, const std::vector<Var>& vars);
+  int64_t index_limit() const { return index_limit_; }
+
   // Checks the argument count (ArgumentError listing the expected parameters).
   void check_count(size_t n) const;
   // Checks user arguments (args[k] is for user_params()[k]) and binds dynamic variables.
@@ -109,9 +115,15 @@ class ArgBinder {
   void bind_dim(const ParamSpec& p, const DimSpec& d, int64_t given, const char* what, size_t axis,
                 const int64_t* all_given, size_t rank, State& st) const;
   std::string describe_binding(int var, const State& st) const;
+  void check_index_limits(const State& st) const;
+  [[noreturn]] void fail_index_limit(const ParamSpec& p, const std::string& what, int64_t value) const;
   bool eval(const Expr& e, const State& st, int64_t* out, int* unbound) const;
   bool eval_with(const Expr& e, const State& st, int var, int64_t value, int64_t* out) const;
 
+  int64_t index_limit_ = 0;
+  std::vector<int> limited_vars_;    // indices into vars_
+  std::vector<int> limited_params_;  // integer scalar parameters that are not dynamic variables
+  std::vector<const VarNode*> scalar_param_vars_;  // per parameter: its variable (scalars)
   std::string kernel_name_;
   Target target_;
   std::vector<ParamSpec> params_;

@@ -1,6 +1,7 @@
 #include "target/ascend/pipeline.h"
 
 #include "transform/ascend_check.h"
+#include "transform/config_index_bitwidth.h"
 #include "transform/ascend_expand_gemm.h"
 #include "transform/ascend_infer_scope.h"
 #include "transform/ascend_insert_sync.h"
@@ -13,7 +14,8 @@ namespace tl {
 
 PrimFunc lower_ascend(const PrimFunc& f, PassContext& ctx) {
   PassRunner r(f, ctx);
-  r.run("ascend_check", ascend_check)                 // Expert-mode legality, unsupported modes
+  r.run("config_index_bitwidth", config_index_bitwidth)  // int64 where indices can exceed int32
+      .run("ascend_check", ascend_check)                 // Expert-mode legality, unsupported modes
       .run("ascend_infer_scope", ascend_infer_scope)  // shared/fragment/L0 -> L1/UB/L0A/L0B/L0C
       .run("ascend_check_scoped", ascend_check)       // the same rules on the inferred memories
       .run("ascend_vectorize_parallel", ascend_vectorize_parallel)  // T.Parallel on UB -> T.tile ops

@@ -1,6 +1,7 @@
 #include "target/cpu/pipeline.h"
 
 #include "target/cpu/lower_tile_ops_cpu.h"
+#include "transform/config_index_bitwidth.h"
 #include "transform/check_cpu_constructs.h"
 #include "transform/flatten_buffer_access.h"
 #include "transform/legalize_cpu_loops.h"
@@ -13,6 +14,7 @@ namespace tl {
 
 PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
   PassRunner runner(f, ctx);  // verifies the output of every pass (the first one: the input)
+  runner.run("config_index_bitwidth", config_index_bitwidth);  // int64 where indices can exceed int32
   runner.run("check_cpu_constructs", check_cpu_constructs);
   runner.run("serialize_threads", serialize_threads);
   runner.run("simplify", simplify);  // constant regions let the GEMM take its static form

@@ -164,7 +164,16 @@ class CudaCodegen {
       rename[orig] = Var(n, orig.dtype());
     }
     info->grid.clear();
-    for (const Expr& g : kernel->grid) info->grid.push_back(to_string(substitute(g, rename)));
+    for (size_t i = 0; i < kernel->grid.size(); ++i) {
+      // CUDA's grid limits: 2^31 - 1 blocks in x, 65535 in y and z (dynamic extents are checked at
+      // the launch).
+      int64_t v = 0, limit = i == 0 ? 2147483647LL : 65535LL;
+      if (is_const_int(kernel->grid[i], &v) && v > limit)
+        throw_error<ResourceError>(kernel->span.prefix(), "T.Kernel grid dimension ", i, " has ", v,
+                                   " blocks; CUDA allows at most ", limit, " in ", i == 0 ? "x" : i == 1 ? "y" : "z",
+                                   ": make blocks larger, or put the long dimension first");
+      info->grid.push_back(to_string(substitute(kernel->grid[i], rename)));
+    }
     while (info->grid.size() < 3) info->grid.push_back("1");
     int64_t threads = 1;
     for (size_t i = 0; i < kernel->threads.size() && i < 3; ++i) {

@@ -2,6 +2,7 @@
 
 #include "target/cuda/expand_tile_ops.h"
 #include "target/cuda/lower_tile_ops_cuda.h"
+#include "transform/config_index_bitwidth.h"
 #include "transform/inject_pipeline.h"
 #include "transform/legalize_safe_memory_access.h"
 #include "transform/insert_thread_sync.h"
@@ -12,6 +13,7 @@ namespace tl {
 
 PrimFunc lower_cuda(const PrimFunc& f, PassContext& ctx) {
   PassRunner r(f, ctx);
+  r.run("config_index_bitwidth", config_index_bitwidth);  // int64 where indices can exceed int32
   r.run("cuda.expand_tile_ops", expand_cuda_tile_ops);
   r.run("legalize_safe_memory_access", legalize_safe_memory_access);
   r.run("inject_pipeline", inject_pipeline);

@@ -25,6 +25,21 @@ TEST(Expr, ConstantFoldingAndPromotion) {
   EXPECT_EQ(ceildiv(make_int(130), make_int(64)).as<IntImmNode>()->value, 3);
 }
 
+TEST(Expr, WideLiteralsPromoteInsteadOfWrapping) {
+  // A literal adopts the other operand's type only when its value fits: i + 2^31 on an int32 i is
+  // int64 (it wrapped to i - 2^31 before: TileLang's constant-index bug), x + 200 on an int8 x is
+  // int32.
+  Var i("i");
+  Expr big = i + make_int(int64_t(1) << 31, DataType::Int64());
+  EXPECT_EQ(big.dtype(), DataType::Int64());
+  EXPECT_EQ(print_expr(big), "cast<int64>(i) + 2147483648i64");
+  Var x("x", DataType::Int(8));
+  EXPECT_EQ((x + make_int(200)).dtype(), DataType::Int32());
+  EXPECT_EQ((x + make_int(100)).dtype(), DataType::Int(8));  // fits: stays int8
+  Var u("u", DataType::UInt(32));
+  EXPECT_EQ((u + make_int(-1)).dtype(), DataType::UInt(32));  // same width: C's conversion, as before
+}
+
 TEST(Expr, PrinterPrecedence) {
   Var i("i"), j("j");
   EXPECT_EQ(print_expr((i + j) * 2), "(i + j) * 2");
