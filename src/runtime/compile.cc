@@ -12,6 +12,7 @@
 #include "runtime/cache.h"
 #include "runtime/cuda_probe.h"
 #include "runtime/paths.h"
+#include "target/c_source.h"
 #include "transform/pass_config.h"
 
 namespace tl {
@@ -196,7 +197,7 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
         backend->build(kernel->kernel_source_, staging, opts);
         write_text_file(staging + "/" + kSourceFile, kernel->kernel_source_);
         write_text_file(staging + "/" + kHostSourceFile, kernel->host_source_);
-        write_text_file(staging + "/meta.txt", "kernel " + f.name() + "\ntarget " + opts.target.str() + "\n");
+        write_text_file(staging + "/meta.txt", "kernel " + c_string_literal(f.name()) + "\ntarget " + opts.target.str() + "\n");
       } catch (...) {
         cache.abort(staging);
         throw;
