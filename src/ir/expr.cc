@@ -7,6 +7,7 @@
 #include "ir/eval.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "ir/printf_format.h"
 
 namespace tl {
 
@@ -295,6 +296,15 @@ Expr make_cast(DataType dtype, Expr value) {
 Expr make_call(DataType dtype, std::string op, std::vector<Expr> args) {
   for (auto& a : args)
     if (!a.defined()) throw_error<TypeError>("call to '", op, "' with an undefined argument");
+  if (op == "tl.printf") {
+    // A printf format is checked against its arguments here, so no IR (frontend, textual IR, a pass)
+    // can hold one that would make the C library read or write memory it was not given.
+    const auto* fmt = args.empty() ? nullptr : args[0].as<StringImmNode>();
+    if (!fmt) throw_error<TypeError>("T.printf: the format must be a string constant");
+    std::vector<DataType> types;
+    for (size_t i = 1; i < args.size(); ++i) types.push_back(args[i].dtype());
+    check_printf_format(fmt->value, types);
+  }
   return Expr(std::make_shared<CallNode>(dtype, std::move(op), std::move(args)));
 }
 

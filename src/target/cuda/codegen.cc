@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/printf_format.h"
 #include "target/c_source.h"
 #include "target/cuda/lower_context.h"
 
@@ -383,13 +384,22 @@ class CudaCodegen {
     if (op == "cuda.cp_async_wait") return "tl::cp_async_wait<" + std::to_string(get_const_int(c->args[0], "wait")) + ">()";
     if (op == "tl.sync_threads") return "__syncthreads()";
     if (op == "tl.printf") {
-      std::string s = expr(c->args[0]);
+      const auto* fmt = c->args.empty() ? nullptr : c->args[0].as<StringImmNode>();
+      if (!fmt) throw_error<TypeError>("T.printf: the format must be a string constant");
+      std::vector<DataType> types;
+      for (size_t i = 1; i < c->args.size(); ++i) types.push_back(c->args[i].dtype());
+      // The format is data checked against the arguments (ir/printf_format.h), never the user's text as is.
+      PrintfFormat pf = check_printf_format(fmt->value, types);
+      std::string s = c_string_literal(pf.format);
       for (size_t i = 1; i < c->args.size(); ++i) {
-        DataType t = c->args[i].dtype();
         std::string v = expr(c->args[i]);
-        if (t.is_float()) v = "static_cast<double>(static_cast<float>(" + v + "))";
-        else if (t.is_int() && t.bits < 32) v = "static_cast<int>(" + v + ")";
-        else if (t.is_bool()) v = "static_cast<int>(" + v + ")";
+        switch (pf.args[i - 1]) {
+          case PrintfArg::kSigned: v = "static_cast<long long>(" + v + ")"; break;
+          case PrintfArg::kUnsigned: v = "static_cast<unsigned long long>(" + v + ")"; break;
+          case PrintfArg::kChar: v = "static_cast<int>(" + v + ")"; break;
+          case PrintfArg::kFloat: v = "static_cast<double>(static_cast<float>(" + v + "))"; break;
+          case PrintfArg::kPointer: v = "static_cast<const void*>(" + v + ")"; break;
+        }
         s += ", " + v;
       }
       return "printf(" + s + ")";
