@@ -177,7 +177,10 @@ class _Rewriter:
         k = len(self.spans)
         self.spans.append((s.lineno, s.col_offset + 1))
         at = _expr_stmt(_call("at", ast.Subscript(value=_name(_S), slice=_const(k), ctx=ast.Load())))
-        out = [at] + handler(s)
+        try:
+            out = [at] + handler(s)
+        except RecursionError:  # the innermost statement reports it
+            raise self.err(s, _TOO_DEEP) from None
         for n in out:
             ast.copy_location(n, s)
         return out
@@ -339,6 +342,10 @@ class _Rewriter:
         return ast.copy_location(fn, fdef)
 
 
+_TOO_DEEP = ("this statement nests too deeply for the kernel parser (Python's recursion limit); compute the "
+             "expression in steps through local variables (acc = T.alloc_var(dtype); acc = acc + ...)")
+
+
 class _Compiled:
     __slots__ = ("code", "spans", "argnames", "def_span", "filename", "line")
 
@@ -371,6 +378,9 @@ def _compile(func, kind):
         tree = ast.parse("if 1:\n" + src if indented else src, filename)
     except SyntaxError as e:
         raise _no_source(func, f"its source does not parse on its own: {e.msg}") from None
+    except (RecursionError, MemoryError):
+        raise _SyntaxError(f"{filename}:{code.co_firstlineno}: '{func.__qualname__}' nests too deeply for Python's "
+                           "parser; compute deep expressions in steps through local variables") from None
     fdef = tree.body[0].body[0] if indented else tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise _no_source(func, "it is not a def statement (lambdas cannot be kernels)")
@@ -389,7 +399,11 @@ def _compile(func, kind):
     ast.copy_location(maker, fdef)
     module = ast.Module(body=[maker], type_ignores=[])
     ast.fix_missing_locations(module)
-    module_code = compile(module, filename, "exec")
+    try:
+        module_code = compile(module, filename, "exec")
+    except RecursionError:
+        raise _SyntaxError(f"{filename}:{fdef.lineno}: '{func.__qualname__}' nests too deeply for Python's compiler; "
+                           "compute deep expressions in steps through local variables") from None
     maker_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     inner_code = next(c for c in maker_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
 

@@ -76,16 +76,20 @@ class CpuBackend : public TargetBackend {
     ProcessOptions po;
     po.timeout_s = compile_timeout_s();
     po.cwd = dir;
-    ProcessResult r = run_compiler(argv, "building the cpu kernel", po);
+    ProcessResult r = run_compiler(argv, "building the cpu kernel", po, dir + "/kernel.cc");
     if (opts.verbose && !r.err.empty()) std::fprintf(stderr, "%s", r.err.c_str());
   }
 
-  std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& original, const PrimFunc*,
+  std::unique_ptr<KernelModule> load(const ArtifactFiles& files, const PrimFunc& original, const PrimFunc*,
                                      const CompileOptions& opts) override {
     int threads = static_cast<int>(config_int(opts.pass_configs, "tl.cpu_num_threads", 0));
     if (threads < 0) throw_error<ValueError>("pass config 'tl.cpu_num_threads' must be >= 0 (0: all cores), got ", threads);
-    return load_cpu_module(dir + "/kernel.so", original.name(), threads);
+    // dlopen through the verified descriptor (ArtifactFiles::load_path): the bytes hashed are the bytes run.
+    ArtifactFiles::LoadPath so = files.load_path("kernel.so");
+    return load_cpu_module(so.path(), files.dir() + "/kernel.so", original.name(), threads);
   }
+
+  std::vector<std::string> artifact_files() const override { return {"kernel.so", "kernel.cc"}; }
 
   std::string compiler_version(const CompileOptions& opts) override {
     static std::mutex mu;

@@ -18,6 +18,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "runtime/paths.h"
 #include "target/cpu/codegen_cpu.h"
 
 namespace tl {
@@ -474,11 +475,7 @@ std::string codegen_cpu(const PrimFunc& lowered) {
   return cg.generate(lowered);
 }
 
-std::string cpu_include_dir() {
-  if (const char* d = std::getenv("TILELANG_INCLUDE_DIR"); d && *d) return d;
-  if (const char* d = std::getenv("TILELANG_SOURCE_DIR"); d && *d) return std::string(d) + "/include";
-  return std::string(TL_SOURCE_DIR) + "/include";
-}
+std::string cpu_include_dir() { return tl_include_dir("tl/cpu/kernel.h"); }
 
 std::vector<std::string> cpu_compiler_flags(bool fast_math) {
   std::vector<std::string> flags = {
