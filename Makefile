@@ -51,7 +51,7 @@ run: build
 
 test: build
 	$(BUILD)/tl_tests --gtest_brief=1 --gtest_filter=-*OnGpu.*  # the GPU tier runs in scripts/gpu_check.sh
-	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error
+	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error tests/fuzz
 
 bench: build
 	$(PY) bench/run_all.py

@@ -343,6 +343,7 @@ nb::object make_shape_tuple(const std::vector<int64_t>& shape) {
 nb::object kernel_call(KernelHandle& h, nb::args args) {
   const ArgBinder& b = *h.binder;
   const size_t n = args.size();
+  if (h.stages_numpy) check_cuda_usable_after_fork();  // a cuda kernel (before torch's own fork error)
   if (h.stages_numpy && g_numpy_stager) {
     for (size_t k = 0; k < n; ++k) {
       if (!is_numpy_array(args[k].ptr())) continue;

@@ -58,6 +58,17 @@ def make(msg):
     return kernel
 
 
+def make_print(msg):
+    @T.prim_func
+    def kernel(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=16) as bx:
+            T.print(msg=msg)
+            T.print(A[0], msg=msg)
+            for i in T.Parallel(16):
+                B[i] = A[i] * 2.0 + 1.0
+    return kernel
+
+
 def make_npu(msg):
     @T.prim_func
     def kernel(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
@@ -122,6 +133,12 @@ def test_kernel_name_is_never_code(payload, target):
 def test_assert_message_is_never_code(payload, target):
     make = PLAIN.make_npu if target == "ascend" else PLAIN.make
     _assert_not_code(_check_runs(make(PAYLOADS[payload]), target))
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "ascend"])
+@pytest.mark.parametrize("payload", list(PAYLOADS))
+def test_print_message_is_never_code(payload, target, capfd):
+    _assert_not_code(_check_runs(PLAIN.make_print(PAYLOADS[payload]), target))
 
 
 @pytest.mark.parametrize("target", TARGETS)

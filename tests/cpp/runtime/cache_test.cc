@@ -372,6 +372,28 @@ TEST(KernelCache, NoHomeMeansAPrivateDirectory) {
   remove_tree(tmp);
 }
 
+TEST(KernelCache, WhatWasHashedIsWhatIsLoaded) {
+  testing::ScopedCacheDir dir("same-bytes");
+  KernelCache cache(dir.path());
+  std::string key = key_of("same-bytes");
+  std::string entry = commit_entry(cache, key, "verified payload");
+  auto files = cache.lookup(key, {"kernel.so"});
+  ASSERT_TRUE(files.has_value());
+  // Someone replaces the file after the check: the descriptors still read the verified bytes, and
+  // the loader's path resolves to them too.
+  write_text_file(entry + "/kernel.so.new", "swapped payload!");
+  fs::rename(entry + "/kernel.so.new", entry + "/kernel.so");
+  EXPECT_EQ(files->read("kernel.so"), "verified payload");
+  ArtifactFiles::LoadPath path = files->load_path("kernel.so");
+  EXPECT_EQ(read_text_file(path.path()), "verified payload");
+  // Each load path is used once: two loads of descriptors with the same number never share a name.
+  ArtifactFiles::LoadPath again = files->load_path("kernel.so");
+  EXPECT_NE(path.path(), again.path());
+  std::string p = path.path();
+  { ArtifactFiles::LoadPath gone = std::move(path); }
+  EXPECT_FALSE(fs::exists(fs::symlink_status(p)));
+}
+
 TEST(KernelCache, DisabledByEnv) {
   unsetenv("TILELANG_DISABLE_CACHE");
   EXPECT_FALSE(KernelCache::disabled_by_env());
