@@ -81,7 +81,10 @@ std::string ArtifactFiles::sha256(const std::string& name) const {
 
 namespace {
 
-// A directory only this process uses for load links, removed at exit.
+pid_t g_load_link_owner = 0;
+
+// A directory only this process uses for load links (mkdtemp: 0700), removed at exit by the
+// process that created it (not by a forked child that exits).
 const std::string& load_link_dir() {
   static const std::string dir = [] {
     const char* tmp = std::getenv("TMPDIR");
@@ -89,7 +92,14 @@ const std::string& load_link_dir() {
     std::vector<char> buf(templ.begin(), templ.end());
     buf.push_back('\0');
     std::string d = ::mkdtemp(buf.data()) ? std::string(buf.data()) : std::string();
-    if (!d.empty()) std::atexit([] { std::error_code ec; fs::remove_all(load_link_dir(), ec); });
+    if (!d.empty()) {
+      g_load_link_owner = ::getpid();
+      std::atexit([] {
+        if (::getpid() != g_load_link_owner) return;
+        std::error_code ec;
+        fs::remove_all(load_link_dir(), ec);
+      });
+    }
     return d;
   }();
   return dir;
