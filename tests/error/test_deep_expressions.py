@@ -78,6 +78,13 @@ def run(terms):  # compile only (NVRTC): no GPU in CI
 """,
 }
 
+KERNELS["cuda_gpu"] = KERNELS["cuda"].split("def run(terms)")[0] + """
+def run(terms):  # on a GPU (the GPU tier)
+    k = tilelang.compile(build(terms), out_idx=[1], target="cuda")
+    a = np.arange(1, 5, dtype=np.float32) / 8
+    return float(k(a)[0]), expected(a, terms)
+"""
+
 TARGETS = ["cpu", "ascend"] + (["cuda"] if NVRTC else [])
 
 
@@ -171,3 +178,13 @@ for expr in (body, flat):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == 2 and all(l.startswith("TileLangSyntaxError: deep.tir:2:") for l in lines), r.stdout
+
+
+@pytest.mark.gpu
+def test_deepest_admitted_expression_runs_on_a_gpu():
+    r = child("cuda_gpu", f"""
+    got, want = run({MAX - 1})
+    assert abs(got - want) <= 1e-3 * abs(want), (got, want)
+    print("ok")
+    """)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr
