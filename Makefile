@@ -51,7 +51,7 @@ run: build
 
 test: build
 	$(BUILD)/tl_tests --gtest_brief=1 --gtest_filter=-*OnGpu.*  # the GPU tier runs in scripts/gpu_check.sh
-	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error
+	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error tests/fuzz
 	@# slow tier: kernels over more than 2^31 elements (needs ~6.5 GiB of free memory, ~1-2 min)
 	TL_TEST_TIER=cpu TL_SLOW_TESTS_STRICT=1 $(PY) -m pytest -q -x tests/slow
 

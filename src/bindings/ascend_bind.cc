@@ -10,6 +10,7 @@
 #include "bindings/ir_bind_convert.h"
 #include "ir/error.h"
 #include "runtime/backend.h"
+#include "runtime/large_stack.h"
 #include "sim/machine_model.h"
 #include "transform/ascend_strip_syncs.h"
 #include "transform/pass_config.h"
@@ -68,9 +69,11 @@ void bind_ascend(nb::module_& parent) {
         ctx.target = opts.target;
         ctx.configs = opts.pass_configs;
         auto k = std::make_unique<AscendKernel>();
-        k->lowered = backend->lower(f, ctx);
-        k->source = backend->codegen(k->lowered, ctx, nullptr);
-        k->module = backend->load("", f, &k->lowered, opts);
+        run_with_large_stack([&] {  // as tilelang.compile does (runtime/large_stack.h)
+          k->lowered = backend->lower(f, ctx);
+          k->source = backend->codegen(k->lowered, ctx, nullptr);
+        });
+        k->module = backend->load(ArtifactFiles(), f, &k->lowered, opts);
         return k.release();
       },
       nb::arg("func"), nb::arg("pass_configs") = nb::none(), nb::arg("target") = "ascend",

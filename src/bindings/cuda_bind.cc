@@ -16,6 +16,7 @@
 #include "ir/dtype.h"
 #include "ir/error.h"
 #include "layout/mma_layout.h"
+#include "runtime/large_stack.h"
 #include "target/cuda/backend.h"
 #include "target/cuda/driver.h"
 #include "target/cuda/emulator.h"
@@ -218,9 +219,12 @@ void bind_cuda(nb::module_& parent) {
         ctx.target.arch = cuda_compile_arch(opts.target);
         ctx.configs = opts.pass_configs;
         CudaBackend be;
-        PrimFunc lowered = be.lower(f, ctx);
-        std::string host;
-        std::string src = be.codegen(lowered, ctx, &host);
+        PrimFunc lowered;
+        std::string host, src;
+        run_with_large_stack([&] {  // as tilelang.compile does (runtime/large_stack.h)
+          lowered = be.lower(f, ctx);
+          src = be.codegen(lowered, ctx, &host);
+        });
         NvrtcOptions o;
         o.arch = ctx.target.arch;
         o.fast_math = config_bool(opts.pass_configs, "tl.enable_fast_math");

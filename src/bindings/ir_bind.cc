@@ -254,6 +254,8 @@ void bind_exprs(nb::module_& m) {
       .def("__str__", &Span::str)
       .def("__repr__", [](const Span& s) { return "Span(" + s.str() + ")"; });
 
+  // The deepest expression the IR admits (ir/expr.h): deeper ones are a ResourceError where they are built.
+  m.attr("MAX_EXPR_DEPTH") = kMaxExprDepth;
   m.def("canonical_dtype", [](const std::string& s) { return parse_dtype(s).str(); }, "name"_a,
         "Canonical name of a dtype ('float' -> 'float32'); ValueError on unknown names.");
   m.def("dtype_info", [](const std::string& s) {

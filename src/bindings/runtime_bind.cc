@@ -111,6 +111,7 @@ struct TensorHold {
   bool has_view = false;
   nb::object keep;                 // a temporary view object (ml_dtypes arrays)
   nb::ndarray<nb::ro> dl;          // DLPack import
+  nb::ndarray<> dl_rw;             // DLPack import of a tensor the kernel writes (fails when read-only)
   TorchTensorView torch;           // torch tensors (torch_tensor.h)
   int64_t strides[8];              // element strides from a Py_buffer (ndim <= 8)
   std::vector<int64_t> big_strides;
@@ -144,6 +145,7 @@ bool from_buffer(PyObject* o, TensorHold& h, TensorArg& t, const DataType* dtype
   t.dtype = dt;
   t.device_type = kDLCPU;
   t.device_id = 0;
+  t.read_only = h.view.readonly != 0;
   t.strides = nullptr;
   if (h.view.strides && h.view.ndim > 0) {
     int64_t* s = h.strides;
@@ -162,8 +164,10 @@ bool from_buffer(PyObject* o, TensorHold& h, TensorArg& t, const DataType* dtype
   return true;
 }
 
-// Reads a tensor argument. Returns false when `o` is not a tensor at all.
-bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t) {
+// Reads a tensor argument. Returns false when `o` is not a tensor at all. `written`: the kernel
+// writes the tensor, so a DLPack export is asked for writable memory first (a read-only one is
+// then marked read_only for the binder to refuse).
+bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool written = false) {
   if (from_buffer(o, h, t, nullptr)) {
     return true;
   }
@@ -197,9 +201,15 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t) {
     return true;
   }
   // Anything else speaking DLPack (cupy, jax, torch tensors on other devices).
-  if (!nb::try_cast<nb::ndarray<nb::ro>>(nb::handle(o), h.dl, false)) {
+  if (written && nb::try_cast<nb::ndarray<>>(nb::handle(o), h.dl_rw, false)) {
+    h.dl = nb::ndarray<nb::ro>(h.dl_rw);
+  } else {
     PyErr_Clear();
-    return false;
+    if (!nb::try_cast<nb::ndarray<nb::ro>>(nb::handle(o), h.dl, false)) {
+      PyErr_Clear();
+      return false;
+    }
+    t.read_only = written;  // exported only read-only
   }
   auto d = h.dl.dtype();
   if (!dtype_from_dlpack(d.code, d.bits, d.lanes, &t.dtype))
@@ -334,9 +344,18 @@ nb::object make_shape_tuple(const std::vector<int64_t>& shape) {
 nb::object kernel_call(KernelHandle& h, nb::args args) {
   const ArgBinder& b = *h.binder;
   const size_t n = args.size();
+  if (h.stages_numpy) check_cuda_usable_after_fork();  // a cuda kernel (before torch's own fork error)
   if (h.stages_numpy && g_numpy_stager) {
     for (size_t k = 0; k < n; ++k) {
       if (!is_numpy_array(args[k].ptr())) continue;
+      // The stager copies results back only into writable arrays: a read-only one the kernel
+      // writes would silently keep its old contents.
+      if (n == b.user_params().size())
+        for (size_t j = 0; j < n; ++j) {
+          nb::handle arg = args[j];
+          if (is_numpy_array(arg.ptr()) && !nb::cast<bool>(arg.attr("flags").attr("writeable")))
+            b.check_writable(j, /*read_only=*/true);
+        }
       nb::object self = nb::find(&h);
       nb::object r = nb::steal(PyObject_CallFunctionObjArgs(g_numpy_stager, self.ptr(), args.ptr(), nullptr));
       if (!r.is_valid()) throw nb::python_error();
@@ -353,7 +372,7 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
     if (p.is_tensor) {
       bool got = false;
       try {
-        got = extract_tensor(o, s.holds[k], a.tensor);
+        got = extract_tensor(o, s.holds[k], a.tensor, p.written);
       } catch (const ArgumentError& e) {
         throw_error<ArgumentError>(b.kernel_name(), "(): parameter '", p.name, "' (", p.signature, "): ", e.what());
       }

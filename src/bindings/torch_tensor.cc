@@ -242,6 +242,29 @@ bool read_exchange(TorchApi& api, PyObject* o, TorchTensorView& v) {
   return true;
 }
 
+// A torch tensor neither path could read: an ArgumentError saying what is wrong with it when that is
+// a property no kernel can take (sparse layout, no data); otherwise DLPack gets to try (other devices).
+static void diagnose_unreadable(PyObject* o) {
+  nb::handle t(o);
+  auto text = [](nb::handle v) {
+    nb::object s = nb::steal(PyObject_Str(v.ptr()));
+    if (!s.is_valid()) {
+      PyErr_Clear();
+      return std::string("?");
+    }
+    return std::string(PyUnicode_AsUTF8(s.ptr()));
+  };
+  nb::object layout = nb::steal(PyObject_GetAttrString(o, "layout"));
+  if (!layout.is_valid()) PyErr_Clear();
+  else if (std::string l = text(layout); l != "torch.strided")
+    throw_error<ArgumentError>("a sparse torch tensor (layout ", l, "); kernels take dense tensors: pass t.to_dense()");
+  nb::object meta = nb::steal(PyObject_GetAttrString(o, "is_meta"));
+  if (!meta.is_valid()) PyErr_Clear();
+  else if (meta.ptr() == Py_True)
+    throw_error<ArgumentError>("a torch tensor on the 'meta' device, which has no data (shape ",
+                               text(t.attr("shape")), "); pass a tensor with storage on the kernel's device");
+}
+
 bool read_torch_tensor(PyObject* o, TorchTensorView& view) {
   TorchApi* api = torch_api();
   if (!api || !PyObject_TypeCheck(o, api->tensor_type)) return false;
@@ -249,6 +272,7 @@ bool read_torch_tensor(PyObject* o, TorchTensorView& view) {
   if (api->tensor_from_object && Py_TYPE(o) == api->tensor_type && read_exchange(*api, o, view)) return true;
   if (read_attributes(*api, o, view)) return true;
   PyErr_Clear();
+  diagnose_unreadable(o);
   return false;
 }
 

@@ -87,7 +87,7 @@ struct BufferLoadNode : ExprNode {
   const Buffer buffer;
   const std::vector<Expr> indices;
   BufferLoadNode(DataType t, Buffer b, std::vector<Expr> i)
-      : ExprNode(kKind, t), buffer(std::move(b)), indices(std::move(i)) {}
+      : ExprNode(kKind, t, depth_over(i)), buffer(std::move(b)), indices(std::move(i)) {}
 };
 // Checks the index count against the buffer rank (one index is also accepted for a flat access).
 Expr make_load(Buffer buffer, std::vector<Expr> indices);

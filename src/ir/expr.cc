@@ -7,8 +7,21 @@
 #include "ir/eval.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "ir/printf_format.h"
 
 namespace tl {
+
+// 2000 levels take under 2 MiB of stack in the deepest walker (measured: every target compiles a
+// 2000-deep expression on a 2 MiB thread stack; NVRTC runs on its own large stack), a quarter of a
+// default 8 MiB thread stack. The textual IR parser refuses deeper nesting at the same depth.
+const uint32_t kMaxExprDepth = 2000;
+
+ExprNode::ExprNode(ExprKind k, DataType t, uint32_t d) : kind(k), dtype(t), depth(d) {
+  if (d > kMaxExprDepth)
+    throw_error<ResourceError>("an expression nested ", d, " operations deep exceeds tilelang's limit of ",
+                               kMaxExprDepth, " (every compiler pass walks expressions recursively); compute it in "
+                               "steps through a local variable (acc = T.alloc_var(dtype); acc = acc + ...) or a loop");
+}
 
 std::string Span::str() const {
   if (!defined()) return "";
@@ -309,6 +322,15 @@ Expr make_cast(DataType dtype, Expr value) {
 Expr make_call(DataType dtype, std::string op, std::vector<Expr> args) {
   for (auto& a : args)
     if (!a.defined()) throw_error<TypeError>("call to '", op, "' with an undefined argument");
+  if (op == "tl.printf") {
+    // A printf format is checked against its arguments here, so no IR (frontend, textual IR, a pass)
+    // can hold one that would make the C library read or write memory it was not given.
+    const auto* fmt = args.empty() ? nullptr : args[0].as<StringImmNode>();
+    if (!fmt) throw_error<TypeError>("T.printf: the format must be a string constant");
+    std::vector<DataType> types;
+    for (size_t i = 1; i < args.size(); ++i) types.push_back(args[i].dtype());
+    check_printf_format(fmt->value, types);
+  }
   return Expr(std::make_shared<CallNode>(dtype, std::move(op), std::move(args)));
 }
 

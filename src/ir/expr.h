@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,10 +40,19 @@ enum class ExprKind : uint8_t {
   kBroadcast,
 };
 
+// Expressions nest at most this deep (a leaf has depth 1). The compiler's walkers (simplifier,
+// printers, code generators, verifier, simulator) recurse over expressions, so this bound is what
+// keeps their stack use bounded: a deeper expression is a ResourceError where it is built — at the
+// user's line for the frontend — never a stack overflow later. tests/error/test_deep_expressions.py
+// compiles expressions of this depth on every target.
+extern const uint32_t kMaxExprDepth;
+
 struct ExprNode {
   const ExprKind kind;
   const DataType dtype;
-  ExprNode(ExprKind k, DataType t) : kind(k), dtype(t) {}
+  const uint32_t depth;  // 1 + the depth of the deepest operand
+  // Throws ResourceError when `depth` exceeds kMaxExprDepth.
+  ExprNode(ExprKind k, DataType t, uint32_t depth = 1);
   virtual ~ExprNode() = default;
 };
 
@@ -68,6 +78,20 @@ class Expr {
  private:
   std::shared_ptr<const ExprNode> node_;
 };
+
+// 1 + the largest depth among `operands` (undefined ones count 0): the depth of a node over them.
+inline uint32_t depth_over(std::initializer_list<const Expr*> operands) {
+  uint32_t d = 0;
+  for (const Expr* e : operands)
+    if (e->defined() && e->get()->depth > d) d = e->get()->depth;
+  return d + 1;
+}
+inline uint32_t depth_over(const std::vector<Expr>& operands) {
+  uint32_t d = 0;
+  for (const Expr& e : operands)
+    if (e.defined() && e.get()->depth > d) d = e.get()->depth;
+  return d + 1;
+}
 
 struct VarNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kVar;
@@ -148,7 +172,7 @@ struct BinaryNode : ExprNode {
   const BinOp op;
   const Expr a, b;
   BinaryNode(DataType t, BinOp o, Expr x, Expr y)
-      : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+      : ExprNode(kKind, t, depth_over({&x, &y})), op(o), a(std::move(x)), b(std::move(y)) {}
 };
 
 enum class UnOp : uint8_t { kNeg, kNot, kBitNot };
@@ -158,20 +182,23 @@ struct UnaryNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kUnary;
   const UnOp op;
   const Expr a;
-  UnaryNode(DataType t, UnOp o, Expr x) : ExprNode(kKind, t), op(o), a(std::move(x)) {}
+  UnaryNode(DataType t, UnOp o, Expr x) : ExprNode(kKind, t, depth_over({&x})), op(o), a(std::move(x)) {}
 };
 
 struct SelectNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kSelect;
   const Expr cond, true_value, false_value;
   SelectNode(DataType t, Expr c, Expr x, Expr y)
-      : ExprNode(kKind, t), cond(std::move(c)), true_value(std::move(x)), false_value(std::move(y)) {}
+      : ExprNode(kKind, t, depth_over({&c, &x, &y})),
+        cond(std::move(c)),
+        true_value(std::move(x)),
+        false_value(std::move(y)) {}
 };
 
 struct CastNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kCast;
   const Expr value;
-  CastNode(DataType t, Expr v) : ExprNode(kKind, t), value(std::move(v)) {}
+  CastNode(DataType t, Expr v) : ExprNode(kKind, t, depth_over({&v})), value(std::move(v)) {}
 };
 
 // Calls to math functions and target builtins, by name: "exp", "sqrt", "if_then_else",
@@ -181,7 +208,7 @@ struct CallNode : ExprNode {
   const std::string op;
   const std::vector<Expr> args;
   CallNode(DataType t, std::string o, std::vector<Expr> a)
-      : ExprNode(kKind, t), op(std::move(o)), args(std::move(a)) {}
+      : ExprNode(kKind, t, depth_over(a)), op(std::move(o)), args(std::move(a)) {}
 };
 
 // Vector index base, base+stride, ..., base+(lanes-1)*stride. Produced by vectorization.
@@ -190,14 +217,15 @@ struct RampNode : ExprNode {
   const Expr base, stride;
   const int lanes;
   RampNode(Expr b, Expr s, int l)
-      : ExprNode(kKind, b.dtype().with_lanes(l)), base(std::move(b)), stride(std::move(s)), lanes(l) {}
+      : ExprNode(kKind, b.dtype().with_lanes(l), depth_over({&b, &s})), base(std::move(b)), stride(std::move(s)), lanes(l) {}
 };
 
 struct BroadcastNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kBroadcast;
   const Expr value;
   const int lanes;
-  BroadcastNode(Expr v, int l) : ExprNode(kKind, v.dtype().with_lanes(l)), value(std::move(v)), lanes(l) {}
+  BroadcastNode(Expr v, int l)
+      : ExprNode(kKind, v.dtype().with_lanes(l), depth_over({&v})), value(std::move(v)), lanes(l) {}
 };
 
 // ---------------------------------------------------------------------------------------------

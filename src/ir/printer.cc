@@ -98,14 +98,22 @@ size_t utf8_sequence(const std::string& s, size_t i) {
   return n;
 }
 
-// A double-quoted literal. Valid UTF-8 stays readable; control characters and bytes that are
-// not UTF-8 are escaped, so the text is always valid UTF-8 (it crosses into Python).
+// U+0085, U+2028, U+2029: line breaks to Python's splitlines() and other readers of the text.
+bool is_unicode_line_break(const std::string& s, size_t i, size_t n) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  return (n == 2 && byte(0) == 0xC2 && byte(1) == 0x85) ||
+         (n == 3 && byte(0) == 0xE2 && byte(1) == 0x80 && (byte(2) == 0xA8 || byte(2) == 0xA9));
+}
+
+// A double-quoted literal. Valid UTF-8 stays readable; control characters, Unicode line breaks and
+// bytes that are not UTF-8 are escaped, so the text is always valid UTF-8 (it crosses into Python)
+// and a literal never spans lines.
 std::string escape(const std::string& s) {
   std::string out = "\"";
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
     if (static_cast<unsigned char>(c) >= 0x80) {
-      if (size_t n = utf8_sequence(s, i)) {
+      if (size_t n = utf8_sequence(s, i); n && !is_unicode_line_break(s, i, n)) {
         out += s.substr(i, n);
         i += n - 1;
       } else {

@@ -5,19 +5,11 @@
 //   dump_tensor:  dump_tensor desc=<desc> buffer=<name> index=<flat> dtype=<dtype> value=<v>
 // dump_tensor prints the first `size` elements of the tile in row-major order.
 #include "ir/error.h"
+#include "ir/printf_format.h"
 #include "op/op_util.h"
 
 namespace tl {
 namespace {
-
-std::string escape_percent(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '%') out += '%';
-    out += c;
-  }
-  return out;
-}
 
 // printf conversion and argument for one element value.
 std::pair<std::string, Expr> value_format(const Expr& v) {
@@ -48,7 +40,7 @@ Stmt lower_print(const TileOpNode& op, const LowerContext&) {
   const BufferRegion& r = op.args[0].region;
   LoopNest nest = make_loop_nest(r.squeezed_extents(), "i");
   std::vector<Expr> idx = region_indices(r, nest.indices());
-  std::string fmt = "msg='" + escape_percent(attr_str(op.attrs, "msg", "")) + "' buffer=" + escape_percent(r.buffer.name()) +
+  std::string fmt = "msg='" + escape_printf_percent(attr_str(op.attrs, "msg", "")) + "' buffer=" + escape_printf_percent(r.buffer.name()) +
                     " index=[";
   std::vector<Expr> args = {Expr()};
   for (size_t d = 0; d < idx.size(); ++d) {
@@ -87,7 +79,7 @@ Stmt lower_dump_tensor(const TileOpNode& op, const LowerContext&) {
   }
   auto [conv, value] = value_format(region_load(r, pos));
   std::string fmt = "dump_tensor desc=" + std::to_string(attr_int(op.attrs, "desc", 0)) + " buffer=" +
-                    escape_percent(r.buffer.name()) + " index=%lld dtype=" + r.buffer.dtype().str() + " value=" + conv +
+                    escape_printf_percent(r.buffer.name()) + " index=%lld dtype=" + r.buffer.dtype().str() + " value=" + conv +
                     "\n";
   Stmt body = make_evaluate(make_call(DataType::Void(), "tl.printf", {make_string(fmt), f, value}), op.span);
   return make_for(f, make_int(0, DataType::Int64()), count, ForKind::kSerial, body);

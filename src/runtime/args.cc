@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <sstream>
 
+#include "arith/analyzer.h"
+#include "arith/region.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 
@@ -42,6 +45,20 @@ bool dtype_from_dlpack(uint8_t code, uint8_t bits, uint16_t lanes, DataType* out
 }
 
 namespace {
+
+// Buffers the kernel may write: destinations of stores, of scalar atomics and of tile ops
+// (arith/region.h). When the analysis cannot say, every buffer counts as written.
+std::set<const BufferNode*> written_buffers(const PrimFunc& f) {
+  std::set<const BufferNode*> out;
+  try {
+    Analyzer analyzer;
+    for (const BufferRegion& r : collect_access_regions(f.body(), analyzer).writes) out.insert(r.buffer.get());
+  } catch (const Error&) {
+    for (const Param& p : f.params())
+      if (p.is_buffer()) out.insert(p.buffer.get());
+  }
+  return out;
+}
 
 std::string join_shape(const int64_t* v, size_t n) {
   std::ostringstream os;
@@ -119,6 +136,7 @@ ArgBinder::ArgBinder(const PrimFunc& f, const Target& target, std::vector<int> o
   out_idx_ = out_idx;
   workspace_idx_ = workspace_idx;
 
+  std::set<const BufferNode*> written = written_buffers(f);
   for (int i = 0; i < n; ++i) {
     const Param& prm = f.params()[i];
     ParamSpec p;
@@ -161,6 +179,7 @@ ArgBinder::ArgBinder(const PrimFunc& f, const Target& target, std::vector<int> o
       scalar_param_vars_[static_cast<size_t>(i)] = prm.var.get();
       p.signature = p.name + ": " + p.dtype.str();
     }
+    p.written = p.is_tensor && written.count(prm.buffer.get());
     params_.push_back(std::move(p));
     scalar_param_vars_.resize(params_.size(), nullptr);
     if (params_.back().role == ParamRole::kInput) user_params_.push_back(i);
@@ -224,6 +243,14 @@ void ArgBinder::check_count(size_t n) const {
        << "and must not be passed";
   }
   throw ArgumentError(os.str());
+}
+
+void ArgBinder::check_writable(size_t k, bool read_only) const {
+  const ParamSpec& p = params_[user_params_.at(k)];
+  if (p.written && read_only)
+    fail(p, "the kernel writes to this tensor, but the argument is read-only memory (a numpy array with "
+            "flags.writeable == False, a buffer over bytes, a read-only DLPack export); pass a writable array, "
+            "e.g. numpy.array(arg)");
 }
 
 std::string ArgBinder::describe_binding(int var, const State& st) const {
@@ -395,6 +422,7 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
     }
     const TensorArg& t = a.tensor;
     if (t.dtype != p.dtype) fail(p, "expects dtype " + p.dtype.str() + ", got " + t.dtype.str());
+    if (t.read_only) check_writable(k, true);
     if (static_cast<size_t>(t.ndim) != p.shape.size())
       fail(p, "expects a " + std::to_string(p.shape.size()) + "-d tensor, got " + std::to_string(t.ndim) +
                   "-d with shape " + join_shape(t.shape, t.ndim));

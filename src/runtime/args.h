@@ -33,6 +33,7 @@ struct TensorArg {
   DataType dtype;
   int32_t device_type = kDLCPU;
   int32_t device_id = 0;
+  bool read_only = false;  // the exporter marked the memory read-only (numpy writeable=False, bytes, DLPack flag)
 };
 
 // One positional argument of a call.
@@ -66,6 +67,7 @@ struct ParamSpec {
   std::vector<DimSpec> shape;
   std::vector<DimSpec> strides;  // only for T.StridedTensor; empty means "must be contiguous"
   int scalar_var = -1;           // a scalar parameter that is also a dynamic variable
+  bool written = false;          // a tensor the kernel may write (stores, tile-op destinations, atomics)
   std::string signature;         // "A: float16[M, K]"
 };
 
@@ -102,6 +104,8 @@ class ArgBinder {
 
   // Checks the argument count (ArgumentError listing the expected parameters).
   void check_count(size_t n) const;
+  // ArgumentError when user argument k is read-only memory and the kernel writes its parameter.
+  void check_writable(size_t k, bool read_only) const;
   // Checks user arguments (args[k] is for user_params()[k]) and binds dynamic variables.
   void bind(const CallArg* args, size_t n, State& st) const;
   // Shape of an allocated parameter from the bound variables.

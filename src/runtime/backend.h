@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/stmt.h"
+#include "runtime/artifact_files.h"
 #include "target/target.h"
 #include "transform/pass.h"
 #include "tl/cpu/abi.h"
@@ -50,10 +51,13 @@ class TargetBackend {
   virtual std::string codegen(const PrimFunc& lowered, const PassContext& ctx, std::string* host_source) = 0;
   // Compiles `kernel_source` into artifact files inside `dir` (e.g. kernel.so, kernel.cubin).
   virtual void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) = 0;
-  // Loads the artifacts of `dir`. `lowered` is given when it is at hand (a cache miss) and null
-  // on a hit, so load must not need it unless cacheable() is false.
-  virtual std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& original,
+  // Loads the artifacts through the descriptors of `files` (verified against the cache MANIFEST,
+  // or just built), never by reopening paths. `lowered` is given when it is at hand (a cache miss)
+  // and null on a hit, so load must not need it unless cacheable() is false.
+  virtual std::unique_ptr<KernelModule> load(const ArtifactFiles& files, const PrimFunc& original,
                                              const PrimFunc* lowered, const CompileOptions& opts) = 0;
+  // The files build() writes that load() needs: a cache entry without them is invalid.
+  virtual std::vector<std::string> artifact_files() const { return {}; }
   // False for targets whose "artifact" is the lowered IR itself (ascend: the simulator runs it);
   // then lower/codegen run on every compile and build/load get a temporary dir.
   virtual bool cacheable() const { return true; }

@@ -1,6 +1,9 @@
 #include "runtime/cache.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +16,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "ir/error.h"
@@ -118,16 +124,52 @@ std::string make_cache_key(const CacheKeyParts& parts) {
 // ---------------------------------------------------------------------------------------------
 // KernelCache
 
-KernelCache::KernelCache(std::string root) : root_(std::move(root)) {}
+StagingDir::~StagingDir() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+KernelCache::KernelCache(std::string root) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(root, ec);
+  root_ = ec ? root : abs.lexically_normal().string();
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+namespace {
+
+}  // namespace
+
+std::string KernelCache::private_fallback_root() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = tmp && *tmp && tmp[0] == '/' ? tmp : "/tmp";
+  std::string dir = base + "/tilelang-cache-" + std::to_string(::geteuid());
+  ::mkdir(dir.c_str(), 0700);
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0)
+    return dir;
+  static const std::string fallback = make_temp_dir("tilelang-cache-" + std::to_string(::geteuid()) + "-");
+  return fallback;
+}
+
+namespace {
+
+std::string home_from_passwd() {
+  struct passwd pw, *res = nullptr;
+  std::vector<char> buf(16384);
+  if (::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size(), &res) == 0 && res && res->pw_dir && res->pw_dir[0] == '/')
+    return res->pw_dir;
+  return "";
+}
+
+}  // namespace
 
 std::string KernelCache::default_root() {
-  const char* dir = std::getenv("TILELANG_CACHE_DIR");
-  if (dir && *dir) return dir;
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg) return std::string(xdg) + "/tilelang";
-  const char* home = std::getenv("HOME");
-  if (home && *home) return std::string(home) + "/.cache/tilelang";
-  return "/tmp/tilelang-cache-" + std::to_string(::getuid());
+  if (const char* dir = std::getenv("TILELANG_CACHE_DIR"); dir && *dir) return KernelCache(dir).root();
+  // XDG: relative paths in these variables are invalid and ignored.
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && xdg[0] == '/') return std::string(xdg) + "/tilelang";
+  if (const char* home = std::getenv("HOME"); home && home[0] == '/') return std::string(home) + "/.cache/tilelang";
+  if (std::string home = home_from_passwd(); !home.empty()) return home + "/.cache/tilelang";
+  return private_fallback_root();
 }
 
 bool KernelCache::disabled_by_env() { return env_true("TILELANG_DISABLE_CACHE"); }
@@ -136,18 +178,82 @@ std::string KernelCache::entry_dir(const std::string& key) const {
   return root_ + "/" + kLayoutVersion + "/" + key.substr(0, 2) + "/" + key;
 }
 
-bool KernelCache::validate(const std::string& dir, const std::string& key, std::string* why) {
-  auto fail = [&](const std::string& reason) {
+std::string KernelCache::untrusted_root() const {
+  static std::mutex mu;
+  static std::map<std::string, std::string> checked;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = checked.find(root_);
+  if (it != checked.end()) return it->second;
+  struct stat st;
+  if (::stat(root_.c_str(), &st) != 0) {
+    // Created private; its parents as the user's umask says (they are checked below).
+    std::error_code ec;
+    fs::create_directories(fs::path(root_).parent_path(), ec);
+    if (::mkdir(root_.c_str(), 0700) != 0 && errno != EEXIST)
+      throw_error<Error>("cannot create the kernel cache directory '", root_, "': ", std::strerror(errno),
+                         ". Set TILELANG_CACHE_DIR to a writable directory or TILELANG_DISABLE_CACHE=1");
+  }
+  if (::stat(root_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw_error<Error>("the kernel cache directory '", root_, "' is not a directory. Set TILELANG_CACHE_DIR to a "
+                       "writable directory or TILELANG_DISABLE_CACHE=1");
+  std::string why = cache_root_problem(root_);
+  checked[root_] = why;
+  return why;
+}
+
+std::string KernelCache::ensure_dir(const std::string& path) const {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+        throw_error<Error>("cannot create cache directory '", path, "': ", std::strerror(errno),
+                           ". Set TILELANG_CACHE_DIR to a writable directory or TILELANG_DISABLE_CACHE=1");
+      continue;
+    }
+    if (S_ISDIR(st.st_mode) && st.st_uid == ::geteuid()) {
+      if (!untrusted_reason(st).empty()) ::chmod(path.c_str(), 0755);  // ours, but left group/world-writable
+      return path;
+    }
+    // A symbolic link, a file, or a directory of another user where our directory belongs: moved aside.
+    std::string aside = path + ".untrusted." + unique_suffix();
+    if (::rename(path.c_str(), aside.c_str()) != 0)
+      throw_error<Error>("cannot move aside '", path, "' (not a directory of the current user): ", std::strerror(errno));
+    if (std::getenv("TL_CACHE_VERBOSE"))
+      std::fprintf(stderr, "[tilelang] moved aside %s: not a directory owned by the current user\n", path.c_str());
+    remove_tree(aside);
+  }
+  throw_error<Error>("cannot create cache directory '", path, "' (it keeps being replaced)");
+}
+
+std::optional<ArtifactFiles> KernelCache::open_entry(const std::string& dir, const std::string& key,
+                                                     const std::vector<std::string>& required, std::string* why) {
+  auto fail = [&](const std::string& reason) -> std::optional<ArtifactFiles> {
     if (why) *why = reason;
-    return false;
+    return std::nullopt;
   };
-  std::ifstream in(dir + "/" + kManifestName);
-  if (!in) return fail("no MANIFEST");
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0) return fail(std::string("cannot open the entry directory: ") + std::strerror(errno));
+  ArtifactFiles files(dir);
+  struct DirCloser {
+    int fd;
+    ~DirCloser() { ::close(fd); }
+  } closer{dfd};
+  struct stat st;
+  if (::fstat(dfd, &st) != 0) return fail("cannot stat the entry directory");
+  if (std::string u = untrusted_reason(st); !u.empty()) return fail("the entry directory is untrusted: " + u);
+
+  // The MANIFEST, read through a descriptor like every file.
+  int mfd = ::openat(dfd, kManifestName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (mfd < 0) return fail("no MANIFEST");
+  files.add(kManifestName, mfd);
+  if (::fstat(mfd, &st) != 0 || !S_ISREG(st.st_mode)) return fail("MANIFEST is not a regular file");
+  if (std::string u = untrusted_reason(st); !u.empty()) return fail("MANIFEST is untrusted: " + u);
+  std::istringstream in(files.read(kManifestName));
   std::string line;
   if (!std::getline(in, line) || line != kManifestHeader) return fail("bad MANIFEST header");
   if (!std::getline(in, line) || line != "key " + key) return fail("MANIFEST is for another key");
   bool ended = false;
-  int files = 0;
+  std::set<std::string> listed;
   while (std::getline(in, line)) {
     if (line == "end") {
       ended = true;
@@ -159,106 +265,192 @@ bool KernelCache::validate(const std::string& dir, const std::string& key, std::
     uint64_t size = 0;
     if (!(ls >> tag >> digest >> size) || tag != "file") return fail("malformed MANIFEST line '" + line + "'");
     std::getline(ls >> std::ws, name);
-    if (name.empty() || name.find('/') != std::string::npos) return fail("bad file name in MANIFEST");
-    std::string path = dir + "/" + name;
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return fail("missing file '" + name + "'");
+    if (name.empty() || name == "." || name == ".." || name == kManifestName || name.find('/') != std::string::npos ||
+        !listed.insert(name).second)
+      return fail("bad file name in MANIFEST");
+    int fd = ::openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return fail("missing file '" + name + "'");
+    files.add(name, fd);
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return fail("'" + name + "' is not a regular file");
+    if (std::string u = untrusted_reason(st); !u.empty()) return fail("'" + name + "' is untrusted: " + u);
     if (static_cast<uint64_t>(st.st_size) != size)
       return fail("file '" + name + "' has " + std::to_string(st.st_size) + " bytes, expected " + std::to_string(size));
-    std::string actual;
     try {
-      actual = sha256_file(path);
+      if (files.sha256(name) != digest) return fail("checksum mismatch for '" + name + "'");
     } catch (const Error& e) {
       return fail(e.what());
     }
-    if (actual != digest) return fail("checksum mismatch for '" + name + "'");
-    ++files;
   }
   if (!ended) return fail("MANIFEST is truncated");
-  if (files == 0) return fail("empty entry");
-  return true;
+  if (listed.empty()) return fail("empty entry");
+  for (const std::string& r : required)
+    if (!listed.count(r)) return fail("MANIFEST does not list the required file '" + r + "'");
+  // Nothing may be in the directory that the MANIFEST does not cover.
+  int lfd = ::dup(dfd);
+  DIR* d = lfd >= 0 ? ::fdopendir(lfd) : nullptr;
+  if (!d) {
+    if (lfd >= 0) ::close(lfd);
+    return fail("cannot list the entry directory");
+  }
+  std::string extra;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == ".." || name == kManifestName || listed.count(name)) continue;
+    extra = name;
+    break;
+  }
+  ::closedir(d);
+  if (!extra.empty()) return fail("'" + extra + "' is in the entry but not in its MANIFEST");
+  return files;
 }
 
 void KernelCache::discard(const std::string& dir) const {
   // Move aside first (atomic), so a concurrent reader never sees a half-deleted entry.
-  std::string trash = root_ + "/" + kLayoutVersion + "/staging/trash." + unique_suffix();
-  make_dirs(root_ + "/" + kLayoutVersion + "/staging");
+  std::string staging = root_ + "/" + kLayoutVersion + "/staging";
+  std::string trash = staging + "/trash." + unique_suffix();
+  try {
+    ensure_dir(root_ + "/" + kLayoutVersion);
+    ensure_dir(staging);
+  } catch (const Error&) {
+  }
   if (::rename(dir.c_str(), trash.c_str()) == 0) remove_tree(trash);
   else remove_tree(dir);
 }
 
-std::optional<std::string> KernelCache::lookup(const std::string& key) const {
+std::optional<ArtifactFiles> KernelCache::lookup(const std::string& key, const std::vector<std::string>& required) const {
   if (!is_hex_key(key)) throw_error<Error>("internal error: malformed cache key '", key, "'");
   std::string dir = entry_dir(key);
   struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return std::nullopt;
+  if (::lstat(dir.c_str(), &st) != 0) return std::nullopt;
   std::string why;
-  if (validate(dir, key, &why)) return dir;
+  if (auto files = open_entry(dir, key, required, &why)) return files;
   if (std::getenv("TL_CACHE_VERBOSE"))
-    std::fprintf(stderr, "[tilelang] discarding corrupt cache entry %s: %s\n", dir.c_str(), why.c_str());
+    std::fprintf(stderr, "[tilelang] discarding invalid cache entry %s: %s\n", dir.c_str(), why.c_str());
   discard(dir);
   return std::nullopt;
 }
 
-std::string KernelCache::begin_write(const std::string& key) const {
-  std::string staging_root = root_ + "/" + kLayoutVersion + "/staging";
-  make_dirs(staging_root);
+StagingDir KernelCache::begin_write(const std::string& key) const {
+  ensure_dir(root_ + "/" + kLayoutVersion);
+  std::string staging_root = ensure_dir(root_ + "/" + kLayoutVersion + "/staging");
+  collect_debris();
   std::string dir = staging_root + "/" + key.substr(0, 16) + "." + unique_suffix();
-  if (::mkdir(dir.c_str(), 0755) != 0)
+  if (::mkdir(dir.c_str(), 0700) != 0)
     throw_error<Error>("cannot create cache staging directory '", dir, "': ", std::strerror(errno));
-  return dir;
+  int lock = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
+    int err = errno;
+    if (lock >= 0) ::close(lock);
+    remove_tree(dir);
+    throw_error<Error>("cannot lock cache staging directory '", dir, "': ", std::strerror(err));
+  }
+  return StagingDir(dir, lock);
 }
 
-std::string KernelCache::commit(const std::string& key, const std::string& staging) const {
-  // The MANIFEST lists every regular file, sorted, and is written last.
-  std::vector<std::string> names;
-  for (auto& e : fs::directory_iterator(staging))
-    if (e.is_regular_file() && e.path().filename() != kManifestName) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
+ArtifactFiles KernelCache::commit(const std::string& key, StagingDir& staging,
+                                  const std::vector<std::string>& required) const {
+  // The MANIFEST lists every file, sorted, hashed through the descriptors the caller then loads.
+  ArtifactFiles files = ArtifactFiles::open_all(staging.path());
+  std::vector<std::string> names = files.names();
+  names.erase(std::remove(names.begin(), names.end(), kManifestName), names.end());
+  for (const std::string& r : required)
+    if (!files.has(r)) throw_error<Error>("internal error: the build did not write '", r, "' into ", staging.path());
   std::ostringstream manifest;
   manifest << kManifestHeader << "\nkey " << key << "\n";
   for (auto& n : names) {
-    std::string path = staging + "/" + n;
-    manifest << "file " << sha256_file(path) << " " << fs::file_size(path) << " " << n << "\n";
+    struct stat st;
+    if (::fstat(files.fd(n), &st) != 0) throw_error<Error>("cannot stat '", staging.path(), "/", n, "'");
+    ::fchmod(files.fd(n), 0644);  // whatever the umask or the compiler gave it: only we may write
+    manifest << "file " << files.sha256(n) << " " << st.st_size << " " << n << "\n";
   }
   manifest << "end\n";
-  write_text_file(staging + "/" + kManifestName, manifest.str());
+  write_text_file(staging.path() + "/" + kManifestName, manifest.str());
+  ::chmod((staging.path() + "/" + kManifestName).c_str(), 0644);
+  ::chmod(staging.path().c_str(), 0755);
 
   std::string final_dir = entry_dir(key);
-  make_dirs(fs::path(final_dir).parent_path().string());
+  ensure_dir(fs::path(final_dir).parent_path().string());
   for (int attempt = 0; attempt < 3; ++attempt) {
-    if (::rename(staging.c_str(), final_dir.c_str()) == 0) return final_dir;
+    if (::rename(staging.path().c_str(), final_dir.c_str()) == 0) {
+      files.set_dir(final_dir);
+      return files;
+    }
     int err = errno;
-    if (err != ENOTEMPTY && err != EEXIST)
+    if (err != ENOTEMPTY && err != EEXIST && err != ENOTDIR && err != EISDIR)
       throw_error<Error>("cannot move cache entry into '", final_dir, "': ", std::strerror(err));
-    // Another writer got there first: use its entry when valid, else replace it.
-    if (validate(final_dir, key)) {
-      remove_tree(staging);
-      return final_dir;
+    // Another writer got there first: use its entry when valid, else replace it (whatever it is).
+    if (auto winner = open_entry(final_dir, key, required)) {
+      remove_tree(staging.path());
+      return std::move(*winner);
     }
     discard(final_dir);
   }
   throw_error<Error>("cannot commit cache entry '", final_dir, "' (concurrent writers keep replacing it)");
 }
 
-void KernelCache::abort(const std::string& staging) const { remove_tree(staging); }
+void KernelCache::abort(StagingDir& staging) const { remove_tree(staging.path()); }
+
+size_t KernelCache::collect_debris() const {
+  std::string staging = root_ + "/" + kLayoutVersion + "/staging";
+  std::error_code ec;
+  struct stat st;
+  if (::lstat(staging.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+  size_t removed = 0;
+  const auto now = std::chrono::system_clock::now();
+  std::vector<std::string> names;
+  for (auto it = fs::directory_iterator(staging, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    names.push_back(it->path().filename().string());
+  for (const std::string& name : names) {
+    std::string path = staging + "/" + name;
+    if (name.rfind("trash.", 0) == 0) {  // moved aside to be deleted: whoever deletes it, it goes
+      remove_tree(path);
+      ++removed;
+      continue;
+    }
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {  // not a directory: nothing of ours writes here
+      remove_tree(path);
+      ++removed;
+      continue;
+    }
+    // A writer holds its staging directory's lock until commit or abort; the age test covers the
+    // moment between its mkdir and its flock.
+    bool stale = ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &st) == 0 &&
+                 now - std::chrono::system_clock::from_time_t(st.st_mtime) > std::chrono::seconds(10);
+    if (stale) {
+      remove_tree(path);
+      ++removed;
+    }
+    ::close(fd);
+  }
+  return removed;
+}
 
 size_t KernelCache::clear() const {
   std::string base = root_ + "/" + kLayoutVersion;
   size_t removed = 0;
   std::error_code ec;
-  if (!fs::is_directory(base, ec)) return 0;
-  for (auto& shard : fs::directory_iterator(base, ec)) {
-    if (!shard.is_directory()) continue;
-    if (shard.path().filename() == "staging") {
-      remove_tree(shard.path().string());
+  struct stat st;
+  if (::lstat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+  std::vector<std::string> shards;
+  for (auto it = fs::directory_iterator(base, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name != "staging") shards.push_back(it->path().string());
+  }
+  for (const std::string& shard : shards) {
+    if (::lstat(shard.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      discard(shard);
       continue;
     }
-    for (auto& entry : fs::directory_iterator(shard.path(), ec)) {
-      discard(entry.path().string());
+    std::vector<std::string> entries;
+    for (auto it = fs::directory_iterator(shard, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      entries.push_back(it->path().string());
+    for (const std::string& e : entries) {
+      discard(e);
       ++removed;
     }
   }
+  collect_debris();
   return removed;
 }
 

@@ -2,18 +2,26 @@
 //
 // Layout under the root ($TILELANG_CACHE_DIR, default ~/.cache/tilelang):
 //     v1/<key[0:2]>/<key>/          one entry: artifact files + MANIFEST
-//     v1/staging/<key>.<pid>.<n>/   entries being written
+//     v1/staging/<key>.<pid>.<n>/   entries being written (each locked by its writer: flock)
+//     v1/staging/trash.*            entries being deleted
 // An entry is built in a staging directory, its MANIFEST (per-file size and SHA-256) is written
-// last, and the directory is renamed into place: readers see a whole entry or none. A reader
-// re-hashes every file against the MANIFEST before using an entry; a corrupt or truncated entry
-// is moved aside and deleted, and the caller rebuilds it. Concurrent writers of the same key
-// race on the rename; the loser discards its copy and uses the winner's.
+// last, and the directory is renamed into place: readers see a whole entry or none. Concurrent
+// writers of the same key race on the rename; the loser discards its copy and uses the winner's.
+//
+// Trust (docs/SECURITY.md): the cache is used only when its root is private to the current user
+// (cache_root_problem); an entry is used only when it is a real directory the user owns and only it
+// can write, its MANIFEST lists exactly the files present (no more, no fewer, the backend's
+// required artifacts among them), and every file — a regular file the user owns — matches its
+// size and hash. The files are hashed through descriptors that are then handed to the loader
+// (ArtifactFiles), so what was checked is what runs. Anything else is discarded and rebuilt.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "runtime/artifact_files.h"
 
 namespace tl {
 
@@ -28,36 +36,77 @@ struct CacheKeyParts {
 };
 std::string make_cache_key(const CacheKeyParts& parts);
 
+// A staging directory being written, locked (flock) by this process for as long as the object
+// lives, so that no other process collects it as debris.
+class StagingDir {
+ public:
+  StagingDir(std::string path, int lock_fd) : path_(std::move(path)), lock_fd_(lock_fd) {}
+  StagingDir(StagingDir&& o) noexcept : path_(std::move(o.path_)), lock_fd_(o.lock_fd_) { o.lock_fd_ = -1; }
+  StagingDir(const StagingDir&) = delete;
+  StagingDir& operator=(const StagingDir&) = delete;
+  ~StagingDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int lock_fd_ = -1;
+};
+
 class KernelCache {
  public:
+  // `root` is made absolute (a relative root never reaches a compiler command line as an option).
   explicit KernelCache(std::string root);
-  // The root from the environment: $TILELANG_CACHE_DIR, else $HOME/.cache/tilelang.
+  // The root from the environment: $TILELANG_CACHE_DIR, else $XDG_CACHE_HOME/tilelang, else
+  // $HOME/.cache/tilelang, else the password database's home directory, else a directory private
+  // to the user under $TMPDIR or /tmp (created 0700 and checked; a fresh mkdtemp one when the
+  // per-user name is taken by someone else).
   static std::string default_root();
+  // The root when no home directory is known: $TMPDIR (or /tmp)/tilelang-cache-<uid>, created 0700
+  // and used only when it is a real directory the user owns that nobody else can enter; otherwise
+  // (someone else took the name first) a fresh mkdtemp directory, private but not shared between
+  // processes.
+  static std::string private_fallback_root();
   // True when TILELANG_DISABLE_CACHE is set to a true value (1, true, yes, on).
   static bool disabled_by_env();
 
   const std::string& root() const { return root_; }
   std::string entry_dir(const std::string& key) const;
 
-  // The directory of a valid entry for `key`, or nullopt. An invalid entry is discarded.
-  std::optional<std::string> lookup(const std::string& key) const;
+  // Why this cache must not be used ("" when it may): the root (created 0700 when missing) is not
+  // private to the current user. Checked once per root and process. A root that cannot be created
+  // or is not a directory is a tl::Error naming TILELANG_CACHE_DIR.
+  std::string untrusted_root() const;
 
-  // Creates a fresh, empty staging directory for `key` and returns its path.
-  std::string begin_write(const std::string& key) const;
-  // Writes the MANIFEST over every regular file in `staging` and moves it into place.
-  // Returns the entry directory (ours, or an identical valid entry another writer committed first).
-  std::string commit(const std::string& key, const std::string& staging) const;
+  // The verified files of the entry for `key` (see the trust rules above), `required` among them;
+  // nullopt when there is none. An invalid entry is discarded.
+  std::optional<ArtifactFiles> lookup(const std::string& key, const std::vector<std::string>& required = {}) const;
+
+  // Creates a fresh, empty, locked staging directory for `key`. Collects debris of dead writers.
+  StagingDir begin_write(const std::string& key) const;
+  // Writes the MANIFEST over every file of `staging` (hashed through the descriptors it returns),
+  // makes the files read-only to others and moves the directory into place. Returns the committed
+  // entry's files: ours, or those of a valid entry another writer committed first.
+  ArtifactFiles commit(const std::string& key, StagingDir& staging,
+                       const std::vector<std::string>& required = {}) const;
   // Removes a staging directory after a failed build.
-  void abort(const std::string& staging) const;
+  void abort(StagingDir& staging) const;
 
-  // Removes every entry (and staging leftovers). Returns the number of entries removed.
+  // Removes every entry and the staging debris of dead writers; staging directories of builds in
+  // progress (in any process) are left alone. Returns the number of entries removed.
   size_t clear() const;
+  // Removes staging directories no live writer holds (a process killed mid-compile) and trash.
+  // Returns how many were removed.
+  size_t collect_debris() const;
 
-  // Checks an entry directory against its MANIFEST. On failure, `why` says what is wrong.
-  static bool validate(const std::string& dir, const std::string& key, std::string* why = nullptr);
+  // Opens and checks the entry directory `dir` for `key` against its MANIFEST. On failure, `why`
+  // says what is wrong and nullopt is returned.
+  static std::optional<ArtifactFiles> open_entry(const std::string& dir, const std::string& key,
+                                                 const std::vector<std::string>& required = {},
+                                                 std::string* why = nullptr);
 
  private:
   void discard(const std::string& dir) const;
+  std::string ensure_dir(const std::string& path) const;  // a real, private directory (fixed or moved aside)
   std::string root_;
 };
 

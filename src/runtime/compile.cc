@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <list>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "ir/error.h"
@@ -11,7 +12,9 @@
 #include "ir/printer.h"
 #include "runtime/cache.h"
 #include "runtime/cuda_probe.h"
+#include "runtime/large_stack.h"
 #include "runtime/paths.h"
+#include "target/c_source.h"
 #include "transform/pass_config.h"
 
 namespace tl {
@@ -70,6 +73,19 @@ std::string configs_text(const AttrMap& configs) {
   std::string s;
   for (auto& [k, v] : configs) s += k + "=" + print_attr(v) + "\n";
   return s;
+}
+
+// Once per cache root and process: the cache is not private, so this process compiles without it.
+void warn_untrusted_cache(const std::string& root, const std::string& why) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!warned.insert(root).second) return;
+  std::fprintf(stderr,
+               "[tilelang] warning: not using the kernel cache '%s': %s. Kernels are compiled without it. Make "
+               "the directory private (chmod 700, owned by you) or set TILELANG_CACHE_DIR to a private "
+               "directory; TILELANG_DISABLE_CACHE=1 silences this.\n",
+               root.c_str(), why.c_str());
 }
 
 const char* kSourceFile = "kernel_source.txt";
@@ -159,19 +175,28 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
   bool use_cache = backend->cacheable() && !KernelCache::disabled_by_env();
   KernelCache cache(KernelCache::default_root());
   if (use_cache) {
-    if (auto dir = cache.lookup(key)) {
-      // Sources are read before loading; a failure to load a valid-looking entry falls through
-      // to a rebuild rather than failing the user's compile.
+    std::string why = cache.untrusted_root();
+    if (!why.empty()) {
+      warn_untrusted_cache(cache.root(), why);
+      use_cache = false;
+    }
+  }
+  std::vector<std::string> required = backend->artifact_files();
+  required.insert(required.end(), {kSourceFile, kHostSourceFile});
+  if (use_cache) {
+    if (auto files = cache.lookup(key, required)) {
+      // Everything is read through the verified descriptors. A failure to load a valid-looking
+      // entry falls through to a rebuild rather than failing the user's compile.
       try {
-        kernel->kernel_source_ = read_text_file(*dir + "/" + kSourceFile);
-        kernel->host_source_ = read_text_file(*dir + "/" + kHostSourceFile);
-        kernel->module_ = backend->load(*dir, f, nullptr, opts);
-        kernel->artifact_dir_ = *dir;
+        kernel->kernel_source_ = files->read(kSourceFile);
+        kernel->host_source_ = files->read(kHostSourceFile);
+        kernel->module_ = backend->load(*files, f, nullptr, opts);
+        kernel->artifact_dir_ = files->dir();
         kernel->cache_hit_ = true;
       } catch (const ValueError&) {
         throw;
       } catch (const Error& e) {
-        if (opts.verbose) std::fprintf(stderr, "[tilelang] cache entry %s unusable (%s); rebuilding\n", dir->c_str(), e.what());
+        if (opts.verbose) std::fprintf(stderr, "[tilelang] cache entry %s unusable (%s); rebuilding\n", files->dir().c_str(), e.what());
         kernel->module_.reset();
       }
     }
@@ -185,37 +210,47 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
       ctx.target = opts.target;
       ctx.configs = opts.pass_configs;
       ctx.verbose = opts.verbose;
-      lowered = backend->lower(f, ctx);
-      kernel->kernel_source_ = backend->codegen(lowered, ctx, &kernel->host_source_);
+      // On a large stack: the passes and code generators recurse over the IR (runtime/large_stack.h).
+      run_with_large_stack([&] {
+        lowered = backend->lower(f, ctx);
+        kernel->kernel_source_ = backend->codegen(lowered, ctx, &kernel->host_source_);
+      });
       kernel->stages_ = std::move(ctx.stages);
       kernel->stages_ready_ = true;
     }
+    auto write_artifacts = [&](const std::string& dir) {
+      backend->build(kernel->kernel_source_, dir, opts);
+      write_text_file(dir + "/" + kSourceFile, kernel->kernel_source_);
+      write_text_file(dir + "/" + kHostSourceFile, kernel->host_source_);
+      write_text_file(dir + "/meta.txt", "kernel " + c_string_literal(f.name()) + "\ntarget " + opts.target.str() + "\n");
+    };
     if (use_cache) {
-      std::string staging = cache.begin_write(key);
+      StagingDir staging = cache.begin_write(key);
       try {
-        backend->build(kernel->kernel_source_, staging, opts);
-        write_text_file(staging + "/" + kSourceFile, kernel->kernel_source_);
-        write_text_file(staging + "/" + kHostSourceFile, kernel->host_source_);
-        write_text_file(staging + "/meta.txt", "kernel " + f.name() + "\ntarget " + opts.target.str() + "\n");
+        write_artifacts(staging.path());
       } catch (...) {
         cache.abort(staging);
         throw;
       }
-      kernel->artifact_dir_ = cache.commit(key, staging);
+      // Loaded through the descriptors the MANIFEST was hashed from (the entry may be cleared by
+      // another process right after the commit: the descriptors keep the files alive).
+      ArtifactFiles files = cache.commit(key, staging, required);
+      kernel->artifact_dir_ = files.dir();
+      kernel->module_ = backend->load(files, f, &lowered, opts);
     } else {
       // No cache: a private temporary directory, removed once the artifacts are loaded (a loaded
       // shared object stays mapped after its file is gone).
       std::string dir = make_temp_dir("tilelang-");
       try {
-        backend->build(kernel->kernel_source_, dir, opts);
-        kernel->module_ = backend->load(dir, f, &lowered, opts);
+        write_artifacts(dir);
+        ArtifactFiles files = ArtifactFiles::open_all(dir);
+        kernel->module_ = backend->load(files, f, &lowered, opts);
       } catch (...) {
         remove_tree(dir);
         throw;
       }
       remove_tree(dir);
     }
-    if (!kernel->module_) kernel->module_ = backend->load(kernel->artifact_dir_, f, &lowered, opts);
   }
   kernel->compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (opts.verbose)
@@ -247,7 +282,8 @@ void CompiledKernel::ensure_stages() {
   PassContext ctx;
   ctx.target = options_.target;
   ctx.configs = options_.pass_configs;
-  PrimFunc lowered = backend_->lower(func_, ctx);
+  PrimFunc lowered;
+  run_with_large_stack([&] { lowered = backend_->lower(func_, ctx); });
   stages_ = std::move(ctx.stages);
   if (stages_.empty()) stages_.emplace_back("lowered", lowered);
   stages_ready_ = true;

@@ -1,8 +1,13 @@
 #include "runtime/cuda_probe.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
+
+#include "ir/error.h"
 
 namespace tl {
 
@@ -39,6 +44,7 @@ CudaProbe run_probe() {
     p.reason = "cuInit failed with error " + std::to_string(rc);
     return p;
   }
+  note_cuda_initialized();
   if (int rc = count(&p.device_count); rc != 0 || p.device_count <= 0) {
     p.reason = "no CUDA device visible";
     p.device_count = 0;
@@ -53,7 +59,32 @@ CudaProbe run_probe() {
   return p;
 }
 
+std::atomic<bool> g_cuda_initialized{false};
+std::atomic<bool> g_forked_after_init{false};
+
 }  // namespace
+
+void note_cuda_initialized() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // In the child of a fork: CUDA was initialised here before the fork (the flag is inherited).
+    pthread_atfork(nullptr, nullptr, [] {
+      if (g_cuda_initialized.load()) g_forked_after_init.store(true);
+    });
+  });
+  g_cuda_initialized.store(true);
+}
+
+bool cuda_forked_after_init() { return g_forked_after_init.load(std::memory_order_relaxed); }
+
+void check_cuda_usable_after_fork() {
+  if (!cuda_forked_after_init()) return;
+  throw_error<RuntimeError>(
+      "CUDA cannot be used in this process: it was forked after CUDA had been initialised in its parent, and the "
+      "driver's state does not survive fork(). Start worker processes with the 'spawn' (or 'forkserver') method, "
+      "e.g. multiprocessing.set_start_method('spawn') or torch.multiprocessing.spawn, or initialise CUDA only "
+      "in the children");
+}
 
 const CudaProbe& probe_cuda() {
   static const CudaProbe probe = run_probe();

@@ -17,6 +17,14 @@ struct CudaProbe {
 // "unavailable" (useful to test the cpu path on a GPU machine).
 const CudaProbe& probe_cuda();
 
+// CUDA and fork(): the driver's state does not survive fork(), so a process forked after CUDA was
+// initialised (by the probe or the driver layer) cannot use it. note_cuda_initialized() is called
+// after every successful cuInit; in a child forked after that, check_cuda_usable_after_fork()
+// throws a DeviceRuntimeError (tl::RuntimeError) saying to use the 'spawn' start method.
+void note_cuda_initialized();
+bool cuda_forked_after_init();
+void check_cuda_usable_after_fork();
+
 // The cuda arch string for a compute capability: 9.0 -> "sm_90a", 8.6 -> "sm_86".
 std::string cuda_arch_for(int major, int minor);
 

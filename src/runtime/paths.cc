@@ -21,20 +21,41 @@ namespace fs = std::filesystem;
 
 static constexpr const char* kVersion = "0.1.0";
 
-std::string tl_include_dir() {
+namespace {
+
+std::string library_dir() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&tl_build_identity), &info) || !info.dli_fname) return "";
+  std::error_code ec;
+  fs::path p = fs::canonical(info.dli_fname, ec);
+  return ec ? "" : p.parent_path().string();
+}
+
+std::string absolute_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  return ec ? dir : p.lexically_normal().string();
+}
+
+}  // namespace
+
+std::string tl_include_dir(const std::string& probe) {
+  std::error_code ec;
+  if (const char* d = std::getenv("TILELANG_INCLUDE_DIR"); d && *d) {
+    if (fs::exists(std::string(d) + "/" + probe, ec)) return absolute_dir(d);
+    throw_error<ValueError>("TILELANG_INCLUDE_DIR='", d, "' does not contain ", probe,
+                            "; point it at the 'include' directory of tilelang-cpp, or unset it");
+  }
   std::vector<std::string> tried;
-  auto ok = [&](const std::string& dir) {
-    tried.push_back(dir);
-    std::error_code ec;
-    return !dir.empty() && fs::exists(dir + "/tl/cpu/abi.h", ec);
-  };
-  if (const char* d = std::getenv("TILELANG_INCLUDE_DIR"); d && *d && ok(d)) return d;
-  if (const char* s = std::getenv("TILELANG_SOURCE_DIR"); s && *s && ok(std::string(s) + "/include"))
-    return std::string(s) + "/include";
-  if (ok(std::string(TL_SOURCE_DIR) + "/include")) return std::string(TL_SOURCE_DIR) + "/include";
+  if (const char* s = std::getenv("TILELANG_SOURCE_DIR"); s && *s) tried.push_back(std::string(s) + "/include");
+  if (*TL_SOURCE_DIR) tried.push_back(std::string(TL_SOURCE_DIR) + "/include");
+  if (std::string self = library_dir(); !self.empty())
+    for (const char* rel : {"/include", "/../include", "/../../include"}) tried.push_back(self + rel);
+  for (const std::string& dir : tried)
+    if (fs::exists(dir + "/" + probe, ec)) return absolute_dir(dir);
   std::string list;
   for (auto& t : tried) list += " '" + t + "'";
-  throw_error<Error>("cannot find tilelang's device headers (tl/cpu/abi.h); tried:", list,
+  throw_error<Error>("cannot find tilelang's device headers (", probe, "); tried:", list,
                      ". Set TILELANG_INCLUDE_DIR to the 'include' directory of tilelang-cpp");
 }
 

@@ -5,10 +5,12 @@
 
 namespace tl {
 
-// The device-side headers emitted code includes (-I for the system / device compiler):
-// $TILELANG_INCLUDE_DIR, else $TILELANG_SOURCE_DIR/include, else the source tree this library
-// was built from. Throws tl::Error naming the tried paths when none has tl/cpu/abi.h.
-std::string tl_include_dir();
+// The device-side headers emitted code includes (-I for the system / device compiler), as an
+// absolute path holding `probe`: $TILELANG_INCLUDE_DIR — which must hold it (ValueError naming the
+// variable otherwise) — else $TILELANG_SOURCE_DIR/include, else the source tree this library was
+// built from, else the installed package next to the extension. Throws tl::Error naming the tried
+// paths when none has it.
+std::string tl_include_dir(const std::string& probe = "tl/cpu/abi.h");
 
 // Identifies this build of the compiler for cache keys: version, and the size and modification
 // time of the binary holding this code, so a rebuilt compiler never reuses stale kernels.

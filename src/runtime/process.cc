@@ -177,7 +177,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 }
 
 ProcessResult run_compiler(const std::vector<std::string>& argv, const std::string& what,
-                           const ProcessOptions& options) {
+                           const ProcessOptions& options, const std::string& generated_source) {
   ProcessResult r;
   try {
     r = run_process(argv, options);
@@ -193,8 +193,13 @@ ProcessResult run_compiler(const std::vector<std::string>& argv, const std::stri
   if (!r.out.empty()) log = r.out + (log.empty() ? "" : "\n") + log;
   constexpr size_t kMaxLog = 20000;
   if (log.size() > kMaxLog) log = log.substr(0, kMaxLog) + "\n... (log truncated)";
-  throw_error<CompileError>(what, ": the compiler ", reason, ". This is a bug in tilelang's code generation "
-                            "(or an incompatible flag in compile_flags).\ncommand: ", format_command(argv),
+  bool in_generated = !generated_source.empty() && log.find(generated_source + ":") != std::string::npos;
+  std::string blame =
+      in_generated || generated_source.empty()
+          ? "This is a bug in tilelang's code generation (or an incompatible flag in compile_flags)."
+          : "The compiler did not get to the generated code: check the compiler (CXX), compile_flags, "
+            "TILELANG_INCLUDE_DIR and the cache directory (TILELANG_CACHE_DIR) in the command and output below.";
+  throw_error<CompileError>(what, ": the compiler ", reason, ". ", blame, "\ncommand: ", format_command(argv),
                             "\ncompiler output:\n", log);
 }
 

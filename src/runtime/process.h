@@ -30,8 +30,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 std::string format_command(const std::vector<std::string>& argv);
 
 // Runs a compiler; on failure throws tl::CompileError carrying the command line and its log.
-// `what` names the job for the message ("building kernel 'main' for cpu").
+// `what` names the job for the message ("building kernel 'main' for cpu"). The message blames
+// tilelang's code generation only when the compiler's output points into `generated_source` (the
+// emitted file); otherwise the failure is in the set-up (the compiler, its flags, the include
+// directory, the output directory), and the message says so.
 ProcessResult run_compiler(const std::vector<std::string>& argv, const std::string& what,
-                           const ProcessOptions& options = {});
+                           const ProcessOptions& options = {}, const std::string& generated_source = "");
 
 }  // namespace tl

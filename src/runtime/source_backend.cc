@@ -23,10 +23,12 @@ void SourceBackend::build(const std::string& src, const std::string& dir, const 
   cpu_->build(src, dir, opts);
 }
 
-std::unique_ptr<KernelModule> SourceBackend::load(const std::string& dir, const PrimFunc& f, const PrimFunc* lowered,
+std::unique_ptr<KernelModule> SourceBackend::load(const ArtifactFiles& files, const PrimFunc& f, const PrimFunc* lowered,
                                                   const CompileOptions& opts) {
-  return cpu_->load(dir, f, lowered, opts);
+  return cpu_->load(files, f, lowered, opts);
 }
+
+std::vector<std::string> SourceBackend::artifact_files() const { return cpu_->artifact_files(); }
 
 std::string SourceBackend::compiler_version(const CompileOptions& opts) {
   return cpu_->compiler_version(opts) + "source-backend " + sha256_hex(source_) + "\n";

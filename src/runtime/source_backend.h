@@ -18,8 +18,9 @@ class SourceBackend : public TargetBackend {
   PrimFunc lower(const PrimFunc& f, PassContext& ctx) override;
   std::string codegen(const PrimFunc&, const PassContext&, std::string* host) override;
   void build(const std::string& src, const std::string& dir, const CompileOptions& opts) override;
-  std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& f, const PrimFunc* lowered,
+  std::unique_ptr<KernelModule> load(const ArtifactFiles& files, const PrimFunc& f, const PrimFunc* lowered,
                                      const CompileOptions& opts) override;
+  std::vector<std::string> artifact_files() const override;
   // The cpu toolchain's version plus the source's hash, so different sources never share a key.
   std::string compiler_version(const CompileOptions& opts) override;
 

@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/printf_format.h"
 #include "op/tile_op.h"
 #include "sim/program.h"
 
@@ -490,15 +491,29 @@ class ProgramCompiler {
     }
     if (c && c->op == "tl.printf") {
       b.op = BOp::kPrintf;
-      if (!c->args.empty() && c->args[0].as<StringImmNode>()) b.text = c->args[0].as<StringImmNode>()->value;
+      const auto* fmt = c->args.empty() ? nullptr : c->args[0].as<StringImmNode>();
+      if (!fmt) throw_error<TypeError>(s.span().prefix(), "T.printf: the format must be a string constant");
+      std::vector<DataType> types;
+      for (size_t i = 1; i < c->args.size(); ++i) types.push_back(c->args[i].dtype());
+      try {
+        b.text = check_printf_format(fmt->value, types).format;
+      } catch (const TypeError& e) {
+        throw TypeError(s.span().prefix() + e.what());
+      } catch (const ValueError& e) {
+        throw ValueError(s.span().prefix() + e.what());
+      }
       for (size_t i = 1; i < c->args.size(); ++i) b.indices.push_back(expr(c->args[i]));
       emit(b);
       return;
     }
     if (c && c->op == "tl.print_scalar") {
       b.op = BOp::kPrintf;
-      if (!c->args.empty() && c->args[0].as<StringImmNode>()) b.text = c->args[0].as<StringImmNode>()->value + " %g";
-      for (size_t i = 1; i < c->args.size(); ++i) b.indices.push_back(expr(c->args[i]));
+      if (c->args.size() != 2 || !c->args[0].as<StringImmNode>())
+        throw_error<TypeError>(s.span().prefix(), "tl.print_scalar expects (msg, value)");
+      DataType t = c->args[1].dtype();
+      b.text = "msg='" + escape_printf_percent(c->args[0].as<StringImmNode>()->value) + "' dtype=" + t.str() +
+               " value=" + (t.is_float() ? "%.9g" : t.is_uint() ? "%llu" : "%lld") + "\n";
+      b.indices.push_back(expr(c->args[1]));
       emit(b);
       return;
     }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/printf_format.h"
 #include "sim/half.h"
 
 namespace tl::sim {
@@ -278,45 +279,6 @@ void Engine::check_drain(Core& c) {
   }
 }
 
-static std::string format_printf(const std::string& fmt, const std::vector<double>& fv,
-                                 const std::vector<int64_t>& iv, const std::vector<bool>& is_f) {
-  std::string out;
-  size_t k = 0;
-  for (size_t i = 0; i < fmt.size(); ++i) {
-    if (fmt[i] != '%') {
-      out += fmt[i];
-      continue;
-    }
-    if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
-      out += '%';
-      ++i;
-      continue;
-    }
-    size_t j = i + 1;
-    while (j < fmt.size() && std::string("-+ #0123456789.lhz").find(fmt[j]) != std::string::npos) ++j;
-    if (j >= fmt.size()) break;
-    char conv = fmt[j];
-    std::string spec = fmt.substr(i, j - i);
-    spec.erase(std::remove_if(spec.begin(), spec.end(), [](char ch) { return ch == 'l' || ch == 'h' || ch == 'z'; }),
-               spec.end());
-    char buf[128];
-    if (k < fv.size()) {
-      if (conv == 'f' || conv == 'g' || conv == 'e' || conv == 'F' || conv == 'G' || conv == 'E') {
-        std::snprintf(buf, sizeof buf, (spec + conv).c_str(), is_f[k] ? fv[k] : double(iv[k]));
-      } else if (conv == 's') {
-        std::snprintf(buf, sizeof buf, "%s", is_f[k] ? std::to_string(fv[k]).c_str() : std::to_string(iv[k]).c_str());
-      } else {
-        if (conv == 'p') conv = 'x';
-        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), is_f[k] ? (long long)fv[k] : (long long)iv[k]);
-      }
-      out += buf;
-      ++k;
-    }
-    i = j;
-  }
-  return out;
-}
-
 void Engine::run_fe(Core& c, double now) {
   const std::vector<BInstr>& code = prog_.code[int(c.kind)];
   c.s_time = std::max(c.s_time, now);
@@ -519,17 +481,16 @@ void Engine::run_fe(Core& c, double now) {
         break;
       }
       case BOp::kPrintf: {
-        std::vector<double> fv;
-        std::vector<int64_t> iv;
-        std::vector<bool> isf;
+        std::vector<PrintfValue> values;
         for (int32_t x : b.indices) {
           Value v = eval(c, x);
-          bool f = prog_.exprs[x].is_float;
-          isf.push_back(f);
-          fv.push_back(f ? v.f : double(v.i));
-          iv.push_back(f ? int64_t(v.f) : v.i);
+          PrintfValue pv;
+          pv.is_float = prog_.exprs[x].is_float;
+          if (pv.is_float) pv.f = v.f;
+          else pv.i = v.i;
+          values.push_back(pv);
         }
-        std::string s = format_printf(b.text, fv, iv, isf);
+        std::string s = render_printf(b.text, values);  // b.text was checked by check_printf_format
         if (s.empty() || s.back() != '\n') s += "\n";
         stats_.output += s;
         if (opts_.print) opts_.print(s);

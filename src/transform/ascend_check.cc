@@ -1,5 +1,8 @@
 #include "transform/ascend_check.h"
 
+#include <algorithm>
+#include <set>
+
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "op/tile_op.h"
@@ -77,7 +80,29 @@ class Checker : public IRVisitor {
     return sim::region_mem(op, op.args[i].region);
   }
 
+  // An Ascend vector instruction (vadd, vexp, ...) reads and writes one element type: the tile
+  // operands of an element-wise T.tile op must all have dst's dtype (T.tile.cast converts).
+  void check_same_dtype(const TileOpNode& op) {
+    static const std::set<std::string> ops = {
+        "tile.add", "tile.sub", "tile.mul", "tile.div", "tile.max",  "tile.min",  "tile.pow",       "tile.exp",
+        "tile.ln",  "tile.log", "tile.abs", "tile.reciprocal", "tile.sqrt", "tile.rsqrt", "tile.relu",
+        "tile.sigmoid", "tile.silu", "tile.sin", "tile.cos", "tile.neg", "tile.exp2", "tile.tanh"};
+    if (!ops.count(op.op) || op.args.empty() || !op.args[0].is_region()) return;
+    const BufferRegion& dst = op.args[0].region;
+    static const char* roles[] = {"dst", "a", "b"};
+    bool unary = op.args.size() == 2;
+    for (size_t i = 1; i < op.args.size(); ++i) {
+      if (!op.args[i].is_region() || op.args[i].region.buffer.dtype() == dst.buffer.dtype()) continue;
+      const Buffer& b = op.args[i].region.buffer;
+      throw_error<TypeError>(op_error_prefix(op), "operand ", unary ? "src" : roles[std::min<size_t>(i, 2)], " '",
+                             b.name(), "' is ", b.dtype().str(), " but dst '", dst.buffer.name(), "' is ",
+                             dst.buffer.dtype().str(), ": an Ascend vector instruction takes one element type, so the "
+                             "tile operands must share one dtype; convert with T.tile.cast(dst, src, mode) first");
+    }
+  }
+
   void check_op(const TileOpNode& op) {
+    check_same_dtype(op);
     if (!inferred_)
       for (auto& a : op.args)
         if (a.is_region()) {

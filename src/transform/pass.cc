@@ -1,5 +1,6 @@
 #include "transform/pass.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,15 +14,46 @@
 
 namespace tl {
 
+namespace {
+
+// A name as part of one file-name component: a kernel name is user text, so no '/', no leading '.'
+// or '-', and only characters that need no quoting.
+std::string dump_file_stem(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ? c : '_';
+  if (out.empty() || out[0] == '-' || out[0] == '.') out = "k" + out;
+  return out.substr(0, 128);
+}
+
+// What named the dump directory, for messages.
+const char* dump_source(const PassContext& ctx) {
+  return config_bool(ctx.configs, "tl.enable_dump_ir") ? "pass config tl.dump_ir_path" : "TL_DUMP_IR";
+}
+
+// Writes `f` as <dir>/<kernel>.<stage>.tir; ValueError naming the setting when it cannot.
+void write_dump(const std::string& dir, const PassContext& ctx, const PrimFunc& f, const std::string& stage) {
+  std::string path = dir + "/" + dump_file_stem(f.name()) + "." + stage + ".tir";
+  std::ofstream out(path);
+  out << print_func(f);
+  out.close();
+  if (!out)
+    throw_error<ValueError>(dump_source(ctx), " = '", dir, "': cannot write the IR dump '", path,
+                            "'; point it at a writable directory or unset it");
+}
+
+}  // namespace
+
 PassRunner::PassRunner(PrimFunc f, PassContext& ctx) : func_(std::move(f)), ctx_(ctx) {
   if (const char* d = std::getenv("TL_DUMP_IR"); d && *d) dump_dir_ = d;
-  if (config_bool(ctx.configs, "tl.enable_dump_ir")) {
-    dump_dir_ = attr_str(ctx.configs, "tl.dump_ir_path", "dump_ir");
-  }
+  if (config_bool(ctx.configs, "tl.enable_dump_ir")) dump_dir_ = attr_str(ctx.configs, "tl.dump_ir_path", "dump_ir");
   if (const char* t = std::getenv("TL_PASS_TIMING"); t && *t && std::string(t) != "0") timing_ = true;
   if (!dump_dir_.empty()) {
-    std::filesystem::create_directories(dump_dir_);
-    std::ofstream(dump_dir_ + "/" + func_.name() + ".00_input.tir") << print_func(func_);
+    std::error_code ec;
+    std::filesystem::create_directories(dump_dir_, ec);
+    if (ec && !std::filesystem::is_directory(dump_dir_))
+      throw_error<ValueError>(dump_source(ctx), " = '", dump_dir_, "': cannot create the IR dump directory (",
+                              ec.message(), "); point it at a writable directory or unset it");
+    write_dump(dump_dir_, ctx_, func_, "00_input");
   }
   ctx_.stages.emplace_back("input", func_);
 }
@@ -46,7 +78,7 @@ PassRunner& PassRunner::run(const std::string& name, const PassFn& fn) {
   if (!dump_dir_.empty()) {
     char prefix[16];
     std::snprintf(prefix, sizeof prefix, "%02d_", index_);
-    std::ofstream(dump_dir_ + "/" + func_.name() + "." + prefix + name + ".tir") << print_func(func_);
+    write_dump(dump_dir_, ctx_, func_, prefix + dump_file_stem(name));
   }
   return *this;
 }

@@ -146,6 +146,8 @@ def _call_staged(kernel, args):
 
     def to_dev(a):
         a = np.ascontiguousarray(a)
+        if not a.flags.writeable:  # torch.from_numpy warns on read-only memory (only inputs get here)
+            a = a.copy()
         if a.dtype.name in special:
             store, tdt = special[a.dtype.name]
             return torch.from_numpy(a.view(store)).cuda().view(tdt)

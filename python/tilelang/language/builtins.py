@@ -22,7 +22,9 @@ def _emit_call(op, args, what):
 def print(obj=None, msg="", warp_group_id=0, warp_id=0):  # noqa: A001
     """Device print of a buffer (one thread prints it), a scalar (every thread), or a message."""
     if obj is None:
-        _emit_call("tl.printf", [_core.make_string(str(msg) + "\n")], "T.print")
+        # The message is data: as a printf format it must print itself, so '%' is doubled.
+        text = str(msg).replace("%", "%%").replace("\0", "\\0")
+        _emit_call("tl.printf", [_core.make_string(text + "\n")], "T.print")
     elif is_tile_arg(obj):
         emit_tile_op("print", [region_of(obj, "T.print")], {"msg": str(msg)}, "T.print")
     else:
@@ -30,7 +32,9 @@ def print(obj=None, msg="", warp_group_id=0, warp_id=0):  # noqa: A001
 
 
 def printf(fmt, *args):
-    """Device printf: `T.printf("x=%d\\n", x)`."""
+    """Device printf: `T.printf("x=%d\\n", x)`. The format is checked against the arguments when the
+    kernel is built (ir/printf_format.h): d i u o x X c take integers, e f g a floats; %s and %n are
+    refused."""
     if not isinstance(fmt, str):
         raise TypeError(f"T.printf: the format must be a Python string, got {type(fmt).__name__}")
     vals = []

@@ -174,6 +174,7 @@ class Context:
         self.func_attrs = {}
         self.span = None          # span of the statement being run
         self.macro_cache = {}
+        self.macro_stack = []     # macros being expanded, outermost first (recursion check)
         self._hint = None
 
     # ---- frames ----------------------------------------------------------------------------------

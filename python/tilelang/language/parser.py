@@ -177,7 +177,10 @@ class _Rewriter:
         k = len(self.spans)
         self.spans.append((s.lineno, s.col_offset + 1))
         at = _expr_stmt(_call("at", ast.Subscript(value=_name(_S), slice=_const(k), ctx=ast.Load())))
-        out = [at] + handler(s)
+        try:
+            out = [at] + handler(s)
+        except RecursionError:  # the innermost statement reports it
+            raise self.err(s, _TOO_DEEP) from None
         for n in out:
             ast.copy_location(n, s)
         return out
@@ -332,11 +335,19 @@ class _Rewriter:
         for n in prologue:
             ast.copy_location(n, fdef)
         body = prologue + self.body(fdef.body, top=True)
-        fn = ast.FunctionDef(name=fdef.name, args=args, body=body, decorator_list=[], returns=None,
+        # Not named after the kernel: a name the body uses (the function's own, in a recursive call)
+        # must stay a lookup in the original scope, not a closure cell of the maker below.
+        fn = ast.FunctionDef(name=_BODY, args=args, body=body, decorator_list=[], returns=None,
                              type_comment=None)
         if hasattr(ast, "TypeVar"):  # Python 3.12+
             fn.type_params = []
         return ast.copy_location(fn, fdef)
+
+
+_BODY = "_tl_kernel_body_"
+_MAX_MACRO_RECURSION = 64  # a macro may call itself (a compile-time base case), this deep at most
+_TOO_DEEP = ("this statement nests too deeply for the kernel parser (Python's recursion limit); compute the "
+             "expression in steps through local variables (acc = T.alloc_var(dtype); acc = acc + ...)")
 
 
 class _Compiled:
@@ -371,6 +382,9 @@ def _compile(func, kind):
         tree = ast.parse("if 1:\n" + src if indented else src, filename)
     except SyntaxError as e:
         raise _no_source(func, f"its source does not parse on its own: {e.msg}") from None
+    except (RecursionError, MemoryError):
+        raise _SyntaxError(f"{filename}:{code.co_firstlineno}: '{func.__qualname__}' nests too deeply for Python's "
+                           "parser; compute deep expressions in steps through local variables") from None
     fdef = tree.body[0].body[0] if indented else tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise _no_source(func, "it is not a def statement (lambdas cannot be kernels)")
@@ -383,15 +397,23 @@ def _compile(func, kind):
         args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=_C), ast.arg(arg=_S)] +
                            [ast.arg(arg=n) for n in code.co_freevars if n not in (_C, _S)],
                            vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[inner, ast.Return(value=_name(fdef.name))], decorator_list=[], returns=None, type_comment=None)
+        body=[inner, ast.Return(value=_name(_BODY))], decorator_list=[], returns=None, type_comment=None)
     if hasattr(ast, "TypeVar"):
         maker.type_params = []
     ast.copy_location(maker, fdef)
     module = ast.Module(body=[maker], type_ignores=[])
     ast.fix_missing_locations(module)
-    module_code = compile(module, filename, "exec")
+    try:
+        module_code = compile(module, filename, "exec")
+    except RecursionError:
+        raise _SyntaxError(f"{filename}:{fdef.lineno}: '{func.__qualname__}' nests too deeply for Python's compiler; "
+                           "compute deep expressions in steps through local variables") from None
     maker_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
-    inner_code = next(c for c in maker_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+    inner_code = next(c for c in maker_code.co_consts if isinstance(c, types.CodeType) and c.co_name == _BODY)
+    # Tracebacks name the user's function.
+    inner_code = inner_code.replace(co_name=fdef.name)
+    if hasattr(inner_code, "co_qualname"):
+        inner_code = inner_code.replace(co_qualname=func.__qualname__)
 
     comp = _Compiled()
     comp.code = inner_code
@@ -551,6 +573,13 @@ def _parse(func, outer_locals=None):
         attrs = {"global_symbol": func.__name__}
         attrs.update(ctx.func_attrs)
         ir = ctx.b.finish_func(func.__name__, params, attrs, comp.def_span)
+    except NameError as e:
+        if getattr(e, "name", None) != func.__name__:
+            _locate(e, ctx.span)
+            raise
+        raise _SyntaxError(f"{ctx.span}: kernel '{func.__name__}' calls itself: a @T.prim_func is a whole kernel "
+                           "and cannot be called from a kernel body; put the shared code in a @T.macro (and "
+                           "repeat with a loop, not recursion)") from None
     except Exception as e:
         _locate(e, ctx.span)
         raise
@@ -598,16 +627,26 @@ class Macro:
         if ctx is None:
             raise _SyntaxError(f"@T.macro '{self.func.__name__}' can only be called while a @T.prim_func is "
                                "being parsed (from a kernel body or another macro)")
+        caller = ctx.span
+        if ctx.macro_stack.count(self) >= _MAX_MACRO_RECURSION:
+            err = _SyntaxError(f"{caller}: macro '{self.func.__name__}' is expanded recursively "
+                               f"{_MAX_MACRO_RECURSION} levels deep: macros are expanded inline while the kernel "
+                               "is parsed, so a macro that calls itself needs a base case decided by Python values "
+                               "(not kernel values); write run-time repetition as a loop (T.serial / T.unroll)")
+            err._tl_located = True
+            raise err
         fn = ctx.macro_cache.get(self)
         if fn is None:
             fn = _instantiate(_compile(self.func, "macro"), self.func, ctx)
             ctx.macro_cache[self] = fn
-        caller = ctx.span
+        ctx.macro_stack.append(self)
         try:
             result = fn(*args, **kwargs)
         except Exception as e:
             _locate(e, ctx.span, f"in macro '{self.func.__name__}' (called from {caller}): ")
             raise
+        finally:
+            ctx.macro_stack.pop()
         if caller is not None:
             ctx.at(caller)
         return result

@@ -98,7 +98,7 @@ class AscendBackend : public TargetBackend {
 
   void build(const std::string&, const std::string&, const CompileOptions&) override {}
 
-  std::unique_ptr<KernelModule> load(const std::string&, const PrimFunc&, const PrimFunc* lowered,
+  std::unique_ptr<KernelModule> load(const ArtifactFiles&, const PrimFunc&, const PrimFunc* lowered,
                                      const CompileOptions& opts) override {
     if (!lowered) throw_error<Error>("internal error: the ascend backend needs the lowered function to load");
     const sim::MachineModel& model = sim::machine_model(opts.target.model);

@@ -90,34 +90,39 @@ class CpuBackend : public TargetBackend {
     }
     if (!fast) {
       argv.insert(argv.end(), {"-o", dir + "/kernel.so", dir + "/kernel.cc"});
-      run_build_step(argv, po, opts.verbose);
+      run_build_step(argv, po, opts.verbose, dir + "/kernel.cc");
       return;
     }
     argv.insert(argv.end(), {"-c", "-o", dir + "/kernel.o", dir + "/kernel.cc"});
-    run_build_step(argv, po, opts.verbose);
+    run_build_step(argv, po, opts.verbose, dir + "/kernel.cc");
     std::vector<std::string> link = system_cxx();
     link.insert(link.end(), link_flags.begin(), link_flags.end());
     link.insert(link.end(), {"-o", dir + "/kernel.so", dir + "/kernel.o"});
-    run_build_step(link, po, opts.verbose);
+    run_build_step(link, po, opts.verbose, "");
     std::remove((dir + "/kernel.o").c_str());
   }
 
  private:
   static size_t base_args() { return system_cxx().size(); }
-  static void run_build_step(const std::vector<std::string>& argv, const ProcessOptions& po, bool verbose) {
+  static void run_build_step(const std::vector<std::string>& argv, const ProcessOptions& po, bool verbose,
+                             const std::string& generated_file) {
     if (verbose) std::fprintf(stderr, "[tilelang] %s\n", format_command(argv).c_str());
-    ProcessResult r = run_compiler(argv, "building the cpu kernel", po);
+    ProcessResult r = run_compiler(argv, "building the cpu kernel", po, generated_file);
     if (verbose && !r.err.empty()) std::fprintf(stderr, "%s", r.err.c_str());
   }
 
  public:
 
-  std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& original, const PrimFunc*,
+  std::unique_ptr<KernelModule> load(const ArtifactFiles& files, const PrimFunc& original, const PrimFunc*,
                                      const CompileOptions& opts) override {
     int threads = static_cast<int>(config_int(opts.pass_configs, "tl.cpu_num_threads", 0));
     if (threads < 0) throw_error<ValueError>("pass config 'tl.cpu_num_threads' must be >= 0 (0: all cores), got ", threads);
-    return load_cpu_module(dir + "/kernel.so", original.name(), threads);
+    // dlopen through the verified descriptor (ArtifactFiles::load_path): the bytes hashed are the bytes run.
+    ArtifactFiles::LoadPath so = files.load_path("kernel.so");
+    return load_cpu_module(so.path(), files.dir() + "/kernel.so", original.name(), threads);
   }
+
+  std::vector<std::string> artifact_files() const override { return {"kernel.so", "kernel.cc"}; }
 
   std::string compiler_version(const CompileOptions& opts) override {
     static std::mutex mu;

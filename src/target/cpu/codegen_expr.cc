@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "ir/printf_format.h"
 #include "target/cpu/codegen_cpu.h"
 #include "tl/cpu/types.h"
 
@@ -271,14 +272,6 @@ const std::string& string_arg(const CallNode* n, size_t i) {
   return n->args[i].as<StringImmNode>()->value;
 }
 
-std::string escape_percent(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '%') out += '%';
-    out += c;
-  }
-  return out;
-}
 
 // printf argument for a value (default argument promotions made explicit and exact).
 std::pair<std::string, std::string> printf_arg(DataType t, const std::string& s) {
@@ -293,9 +286,21 @@ std::pair<std::string, std::string> printf_arg(DataType t, const std::string& s)
 }  // namespace
 
 std::string CodeGenCPU::printf_call(const CallNode* n) {
-  const std::string& fmt = string_arg(n, 0);
-  std::string out = "tl::cpu::print(api, " + c_string_literal(fmt);
-  for (size_t i = 1; i < n->args.size(); ++i) out += ", " + printf_arg(n->args[i].dtype(), expr(n->args[i])).second;
+  std::vector<DataType> types;
+  for (size_t i = 1; i < n->args.size(); ++i) types.push_back(n->args[i].dtype());
+  // The format is data checked against the arguments (ir/printf_format.h), never the user's text as is.
+  PrintfFormat pf = check_printf_format(string_arg(n, 0), types);
+  std::string out = "tl::cpu::print(api, " + c_string_literal(pf.format);
+  for (size_t i = 1; i < n->args.size(); ++i) {
+    std::string v = expr(n->args[i]);
+    switch (pf.args[i - 1]) {
+      case PrintfArg::kSigned: out += ", (long long)(" + v + ")"; break;
+      case PrintfArg::kUnsigned: out += ", (unsigned long long)(" + v + ")"; break;
+      case PrintfArg::kChar: out += ", int(" + v + ")"; break;
+      case PrintfArg::kFloat: out += ", double(" + v + ")"; break;
+      case PrintfArg::kPointer: out += ", (const void*)(" + v + ")"; break;
+    }
+  }
   return out + ")";
 }
 
@@ -347,7 +352,7 @@ std::string CodeGenCPU::call(const CallNode* n) {
   if (op == "tl.print_scalar") {
     if (n->args.size() != 2) throw_error<TypeError>("tl.print_scalar expects (msg, value)");
     auto [conv, arg] = printf_arg(n->args[1].dtype(), expr(n->args[1]));
-    std::string fmt = "msg='" + escape_percent(string_arg(n, 0)) + "' dtype=" + n->args[1].dtype().str() +
+    std::string fmt = "msg='" + escape_printf_percent(string_arg(n, 0)) + "' dtype=" + n->args[1].dtype().str() +
                       " value=" + conv + "\n";
     return "tl::cpu::print(api, " + c_string_literal(fmt) + ", " + arg + ")";
   }

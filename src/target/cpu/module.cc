@@ -92,9 +92,9 @@ class CpuKernelModule : public KernelModule {
 
 }  // namespace
 
-std::unique_ptr<KernelModule> load_cpu_module(const std::string& so_path, const std::string& kernel_name,
-                                              int num_threads) {
-  void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+std::unique_ptr<KernelModule> load_cpu_module(const std::string& load_path, const std::string& so_path,
+                                              const std::string& kernel_name, int num_threads) {
+  void* handle = dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
     throw_error<Error>("cannot load kernel '", kernel_name, "' from '", so_path, "': ", err ? err : "unknown error");

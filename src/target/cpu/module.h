@@ -11,7 +11,9 @@ namespace tl {
 
 // dlopens `so_path` (RTLD_LOCAL) and checks its ABI version. `num_threads` caps the workers a
 // launch uses (0: all cores). Throws tl::Error naming the file when it cannot be loaded.
-std::unique_ptr<KernelModule> load_cpu_module(const std::string& so_path, const std::string& kernel_name,
-                                              int num_threads);
+// dlopens `load_path` (e.g. /proc/self/fd/N of a verified descriptor); `display_path` is the file's
+// name in messages and in info()["library"].
+std::unique_ptr<KernelModule> load_cpu_module(const std::string& load_path, const std::string& display_path,
+                                              const std::string& kernel_name, int num_threads);
 
 }  // namespace tl

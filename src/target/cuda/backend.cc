@@ -21,14 +21,6 @@ namespace {
 constexpr const char* kLaunchBegin = "/* tl-launch\n";
 constexpr const char* kLaunchEnd = "*/\n";
 
-std::string read_file(const std::string& path, bool binary) {
-  std::ifstream in(path, binary ? std::ios::binary : std::ios::in);
-  if (!in) throw_error<RuntimeError>("cannot read cuda kernel artifact ", path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
 void write_file(const std::string& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary);
   out << data;
@@ -243,12 +235,15 @@ void CudaBackend::build(const std::string& kernel_source, const std::string& dir
   write_file(dir + "/resource_usage.txt", usage.str());
 }
 
-std::unique_ptr<KernelModule> CudaBackend::load(const std::string& dir, const PrimFunc& original,
+std::unique_ptr<KernelModule> CudaBackend::load(const ArtifactFiles& files, const PrimFunc& original,
                                                 const PrimFunc* lowered, const CompileOptions& opts) {
-  CudaLaunchInfo info = CudaLaunchInfo::parse(read_file(dir + "/kernel.meta", false));
-  return std::make_unique<CudaKernelModule>(read_file(dir + "/kernel.cubin", true), std::move(info),
-                                            original.params().size(), original.dynamic_vars().size());
+  // Read through the verified descriptors: the cubin loaded is the cubin hashed.
+  CudaLaunchInfo info = CudaLaunchInfo::parse(files.read("kernel.meta"));
+  return std::make_unique<CudaKernelModule>(files.read("kernel.cubin"), std::move(info), original.params().size(),
+                                            original.dynamic_vars().size());
 }
+
+std::vector<std::string> CudaBackend::artifact_files() const { return {"kernel.cubin", "kernel.meta"}; }
 
 std::string CudaBackend::compiler_version(const CompileOptions& opts) {
   static std::mutex mu;

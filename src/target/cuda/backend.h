@@ -60,8 +60,9 @@ class CudaBackend : public TargetBackend {
   PrimFunc lower(const PrimFunc& f, PassContext& ctx) override;
   std::string codegen(const PrimFunc& lowered, const PassContext& ctx, std::string* host_source) override;
   void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) override;
-  std::unique_ptr<KernelModule> load(const std::string& dir, const PrimFunc& original, const PrimFunc* lowered,
+  std::unique_ptr<KernelModule> load(const ArtifactFiles& files, const PrimFunc& original, const PrimFunc* lowered,
                                      const CompileOptions& opts) override;
+  std::vector<std::string> artifact_files() const override;
   // NVRTC's version, the architecture built for and a hash of include/tl/cuda (cache key part).
   std::string compiler_version(const CompileOptions& opts) override;
 };

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "ir/error.h"
+#include "runtime/cuda_probe.h"
 #include "target/cuda/dynlib.h"
 
 namespace tl {
@@ -154,6 +155,7 @@ DriverApi& api() {
       return fail(std::string("cuInit failed with ") + (name ? name : std::to_string(r)) +
                   " (no usable GPU, or the driver does not match the kernel module)");
     }
+    note_cuda_initialized();
     cu_call("cuDriverGetVersion", a.driver_get_version, &a.version);
     if (a.version < kAbiCudaVersion)
       return fail("the CUDA driver is too old: it supports CUDA " + std::to_string(a.version / 1000) + "." +
@@ -206,6 +208,7 @@ DriverApi& api() {
 }
 
 DriverApi& require_api() {
+  check_cuda_usable_after_fork();  // before touching a driver state inherited through fork()
   DriverApi& a = api();
   if (!a.handle) throw_error<RuntimeError>("cannot run on cuda: ", a.error);
   return a;
@@ -244,6 +247,7 @@ constexpr int kCachedDevices = 64;
 std::atomic<CUcontext> g_context_cache[kCachedDevices];
 
 CUcontext primary_context(int device) {
+  check_cuda_usable_after_fork();  // the cached contexts are the parent's
   if (device >= 0 && device < kCachedDevices) {
     if (CUcontext c = g_context_cache[device].load(std::memory_order_acquire)) return c;
   }

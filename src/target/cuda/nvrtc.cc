@@ -11,6 +11,8 @@
 #include <type_traits>
 
 #include "ir/error.h"
+#include "runtime/large_stack.h"
+#include "runtime/paths.h"
 #include "target/cuda/dynlib.h"
 
 namespace tl {
@@ -148,24 +150,7 @@ std::string nvrtc_library_path() {
   return dir.empty() ? a.path : dir + "/" + file;
 }
 
-std::string cuda_include_dir() {
-  // The source tree (development builds), then the installed package next to the extension.
-  std::vector<std::string> candidates;
-  if (const char* p = std::getenv("TILELANG_SOURCE_DIR")) candidates.push_back(std::string(p) + "/include");
-#ifdef TL_SOURCE_DIR
-  candidates.push_back(std::string(TL_SOURCE_DIR) + "/include");
-#endif
-  std::string self = shared_object_dir(reinterpret_cast<void*>(&cuda_include_dir));
-  if (!self.empty()) {
-    candidates.push_back(self + "/include");
-    candidates.push_back(self + "/../include");
-    candidates.push_back(self + "/../../include");
-  }
-  for (const std::string& c : candidates)
-    if (access((c + "/tl/cuda/all.h").c_str(), R_OK) == 0) return c;
-  throw_error<CompileError>("cannot find the tilelang CUDA device headers (tl/cuda/all.h); set TILELANG_SOURCE_DIR "
-                            "to the tilelang source tree");
-}
+std::string cuda_include_dir() { return tl_include_dir("tl/cuda/all.h"); }
 
 std::vector<KernelResourceUsage> parse_ptxas_report(const std::string& log) {
   std::vector<KernelResourceUsage> out;
@@ -230,7 +215,10 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, co
     ~Guard() { a.destroy_program(p); }
   } guard{a, &prog};
 
-  nvrtcResult cr = a.compile_program(prog, static_cast<int>(cflags.size()), cflags.data());
+  // NVRTC's front end recurses over nested expressions (about 1.5 KB of stack a level): it runs on a
+  // large stack, so a kernel at the IR's depth limit compiles from any thread.
+  nvrtcResult cr = nvrtcResult(0);
+  run_with_large_stack([&] { cr = a.compile_program(prog, static_cast<int>(cflags.size()), cflags.data()); });
   NvrtcResult out;
   size_t n = 0;
   a.get_log_size(prog, &n);

@@ -145,7 +145,7 @@ PrimFunc every_construct() {
   inner.push_back(make_store(V, {}, make_float(1.0 / 3.0)));
   inner.push_back(make_store(U, {make_ramp(i * 4, make_int(1), 8)}, make_broadcast(make_float(0.5, DataType::Float(16)), 8)));
   inner.push_back(make_evaluate(make_call(DataType::Void(), "tl.printf",
-                                          {make_string("a \"quoted\"\\ line\n\ttab \x01 \xc3\xa9"), i})));
+                                          {make_string("a \"quoted\"\\ line\n\ttab \x01 \xc3\xa9 %d"), i})));
   inner.push_back(make_evaluate(make_call(DataType::Void(), "consts",
                                           {make_float(1.5, DataType::Float(16)), make_float(-2.0, DataType::BFloat16()),
                                            make_float(448.0, DataType::F8E4M3()), make_float(-57344.0, DataType::F8E5M2()),

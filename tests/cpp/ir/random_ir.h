@@ -163,7 +163,7 @@ class RandomIR {
   }
 
   Expr call(DataType t, int depth) {
-    static const std::vector<std::string> ops = {"exp",       "tl.printf", "ascend.set_flag", "min", "select",
+    static const std::vector<std::string> ops = {"exp",       "tl.debug",  "ascend.set_flag", "min", "select",
                                                  "my op!",    "a..b",      "__exp",           "float32", "if"};
     std::vector<Expr> args;
     int n = uniform(0, 3);

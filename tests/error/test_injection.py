@@ -1,0 +1,175 @@
+"""Hostile text in a kernel never becomes code: a kernel name, a source-file path, a message or a
+print text that holds a line break, a trailing backslash, a trigraph, a comment terminator or a
+printf conversion reaches the emitted C++ / CUDA C++ / Ascend program only as escaped data. Every
+kernel here still compiles, runs and computes the right result on cpu and ascend (cuda: compiles
+through NVRTC), and the constructor smuggled into the name never runs."""
+import atexit
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang import _core
+
+if "TILELANG_CACHE_DIR" not in os.environ:  # a private cache, removed at exit
+    os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix="tl-error-tests-")
+    atexit.register(shutil.rmtree, os.environ["TILELANG_CACHE_DIR"], True)
+
+MARKER_DIR = tempfile.mkdtemp(prefix="tl-injection-")
+atexit.register(shutil.rmtree, MARKER_DIR, True)
+MARKER = os.path.join(MARKER_DIR, "PWNED")
+
+# Each payload tries one way out of a `//` comment or a string literal of the emitted code.
+PAYLOADS = {
+    "newline": "k\n#error INJECTED_NEWLINE\n",
+    "carriage_return": "k\r#error INJECTED_CR\r",
+    "constructor": ("k\n#include <cstdlib>\n__attribute__((constructor)) static void tl_pwn() { std::system(\"touch "
+                    + MARKER + "\"); }\n//"),
+    "trailing_backslash": "k\\",
+    "trigraph": "k??/",
+    "comment_end": "k */ #error INJECTED_COMMENT /*",
+    "quote": "k\" #error INJECTED_QUOTE \"",
+    "percent": "k%s%s%s%n",
+    "nul": "k\x00#error INJECTED_NUL",
+    "unicode_line_separator": "k\u2028#error INJECTED_U2028",
+}
+
+NVRTC = _core.cuda.nvrtc_available()[0]
+TARGETS = ["cpu", "ascend"] + (["cuda"] if NVRTC else [])
+
+KERNEL_SOURCE = '''
+import tilelang.language as T
+
+
+def make(msg):
+    @T.prim_func
+    def kernel(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=16) as bx:
+            for i in T.Parallel(16):
+                T.device_assert(A[i] > -1000.0, msg)
+                B[i] = A[i] * 2.0 + 1.0
+    return kernel
+
+
+def make_print(msg):
+    @T.prim_func
+    def kernel(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=16) as bx:
+            T.print(msg=msg)
+            T.print(A[0], msg=msg)
+            for i in T.Parallel(16):
+                B[i] = A[i] * 2.0 + 1.0
+    return kernel
+
+
+def make_npu(msg):
+    @T.prim_func
+    def kernel(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+        T.func_attr({"enable_auto_sync": True})
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            x = T.alloc_ub((8,), "float32")
+            T.copy(A[vid * 8], x)
+            for i in T.Parallel(8):
+                x[i] = x[i] * 2.0 + 1.0
+            T.device_assert(vid < 2, msg)
+            T.copy(x, B[vid * 8])
+    return kernel
+'''
+
+
+def _load(directory, name="hostile_kernel"):
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, name + ".py")
+    with open(path, "w") as f:
+        f.write(KERNEL_SOURCE)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PLAIN = _load(tempfile.mkdtemp(prefix="tl-plain-"))
+
+
+def _check_runs(prim_func, target):
+    if target == "cuda":
+        r = _core.cuda.build_func(prim_func.ir, "sm_80", {}, [])
+        assert r["cubin"][:4] == b"\x7fELF"
+        return r["source"]
+    kernel = tilelang.compile(prim_func, out_idx=[1], target=target)
+    a = np.random.default_rng(3).standard_normal(16).astype(np.float32)
+    np.testing.assert_allclose(kernel(a), a * 2 + 1, rtol=1e-6)
+    return kernel.get_kernel_source()
+
+
+def _assert_not_code(source):
+    for line in source.splitlines():
+        text = line.lstrip()
+        assert not text.startswith("#") or text.startswith(("#include \"tl/", "#pragma")), line
+        if "system(" in line:  # only inside a comment or a string literal
+            assert text.startswith("//") or '"' in line, line
+    assert not os.path.exists(MARKER), "the constructor smuggled into a kernel name ran"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("payload", list(PAYLOADS))
+def test_kernel_name_is_never_code(payload, target):
+    kernel = PLAIN.make_npu("ok").func if target == "ascend" else PLAIN.make("ok").func
+    kernel.__name__ = PAYLOADS[payload]
+    f = T.prim_func(kernel)
+    assert f.name == PAYLOADS[payload]
+    _assert_not_code(_check_runs(f, target))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("payload", list(PAYLOADS))
+def test_assert_message_is_never_code(payload, target):
+    make = PLAIN.make_npu if target == "ascend" else PLAIN.make
+    _assert_not_code(_check_runs(make(PAYLOADS[payload]), target))
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "ascend"])
+@pytest.mark.parametrize("payload", list(PAYLOADS))
+def test_print_message_is_never_code(payload, target, capfd):
+    _assert_not_code(_check_runs(PLAIN.make_print(PAYLOADS[payload]), target))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("payload", ["newline", "carriage_return", "trailing_backslash", "comment_end", "quote",
+                                     "percent", "trigraph"])
+def test_source_path_is_never_code(payload, target, tmp_path):
+    # The kernel's file lives in a directory whose name is the payload (a NUL cannot be in a path).
+    directory = str(tmp_path / PAYLOADS[payload].replace("/", "_"))
+    module = _load(directory, "hostile_path_" + payload)
+    f = (module.make_npu if target == "ascend" else module.make)("ok")
+    _assert_not_code(_check_runs(f, target))
+
+
+def test_constructor_in_name_does_not_run_when_loaded_again():
+    """A fresh process loads the kernel from the disk cache: the library's constructors would run
+    at dlopen, so the marker file proves the name never became code there either."""
+    script = f"""
+import importlib.util, numpy as np, tilelang, tilelang.language as T
+spec = importlib.util.spec_from_file_location("hostile_kernel", {PLAIN.__file__!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+kernel = module.make("ok").func
+kernel.__name__ = {PAYLOADS["constructor"]!r}
+k = tilelang.compile(T.prim_func(kernel), out_idx=[1], target="cpu")
+a = np.arange(16, dtype=np.float32)
+assert (k(a) == a * 2 + 1).all()
+print("hit" if k.cache_hit else "miss")
+"""
+    env = dict(os.environ)
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "hit"
+    assert not os.path.exists(MARKER)
