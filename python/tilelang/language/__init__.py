@@ -112,6 +112,7 @@ from .math import (  # noqa: F401
     truncmod,
     trunc,
 )
+from .eager import const, empty  # noqa: F401
 from .parser import Macro, PrimFunc, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401
     GemmWarpPolicy,
@@ -152,7 +153,7 @@ _NOT_SUPPORTED = {
     "ClusterKernel", "CUDASourceCodeKernel", "alloc_tmem", "alloc_reducer", "alloc_global", "async_copy",
     "tma_copy", "view", "reshape", "make_tensor", "ptr", "ws", "WarpSpecialize", "annotate_l2_hit_ratio",
     "annotate_safe_value", "gemm_sp", "wgmma_gemm", "tcgen05_gemm", "im2col", "atomic_max", "atomic_min",
-    "call_extern", "rng_init", "const", "empty", "init_flag", "clear_flag", "reinterpretcast", "set_deq_scale",
+    "call_extern", "rng_init", "init_flag", "clear_flag", "reinterpretcast", "set_deq_scale",
 }
 
 

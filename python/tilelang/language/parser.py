@@ -22,8 +22,9 @@ import types
 
 from .. import _core
 from .allocate import TensorSpec
-from .context import Context, context_stack, current_or_none
+from .context import context_stack, current_or_none
 from .dtypes import dtype as _dtype_cls, to_dtype
+from .eager import FuncContext
 
 __all__ = ["prim_func", "macro", "PrimFunc", "Macro"]
 
@@ -139,10 +140,14 @@ class _ExprRewriter(ast.NodeTransformer):
 
 
 class _Rewriter:
+    """kind: "prim_func", "macro", or "eager" (the body of an eager-style @tilelang.jit function:
+    language/eager.py)."""
+
     def __init__(self, filename, kind, func_name):
         self.file = filename
         self.kind = kind
         self.func_name = func_name
+        self.params = set()
         self.spans = []
         self.ntmp = 0
         self.exprs = _ExprRewriter(self)
@@ -234,6 +239,10 @@ class _Rewriter:
         return [ast.AugAssign(target=self.expr(s.target), op=s.op, value=value)]
 
     def s_AnnAssign(self, s):  # noqa: N802
+        if self.kind == "eager" and s.value is None and isinstance(s.target, ast.Name) and s.target.id in self.params:
+            # `A: T.Tensor((M, N), dtype)`: the declaration of a run-time parameter.
+            n = s.target.id
+            return [_assign(_name(n, True), _call("declare_param", _name(_N), _const(n), self.expr(s.annotation)))]
         if not isinstance(s.target, ast.Name):
             raise self.err(s, "annotated assignment needs a plain name target (x: T.int32 = v)")
         if s.value is None:
@@ -302,15 +311,17 @@ class _Rewriter:
         return [ast.If(test=_call("brk", _const(False)), body=[ast.Continue()], orelse=[])]
 
     def s_Return(self, s):  # noqa: N802
-        if self.kind == "prim_func" and s.value is not None:
-            raise self.err(s, "a @T.prim_func cannot return a value; outputs are written into tensor parameters "
-                              "(mark them with out_idx when compiling)")
+        if self.kind != "macro" and s.value is not None:
+            # A kernel function returns only its T.empty outputs (checked when it runs).
+            return [_expr_stmt(_call("ret_check", _name(_D))), _expr_stmt(_call("func_return", self.expr(s.value))),
+                    ast.Return(value=None)]
         value = None if s.value is None else self.expr(s.value)
         return [_expr_stmt(_call("ret_check", _name(_D))), ast.Return(value=value)]
 
     # ---- the function --------------------------------------------------------------------------------
     def function(self, fdef):
         a = fdef.args
+        self.params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
         if self.kind == "prim_func":
             if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
                 raise self.err(fdef, "@T.prim_func parameters must be plain positional parameters, each annotated "
@@ -496,11 +507,12 @@ def _make_params(func, comp, outer_locals=None):
 class PrimFunc:
     """The result of @T.prim_func: the IR function (`.ir`, a tl::PrimFunc) and its Python origin."""
 
-    __slots__ = ("ir", "func", "__weakref__")
+    __slots__ = ("ir", "func", "out_idx", "__weakref__")
 
-    def __init__(self, ir, func=None):
+    def __init__(self, ir, func=None, out_idx=None):
         self.ir = ir
         self.func = func
+        self.out_idx = out_idx  # from `return` of T.empty outputs; compile() uses it as out_idx
 
     @property
     def name(self):
@@ -527,7 +539,7 @@ class PrimFunc:
         return self.ir.script()
 
     def with_attr(self, key, value):
-        return PrimFunc(self.ir.with_attr(key, value), self.func)
+        return PrimFunc(self.ir.with_attr(key, value), self.func, self.out_idx)
 
     def __repr__(self):
         return self.ir.script()
@@ -540,7 +552,7 @@ class PrimFunc:
 def _parse(func, outer_locals=None):
     comp = _compile(func, "prim_func")
     params = _make_params(func, comp, outer_locals)
-    ctx = Context(func.__name__)
+    ctx = FuncContext(func.__name__)
     fn = _instantiate(comp, func, ctx)
     stack = context_stack()
     stack.append(ctx)
@@ -548,16 +560,22 @@ def _parse(func, outer_locals=None):
         fn(*params)
         if ctx.depth != 0:  # only reachable through a frame left open by an exception handler
             raise _SyntaxError(f"{ctx.depth} block(s) left open at the end of '{func.__name__}'")
+        out_idx = ctx.finish_outputs()
         attrs = {"global_symbol": func.__name__}
         attrs.update(ctx.func_attrs)
-        ir = ctx.b.finish_func(func.__name__, params, attrs, comp.def_span)
+        ir = ctx.b.finish_func(func.__name__, params + ctx.outputs, attrs, comp.def_span)
     except Exception as e:
         _locate(e, ctx.span)
         raise
     finally:
         stack.pop()
-    # Structural checks (ir/verifier.h), a few microseconds: a name bound inside a run-time if or
-    # loop and used after it is reported here, at the statement that uses it.
+    _verify(ir)
+    return PrimFunc(ir, func, out_idx)
+
+
+def _verify(ir):
+    """Structural checks (ir/verifier.h), a few microseconds: a name bound inside a run-time if or
+    loop and used after it is reported here, at the statement that uses it."""
     try:
         _core.verify(ir)
     except _core.VerifyError as e:
@@ -566,7 +584,6 @@ def _parse(func, outer_locals=None):
                       "there; declare it before the block with `name = T.alloc_var(dtype)` and assign to it "
                       "inside",) + e.args[1:]
         raise
-    return PrimFunc(ir, func)
 
 
 def prim_func(func=None, *, private=False, **_):
