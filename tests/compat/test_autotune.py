@@ -28,7 +28,7 @@ def scale_kernel(N, block=64, threads=64, factor=2.0):
     return main
 
 
-def test_autotuner_class_from_kernel():
+def test_autotuner_class_from_kernel(device):
     configs = [{"block": b, "threads": t} for b, t in itertools.product([32, 64], [32, 64])]
     configs.append({"block": 64, "threads": 64, "factor": 3.0})  # compiles, fails the check
 
@@ -45,7 +45,7 @@ def test_autotuner_class_from_kernel():
     assert result.kernel.config == result.config
     assert [r.status for r in result.results].count("check failed") == 1
     assert "main" in result.libcode
-    x = torch.randn(256)
+    x = torch.randn(256, device=device)
     torch.testing.assert_close(result.kernel(x), 2 * x)
 
 

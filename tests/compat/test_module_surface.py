@@ -205,7 +205,7 @@ def test_tvm_namespace_and_lower():
     assert tvm.error.InternalError is tilelang.TileLangError
 
 
-def test_pass_config_keys_of_tilelang():
+def test_pass_config_keys_of_tilelang(device):
     # TileLang's keys: ours take effect; TVM-only tuning keys are accepted and have no effect.
     @tilelang.jit(out_idx=[-1], pass_configs={
         tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True,
@@ -224,7 +224,7 @@ def test_pass_config_keys_of_tilelang():
 
     k = copy(64)
     assert k.pass_configs == {"tl.disable_warp_specialized": True, "tl.disable_tma_lower": True}
-    x = torch.randn(64)
+    x = torch.randn(64, device=device)
     torch.testing.assert_close(k(x), x)
     with pytest.warns(UserWarning, match="tl.device_compile_flags"):
         from tilelang.jit.pass_config import normalize_pass_configs

@@ -189,7 +189,8 @@ def const(name, dtype="int32"):
     if not isinstance(ctx, FuncContext) or not ctx.eager:
         raise _SyntaxError("T.const(...) declares the sizes of an eager-style @tilelang.jit function (one whose "
                            "tensor parameters are declared in its body); inside a @T.prim_func use a Python "
-                           "value or T.dynamic(\"name\")")
+                           "value or T.dynamic(\"name\"). (An eager function must be defined in a .py file: its "
+                           "source is read to recognise the style.)")
     if not isinstance(name, str):
         raise TypeError(f"T.const takes the names as a string, e.g. T.const(\"M, N\"); got {name!r}")
     names = [n for n in _SPLIT.split(name.strip()) if n]
