@@ -113,7 +113,7 @@ from .math import (  # noqa: F401
     trunc,
 )
 from .eager import const, empty  # noqa: F401
-from .parser import Macro, PrimFunc, macro, prim_func  # noqa: F401
+from .parser import Macro, PrimFunc, Ref, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401
     GemmWarpPolicy,
     atomic_add,

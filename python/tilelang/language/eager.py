@@ -63,6 +63,15 @@ class Undeclared:
         return f"<undeclared parameter {self.name}>"
 
 
+class _ElementRef:
+    """The target of a T.Ref macro parameter bound to a buffer element."""
+
+    __slots__ = ("load",)
+
+    def __init__(self, load):
+        self.load = load
+
+
 class FuncContext(Context):
     """The parse state of a whole function (a @T.prim_func or an eager @tilelang.jit body): the
     T.empty outputs, `return`, and for eager bodies the constants and parameter declarations."""
@@ -161,6 +170,30 @@ class FuncContext(Context):
                                f"`return {names}`")
         n = len(self.outputs)
         return [i - n for i in self.out_order]
+
+    # ---- macro parameters passed by reference (T.Ref) ------------------------------------------
+    macro_refs = None
+
+    def macro_params(self, names, params):
+        super().macro_params(names, params)
+        refs, self.macro_refs = self.macro_refs, None
+        for k, load in (refs or {}).items():
+            names[k] = (self.frame_ids[self.depth], self.depth, False, _ElementRef(load))
+
+    def assign(self, names, name, value):
+        rec = names.get(name)
+        if rec is not None and rec[3].__class__ is _ElementRef and self.frame_ids[rec[1]] == rec[0] \
+                and rec[1] <= self.depth and not isinstance(value, (Buffer, _core.BufferRegion)):
+            self._hint = None
+            load = rec[3].load
+            self.b.emit_store(load.buffer, load.indices, value)
+            return load
+        return super().assign(names, name, value)
+
+    # ---- control flow --------------------------------------------------------------------------
+    def while_is_runtime(self, test):
+        """Whether a `while` condition is a run-time value (`test` evaluates it)."""
+        return self.cond(test()).__class__ is not bool
 
     # ---- probe overrides -----------------------------------------------------------------------
     def with_(self, names, obj, targets):

@@ -15,6 +15,7 @@ How it works (docs/FRONTEND.md has the user-level account):
 Errors raised while running keep their type and gain the statement's location as a prefix.
 """
 import ast
+import copy
 import functools
 import inspect
 import sys
@@ -26,7 +27,7 @@ from .context import context_stack, current_or_none
 from .dtypes import dtype as _dtype_cls, to_dtype
 from .eager import FuncContext
 
-__all__ = ["prim_func", "macro", "PrimFunc", "Macro"]
+__all__ = ["prim_func", "macro", "PrimFunc", "Macro", "Ref"]
 
 _SyntaxError = _core.TileLangSyntaxError
 
@@ -34,6 +35,7 @@ _C = "_tl_ctx_"     # the Context
 _S = "_tl_spans_"   # the statement spans
 _N = "_tl_n_"       # per-function name records (Context.bind)
 _D = "_tl_d0_"      # IR frame depth at function entry
+_WHILE_BOUND = 2**31 - 1  # trip bound of the serial loop a run-time `while` becomes
 
 
 # ---- AST helpers -----------------------------------------------------------------------------------
@@ -288,9 +290,23 @@ class _Rewriter:
     def s_While(self, s):  # noqa: N802
         if s.orelse:
             raise self.err(s, "'while ... else' is not supported inside a kernel")
-        loop = ast.While(test=_call("static_cond", self.expr(s.test)), body=self.body(s.body), orelse=[])
-        return [_expr_stmt(_call("loop_push_static")),
-                ast.Try(body=[loop], handlers=[], orelse=[], finalbody=[_expr_stmt(_call("loop_pop"))])]
+        # A run-time condition becomes a serial IR loop that no kernel runs to its bound, left by
+        # `if not cond: break` at the top of each iteration (a `continue` re-tests the condition).
+        guard = ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=copy.deepcopy(
+            s.test)), s.test), body=[ast.copy_location(ast.Break(), s)], orelse=[]), s)
+        it = ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id="range", ctx=ast.Load()), s),
+                                        args=[ast.copy_location(_const(_WHILE_BOUND), s)], keywords=[]), s)
+        target = ast.copy_location(ast.Name(id=self.tmp(), ctx=ast.Store()), s)
+        runtime_loop = ast.copy_location(ast.For(target=target, iter=it, body=[guard] + copy.deepcopy(s.body),
+                                                 orelse=[], type_comment=None), s)
+        runtime_branch = self.s_For(runtime_loop)
+        # A compile-time condition: a Python loop, unrolled at parse time.
+        loop = ast.While(test=_call("static_cond", self.expr(copy.deepcopy(s.test))), body=self.body(s.body),
+                         orelse=[])
+        static_branch = [_expr_stmt(_call("loop_push_static")),
+                         ast.Try(body=[loop], handlers=[], orelse=[], finalbody=[_expr_stmt(_call("loop_pop"))])]
+        return [ast.If(test=_call("while_is_runtime", _thunk(self.expr(copy.deepcopy(s.test)))), body=runtime_branch,
+                       orelse=static_branch)]
 
     def s_With(self, s):  # noqa: N802
         items = []
@@ -601,6 +617,12 @@ def prim_func(func=None, *, private=False, **_):
     return _parse(func, outer)
 
 
+class Ref:
+    """`def m(x: T.Ref)`: a macro parameter passed by reference. The argument is a `T.alloc_var`
+    variable or a buffer element (`A[i, j]`); assigning to the parameter in the macro stores
+    there. (TileLang's `T.Var` annotation is accepted with the same meaning.)"""
+
+
 class Macro:
     """A helper inlined into the kernel that calls it; it may take buffers and return values."""
 
@@ -609,6 +631,23 @@ class Macro:
             raise TypeError(f"@T.macro decorates a function, got {type(func).__name__}")
         self.func = func
         functools.update_wrapper(self, func)
+        self._refs = tuple(n for n, a in func.__annotations__.items() if a is Ref or a == "T.Ref" or a == "Ref")
+        self._signature = inspect.signature(func) if self._refs else None
+
+    def _ref_args(self, args, kwargs):
+        """Parameter name -> BufferLoad for the by-reference parameters given buffer elements."""
+        bound = self._signature.bind(*args, **kwargs)
+        loads = {}
+        for name in self._refs:
+            if name not in bound.arguments:
+                continue
+            v = bound.arguments[name]
+            if v.__class__ is _core.BufferLoad:
+                loads[name] = v
+            elif not (v.__class__ is _core.Buffer and v.scope == "local.var"):
+                raise ValueError(f"argument '{name}' of macro '{self.func.__name__}' is annotated T.Ref: pass a "
+                                 f"T.alloc_var variable or a buffer element (A[i]), got {v!r}")
+        return loads
 
     def __call__(self, *args, **kwargs):
         ctx = current_or_none()
@@ -620,6 +659,8 @@ class Macro:
             fn = _instantiate(_compile(self.func, "macro"), self.func, ctx)
             ctx.macro_cache[self] = fn
         caller = ctx.span
+        if self._refs:
+            ctx.macro_refs = self._ref_args(args, kwargs)  # consumed by the macro's prologue (macro_params)
         try:
             result = fn(*args, **kwargs)
         except Exception as e:
