@@ -81,6 +81,11 @@ def test_eager_call_binds_sizes_from_tensors_and_returns_outputs(device):
     torch.testing.assert_close(c, a + b)
     c3 = scaled_add(a, b, BLOCK=128, alpha_num=3)  # keyword call, a default overridden
     torch.testing.assert_close(c3, 3 * a + b)
+    # 0.5 and 0 differ from 3 in type or value: each is its own kernel, also on repeated calls
+    for _ in range(2):
+        torch.testing.assert_close(scaled_add(a, b, BLOCK=128, alpha_num=0.5), 0.5 * a + b)
+        torch.testing.assert_close(scaled_add(a, b, BLOCK=128, alpha_num=True), a + b)
+        torch.testing.assert_close(scaled_add(a, b, BLOCK=128, alpha_num=3), 3 * a + b)
 
 
 def test_eager_compiles_once_per_binding(device, monkeypatch):
@@ -243,3 +248,33 @@ def test_eager_errors_are_actionable(device):
         not_returned(x)
     with pytest.raises(tilelang.TileLangSyntaxError, match="T.const"):
         T.const("N")
+
+
+@tilelang.jit(pass_configs={tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC: True})
+def npu_add(A, B, block: int = 64):
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    B: T.Tensor((N,), T.float32)
+    C = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, 2 * block), is_npu=True) as (cid, vid):
+        a = T.alloc_ub((block,), T.float32)
+        b = T.alloc_ub((block,), T.float32)
+        c = T.alloc_ub((block,), T.float32)
+        base = (cid * 2 + vid) * block
+        T.copy(A[base], a)
+        T.copy(B[base], b)
+        with T.Scope("V"):
+            T.add(c, a, b)
+        T.copy(c, C[base])
+    return C
+
+
+def test_eager_style_on_ascend():
+    # An Ascend-form kernel (T.Kernel(..., is_npu=True)) in the eager style runs on the simulator
+    # ("auto" picks ascend for it), with torch CPU tensors or numpy arrays.
+    a, b = torch.randn(512), torch.randn(512)
+    c = npu_add(a, b)
+    assert isinstance(c, torch.Tensor)
+    torch.testing.assert_close(c, a + b)
+    assert str(npu_add.compile(N=512).target).startswith("ascend")
+    np.testing.assert_allclose(npu_add(a.numpy(), b.numpy()), (a + b).numpy(), rtol=1e-6)

@@ -98,6 +98,19 @@ def _dim_of(tensor, kind, dim):
     return int(tensor.strides[dim]) // int(tensor.itemsize)
 
 
+class _CallPlan:
+    """How a call form of an eager function finds its kernel: where its run-time arguments are
+    (a position or a keyword each), which tensor dimensions bind the T.const sizes, and the kernel
+    of each binding seen."""
+
+    __slots__ = ("picks", "dims", "kernels")
+
+    def __init__(self, picks, dims):
+        self.picks = picks
+        self.dims = dims
+        self.kernels = {}
+
+
 class JITImpl:
     """A function decorated with @tilelang.jit (either style; `mode` says which)."""
 
@@ -130,9 +143,11 @@ class JITImpl:
             self._defaults = {p.name: p.default for p in spec.signature.parameters.values()
                               if p.default is not inspect.Parameter.empty}
             self._name_set = frozenset(spec.param_names)
+            self._runtime_positions = frozenset(i for i, n in enumerate(spec.param_names) if n in spec.runtime_index)
         self._memo = {}       # lazy: argument key -> Kernel
         self._templates = {}  # eager: compile-time key -> ProbeResult
         self._kernels = {}    # eager: (compile-time key, constant values) -> Kernel
+        self._fast = {}       # eager: call form (tensors left out) -> _CallPlan
         functools.update_wrapper(self, func)
 
     # ---- options ----------------------------------------------------------------------------------
@@ -206,20 +221,28 @@ class JITImpl:
             self._kernels[key] = kernel
         return kernel
 
-    def _eager_resolve(self, values, consts, runtime):
-        """The cache key of this binding and the value of every T.const."""
+    def _probe_key(self, values, consts):
+        """(the compile-time key, the probe result) of these compile-time values and T.const keywords."""
         from ..language.eager import parse_eager  # noqa: PLC0415
-        spec = self._eager
         p1 = (tuple(_freeze(values[n]) for n in self._compile_params),
               tuple(sorted((k, _freeze(v)) for k, v in consts.items())))
         probe = self._templates.get(p1)
         if probe is None:
-            probe = parse_eager(spec, values, consts, probe=True)
+            probe = parse_eager(self._eager, values, consts, probe=True)
             unknown = set(consts) - set(probe.consts)
             if unknown:
                 raise TypeError(f"{self.func.__name__}() got unexpected keyword argument(s) "
                                 f"{', '.join(sorted(unknown))} (neither a parameter nor a T.const name)")
             self._templates[p1] = probe
+        return p1, probe
+
+    def _probe_for(self, values, consts):
+        return self._probe_key(values, consts)[1]
+
+    def _eager_resolve(self, values, consts, runtime):
+        """The cache key of this binding and the value of every T.const."""
+        spec = self._eager
+        p1, probe = self._probe_key(values, consts)
         bound = []
         for n in probe.consts:
             if n in consts:
@@ -244,13 +267,46 @@ class JITImpl:
         binding) and run with the given tensors; returns the T.empty outputs."""
         if self._eager is None:
             return self._lazy_kernel(args, kwargs)
+        # Fast path: a call of a form seen before (same compile-time values, tensors in the same
+        # places) reads the tensors' dimensions and looks the kernel up, nothing else.
+        rp = self._runtime_positions
+        try:
+            # Values and their types: 3 and 3.0 are equal keys but different kernels.
+            form = (tuple(None if i in rp else a for i, a in enumerate(args)), tuple(map(type, args)),
+                    tuple((k, None if k in self._eager.runtime_index else v, type(v)) for k, v in kwargs.items()))
+            plan = self._fast.get(form)
+        except TypeError:  # an unhashable compile-time value: the general path
+            form = plan = None
+        if plan is not None:
+            runtime = [args[p] if p.__class__ is int else kwargs[p] for p in plan.picks]
+            dims = tuple(runtime[r].shape[d] if k == "shape" else _dim_of(runtime[r], k, d) for r, k, d in plan.dims)
+            kernel = plan.kernels.get(dims)
+            if kernel is not None:
+                return kernel(*runtime)
         values, consts, runtime = self._bind(args, kwargs)
         kernel = self._eager_kernel(values, consts, runtime)
         missing = [n for n, a in zip(self._eager.runtime_params, runtime) if a is _MISSING]
         if missing:
             raise TypeError(f"{self.func.__name__}() missing tensor argument(s) {', '.join(missing)}; to compile "
                             f"without running, call {self.func.__name__}.compile(...)")
+        if form is not None:
+            self._remember(form, plan, args, values, consts, runtime, kernel)
         return kernel(*runtime)
+
+    def _remember(self, form, plan, args, values, consts, runtime, kernel):
+        """Records the call form `form` (and this binding's kernel) for the fast path of __call__."""
+        spec = self._eager
+        if plan is None:
+            picks = []
+            for n in spec.runtime_params:
+                i = spec.param_names.index(n)
+                picks.append(i if i < len(args) else n)
+            probe = self._probe_for(values, consts)
+            dims = [(spec.runtime_index[probe.sources[n][0]],) + probe.sources[n][1:]
+                    for n in probe.consts if n not in consts]
+            plan = self._fast[form] = _CallPlan(picks, dims)
+        key = tuple(runtime[r].shape[d] if k == "shape" else _dim_of(runtime[r], k, d) for r, k, d in plan.dims)
+        plan.kernels[key] = kernel
 
     def compile(self, *args, **kwargs):
         """The compiled kernel, without running it. Eager style: every T.const not determined by a
@@ -300,6 +356,7 @@ class JITImpl:
 
     def clear_memo(self):
         self._memo.clear()
+        self._fast.clear()
         self._templates.clear()
         self._kernels.clear()
 
