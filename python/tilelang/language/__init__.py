@@ -140,6 +140,15 @@ Var = _core_mod.Var
 BufferLoad = _core_mod.BufferLoad
 BufferRegion = _core_mod.BufferRegion
 
+
+def _astype(self, dtype):
+    """TVM's `expr.astype(dtype)` (= T.cast(expr, dtype)), used by TileLang programs."""
+    return cast(self, dtype)
+
+
+for _cls in (PrimExpr, Var, BufferLoad):
+    _cls.astype = _astype
+
 # T.float16, T.int32, ... (and T.bool, which shadows the builtin only inside this module's namespace).
 globals().update(_ALL_DTYPES)
 

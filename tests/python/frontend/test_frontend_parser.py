@@ -439,3 +439,12 @@ def test_return_leaves_kernel_and_macro_blocks():
             A[1] = 2.0              # never parsed  # noqa: unreachable
     assert "A[0] = 1.0f32" in k.script() and "A[1]" not in k.script()
     assert [o.op for o in tile_ops(k)] == ["fill"]
+
+
+def test_astype_is_a_cast():
+    @T.prim_func
+    def k(A: T.Tensor((4,), "float16"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=4):
+            for i in T.Parallel(4):
+                B[i] = A[i].astype(T.float32) * 2
+    assert "B[i] = cast<float32>(A[i]) * 2.0f32" in k.script()
