@@ -199,6 +199,14 @@ def test_lazy_builders_still_return_kernels(device):
         return main
 
     assert add.mode == "lazy"
+
+    @tilelang.jit(out_idx=[-1])
+    def lazy_with_numpy_calls(N):
+        table = np.empty(4)  # `.empty(` / `.const(` of other modules do not make a builder eager
+        del table
+        return add.get_tir(N)
+
+    assert lazy_with_numpy_calls.mode == "lazy"
     k = add(256)
     assert k is add(256) and k is add.compile(256)
     a, b = torch.randn(256, device=device), torch.randn(256, device=device)

@@ -296,6 +296,38 @@ def _signature_runtime(signature):
     return out
 
 
+def _scope_of(func):
+    """The names visible in `func`'s body: its globals and closure."""
+    scope = dict(func.__globals__)
+    if func.__closure__:
+        for n, cell in zip(func.__code__.co_freevars, func.__closure__):
+            try:
+                scope[n] = cell.cell_contents
+            except ValueError:
+                pass
+    return scope
+
+
+def _names(scope, expr, targets):
+    """Whether `expr` (a Name or `module.attr`) denotes one of `targets` in `scope` (`T.const`
+    under any alias of tilelang.language)."""
+    try:
+        if isinstance(expr, ast.Name):
+            obj = scope.get(expr.id)
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            obj = getattr(scope.get(expr.value.id), expr.attr, None)
+        else:
+            return False
+    except Exception:  # noqa: BLE001 - e.g. a T.* name that raises NotImplementedError
+        return False
+    return any(obj is t for t in targets)
+
+
+def _kernel_frame():
+    from .kernel import Kernel  # noqa: PLC0415
+    return Kernel
+
+
 def eager_spec(func):
     """The EagerSpec of `func` when its body is written in the eager style, else None (a builder
     that returns a @T.prim_func: the lazy style)."""
@@ -307,6 +339,7 @@ def eager_spec(func):
     if fdef is None:
         return None
     params = {a.arg for a in fdef.args.args + fdef.args.kwonlyargs + fdef.args.posonlyargs}
+    scope = _scope_of(func)
     declared = set()
     eager_marks = False
     for node in ast.walk(fdef):
@@ -316,11 +349,11 @@ def eager_spec(func):
         if isinstance(node, ast.AnnAssign) and node.value is None and isinstance(node.target, ast.Name) \
                 and node.target.id in params:
             declared.add(node.target.id)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("const", "empty"):
+        elif isinstance(node, ast.Call) and _names(scope, node.func, (const, empty)):
             eager_marks = True
     for stmt in fdef.body:
-        if isinstance(stmt, ast.With):
+        if isinstance(stmt, ast.With) and any(isinstance(i.context_expr, ast.Call) and _names(
+                scope, i.context_expr.func, (_kernel_frame(),)) for i in stmt.items):
             eager_marks = True
     annotated = _signature_runtime(signature)
     declared |= set(annotated)
