@@ -286,3 +286,26 @@ def test_eager_style_on_ascend():
     torch.testing.assert_close(c, a + b)
     assert str(npu_add.compile(N=512).target).startswith("ascend")
     np.testing.assert_allclose(npu_add(a.numpy(), b.numpy()), (a + b).numpy(), rtol=1e-6)
+
+
+def test_eager_style_compiles_for_cuda():
+    # NVRTC compiles without a GPU: the eager style reaches the cuda backend unchanged.
+    from tilelang import _core
+    ok = _core.cuda.nvrtc_available()
+    if not (ok[0] if isinstance(ok, tuple) else ok):
+        pytest.skip("NVRTC is not available")
+
+    @tilelang.jit(target="cuda -arch=sm_90a")
+    def add_f16(A, B, BLOCK: int = 256):
+        N = T.const("N")
+        A: T.Tensor((N,), T.float16)
+        B: T.Tensor((N,), T.float16)
+        C = T.empty((N,), T.float16)
+        with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
+            for i in T.Parallel(BLOCK):
+                C[bx * BLOCK + i] = A[bx * BLOCK + i] + B[bx * BLOCK + i]
+        return C
+
+    kernel = add_f16.compile(N=4096)
+    assert str(kernel.target).startswith("cuda") and "__global__" in kernel.get_kernel_source()
+    assert [p.name for p in kernel.params] == ["A", "B", "C"] and list(kernel.out_idx) == [2]
