@@ -140,13 +140,14 @@ def test_two_outputs_in_return_order(device):
     torch.testing.assert_close(sm, x.float().sum(dim=1), rtol=1e-3, atol=1e-2)
 
 
-@pytest.mark.parametrize("dtype", ["float16", T.float16, torch.float16])
+@pytest.mark.parametrize("dtype", ["float16", T.float16, torch.float16, T.dtype(torch.float16)])
 def test_dtype_arguments_in_every_spelling(device, dtype):
     a = torch.randn(300, device=device).half()
     b = torch.randn(300, device=device).half()
     c = scaled_add(a, b, 128, dtype=dtype)
     assert c.dtype == torch.float16
     torch.testing.assert_close(c, a + b, rtol=1e-3, atol=1e-3)
+    assert T.dtype(torch.float16) == "float16" and T.dtype(torch.bfloat16) == T.bfloat16
 
 
 def test_runtime_scalar_parameter(device):

@@ -245,3 +245,34 @@ def test_module_level_names_of_libraries():
     assert not isinstance(matmul.compile(64, 64, 64, 32, 32, 32), TVMFFIKernelAdapter)
     import dataclasses
     assert "jit_impl" in [f.name for f in dataclasses.fields(AutoTuneImpl)]
+
+
+def test_mma_swizzle_layout(device):
+    from tilelang.cuda.intrinsics import get_swizzle_layout, make_mma_swizzle_layout
+    # get_swizzle_layout permutes the 16-byte vectors of each row (64 fp16 = 128 bytes).
+    for row in range(16):
+        cols = [get_swizzle_layout(row, c, 64, "float16") for c in range(64)]
+        assert all(g == 0 and r == row for g, r, _ in cols)
+        assert sorted(c for _, _, c in cols) == list(range(64))
+        assert [c for _, _, c in cols][:8] == [((row % 8) ^ 0) * 8 + k for k in range(8)]
+
+    @tilelang.jit(out_idx=[-1])
+    def mm(M, N, K, bm=64, bn=64, bk=64):
+        @T.prim_func
+        def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((K, N), T.float16), C: T.Tensor((M, N), T.float32)):
+            with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+                A_s = T.alloc_shared((bm, bk), T.float16)
+                B_s = T.alloc_shared((bk, bn), T.float16)
+                C_l = T.alloc_fragment((bm, bn), T.float32)
+                T.annotate_layout({A_s: make_mma_swizzle_layout(A_s), B_s: make_mma_swizzle_layout(B_s)})
+                T.clear(C_l)
+                for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                    T.copy(A[by * bm, k * bk], A_s)
+                    T.copy(B[k * bk, bx * bn], B_s)
+                    T.gemm(A_s, B_s, C_l)
+                T.copy(C_l, C[by * bm, bx * bn])
+        return main
+
+    a = torch.randn(128, 128, device=device).half()
+    b = torch.randn(128, 128, device=device).half()
+    torch.testing.assert_close(mm(128, 128, 128)(a, b), a.float() @ b.float(), rtol=1e-3, atol=1e-3)
