@@ -310,3 +310,19 @@ def test_eager_style_compiles_for_cuda():
     kernel = add_f16.compile(N=4096)
     assert str(kernel.target).startswith("cuda") and "__global__" in kernel.get_kernel_source()
     assert [p.name for p in kernel.params] == ["A", "B", "C"] and list(kernel.out_idx) == [2]
+
+
+def test_an_error_in_the_declarations_is_reported_as_such(device):
+    @tilelang.jit
+    def broken(A):
+        M = T.const("M")
+        dt = T.no_such_dtype  # bad-declaration
+        A: T.Tensor((M,), dt)
+        B = T.empty((M,), dt)
+        with T.Kernel(1, threads=32):
+            B[0] = A[0]
+        return B
+
+    with pytest.raises(AttributeError, match="no_such_dtype") as info:
+        broken(torch.randn(32, device=device))
+    assert f"{__file__}:" in str(info.value)  # located at the user's line

@@ -249,13 +249,13 @@ class JITImpl:
                 bound.append(consts[n])
                 continue
             src = probe.sources.get(n)
+            if src is None and probe.stopped_by is not None:
+                # The body failed before declaring the tensor that binds `n`: that error is the cause.
+                raise probe.stopped_by
             if src is None or runtime[spec.runtime_index[src[0]]] is _MISSING:
                 hint = f" or pass the tensor '{src[0]}'" if src is not None else ""
-                why = ""
-                if src is None and probe.stopped_by is not None:
-                    why = f" (the declarations stopped at: {type(probe.stopped_by).__name__}: {probe.stopped_by})"
                 raise TypeError(f"{self.func.__name__}: no value for T.const '{n}': pass it as a keyword argument "
-                                f"({n}=...){hint}{why}")
+                                f"({n}=...){hint}")
             bound.append(_dim_of(runtime[spec.runtime_index[src[0]]], src[1], src[2]))
         const_values = dict(consts)
         const_values.update(zip(probe.consts, bound))
