@@ -326,3 +326,39 @@ def test_an_error_in_the_declarations_is_reported_as_such(device):
     with pytest.raises(AttributeError, match="no_such_dtype") as info:
         broken(torch.randn(32, device=device))
     assert f"{__file__}:" in str(info.value)  # located at the user's line
+
+
+def test_a_call_with_no_tensor_argument_returns_torch_tensors(device):
+    # TileLang's programs are torch programs: with torch imported, outputs of a call that passes no
+    # tensor are torch tensors on the kernel's device (numpy arrays when torch is not imported:
+    # test_compat_numpy_only.py).
+    @tilelang.jit(out_idx=-1)
+    def inf_kernel(dtype):
+        @T.prim_func
+        def main(A: T.Tensor((32,), dtype)):
+            with T.Kernel(1, threads=32):
+                T.fill(A, T.infinity(dtype))
+        return main
+
+    for dtype in ("float32", "float16"):
+        out = inf_kernel(dtype)()
+        assert isinstance(out, torch.Tensor) and out.device.type == device
+        assert torch.all(out == torch.inf)
+
+
+@tilelang.jit
+def test_kernel_named_like_a_test(A: T.Tensor((16,), T.float32)):
+    with T.Kernel(1, threads=16):
+        for i in T.Parallel(16):
+            A[i] = A[i] + 1.0
+
+
+def test_jit_functions_named_test_are_not_collected_by_pytest(device):
+    # TileLang's tests define `@tilelang.jit def test_kernel(A: ...)` at module level; pytest must not
+    # take it for a test function (it would look for a fixture 'A'). It is collected only through
+    # __wrapped__, which a JITImpl does not have.
+    assert not hasattr(test_kernel_named_like_a_test, "__wrapped__")
+    assert test_kernel_named_like_a_test.__name__ == "test_kernel_named_like_a_test"
+    x = torch.zeros(16, device=device)
+    test_kernel_named_like_a_test(x)
+    assert torch.equal(x, torch.ones(16, device=device))

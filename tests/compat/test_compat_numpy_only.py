@@ -53,6 +53,16 @@ PROGRAM = textwrap.dedent("""
         return C
 
     np.testing.assert_allclose(tuned_add(a, b), a + b, rtol=1e-6)
+    @tilelang.jit(out_idx=-1)
+    def ones(n):
+        @T.prim_func
+        def main(A: T.Tensor((n,), T.float32)):
+            with T.Kernel(1, threads=32):
+                T.fill(A, 1.0)
+        return main
+
+    out = ones(16)()  # no tensor argument and no torch: numpy outputs
+    assert isinstance(out, np.ndarray) and (out == 1).all()
     print("numpy-only ok")
 """)
 

@@ -317,7 +317,8 @@ class AutoTuneImpl:
     def __post_init__(self):
         self._tuner_cache = {}
         try:
-            functools.update_wrapper(self, self.jit_impl.func)
+            from ..jit import _copy_names  # noqa: PLC0415
+            _copy_names(self, self.jit_impl.func)
         except AttributeError:
             pass
 

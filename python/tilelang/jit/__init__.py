@@ -98,6 +98,13 @@ def _dim_of(tensor, kind, dim):
     return int(tensor.strides[dim]) // int(tensor.itemsize)
 
 
+def _copy_names(wrapper, func):
+    """__name__, __qualname__, __doc__, __module__ of `func` on `wrapper`, but no __wrapped__: pytest
+    would collect a module-level `@tilelang.jit def test_kernel(A)` as a test function through it."""
+    functools.update_wrapper(wrapper, func, updated=())
+    wrapper.__dict__.pop("__wrapped__", None)
+
+
 class _CallPlan:
     """How a call form of an eager function finds its kernel: where its run-time arguments are
     (a position or a keyword each), which tensor dimensions bind the T.const sizes, and the kernel
@@ -148,7 +155,7 @@ class JITImpl:
         self._templates = {}  # eager: compile-time key -> ProbeResult
         self._kernels = {}    # eager: (compile-time key, constant values) -> Kernel
         self._fast = {}       # eager: call form (tensors left out) -> _CallPlan
-        functools.update_wrapper(self, func)
+        _copy_names(self, func)
 
     # ---- options ----------------------------------------------------------------------------------
     @property
