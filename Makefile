@@ -7,7 +7,9 @@ PY       := $(VENV)/bin/python
 BUILD    := build
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 APT_PKGS := cmake g++ make libgtest-dev python3-venv
-PY_PKGS  := numpy ml_dtypes nanobind pytest
+# torch: the compatibility tier (tests/compat) runs TileLang-style programs with torch CPU tensors;
+# the core itself does not need it (tests/compat/test_compat_numpy_only.py).
+PY_PKGS  := numpy ml_dtypes nanobind pytest torch
 export PYTHONPATH := $(CURDIR)/python
 export TILELANG_SOURCE_DIR := $(CURDIR)
 
@@ -29,7 +31,7 @@ $(VENV)/.apt-ok:
 	fi
 	@mkdir -p $(VENV) && touch $@
 
-$(VENV)/.py-ok: $(VENV)/.apt-ok
+$(VENV)/.py-ok: $(VENV)/.apt-ok Makefile
 	@[ -x $(PY) ] || $(PY_BOOT) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check $(PY_PKGS)
 	@touch $@
@@ -51,7 +53,7 @@ run: build
 
 test: build
 	$(BUILD)/tl_tests --gtest_brief=1 --gtest_filter=-*OnGpu.*  # the GPU tier runs in scripts/gpu_check.sh
-	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error tests/fuzz
+	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error tests/fuzz tests/compat
 	@# slow tier: kernels over more than 2^31 elements (needs ~6.5 GiB of free memory, ~1-2 min)
 	TL_TEST_TIER=cpu TL_SLOW_TESTS_STRICT=1 $(PY) -m pytest -q -x tests/slow
 

@@ -14,7 +14,8 @@ least one passed test and none failed (kind `pytest`).
 
 `--device cpu` runs the programs with their tensors on the cpu: a small shim maps torch's "cuda"
 device arguments to "cpu" (factories, .to, .cuda) and makes torch.cuda.synchronize/Event work
-without a GPU; nothing else of the programs is changed.
+without a GPU, and TILELANG_TESTING_CUDA_ON_CPU=1 lets tilelang.testing.requires_cuda tests run on
+the cpu target; nothing else of the programs is changed.
 """
 import argparse
 import json
@@ -176,6 +177,8 @@ def main():
     if args.device == "cpu":
         env["UPSTREAM_SUITE_SHIM"] = shim
         env["CUDA_VISIBLE_DEVICES"] = ""
+        # tilelang.testing.requires_cuda runs TileLang's CUDA tests on the cpu target (see its doc)
+        env["TILELANG_TESTING_CUDA_ON_CPU"] = "1"
     results = []
     for repo, path, kind in items:
         if repo not in mirrors or not os.path.isdir(mirrors[repo]):

@@ -390,7 +390,13 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
   ArgBinder::State st;
   b.bind(s.args.data(), n, st);
   // The caller's framework is its first tensor's: torch callers get torch outputs and torch's stream.
-  const bool torch_caller = like && is_torch_tensor(like);
+  // A call with no tensor argument gets torch outputs when the program has imported torch (TileLang's
+  // programs are torch programs), on the kernel's device; numpy arrays otherwise.
+  const bool torch_caller = like ? is_torch_tensor(like) : torch_imported();
+  const bool cuda_kernel = h.kernel->target().is_cuda();
+  if (cuda_kernel && !like && !torch_caller && !h.allocs.empty())
+    throw_error<ArgumentError>(b.kernel_name(), "(): a cuda kernel called with no tensor argument allocates its "
+                               "outputs on the GPU through torch; import torch (or pass the output tensors)");
 
   // Outputs and workspaces.
   std::vector<int64_t> shape;
@@ -400,7 +406,8 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
     nb::object shape_t = make_shape_tuple(shape);
     TensorArg t;
     if (torch_caller) {
-      nb::object obj = torch_allocate_like(like, shape_t.ptr(), ai.dtype, ai.zero);
+      nb::object obj = like ? torch_allocate_like(like, shape_t.ptr(), ai.dtype, ai.zero)
+                            : torch_allocate_on(cuda_kernel ? "cuda" : "cpu", shape_t.ptr(), ai.dtype, ai.zero);
       if (!obj.is_valid())
         throw_error<ArgumentError>(b.kernel_name(), "(): output '", b.param(ai.param).name, "' has dtype ",
                                    ai.dtype.str(), ", which this torch build has no dtype for");
@@ -424,7 +431,8 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
   LaunchEnv env;
   env.device_id = st.device_id;
   const bool on_cuda = st.device_type == kDLCUDA || st.device_type == kDLCUDAManaged;
-  if (on_cuda && torch_caller) torch_current_stream(st.device_id, &env.stream);  // else the default stream
+  if ((on_cuda || (cuda_kernel && !like)) && torch_caller)
+    torch_current_stream(st.device_id, &env.stream);  // else the default stream
   if (h.async_launch && h.launched) {
     // A cuda launch only queues work (~3 us in the driver): releasing and re-taking the GIL would cost
     // a tenth of that. The first launch (module load) and synchronizing ones release it.

@@ -292,19 +292,36 @@ bool torch_current_stream(int device, void** stream) {
   return true;
 }
 
-nb::object torch_allocate_like(PyObject* like, PyObject* shape_tuple, DataType dtype, bool zero) {
-  TorchApi* api = torch_api();
-  if (!api || !PyObject_TypeCheck(like, api->tensor_type)) return nb::object();  // not a torch caller
+namespace {
+
+nb::object torch_allocate(TorchApi* api, PyObject* device, PyObject* shape_tuple, DataType dtype, bool zero) {
   PyObject* dtype_obj = nullptr;
   for (auto& [obj, dt] : api->dtypes)
     if (dt == dtype) dtype_obj = obj;
   if (!dtype_obj) return nb::object();
-  nb::object device = nb::steal(PyObject_GetAttr(like, api->s_device));
-  if (!device.is_valid()) throw nb::python_error();
-  PyObject* args[] = {shape_tuple, dtype_obj, device.ptr()};
+  PyObject* args[] = {shape_tuple, dtype_obj, device};
   nb::object out = nb::steal(PyObject_Vectorcall(zero ? api->zeros : api->empty, args, 1, api->alloc_kwnames));
   if (!out.is_valid()) throw nb::python_error();
   return out;
+}
+
+}  // namespace
+
+nb::object torch_allocate_like(PyObject* like, PyObject* shape_tuple, DataType dtype, bool zero) {
+  TorchApi* api = torch_api();
+  if (!api || !PyObject_TypeCheck(like, api->tensor_type)) return nb::object();  // not a torch caller
+  nb::object device = nb::steal(PyObject_GetAttr(like, api->s_device));
+  if (!device.is_valid()) throw nb::python_error();
+  return torch_allocate(api, device.ptr(), shape_tuple, dtype, zero);
+}
+
+bool torch_imported() { return torch_api() != nullptr; }
+
+nb::object torch_allocate_on(const char* device, PyObject* shape_tuple, DataType dtype, bool zero) {
+  TorchApi* api = torch_api();
+  if (!api) return nb::object();
+  nb::object dev = nb::steal(PyUnicode_FromString(device));
+  return torch_allocate(api, dev.ptr(), shape_tuple, dtype, zero);
 }
 
 }  // namespace tl::bind

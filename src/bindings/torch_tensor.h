@@ -61,4 +61,11 @@ bool torch_current_stream(int device, void** stream);
 // dtype for `dtype` (the caller then uses its generic allocator).
 nanobind::object torch_allocate_like(PyObject* like, PyObject* shape_tuple, DataType dtype, bool zero);
 
+// Whether torch has been imported (a lookup in sys.modules; tilelang never imports torch itself).
+bool torch_imported();
+
+// torch.empty / torch.zeros(shape, dtype=dtype, device=device) for a call with no tensor argument:
+// `device` is "cuda" (torch's current device) or "cpu". Invalid object as torch_allocate_like.
+nanobind::object torch_allocate_on(const char* device, PyObject* shape_tuple, DataType dtype, bool zero);
+
 }  // namespace tl::bind

@@ -18,8 +18,14 @@ class KernelParam:
     strides: Tuple[Union[int, str], ...]  # empty: contiguous row-major
     role: str  # "input", "output" (out_idx) or "workspace" (workspace_idx)
 
+    def is_scalar(self):
+        return not self.is_tensor
+
     def is_unsigned(self):
         return self.dtype.startswith("uint")
+
+    def is_float4(self):
+        return self.dtype.startswith("float4")
 
     def is_float8(self):
         return self.dtype.startswith("float8")
@@ -29,6 +35,14 @@ class KernelParam:
 
     def is_dynamic(self):
         return any(not isinstance(d, int) for d in self.shape)
+
+    def torch_dtype(self):
+        from .adapter import torch_dtype
+        return torch_dtype(self.dtype)
+
+    def tilelang_dtype(self):
+        from ..language.dtypes import to_dtype
+        return to_dtype(self.dtype)
 
 
 def _normalize_idx(idx, what):
@@ -101,9 +115,60 @@ class JITKernel(_core.CompiledKernel):
         """KernelParam for every parameter, in order."""
         return [KernelParam(n, t, d, tuple(s), tuple(st), r) for n, t, d, s, st, r in self.param_specs()]
 
-    def get_kernel_source(self):
+    def get_kernel_source(self, kernel_only=True):
         """The emitted kernel source (C++ on cpu, CUDA C++ on cuda, the lowered NPU program on ascend)."""
         return self.kernel_source
+
+    def show_source(self, which="kernel"):
+        """Prints the kernel source ("kernel"), the host source ("host") or both."""
+        if which == "kernel":
+            print(self.get_kernel_source())
+        elif which == "host":
+            print(self.get_host_source())
+        elif which == "both":
+            print("===== Kernel Source =====")
+            print(self.get_kernel_source())
+            print("===== Host Source =====")
+            print(self.get_host_source())
+        else:
+            raise ValueError(f"which must be 'kernel', 'host' or 'both', got {which!r}")
+
+    def export_sources(self, kernel_path=None, host_path=None):
+        """Writes the kernel source and/or the host source to files."""
+        import os
+        if kernel_path is None and host_path is None:
+            raise ValueError("export_sources needs kernel_path and/or host_path")
+        for path, text in ((kernel_path, self.get_kernel_source()), (host_path, self.get_host_source())):
+            if path is None:
+                continue
+            if os.path.dirname(path):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+
+    def print_source_code(self, which="kernel", file=None):
+        """TileLang's older name: prints the source, or writes the kernel source to `file`."""
+        if file is not None:
+            self.export_sources(kernel_path=file)
+        else:
+            self.show_source(which)
+
+    def run_once(self, func=None):
+        """Runs the kernel (or `func`) once on generated inputs; returns its outputs."""
+        return self.get_profiler().run_once(func)
+
+    def update_tuner_result(self, latency, config, ref_latency):
+        self.latency, self.config, self.ref_latency = latency, config, ref_latency
+        return self
+
+    def get_tuner_result(self):
+        if getattr(self, "latency", None) is None:
+            raise ValueError("this kernel was not tuned (no autotuner result)")
+        return {"latency": self.latency, "config": self.config, "ref_latency": getattr(self, "ref_latency", None)}
+
+    def export_library(self, kernel_file):
+        raise NotImplementedError("not implemented: JITKernel.export_library (kernels live in the tilelang cache, "
+                                  f"see kernel.artifact_dir = {self.artifact_dir!r})")
 
     def get_host_source(self):
         """The host-side source where it is separate from the kernel source ("" on cpu)."""

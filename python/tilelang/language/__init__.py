@@ -112,7 +112,8 @@ from .math import (  # noqa: F401
     truncmod,
     trunc,
 )
-from .parser import Macro, PrimFunc, macro, prim_func  # noqa: F401
+from .eager import const, empty  # noqa: F401
+from .parser import Macro, PrimFunc, Ref, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401
     GemmWarpPolicy,
     atomic_add,
@@ -139,6 +140,15 @@ Var = _core_mod.Var
 BufferLoad = _core_mod.BufferLoad
 BufferRegion = _core_mod.BufferRegion
 
+
+def _astype(self, dtype):
+    """TVM's `expr.astype(dtype)` (= T.cast(expr, dtype)), used by TileLang programs."""
+    return cast(self, dtype)
+
+
+for _cls in (PrimExpr, Var, BufferLoad):
+    _cls.astype = _astype
+
 # T.float16, T.int32, ... (and T.bool, which shadows the builtin only inside this module's namespace).
 globals().update(_ALL_DTYPES)
 
@@ -152,7 +162,7 @@ _NOT_SUPPORTED = {
     "ClusterKernel", "CUDASourceCodeKernel", "alloc_tmem", "alloc_reducer", "alloc_global", "async_copy",
     "tma_copy", "view", "reshape", "make_tensor", "ptr", "ws", "WarpSpecialize", "annotate_l2_hit_ratio",
     "annotate_safe_value", "gemm_sp", "wgmma_gemm", "tcgen05_gemm", "im2col", "atomic_max", "atomic_min",
-    "call_extern", "rng_init", "const", "empty", "init_flag", "clear_flag", "reinterpretcast", "set_deq_scale",
+    "call_extern", "rng_init", "init_flag", "clear_flag", "reinterpretcast", "set_deq_scale",
 }
 
 

@@ -163,9 +163,23 @@ def _spec(what, shape, dtype, strides=None, scope="global"):
         raise
 
 
-def StridedTensor(shape, strides, dtype="float32"):  # noqa: N802
-    """A tensor parameter with explicit element strides (entries may be dynamic)."""
-    return _spec("T.StridedTensor", shape, dtype, strides)
+class _StridedTensorFactory:
+    """`T.StridedTensor(shape, strides, dtype)` or `T.StridedTensor[shape, strides, dtype]`: a tensor
+    parameter with explicit element strides (entries may be dynamic)."""
+
+    def __call__(self, shape, strides, dtype="float32"):
+        return _spec("T.StridedTensor", shape, dtype, strides)
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple) and len(key) == 3:
+            return _spec("T.StridedTensor", key[0], key[2], key[1])
+        raise TypeError("use StridedTensor[shape, strides, dtype], e.g. StridedTensor[(M, N), (ld, 1), 'float16']")
+
+    def __repr__(self):
+        return "T.StridedTensor"
+
+
+StridedTensor = _StridedTensorFactory()
 
 
 def dynamic(name, dtype="int32"):

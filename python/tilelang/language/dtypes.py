@@ -18,6 +18,10 @@ class dtype(str):
 
     __slots__ = ()
 
+    def __new__(cls, value="float32"):
+        # T.dtype(torch.float16) / T.dtype(np.float32): the dtype's name, not the object's repr.
+        return str.__new__(cls, value if isinstance(value, str) else _convert(value))
+
     def __call__(self, value=None):
         if value is None:
             raise TypeError(f"T.{self}() needs a value: T.{self}(0) is a constant, T.{self}(x) a cast")

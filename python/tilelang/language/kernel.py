@@ -198,3 +198,35 @@ def get_lane_idx(warp_size=32):
 
 def get_warp_group_idx(warp_size=32, warps_per_group=4):
     return get_thread_binding(0) // (warp_size * warps_per_group)
+
+
+class KernelLaunchFrame:
+    """TileLang's class of the open `with T.Kernel(...)` frame: `KernelLaunchFrame.Current()` is the
+    innermost one while a kernel is parsed (None outside any)."""
+
+    @classmethod
+    def Current(cls):  # noqa: N802 (TileLang's name)
+        from .context import current_or_none  # noqa: PLC0415
+        ctx = current_or_none()
+        return cls() if ctx is not None and ctx.kernels else None
+
+    def get_thread_extents(self):
+        """(x, y, z) thread extents (1 for dimensions the kernel does not have)."""
+        ext = get_thread_extents()
+        return list(ext) + [1] * (3 - len(ext))
+
+    def get_block_extents(self):
+        ext = get_block_extents()
+        return list(ext) + [1] * (3 - len(ext))
+
+    def get_thread_binding(self, dim=0):
+        return get_thread_binding(dim)
+
+    def get_block_binding(self, dim=0):
+        return get_block_binding(dim)
+
+    def get_num_threads(self):
+        n = 1
+        for e in self.get_thread_extents():
+            n *= e
+        return n

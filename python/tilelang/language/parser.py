@@ -15,6 +15,7 @@ How it works (docs/FRONTEND.md has the user-level account):
 Errors raised while running keep their type and gain the statement's location as a prefix.
 """
 import ast
+import copy
 import functools
 import inspect
 import sys
@@ -22,10 +23,11 @@ import types
 
 from .. import _core
 from .allocate import TensorSpec
-from .context import Context, context_stack, current_or_none
+from .context import context_stack, current_or_none
 from .dtypes import dtype as _dtype_cls, to_dtype
+from .eager import FuncContext
 
-__all__ = ["prim_func", "macro", "PrimFunc", "Macro"]
+__all__ = ["prim_func", "macro", "PrimFunc", "Macro", "Ref"]
 
 _SyntaxError = _core.TileLangSyntaxError
 
@@ -33,6 +35,7 @@ _C = "_tl_ctx_"     # the Context
 _S = "_tl_spans_"   # the statement spans
 _N = "_tl_n_"       # per-function name records (Context.bind)
 _D = "_tl_d0_"      # IR frame depth at function entry
+_WHILE_BOUND = 2**31 - 1  # trip bound of the serial loop a run-time `while` becomes
 
 
 # ---- AST helpers -----------------------------------------------------------------------------------
@@ -139,10 +142,14 @@ class _ExprRewriter(ast.NodeTransformer):
 
 
 class _Rewriter:
+    """kind: "prim_func", "macro", or "eager" (the body of an eager-style @tilelang.jit function:
+    language/eager.py)."""
+
     def __init__(self, filename, kind, func_name):
         self.file = filename
         self.kind = kind
         self.func_name = func_name
+        self.params = set()
         self.spans = []
         self.ntmp = 0
         self.exprs = _ExprRewriter(self)
@@ -237,6 +244,10 @@ class _Rewriter:
         return [ast.AugAssign(target=self.expr(s.target), op=s.op, value=value)]
 
     def s_AnnAssign(self, s):  # noqa: N802
+        if self.kind == "eager" and s.value is None and isinstance(s.target, ast.Name) and s.target.id in self.params:
+            # `A: T.Tensor((M, N), dtype)`: the declaration of a run-time parameter.
+            n = s.target.id
+            return [_assign(_name(n, True), _call("declare_param", _name(_N), _const(n), self.expr(s.annotation)))]
         if not isinstance(s.target, ast.Name):
             raise self.err(s, "annotated assignment needs a plain name target (x: T.int32 = v)")
         if s.value is None:
@@ -282,9 +293,23 @@ class _Rewriter:
     def s_While(self, s):  # noqa: N802
         if s.orelse:
             raise self.err(s, "'while ... else' is not supported inside a kernel")
-        loop = ast.While(test=_call("static_cond", self.expr(s.test)), body=self.body(s.body), orelse=[])
-        return [_expr_stmt(_call("loop_push_static")),
-                ast.Try(body=[loop], handlers=[], orelse=[], finalbody=[_expr_stmt(_call("loop_pop"))])]
+        # A run-time condition becomes a serial IR loop that no kernel runs to its bound, left by
+        # `if not cond: break` at the top of each iteration (a `continue` re-tests the condition).
+        guard = ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=copy.deepcopy(
+            s.test)), s.test), body=[ast.copy_location(ast.Break(), s)], orelse=[]), s)
+        it = ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id="range", ctx=ast.Load()), s),
+                                        args=[ast.copy_location(_const(_WHILE_BOUND), s)], keywords=[]), s)
+        target = ast.copy_location(ast.Name(id=self.tmp(), ctx=ast.Store()), s)
+        runtime_loop = ast.copy_location(ast.For(target=target, iter=it, body=[guard] + copy.deepcopy(s.body),
+                                                 orelse=[], type_comment=None), s)
+        runtime_branch = self.s_For(runtime_loop)
+        # A compile-time condition: a Python loop, unrolled at parse time.
+        loop = ast.While(test=_call("static_cond", self.expr(copy.deepcopy(s.test))), body=self.body(s.body),
+                         orelse=[])
+        static_branch = [_expr_stmt(_call("loop_push_static")),
+                         ast.Try(body=[loop], handlers=[], orelse=[], finalbody=[_expr_stmt(_call("loop_pop"))])]
+        return [ast.If(test=_call("while_is_runtime", _thunk(self.expr(copy.deepcopy(s.test)))), body=runtime_branch,
+                       orelse=static_branch)]
 
     def s_With(self, s):  # noqa: N802
         items = []
@@ -305,15 +330,17 @@ class _Rewriter:
         return [ast.If(test=_call("brk", _const(False)), body=[ast.Continue()], orelse=[])]
 
     def s_Return(self, s):  # noqa: N802
-        if self.kind == "prim_func" and s.value is not None:
-            raise self.err(s, "a @T.prim_func cannot return a value; outputs are written into tensor parameters "
-                              "(mark them with out_idx when compiling)")
+        if self.kind != "macro" and s.value is not None:
+            # A kernel function returns only its T.empty outputs (checked when it runs).
+            return [_expr_stmt(_call("ret_check", _name(_D))), _expr_stmt(_call("func_return", self.expr(s.value))),
+                    ast.Return(value=None)]
         value = None if s.value is None else self.expr(s.value)
         return [_expr_stmt(_call("ret_check", _name(_D))), ast.Return(value=value)]
 
     # ---- the function --------------------------------------------------------------------------------
     def function(self, fdef):
         a = fdef.args
+        self.params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
         if self.kind == "prim_func":
             if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
                 raise self.err(fdef, "@T.prim_func parameters must be plain positional parameters, each annotated "
@@ -518,11 +545,12 @@ def _make_params(func, comp, outer_locals=None):
 class PrimFunc:
     """The result of @T.prim_func: the IR function (`.ir`, a tl::PrimFunc) and its Python origin."""
 
-    __slots__ = ("ir", "func", "__weakref__")
+    __slots__ = ("ir", "func", "out_idx", "__weakref__")
 
-    def __init__(self, ir, func=None):
+    def __init__(self, ir, func=None, out_idx=None):
         self.ir = ir
         self.func = func
+        self.out_idx = out_idx  # from `return` of T.empty outputs; compile() uses it as out_idx
 
     @property
     def name(self):
@@ -549,7 +577,7 @@ class PrimFunc:
         return self.ir.script()
 
     def with_attr(self, key, value):
-        return PrimFunc(self.ir.with_attr(key, value), self.func)
+        return PrimFunc(self.ir.with_attr(key, value), self.func, self.out_idx)
 
     def __repr__(self):
         return self.ir.script()
@@ -562,7 +590,7 @@ class PrimFunc:
 def _parse(func, outer_locals=None):
     comp = _compile(func, "prim_func")
     params = _make_params(func, comp, outer_locals)
-    ctx = Context(func.__name__)
+    ctx = FuncContext(func.__name__)
     fn = _instantiate(comp, func, ctx)
     stack = context_stack()
     stack.append(ctx)
@@ -570,9 +598,10 @@ def _parse(func, outer_locals=None):
         fn(*params)
         if ctx.depth != 0:  # only reachable through a frame left open by an exception handler
             raise _SyntaxError(f"{ctx.depth} block(s) left open at the end of '{func.__name__}'")
+        out_idx = ctx.finish_outputs()
         attrs = {"global_symbol": func.__name__}
         attrs.update(ctx.func_attrs)
-        ir = ctx.b.finish_func(func.__name__, params, attrs, comp.def_span)
+        ir = ctx.b.finish_func(func.__name__, params + ctx.outputs, attrs, comp.def_span)
     except NameError as e:
         if getattr(e, "name", None) != func.__name__:
             _locate(e, ctx.span)
@@ -585,8 +614,13 @@ def _parse(func, outer_locals=None):
         raise
     finally:
         stack.pop()
-    # Structural checks (ir/verifier.h), a few microseconds: a name bound inside a run-time if or
-    # loop and used after it is reported here, at the statement that uses it.
+    _verify(ir)
+    return PrimFunc(ir, func, out_idx)
+
+
+def _verify(ir):
+    """Structural checks (ir/verifier.h), a few microseconds: a name bound inside a run-time if or
+    loop and used after it is reported here, at the statement that uses it."""
     try:
         _core.verify(ir)
     except _core.VerifyError as e:
@@ -595,7 +629,6 @@ def _parse(func, outer_locals=None):
                       "there; declare it before the block with `name = T.alloc_var(dtype)` and assign to it "
                       "inside",) + e.args[1:]
         raise
-    return PrimFunc(ir, func)
 
 
 def prim_func(func=None, *, private=False, **_):
@@ -613,6 +646,12 @@ def prim_func(func=None, *, private=False, **_):
     return _parse(func, outer)
 
 
+class Ref:
+    """`def m(x: T.Ref)`: a macro parameter passed by reference. The argument is a `T.alloc_var`
+    variable or a buffer element (`A[i, j]`); assigning to the parameter in the macro stores
+    there. (TileLang's `T.Var` annotation is accepted with the same meaning.)"""
+
+
 class Macro:
     """A helper inlined into the kernel that calls it; it may take buffers and return values."""
 
@@ -621,6 +660,23 @@ class Macro:
             raise TypeError(f"@T.macro decorates a function, got {type(func).__name__}")
         self.func = func
         functools.update_wrapper(self, func)
+        self._refs = tuple(n for n, a in func.__annotations__.items() if a is Ref or a == "T.Ref" or a == "Ref")
+        self._signature = inspect.signature(func) if self._refs else None
+
+    def _ref_args(self, args, kwargs):
+        """Parameter name -> BufferLoad for the by-reference parameters given buffer elements."""
+        bound = self._signature.bind(*args, **kwargs)
+        loads = {}
+        for name in self._refs:
+            if name not in bound.arguments:
+                continue
+            v = bound.arguments[name]
+            if v.__class__ is _core.BufferLoad:
+                loads[name] = v
+            elif not (v.__class__ is _core.Buffer and v.scope == "local.var"):
+                raise ValueError(f"argument '{name}' of macro '{self.func.__name__}' is annotated T.Ref: pass a "
+                                 f"T.alloc_var variable or a buffer element (A[i]), got {v!r}")
+        return loads
 
     def __call__(self, *args, **kwargs):
         ctx = current_or_none()
@@ -639,6 +695,8 @@ class Macro:
         if fn is None:
             fn = _instantiate(_compile(self.func, "macro"), self.func, ctx)
             ctx.macro_cache[self] = fn
+        if self._refs:
+            ctx.macro_refs = self._ref_args(args, kwargs)  # consumed by the macro's prologue (macro_params)
         ctx.macro_stack.append(self)
         try:
             result = fn(*args, **kwargs)

@@ -138,3 +138,22 @@ def layout_attrs(layout, buffer):
         return layout._attrs()
     raise TypeError(f"T.annotate_layout: {layout!r} is not a layout (T.Layout, T.Fragment, make_swizzled_layout, "
                     "make_zn_layout, make_nz_layout or a callable)")
+
+
+def _explicit_swizzle(name):
+    def make(*args, **kwargs):
+        raise NotImplementedError(
+            f"not implemented: tilelang.layout.{name} (an explicit shared-memory swizzle mode); tilelang-cpp's "
+            "backends choose the swizzle of a shared buffer themselves: use make_swizzled_layout(buffer)")
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"TileLang's {name}: not implemented here (use make_swizzled_layout)."
+    return make
+
+
+# TileLang's explicit swizzle modes and fragment helpers: the names exist (modules importing them load);
+# using one raises NotImplementedError naming the alternative.
+make_full_bank_swizzled_layout = _explicit_swizzle("make_full_bank_swizzled_layout")
+make_half_bank_swizzled_layout = _explicit_swizzle("make_half_bank_swizzled_layout")
+make_quarter_bank_swizzled_layout = _explicit_swizzle("make_quarter_bank_swizzled_layout")
+make_volta_swizzled_layout = _explicit_swizzle("make_volta_swizzled_layout")
+make_tcgen05mma_swizzled_layout = _explicit_swizzle("make_tcgen05mma_swizzled_layout")

@@ -138,8 +138,22 @@ def reference_inputs(reference_program, args):
     return out
 
 
+def _torch_available():
+    global _TORCH
+    if _TORCH is None:
+        import importlib.util
+        _TORCH = importlib.util.find_spec("torch") is not None
+    return _TORCH
+
+
+_TORCH = None
+
+
 class Profiler:
-    """Runs a compiled kernel on generated inputs: timing (do_bench) and correctness (assert_allclose)."""
+    """Runs a compiled kernel on generated inputs: timing (do_bench) and correctness (assert_allclose).
+
+    Generated inputs are torch tensors when torch is installed (as in TileLang: reference programs
+    are usually written with torch), on the kernel's device; numpy arrays otherwise."""
 
     def __init__(self, kernel, tensor_supply_type=TensorSupplyType.Auto):
         self.kernel = kernel
@@ -150,45 +164,80 @@ class Profiler:
     def target(self):
         return self.kernel.target
 
+    @property
+    def params(self):
+        return self.kernel.params
+
+    @property
+    def result_idx(self):
+        return list(self.kernel.out_idx)
+
+    @property
+    def func(self):
+        return self.kernel
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel(*args, **kwargs)
+
     def _input_params(self):
         return [p for p in self.kernel.params if p.role == "input"]
 
-    def _get_inputs(self, refresh=False):
-        """Generated arguments for the kernel's inputs (cached; refresh=True draws new ones)."""
-        if self._inputs is not None and not refresh:
+    def _get_params(self, with_output=False):
+        """The KernelParams the caller passes (with_output: the outputs as well)."""
+        return [p for p in self.kernel.params if p.role == "input" or (with_output and p.role == "output")]
+
+    def _supply(self, p):
+        if not p.is_tensor:
+            raise ValueError(f"the profiler cannot invent a value for scalar parameter '{p.name}'; "
+                             "pass the arguments yourself (run_once(*args), do_bench(input_tensors=...))")
+        if p.is_dynamic():
+            raise ValueError(f"parameter '{p.name}' has dynamic shape {list(p.shape)}; pass the arguments "
+                             "yourself (run_once(*args), do_bench(input_tensors=...))")
+        return self._device_tensor(make_tensor(p.shape, p.dtype, self.supply_type), p.dtype)
+
+    def _get_inputs(self, with_output=False, refresh=False, dynamic_symbolic_constraints=None):
+        """Generated arguments for the kernel's inputs (cached; refresh=True draws new ones;
+        with_output=True adds fresh output tensors, for calls that pass every parameter)."""
+        if self._inputs is None or refresh:
+            self._inputs = [self._supply(p) for p in self._input_params()]
+        if not with_output:
             return self._inputs
-        args = []
-        for p in self._input_params():
-            if not p.is_tensor:
-                raise ValueError(f"the profiler cannot invent a value for scalar parameter '{p.name}'; "
-                                 "pass the arguments yourself (run_once(*args), do_bench(input_tensors=...))")
-            if p.is_dynamic():
-                raise ValueError(f"parameter '{p.name}' has dynamic shape {list(p.shape)}; pass the arguments "
-                                 "yourself (run_once(*args), do_bench(input_tensors=...))")
-            args.append(self._device_tensor(make_tensor(p.shape, p.dtype, self.supply_type), p.dtype))
-        self._inputs = args
-        return args
+        ins = iter(self._inputs)
+        return [next(ins) if p.role == "input" else self._supply(p) for p in self._get_params(with_output=True)]
 
     def _device_tensor(self, array, dtype_name):
-        """Inputs live where the target runs: host numpy arrays, torch tensors for cuda."""
-        if self.target.kind != "cuda":
+        """Inputs live where the target runs: torch tensors when torch is installed (cuda tensors
+        for cuda), else host numpy arrays."""
+        cuda = self.target.kind == "cuda"
+        if not cuda and not _torch_available():
             return array
         import torch
         from ..jit.adapter import torch_dtype
         if array.dtype.kind == "V":  # ml_dtypes bfloat16 / float8: through float32
-            return torch.from_numpy(array.astype(np.float32)).to(torch_dtype(dtype_name)).cuda()
-        return torch.from_numpy(np.ascontiguousarray(array)).cuda()
+            t = torch.from_numpy(array.astype(np.float32)).to(torch_dtype(dtype_name))
+        else:
+            t = torch.from_numpy(np.ascontiguousarray(array))
+        return t.cuda() if cuda else t
 
     def run_once(self, *args):
-        """Runs the kernel once (on generated inputs when none are given) and returns its outputs."""
+        """Runs the kernel once (on generated inputs when none are given) and returns its outputs;
+        `run_once(func)` runs `func` on the generated inputs instead (TileLang's form)."""
+        if len(args) == 1 and callable(args[0]) and not hasattr(args[0], "shape"):
+            return args[0](*self._get_inputs())
         return self.kernel(*(args or self._get_inputs()))
 
-    def do_bench(self, func=None, warmup=25, rep=100, return_mode="median", input_tensors=None, n_warmup=0,
-                 n_repeat=0, backend="event", quantiles=None):
+    def do_bench(self, func=None, warmup=25, rep=100, n_warmup=0, n_repeat=0, input_tensors=None, backend="event",
+                 quantiles=None, return_mode="median", dynamic_symbolic_constraints=None, device=None,
+                 early_stop_baseline=None):
         """Time in ms of one call of the kernel (or of `func`) on generated inputs. cuda: CUDA events on
         the stream the kernel launches on (torch's current stream), the L2 cache flushed before each
-        repetition (`backend` "event", "cupti" or "cudagraph", see tilelang.profiler.do_bench); cpu:
-        the wall clock; ascend: the simulator's modeled time of the kernel."""
+        repetition (`backend` "event", "cupti" or "cudagraph", see tilelang.profiler.do_bench; "auto"
+        is "event"); cpu: the wall clock; ascend: the simulator's modeled time of the kernel.
+        `dynamic_symbolic_constraints` and `early_stop_baseline` are accepted for TileLang
+        compatibility and have no effect."""
+        _check_backend(backend)
+        if backend == "auto":
+            backend = "event"
         args = tuple(input_tensors) if input_tensors is not None else tuple(self._get_inputs())
         fn = func if func is not None else self.kernel
         if func is None and self.target.kind == "ascend":
@@ -198,26 +247,59 @@ class Profiler:
                 raise NotImplementedError("not implemented: simulated timing on target ascend "
                                           "(the simulator reports no 'sim_time_ms')")
             return float(info["sim_time_ms"])
-        device = "cuda" if self.target.kind == "cuda" else "cpu"
+        if device is None:
+            device = "cuda" if self.target.kind == "cuda" else "cpu"
         return do_bench(lambda: fn(*args), warmup=warmup, rep=rep, _n_warmup=n_warmup, _n_repeat=n_repeat,
                         quantiles=quantiles, backend=backend, return_mode=return_mode, device=device)
+
+    def _outputs(self, reference_program, input_tensors):
+        args = list(input_tensors) if input_tensors is not None else list(self._get_inputs())
+        if not self.kernel.out_idx:
+            raise ValueError("assert_allclose compares the kernel's returned outputs; compile the kernel with "
+                             "out_idx=... naming its output parameters (or return T.empty outputs)")
+        # The reference sees copies, so an in-place reference cannot disturb the kernel's inputs.
+        # In the framework the reference is written for (see reference_inputs).
+        ref_args = reference_inputs(reference_program, args)
+        outs = _as_tuple(self.kernel(*args))
+        refs = _as_tuple(reference_program(*ref_args))
+        return outs, refs
 
     def assert_allclose(self, reference_program, atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.01,
                         input_tensors=None):
         """Runs the kernel and `reference_program` on the same generated inputs and compares every
-        output; raises AssertionError naming the output, the mismatch ratio and the worst element."""
-        args = list(input_tensors) if input_tensors is not None else list(self._get_inputs())
-        if not self.kernel.out_idx:
-            raise ValueError("assert_allclose compares the kernel's returned outputs; compile the kernel with "
-                             "out_idx=... naming its output parameters")
-        # The reference sees copies, so an in-place reference cannot disturb the kernel's inputs; in
-        # the framework it is written for (generated inputs are numpy on cpu, torch on cuda).
-        ref_args = reference_inputs(reference_program, args)
-        outs = _as_tuple(self.kernel(*args))
-        refs = _as_tuple(reference_program(*ref_args))
+        output; raises AssertionError naming the output, the mismatch ratio and the worst element.
+        (TileLang's positional order `(ref, input_tensors, atol, ...)` is accepted too.)"""
+        if isinstance(atol, (list, tuple)):
+            input_tensors, atol = atol, 1e-2
+        outs, refs = self._outputs(reference_program, input_tensors)
+        pairs = [(o, r, i) for o, r, i in zip(outs, refs, self.kernel.out_idx)]
         if len(refs) != len(outs):
             raise AssertionError(f"the kernel returns {len(outs)} output(s) but the reference program returns "
                                  f"{len(refs)}")
-        names = [self.kernel.params[i].name for i in self.kernel.out_idx]
-        for out, ref, name in zip(outs, refs, names):
-            compare_tensors(out, ref, atol, rtol, max_mismatched_ratio, name=f"output '{name}'")
+        for out, ref, i in pairs:
+            if out is None or ref is None:
+                continue  # TileLang: a None reference output is not compared
+            compare_tensors(out, ref, atol, rtol, max_mismatched_ratio,
+                            name=f"output '{self.kernel.params[i].name}'")
+
+    def manual_assert_close(self, reference_program, input_tensors=None, manual_check_prog=None):
+        """Runs both programs and hands (kernel outputs, reference outputs) to manual_check_prog."""
+        outs, refs = self._outputs(reference_program, input_tensors)
+        manual_check_prog(list(outs), list(refs))
+
+    def assert_consistent(self, repeat=10):
+        """Runs the kernel `repeat` times on the same inputs and checks the outputs never change."""
+        args = self._get_inputs()
+        first = [np.array(to_numpy(o), copy=True) for o in _as_tuple(self.kernel(*args))]
+        for _ in range(repeat):
+            for a, b in zip(first, _as_tuple(self.kernel(*args))):
+                if not np.array_equal(a, np.asarray(to_numpy(b)), equal_nan=a.dtype.kind in "fc"):
+                    raise AssertionError("the kernel's result is not consistent across runs (a race?)")
+
+
+_BACKENDS = ("event", "cupti", "cudagraph", "auto")
+
+
+def _check_backend(backend):
+    if backend not in _BACKENDS:
+        raise ValueError(f"do_bench backend must be one of {', '.join(map(repr, _BACKENDS))}; got {backend!r}")

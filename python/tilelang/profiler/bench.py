@@ -48,7 +48,7 @@ def _cuda_in_use():
 
 
 def do_bench(fn, warmup=25, rep=100, _n_warmup=0, _n_repeat=0, quantiles=None, fast_flush=True, backend="event",
-             return_mode="median", device=None, cache_size=256, synchronize=None):
+             return_mode="median", device=None, cache_size=256, synchronize=None, early_stop_baseline=None):
     """Runs `fn()` repeatedly and returns the time of one call in milliseconds.
 
     warmup / rep: time budgets in ms (as in TileLang and Triton); the call counts come from a

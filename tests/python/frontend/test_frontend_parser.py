@@ -1,8 +1,10 @@
 """The parser: compile-time vs run-time evaluation, control flow, bindings, macros, spans."""
 import os
 
+import numpy as np
 import pytest
 
+import tilelang
 import tilelang.language as T
 from frontend_ir_eval import find, tile_ops
 from tilelang.errors import TileLangSyntaxError
@@ -237,6 +239,67 @@ def test_compile_time_while_and_assert():
     assert 'evaluate tl.device_assert<void>(n > 0, "n must be positive")' in L
 
 
+def test_run_time_while_is_a_serial_loop_left_by_break():
+    @T.prim_func
+    def collatz(A: T.Tensor((64,), "int32"), B: T.Tensor((64,), "int32")):
+        with T.Kernel(1, threads=64):
+            for i in T.serial(64):
+                x = T.alloc_var("int32")
+                n = T.alloc_var("int32", init=0)
+                x = A[i]
+                while x != 1:
+                    if x % 2 == 0:
+                        x = x // 2
+                        continue  # re-tests the condition
+                    x = 3 * x + 1
+                    n += 1
+                B[i] = n
+    text = collatz.script()
+    assert "in serial(0, 2147483647)" in text and "break" in text
+    kernel = tilelang.compile(collatz, out_idx=[1], target="cpu")
+    a = np.arange(1, 65, dtype=np.int32)
+
+    def odd_steps(v):
+        n = 0
+        while v != 1:
+            if v % 2 == 0:
+                v //= 2
+                continue
+            v = 3 * v + 1
+            n += 1
+        return n
+
+    np.testing.assert_array_equal(kernel(a), [odd_steps(int(v)) for v in a])
+
+
+def test_macro_parameters_by_reference():
+    @T.macro
+    def bump(x: T.Ref, by):
+        x = x + by
+        x += 1
+
+    @T.prim_func
+    def k(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=8):
+            v = T.alloc_var("float32", init=0.0)
+            bump(v, 2.0)       # an alloc_var: stores into it
+            for i in T.serial(8):
+                bump(A[i], v)  # a buffer element: stores into A[i]
+                B[i] = A[i]
+    assert "v[0] = v[0] + 2.0f32" in k.script() and "A[i] = A[i] + v[0]" in k.script()
+    kernel = tilelang.compile(k, out_idx=[1], target="cpu")
+    a = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(kernel(a.copy()), a + 3.0 + 1.0)
+
+    def bad():
+        @T.prim_func
+        def k2(A: T.Tensor((8,), "float32")):
+            with T.Kernel(1, threads=8):
+                bump(1.0, 2.0)
+    with pytest.raises(ValueError, match="annotated T.Ref"):
+        bad()
+
+
 def test_spans_point_at_the_kernel_source():
     @T.prim_func
     def k(A: T.Tensor((16,), "float32")):
@@ -376,3 +439,12 @@ def test_return_leaves_kernel_and_macro_blocks():
             A[1] = 2.0              # never parsed  # noqa: unreachable
     assert "A[0] = 1.0f32" in k.script() and "A[1]" not in k.script()
     assert [o.op for o in tile_ops(k)] == ["fill"]
+
+
+def test_astype_is_a_cast():
+    @T.prim_func
+    def k(A: T.Tensor((4,), "float16"), B: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=4):
+            for i in T.Parallel(4):
+                B[i] = A[i].astype(T.float32) * 2
+    assert "B[i] = cast<float32>(A[i]) * 2.0f32" in k.script()

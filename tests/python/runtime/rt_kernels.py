@@ -18,7 +18,11 @@ def gemm(M, N, K, block_M=64, block_N=64, block_K=32, dtype="float16", accum_dty
 
 
 def gemm_ref(A, B):
-    return (A.astype(np.float32) @ B.astype(np.float32)).astype(A.dtype)
+    """A @ B in float32, in A's dtype; numpy arrays or torch tensors (the profiler generates torch
+    tensors when torch is installed)."""
+    if isinstance(A, np.ndarray):
+        return (A.astype(np.float32) @ B.astype(np.float32)).astype(A.dtype)
+    return (A.float() @ B.float()).to(A.dtype)
 
 
 def scale_prefix(N):

@@ -1,0 +1,493 @@
+"""The autotuner: compile every configuration, check it against a reference, time it, keep the fastest.
+
+Two ways in, as in TileLang:
+
+    @tilelang.autotune(configs=[{"block_M": 64}, {"block_M": 128}], ref_prog=ref)
+    @tilelang.jit(out_idx=[-1])
+    def matmul(M, N, K, block_M=64):
+        ...
+    kernel = matmul(1024, 1024, 1024)        # tunes once per argument set, returns the best kernel
+    kernel = matmul(1024, 1024, 1024, block_M=128)   # tuned parameters given: exactly that config
+
+    result = (AutoTuner.from_kernel(kernel=builder, configs=configs)
+              .set_compile_args(out_idx=[-1], target="auto")
+              .set_profile_args(ref_prog=ref, skip_check=False)
+              .run(warmup=3, rep=20))        # AutotuneResult: .config, .kernel, .latency, ...
+
+Configurations are built in the calling thread (the frontend runs Python), compiled in parallel
+threads (the system compiler runs in parallel processes), then checked and timed one at a time. A
+configuration that fails to build, fails the check or exceeds `timeout` seconds is skipped and
+reported; if none survives, RuntimeError lists why each failed.
+"""
+import concurrent.futures
+import dataclasses
+import functools
+import inspect
+import logging
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Optional
+
+from ..profiler import TensorSupplyType
+from .capture import get_autotune_inputs
+from .param import AutotuneResult, CompileArgs, ConfigResult, ProfileArgs
+
+__all__ = ["AutoTuner", "AutoTuneImpl", "autotune"]
+
+logger = logging.getLogger(__name__)
+# TileLang installs its own log handlers on first use; this implementation never does (it reports
+# skipped configurations on stderr when verbose), so there is nothing to initialise.
+_logger_handlers_initialized = True
+
+_PASS_CONFIGS_KEY = "pass_configs"  # a config entry with per-config pass configs, not a builder argument
+
+
+def _freeze(x):
+    from ..jit import _freeze as f
+    return f(x)
+
+
+def _short(exc):
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) < 2000 else text[:2000] + " ..."
+
+
+def _param_signature(kernel):
+    return [(p.name, p.dtype, tuple(p.shape)) for p in kernel.params if p.role == "input"]
+
+
+class AutoTuner:
+    """Tunes a kernel builder over `configs` (a list of dicts of builder keyword arguments)."""
+
+    _memory_cache = {}
+    _lock = threading.Lock()
+
+    def __init__(self, fn, configs):
+        self.fn = fn
+        self.configs = configs
+        self.compile_args = CompileArgs()
+        self.profile_args = ProfileArgs()
+        self.jit_compile = None     # prim_func, config -> kernel (set by AutoTuneImpl)
+        self.jit_elaborate = None   # **config -> prim_func
+        self._kernel_parameters = None
+        self._function_parameters = None
+        self.verbose = True
+
+    @classmethod
+    def from_kernel(cls, kernel, configs):
+        """An AutoTuner for `kernel`, a function returning a @T.prim_func for a config's keywords."""
+        return cls(kernel, configs)
+
+    def set_compile_args(self, out_idx=None, target="auto", execution_backend="auto", target_host=None, verbose=False,
+                         pass_configs=None, compile_flags=None):
+        self.compile_args = CompileArgs(out_idx=out_idx, execution_backend=execution_backend or "auto",
+                                        target=target or "auto", target_host=target_host, verbose=bool(verbose),
+                                        pass_configs=pass_configs, compile_flags=compile_flags)
+        return self
+
+    def set_profile_args(self, warmup=25, rep=100, timeout=30, supply_type=TensorSupplyType.Auto, ref_prog=None,
+                         supply_prog=None, rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False,
+                         manual_check_prog=None, cache_input_tensors=False, backend="event"):
+        captured = get_autotune_inputs()
+        if captured is not None:
+            frozen = list(captured)
+            supply_prog = lambda params, _t=frozen: _t  # noqa: E731
+        self.profile_args = ProfileArgs(warmup=warmup, rep=rep, timeout=timeout, backend=backend,
+                                        supply_type=supply_type, ref_prog=ref_prog, supply_prog=supply_prog,
+                                        rtol=rtol, atol=atol, max_mismatched_ratio=max_mismatched_ratio,
+                                        skip_check=skip_check, manual_check_prog=manual_check_prog,
+                                        cache_input_tensors=cache_input_tensors)
+        return self
+
+    def set_kernel_parameters(self, k_parameters, f_parameters):
+        self._kernel_parameters = k_parameters
+        self._function_parameters = f_parameters
+
+    def generate_cache_key(self, parameters, extra_parameters):
+        """The in-process cache key of a tuning run (None: not cached). Runs with callbacks whose
+        identity cannot be told apart (ref_prog, supply_prog, manual_check_prog) are not cached."""
+        p = self.profile_args
+        if any(cb is not None for cb in (p.ref_prog, p.supply_prog, p.manual_check_prog)):
+            return None
+        try:
+            src = inspect.getsource(self.fn)
+        except (OSError, TypeError):
+            return None
+        return repr((src, _freeze(self._kernel_parameters), _freeze(extra_parameters),
+                     _freeze(self.configs if not callable(self.configs) else None), hash(self.compile_args),
+                     hash(self.profile_args)))
+
+    def _log(self, msg):
+        if self.verbose:
+            print(f"[tilelang.autotune] {msg}", file=sys.stderr, flush=True)
+
+    def _configs(self):
+        configs = self.configs
+        if callable(configs):
+            args, kwargs = self._kernel_parameters or ((), ())
+            configs = configs(*args, **dict(kwargs))
+        configs = list(configs or [])
+        if not configs:
+            raise ValueError("autotune: no configs to try (configs is empty)")
+        for c in configs:
+            if not isinstance(c, dict):
+                raise ValueError(f"autotune: every config must be a dict of builder keyword arguments, got {c!r}")
+        return configs
+
+    def _elaborate(self, config):
+        args = {k: v for k, v in config.items() if k != _PASS_CONFIGS_KEY}
+        if self.jit_elaborate is not None:
+            return self.jit_elaborate(**args)
+        return self.fn(**args)
+
+    def _compile(self, prim, config):
+        per_config = config.get(_PASS_CONFIGS_KEY)
+        if self.jit_compile is not None:
+            return self.jit_compile(prim, per_config)
+        return self.compile_args.compile_program(prim, per_config)
+
+    def run(self, warmup=25, rep=100, timeout=180, **_ignored):
+        """Compiles, checks and times every configuration; returns the AutotuneResult of the
+        fastest. (TileLang's pipelining / multi-GPU options are accepted and ignored.)"""
+        key = None
+        params = {}
+        try:
+            params = dict(inspect.signature(self.fn).parameters)
+        except (TypeError, ValueError):
+            pass
+        key = self.generate_cache_key(params, {})
+        if key is not None and key in self._memory_cache:
+            return self._memory_cache[key]
+        result = self._run(warmup, rep, timeout)
+        if key is not None:
+            with self._lock:
+                self._memory_cache[key] = result
+        return result
+
+    def _run(self, warmup, rep, timeout):
+        configs = self._configs()
+        results = [ConfigResult(dict(c)) for c in configs]
+
+        # 1. Build the IR of every config here (the frontend runs Python), then compile in parallel.
+        prims = [None] * len(configs)
+        for i, c in enumerate(configs):
+            try:
+                prims[i] = self._elaborate(c)
+            except Exception as e:  # noqa: BLE001 - any failure skips the config
+                results[i].status, results[i].message = "compile error", _short(e)
+        kernels = self._compile_all(configs, prims, results, timeout)
+
+        # 2. Check and time each compiled config.
+        p = self.profile_args
+        inputs, inputs_sig = None, None
+        ref_latency = None
+        for i, kernel in enumerate(kernels):
+            if kernel is None:
+                continue
+            profiler = kernel.get_profiler(p.supply_type)
+            try:
+                if p.supply_prog is not None:
+                    args = list(p.supply_prog(profiler._get_params()))
+                else:
+                    sig = _param_signature(kernel)
+                    if inputs is None or sig != inputs_sig:
+                        inputs, inputs_sig = profiler._get_inputs(), sig
+                    args = inputs
+            except Exception as e:  # noqa: BLE001
+                results[i].status, results[i].message = "run error", _short(e)
+                continue
+            try:
+                if not p.skip_check and p.manual_check_prog is not None and p.ref_prog is not None:
+                    self._with_timeout(lambda: profiler.manual_assert_close(
+                        p.ref_prog, input_tensors=args, manual_check_prog=p.manual_check_prog), timeout)
+                elif not p.skip_check and p.ref_prog is not None:
+                    self._with_timeout(lambda: profiler.assert_allclose(
+                        p.ref_prog, atol=p.atol, rtol=p.rtol, max_mismatched_ratio=p.max_mismatched_ratio,
+                        input_tensors=args), timeout)
+                results[i].latency = self._with_timeout(
+                    lambda: profiler.do_bench(warmup=warmup, rep=rep, input_tensors=args), timeout)
+                if ref_latency is None and p.ref_prog is not None:
+                    try:
+                        ref_latency = profiler.do_bench(p.ref_prog, warmup=warmup, rep=rep, input_tensors=args)
+                    except Exception:  # noqa: BLE001 - a reference that cannot be timed is fine
+                        ref_latency = None
+            except AssertionError as e:
+                results[i].status, results[i].message = "check failed", _short(e)
+            except TimeoutError as e:
+                results[i].status, results[i].message = "timeout", str(e)
+            except Exception as e:  # noqa: BLE001
+                results[i].status, results[i].message = "run error", _short(e)
+            if results[i].status == "ok":
+                self._log(f"config {results[i].config}: {results[i].latency:.4f} ms")
+
+        for r in results:
+            if r.status != "ok":
+                first = r.message.splitlines()[0] if r.message else ""
+                self._log(f"config {r.config} skipped ({r.status}): {first}")
+        ok = [i for i, r in enumerate(results) if r.status == "ok" and r.latency is not None]
+        if not ok:
+            details = "\n".join(f"  {r.config}: {r.status}: {r.message}" for r in results)
+            name = getattr(self.fn, "__name__", "the kernel")
+            raise RuntimeError(f"autotune: none of the {len(configs)} configs of {name} compiled and ran "
+                               f"correctly:\n{details}")
+        best = min(ok, key=lambda i: results[i].latency)
+        skipped = [r for r in results if r.status != "ok"]
+        if skipped:
+            self._log(f"{len(skipped)} of {len(configs)} configs skipped")
+        self._log(f"best config {results[best].config}: {results[best].latency:.4f} ms")
+        kernel = kernels[best]
+        kernel.update_tuner_result(results[best].latency, results[best].config, ref_latency)
+        return AutotuneResult(latency=results[best].latency, config=results[best].config, ref_latency=ref_latency,
+                              libcode=kernel.get_kernel_source(), func=kernel.prim_func, kernel=kernel,
+                              results=results)
+
+    def _compile_all(self, configs, prims, results, timeout):
+        kernels = [None] * len(configs)
+        workers = max(1, min(len(configs), os.cpu_count() or 1))
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+        try:
+            started = {}
+
+            def build(i):
+                started[i] = time.monotonic()
+                return self._compile(prims[i], configs[i])
+
+            futures = {pool.submit(build, i): i for i in range(len(configs)) if prims[i] is not None}
+            pending = set(futures)
+            while pending:
+                done, pending = concurrent.futures.wait(pending, timeout=0.05)
+                for f in done:
+                    i = futures[f]
+                    try:
+                        kernels[i] = f.result()
+                    except Exception as e:  # noqa: BLE001
+                        results[i].status, results[i].message = "compile error", _short(e)
+                now = time.monotonic()
+                for f in list(pending):
+                    i = futures[f]
+                    if i in started and now - started[i] > timeout:
+                        results[i].status = "timeout"
+                        results[i].message = f"compiling took more than {timeout} s"
+                        f.cancel()
+                        pending.discard(f)
+        finally:
+            # Abandoned (timed-out) builds finish in the background; their results are ignored.
+            pool.shutdown(wait=False, cancel_futures=True)
+        return kernels
+
+    @staticmethod
+    def _with_timeout(fn, timeout):
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        try:
+            return pool.submit(fn).result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"running took more than {timeout} s") from None
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def __call__(self):
+        return self.run()
+
+
+@dataclasses.dataclass
+class AutoTuneImpl:
+    """A @tilelang.jit function under @tilelang.autotune."""
+
+    jit_impl: Any
+    warmup: float = 25
+    rep: float = 100
+    timeout: float = 100
+    configs: Any = None
+    supply_type: TensorSupplyType = TensorSupplyType.Auto
+    ref_prog: Optional[Callable] = None
+    supply_prog: Optional[Callable] = None
+    rtol: float = 1e-2
+    atol: float = 1e-2
+    max_mismatched_ratio: float = 0.01
+    skip_check: bool = False
+    manual_check_prog: Optional[Callable] = None
+    cache_input_tensors: bool = False
+    do_not_specialize: Any = None
+    early_stop: bool = False
+    early_stop_factor: float = 2.0
+    verbose: bool = True
+
+    def __post_init__(self):
+        self._tuner_cache = {}
+        try:
+            from ..jit import _copy_names  # noqa: PLC0415
+            _copy_names(self, self.jit_impl.func)
+        except AttributeError:
+            pass
+
+    @property
+    def fn(self):
+        return self.jit_impl
+
+    def get_tunner(self):
+        """The AutoTuner this decorator runs (TileLang's spelling)."""
+        impl = self.jit_impl
+        tuner = AutoTuner(impl.func, configs=self.configs)
+        tuner.set_profile_args(warmup=self.warmup, rep=self.rep, timeout=self.timeout, supply_type=self.supply_type,
+                               ref_prog=self.ref_prog, supply_prog=self.supply_prog, rtol=self.rtol, atol=self.atol,
+                               max_mismatched_ratio=self.max_mismatched_ratio, skip_check=self.skip_check,
+                               manual_check_prog=self.manual_check_prog,
+                               cache_input_tensors=self.cache_input_tensors)
+        tuner.set_compile_args(out_idx=impl.out_idx, target=impl.target, execution_backend=impl.execution_backend,
+                               target_host=impl.target_host, verbose=impl.verbose, pass_configs=impl.pass_configs,
+                               compile_flags=impl.compile_flags)
+        tuner.verbose = self.verbose
+        tuner.run = functools.partial(tuner.run, self.warmup, self.rep, self.timeout)
+        return tuner
+
+    get_tuner = get_tunner
+
+    # ---- which configs this call tunes over ----------------------------------------------------------
+    def _given(self, args, kwargs):
+        """The builder arguments of this call by name (positional ones included)."""
+        sig = self.jit_impl.signature
+        given = dict(kwargs)
+        if sig is not None:
+            names = [p.name for p in sig.parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            given.update(zip(names, args))
+        return given
+
+    def _configs_for(self, args, kwargs):
+        configs = self.configs
+        if callable(configs):
+            configs = configs(*args, **kwargs)
+        configs = list(configs or [])
+        if not configs:
+            raise ValueError("autotune: no configs to try (configs is empty)")
+        for c in configs:
+            if not isinstance(c, dict):
+                raise ValueError(f"autotune: every config must be a dict of builder keyword arguments, got {c!r}")
+        given = self._given(args, kwargs)
+        tuned = set().union(*(c.keys() for c in configs)) - {_PASS_CONFIGS_KEY}
+        fixed = {k: given[k] for k in tuned if k in given}
+        if not fixed:
+            return configs, {}
+        # Tuned parameters passed by the caller win over the configs' values.
+        merged, seen = [], set()
+        for c in configs:
+            m = {k: v for k, v in c.items() if k not in fixed}
+            key = _freeze(m)
+            if key not in seen:
+                seen.add(key)
+                merged.append(m)
+        return merged, fixed
+
+    def _key(self, args, kwargs):
+        """Tuning happens once per key: the compile-time arguments, and for tensors their shape,
+        dtype and device (not their identity or contents)."""
+        def tensor_free(v):
+            if hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, type):
+                return ("tensor", tuple(int(d) for d in v.shape), str(v.dtype), str(getattr(v, "device", "cpu")))
+            return v
+        args = tuple(tensor_free(a) for a in args)
+        kwargs = {k: tensor_free(v) for k, v in kwargs.items()}
+        if self.do_not_specialize:
+            given = self._given(args, kwargs)
+            return ((), _freeze({k: v for k, v in given.items() if k not in self.do_not_specialize}))
+        return (_freeze(args), _freeze(kwargs))
+
+    def _tune(self, args, kwargs):
+        """The AutotuneResult for this call (tuned once per argument set)."""
+        key = self._key(args, kwargs)
+        result = self._tuner_cache.get(key)
+        if result is not None:
+            return result
+        impl = self.jit_impl
+        configs, fixed = self._configs_for(args, kwargs)
+        if fixed and configs == [{}]:
+            # Every tuned parameter is given: compile exactly that configuration, no timing.
+            kernel = impl.compile(*args, **kwargs)
+            kernel.update_tuner_result(None, dict(fixed), None)
+            result = AutotuneResult(config=dict(fixed), kernel=kernel, libcode=kernel.get_kernel_source(),
+                                    func=kernel.prim_func,
+                                    results=[ConfigResult(dict(fixed), None, "ok", "given by the caller")])
+            self._tuner_cache[key] = result
+            return result
+        tuner = self.get_tunner()
+        tuner.configs = configs
+
+        def elaborate(**config):
+            merged = dict(kwargs)
+            merged.update(config)
+            return impl.get_tir(*args, **merged)
+
+        def compile_one(prim, per_config_pass_configs):
+            if per_config_pass_configs:
+                configs_ = dict(impl.pass_configs or {})
+                configs_.update(per_config_pass_configs)
+                return impl.compile_prim(prim, pass_configs=configs_)
+            return impl.compile_prim(prim)
+
+        tuner.jit_elaborate = elaborate
+        tuner.jit_compile = compile_one
+        tuner.set_kernel_parameters(key, impl.signature.parameters if impl.signature else {})
+        result = tuner.run()
+        if fixed:
+            result.config = dict(result.config, **fixed)
+        self._tuner_cache[key] = result
+        return result
+
+    # ---- public -------------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        """Lazy builders: the best kernel. Eager functions: runs the best kernel on the call's
+        tensors and returns its outputs."""
+        return_kernel = kwargs.pop("__return_kernel", False)
+        result = self._tune(args, kwargs)
+        impl = self.jit_impl
+        if impl.mode == "lazy" or return_kernel:
+            return result.kernel
+        exec_kwargs = dict(kwargs)
+        exec_kwargs.update({k: v for k, v in (result.config or {}).items() if k != _PASS_CONFIGS_KEY})
+        _values, _consts, runtime = impl._bind(args, {k: v for k, v in exec_kwargs.items()
+                                                      if k not in self._given(args, {})})
+        return result.kernel(*runtime)
+
+    def compile(self, *args, **kwargs):
+        """The tuned (or, with every tuned parameter given, the requested) kernel, not run."""
+        return self._tune(args, kwargs).kernel
+
+    def get_tuner_result(self, *args, **kwargs):
+        """The AutotuneResult of these arguments (tunes if they were not tuned yet)."""
+        return self._tune(args, kwargs)
+
+
+def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, supply_type=TensorSupplyType.Auto,
+             ref_prog=None, supply_prog=None, rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False,
+             manual_check_prog=None, cache_input_tensors=False, do_not_specialize=None, early_stop=False,
+             early_stop_factor=2.0, verbose=True):
+    """Decorator stacked above @tilelang.jit. `configs`: a list of dicts of builder keyword
+    arguments, or a callable taking the builder's other arguments and returning such a list
+    (`tilelang.autotune([...])` with the list as first argument is accepted too). `warmup` and
+    `rep` are timing budgets in ms; `timeout` (s) bounds each config's compile and its run."""
+    from ..jit import JITImpl  # noqa: PLC0415
+    if func is not None:
+        if isinstance(func, JITImpl):
+            raise ValueError("@tilelang.autotune needs configs: @tilelang.autotune(configs=[...]) above @tilelang.jit")
+        if configs is not None:
+            raise TypeError("autotune: configs given twice (positionally and by keyword)")
+        configs = func
+    if configs is None:
+        raise ValueError("autotune needs configs: a list of dicts, or a callable returning one")
+
+    def decorate(impl):
+        if not isinstance(impl, JITImpl):
+            if callable(impl):
+                impl = JITImpl(impl)
+            else:
+                raise TypeError(f"@tilelang.autotune expects a @tilelang.jit function, got {type(impl).__name__}")
+        return AutoTuneImpl(jit_impl=impl, configs=configs, warmup=warmup, rep=rep, timeout=timeout,
+                            supply_type=supply_type, ref_prog=ref_prog, supply_prog=supply_prog, rtol=rtol, atol=atol,
+                            max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check,
+                            manual_check_prog=manual_check_prog, cache_input_tensors=cache_input_tensors,
+                            do_not_specialize=do_not_specialize, early_stop=early_stop,
+                            early_stop_factor=early_stop_factor, verbose=verbose)
+
+    return decorate

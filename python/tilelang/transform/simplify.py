@@ -1,0 +1,2 @@
+"""tilelang.transform.simplify (see tilelang.transform)."""
+from . import apply_simplify, simplify_prim_func  # noqa: F401
