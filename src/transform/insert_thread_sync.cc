@@ -6,6 +6,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "transform/pass_config.h"
+#include "transform/thread_uniformity.h"
 
 namespace tl {
 
@@ -44,8 +45,9 @@ bool is_shared(const Buffer& b) { return b.scope() == MemScope::kShared; }
 
 class SyncInserter {
  public:
-  SyncInserter(std::map<const BufferNode*, ByteRange> ranges, std::set<const VarNode*> varying)
-      : ranges_(std::move(ranges)), varying_(std::move(varying)) {}
+  SyncInserter(std::map<const BufferNode*, ByteRange> ranges, std::set<const VarNode*> varying,
+               std::set<const BufferNode*> varying_buffers)
+      : ranges_(std::move(ranges)), varying_(std::move(varying)), varying_buffers_(std::move(varying_buffers)) {}
 
   Stmt run(const Stmt& body) {
     State st;
@@ -152,7 +154,7 @@ class SyncInserter {
     for_each_subexpr(e, [&](const Expr& x) {
       if (const auto* var = x.as<VarNode>(); var && varying_.count(var)) v = true;
       if (const auto* l = x.as<BufferLoadNode>())
-        if (l->buffer.scope() == MemScope::kLocal || l->buffer.scope() == MemScope::kLocalVar) v = true;
+        if (varying_buffers_.count(l->buffer.get())) v = true;
     });
     return v;
   }
@@ -290,6 +292,7 @@ class SyncInserter {
 
   std::map<const BufferNode*, ByteRange> ranges_;
   std::set<const VarNode*> varying_;
+  std::set<const BufferNode*> varying_buffers_;  // per-thread buffers whose contents depend on the thread
   int64_t group_ = -1;
   int64_t next_instance_ = 0;
   bool divergent_ = false;
@@ -320,7 +323,7 @@ class KernelSync : public StmtMutator {
     find(k->body);
     std::set<const VarNode*> varying;
     for (const Var& v : k->thread_vars) varying.insert(v.get());
-    SyncInserter ins(ranges, varying);
+    SyncInserter ins(ranges, varying, thread_varying_buffers(k->body, varying));
     Stmt body = ins.run(k->body);
     return make_kernel(k->grid, k->block_vars, k->threads, k->thread_vars, k->attrs, body, k->span);
   }

@@ -50,8 +50,8 @@ inline float exp(float x) {
   float xc = x > 89.0f ? 89.0f : x;
   xc = xc < -104.0f ? -104.0f : xc;
   const float t = xc * 1.44269504088896341f + kRoundMagic;
-  const float n = t - kRoundMagic;
   const int32_t ni = __builtin_bit_cast(int32_t, t) - kRoundMagicBits;
+  const float n = static_cast<float>(ni);
   float r = xc - n * 0.693145751953125f;  // ln 2 high part: 12 significant bits, n * it is exact
   r = r - n * 1.42860682030941723212e-6f;  // ln 2 - the high part
   return scale_pow2(exp_reduced(r), ni);   // a NaN x gives a NaN r, hence a NaN result
@@ -62,8 +62,8 @@ inline float exp2(float x) {
   float xc = x > 129.0f ? 129.0f : x;
   xc = xc < -151.0f ? -151.0f : xc;
   const float t = xc + kRoundMagic;
-  const float n = t - kRoundMagic;
   const int32_t ni = __builtin_bit_cast(int32_t, t) - kRoundMagicBits;
+  const float n = static_cast<float>(ni);
   const float r = (xc - n) * 0.693147180559945309f;  // xc - n is exact
   return scale_pow2(exp_reduced(r), ni);
 }
