@@ -8,7 +8,7 @@ from .dtypes import to_dtype
 
 __all__ = ["alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_barrier", "alloc_L1",
            "alloc_ub", "alloc_UB", "alloc_L0A", "alloc_L0B", "alloc_L0C", "alloc_l1", "alloc_l0a", "alloc_l0b",
-           "alloc_l0c", "alloc_l0", "alloc_L0", "Tensor", "Buffer", "StridedTensor", "TensorSpec", "dynamic",
+           "alloc_l0c", "alloc_l0", "alloc_L0", "alloc_global", "alloc_buffer", "Tensor", "Buffer", "StridedTensor", "TensorSpec", "dynamic",
            "symbolic"]
 
 
@@ -174,3 +174,40 @@ def dynamic(name, dtype="int32"):
 
 
 symbolic = dynamic
+
+
+def alloc_global(shape, dtype, scope="global"):
+    """A device-memory tensor private to this kernel call (scratch shared by all blocks and by the
+    kernels of one function, e.g. split-K partial results): it becomes a hidden trailing parameter
+    that the runtime allocates, zero-filled, at each call (like workspace_idx). Allowed inside or
+    before `with T.Kernel`."""
+    ctx = current("T.alloc_global")
+    name = ctx.take_hint("global_buf")
+    for k, d in enumerate(_shape(shape)):
+        e = _core.to_expr(d)
+        if e.kind == "int" and e.value <= 0:
+            raise ValueError(f"T.alloc_global: dimension {k} of buffer '{name}' is {e.value}; dimensions must be "
+                             f"positive (shape {_shape_text(shape)})")
+    buf = TensorSpec(shape, dtype).make(name, ctx.span)
+    ctx.global_workspaces.append(buf)
+    return buf
+
+
+_SCOPES = {"global": alloc_global, "shared": alloc_shared, "shared.dyn": alloc_shared,
+           "local.fragment": alloc_fragment, "local": alloc_local}
+
+
+def alloc_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global", align=-1,
+                 offset_factor=0, buffer_type="", axis_separators=None):
+    """TVM's allocation by scope name: "shared"/"shared.dyn" -> T.alloc_shared, "local.fragment" ->
+    T.alloc_fragment, "local" -> T.alloc_local, "local.var" -> T.alloc_var, "global" -> T.alloc_global."""
+    if data is not None or strides is not None or elem_offset is not None:
+        raise NotImplementedError("not implemented: T.alloc_buffer with data/strides/elem_offset (a TVM buffer "
+                                  "declaration over existing memory); allocate with T.alloc_shared/fragment/local")
+    if scope == "local.var":
+        return alloc_var(dtype)
+    fn = _SCOPES.get(scope)
+    if fn is None:
+        raise ValueError(f"T.alloc_buffer: unknown scope {scope!r}; expected one of "
+                         f"{', '.join(sorted(list(_SCOPES) + ['local.var']))}")
+    return fn(shape, dtype)

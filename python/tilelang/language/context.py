@@ -172,6 +172,7 @@ class Context:
         self.loops = []           # (kind, depth) of enclosing loops, innermost last
         self.kernels = []         # KernelInfo of enclosing T.Kernel frames
         self.func_attrs = {}
+        self.global_workspaces = []  # T.alloc_global buffers: hidden trailing parameters
         self.span = None          # span of the statement being run
         self.macro_cache = {}
         self._hint = None

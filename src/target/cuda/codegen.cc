@@ -401,11 +401,19 @@ class CudaCodegen {
       return "tl::device_assert(" + expr(c->args[0]) + ", " + c_string_literal(file) + ", " + std::to_string(cur_span_.line) +
              ", " + msg + ")";
     }
-    if (op == "tl.atomic_add_scalar") {
+    if (op == "tl.atomic_add_scalar" || op == "tl.atomic_max_scalar" || op == "tl.atomic_min_scalar") {
       const auto* l = c->args[0].as<BufferLoadNode>();
-      TL_ICHECK(l, "atomic_add_scalar needs a load");
-      return "tl::atomic_add(&" + access(l->buffer, l->indices) + ", static_cast<" + cuda_type_name(l->buffer.dtype()) +
-             ">(" + expr(c->args[1]) + "))";
+      TL_ICHECK(l, op + " needs a load");
+      return "tl::" + op.substr(3, op.size() - 3 - 7) + "(&" + access(l->buffer, l->indices) + ", static_cast<" +
+             cuda_type_name(l->buffer.dtype()) + ">(" + expr(c->args[1]) + "))";
+    }
+    if (op == "tl.atomic_load" || op == "tl.atomic_store") {
+      const auto* l = c->args[0].as<BufferLoadNode>();
+      TL_ICHECK(l, op + " needs a load");
+      std::string order = std::to_string(get_const_int(c->args.back(), "memory order"));
+      if (op == "tl.atomic_load") return "tl::atomic_load<" + order + ">(&" + access(l->buffer, l->indices) + ")";
+      return "tl::atomic_store<" + order + ">(&" + access(l->buffer, l->indices) + ", static_cast<" +
+             cuda_type_name(l->buffer.dtype()) + ">(" + expr(c->args[1]) + "))";
     }
     if (op == "ieee_add" || op == "ieee_mul" || op == "ieee_fmaf" || op == "ieee_fdiv" || op == "ieee_fsqrt") {
       const auto* mode = c->args.back().as<StringImmNode>();

@@ -72,6 +72,9 @@ class Emulator {
   void store(const Buffer& b, const std::vector<Expr>& idx, const Val& v, int64_t t);
   Val address(const Expr& e, int64_t t);
   DataType address_type(const Expr& e);
+  // Atomic read-modify-write (`kind` add/max/min/store/load) of the element `ref` (a BufferLoad)
+  // by thread t; returns the old value. Threads of the block run it one after the other.
+  Val atomic_update(const std::string& kind, const Expr& ref, const Val& v, int64_t t);
 
   // ---- builtin and device calls (emulator_builtins.cc) ----
   void barrier(const std::vector<char>& act, const char* what);

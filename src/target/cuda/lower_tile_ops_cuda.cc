@@ -134,7 +134,7 @@ class KernelBodyLowerer : public StmtMutator {
     if (op == "gemm") return lower_cuda_gemm(*n, ctx_);
     if (op == "reduce") return lower_cuda_reduce(*n, ctx_);
     if (op == "fill") return lower_cuda_fill(*n, ctx_);
-    if (op == "atomic_add") return lower_cuda_atomic_add(*n, ctx_);
+    if (op == "atomic_add" || op == "atomic_max" || op == "atomic_min") return lower_cuda_atomic(*n, ctx_);
     if (op == "cumsum") return lower_cuda_cumsum(*n, ctx_);
     if (op == "print" || op == "dump_tensor") return lower_cuda_print(*n, ctx_);
     if (op == "annotate_layout" || op == "annotate_address") return make_nop();

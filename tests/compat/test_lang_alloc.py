@@ -1,0 +1,85 @@
+"""Allocation primitives: T.alloc_var (with init), T.alloc_local, T.alloc_shared / T.alloc_fragment,
+T.alloc_global (a runtime-allocated scratch tensor shared by the kernels of one function),
+T.alloc_buffer (TVM's spelling, by scope)."""
+import tilelang
+import tilelang.language as T
+from lang_util import DEVICE, close, randn, torch
+
+
+@tilelang.jit(out_idx=[-1])
+def row_max_with_var(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Out: T.Tensor((M,), "float32")):
+        with T.Kernel(M, threads=32) as bx:
+            best = T.alloc_var("float32", init=-T.infinity("float32"))
+            count = T.alloc_var(T.int32, init=0)
+            for j in T.serial(N):
+                if A[bx, j] > best:
+                    best = A[bx, j]
+                    count += 1
+            Out[bx] = best + T.cast(count, "float32") * 0.0
+
+    return main
+
+
+def test_alloc_var_with_init():
+    A = randn(16, 40, seed=1)
+    close(row_max_with_var(16, 40)(A), A.amax(1))
+
+
+@tilelang.jit(out_idx=[-1])
+def split_sum(M, N, num_split):
+    # TileLang's flash-decoding pattern: partial results of a split kernel in a T.alloc_global
+    # tensor, combined by a second kernel of the same function.
+    chunk = N // num_split
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Out: T.Tensor((M,), "float32")):
+        partial = T.alloc_global((num_split, M), "float32")
+        with T.Kernel(num_split, threads=128) as s:
+            a = T.alloc_fragment((M, chunk), "float32")
+            acc = T.alloc_fragment((M,), "float32")
+            T.copy(A[0, s * chunk], a)
+            T.reduce_sum(a, acc, dim=1)
+            T.copy(acc, partial[s, 0])
+        with T.Kernel(1, threads=128) as _:
+            total = T.alloc_fragment((M,), "float32")
+            T.clear(total)
+            for s in T.serial(num_split):
+                for i in T.Parallel(M):
+                    total[i] += partial[s, i]
+            T.copy(total, Out)
+
+    return main
+
+
+def test_alloc_global_between_kernels():
+    M, N, S = 64, 512, 4
+    k = split_sum(M, N, S)
+    assert [p.role for p in k.params] == ["input", "output", "workspace"]
+    for seed in (1, 2):  # the scratch tensor is fresh (zeroed) at every call
+        A = randn(M, N, seed=seed)
+        close(k(A), A.double().sum(1), rtol=1e-5, atol=1e-4)
+
+
+@tilelang.jit(out_idx=[-1])
+def local_and_buffer(N, block=64):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), Out: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            s = T.alloc_buffer((block,), "float32", scope="shared.dyn")
+            loc = T.alloc_local((2,), "float32")
+            tx = T.get_thread_binding()
+            s[tx] = A[bx * block + tx]
+            loc[0] = s[block - 1 - tx]
+            loc[1] = loc[0] * 2.0
+            Out[bx * block + tx] = loc[1]
+
+    return main
+
+
+def test_alloc_local_and_alloc_buffer():
+    N, b = 256, 64
+    A = randn(N, seed=3)
+    ref = (A.reshape(-1, b).flip(1) * 2).reshape(-1)
+    close(local_and_buffer(N, b)(A), ref)
