@@ -29,7 +29,9 @@ from .allocate import (  # noqa: F401
     alloc_ub,
     alloc_var,
     dynamic,
+    reshape,
     symbolic,
+    view,
 )
 from .atomic import atomic_addx2, atomic_addx4, atomic_load, atomic_max, atomic_min, atomic_store  # noqa: F401
 from .builtins import (  # noqa: F401

@@ -8,7 +8,7 @@ from .dtypes import to_dtype
 
 __all__ = ["alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_barrier", "alloc_L1",
            "alloc_ub", "alloc_UB", "alloc_L0A", "alloc_L0B", "alloc_L0C", "alloc_l1", "alloc_l0a", "alloc_l0b",
-           "alloc_l0c", "alloc_l0", "alloc_L0", "alloc_global", "alloc_buffer", "Tensor", "Buffer", "StridedTensor", "TensorSpec", "dynamic",
+           "alloc_l0c", "alloc_l0", "alloc_L0", "alloc_global", "alloc_buffer", "reshape", "view", "Tensor", "Buffer", "StridedTensor", "TensorSpec", "dynamic",
            "symbolic"]
 
 
@@ -211,3 +211,36 @@ def alloc_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=No
         raise ValueError(f"T.alloc_buffer: unknown scope {scope!r}; expected one of "
                          f"{', '.join(sorted(list(_SCOPES) + ['local.var']))}")
     return fn(shape, dtype)
+
+
+def _view(src, shape, dtype, what):
+    ctx = current(what)
+    if src.__class__ is not _core.Buffer:
+        raise NotImplementedError(f"not implemented: {what} of {type(src).__name__} {src!r}; reshape a whole buffer "
+                                  "(a region's elements are not contiguous)")
+    if src.scope == "local.var":
+        raise TypeError(f"{what}: '{src.name}' is a T.alloc_var scalar")
+    dt = src.dtype if dtype is None else to_dtype(dtype)
+    if dt != src.dtype:
+        raise NotImplementedError(f"not implemented: {what}(..., dtype={dt!r}) of the {src.dtype} buffer '{src.name}' "
+                                  "(reinterpreting bytes); views keep the dtype here: convert with T.copy into a "
+                                  f"buffer of dtype {dt}")
+    shape = _shape(src.shape if shape is None else shape)
+    name = ctx.take_hint(src.name + "_view")
+    buf = ctx.b.make_buffer(name, dt, shape, src.scope, None)
+    if src.scope != "global":
+        ctx.require_kernel(what)
+        ctx.b.alloc(buf)
+    ctx.views.append((buf, src))
+    return buf
+
+
+def reshape(src, shape):
+    """The same elements as `src` (row-major order) seen with another shape; writes through either
+    are seen by the other (docs/COMPATIBILITY.md: how views are resolved)."""
+    return _view(src, shape, None, "T.reshape")
+
+
+def view(src, shape=None, dtype=None):
+    """Like T.reshape; `dtype` must be the buffer's own (reinterpreting bytes is not supported)."""
+    return _view(src, shape, dtype, "T.view")

@@ -173,6 +173,7 @@ class Context:
         self.kernels = []         # KernelInfo of enclosing T.Kernel frames
         self.func_attrs = {}
         self.global_workspaces = []  # T.alloc_global buffers: hidden trailing parameters
+        self.views = []              # (view, base) buffer pairs of T.reshape / T.view
         self.span = None          # span of the statement being run
         self.macro_cache = {}
         self._hint = None

@@ -128,3 +128,46 @@ def test_compat_kernels_compile_with_nvrtc(arch):
     for func in (_atomics_kernel(128, 16, 32), AK.bwd_dkdv.build(1, 1, 128, 64, True),
                  AK.blocksparse_attention.build(1, 1, 256, 64, 4, True)):
         assert build(func, arch)["cubin"]
+
+
+# ---- T.reshape / T.view lowered for cuda -----------------------------------------------------------
+
+def _im2col_conv(N, L, KL, F, BN=8, BL=16):
+    import tilelang.language as T
+
+    @T.prim_func
+    def conv(X: T.Tensor((N, L), "float16"), K: T.Tensor((KL, F), "float16"), O: T.Tensor((N, L, F), "float16")):
+        with T.Kernel(N // BN, L // BL, threads=128) as (pn, pl):
+            X_shared = T.alloc_shared((BN, BL, KL), "float16")
+            K_shared = T.alloc_shared((KL, F), "float16")
+            O_local = T.alloc_fragment((BN * BL, F), "float32")
+            for i, j, k in T.Parallel(BN, BL, KL):
+                X_shared[i, j, k] = T.if_then_else(pl * BL + j + k < L, X[pn * BN + i, pl * BL + j + k], 0)
+            T.copy(K, K_shared)
+            T.gemm(T.reshape(X_shared, (BN * BL, KL)), K_shared, O_local, clear_accum=True)
+            for i, f in T.Parallel(BN * BL, F):
+                O[pn * BN + i // BL, pl * BL + i % BL, f] = O_local[i, f]
+
+    @T.prim_func
+    def scan(X: T.Tensor((N, L), "float16"), S: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            s = T.alloc_shared((N,), "float32")
+            for i in T.Parallel(N):
+                s[i] = T.cast(X[i, 0], "float32")
+            T.cumsum(T.view(s, (1, N)), dim=1)
+            T.copy(s, S)
+
+    return conv, scan
+
+
+def test_reshape_and_view_on_emulator():
+    N, L, KL, F = 16, 32, 16, 32
+    x = rng.standard_normal((N, L)).astype(np.float16)
+    k = rng.standard_normal((KL, F)).astype(np.float16)
+    conv, scan = _im2col_conv(N, L, KL, F)
+    o = emulate(conv, x, k, np.zeros((N, L, F), np.float16)) + emulate(scan, x, np.zeros(N, np.float32))[1:]
+    ref = np.zeros((N, L, F))
+    for s in range(KL):
+        ref[:, :L - s, :] += x[:, s:, None].astype(np.float64) * k[s].astype(np.float64)
+    np.testing.assert_allclose(o[2].astype(np.float64), ref, rtol=1e-2, atol=2e-2)
+    np.testing.assert_allclose(o[3], np.cumsum(x[:, 0].astype(np.float64)), rtol=1e-5, atol=1e-4)
