@@ -51,7 +51,8 @@ class Emulator {
   // ---- grid and blocks (emulator_interpreter.cc) ----
   static void rasterize(int64_t panel, bool row, const std::vector<int64_t>& g, int64_t x, int64_t y, int64_t* bx,
                         int64_t* by);
-  static const KernelLaunchNode* find_kernel(const Stmt& s);
+  void exec_top(const Stmt& s);  // lets and kernels at the top of the function, in order
+  void run_kernel(const KernelLaunchNode& k);
   void run_block(const KernelLaunchNode& k, const std::vector<int64_t>& tdims);
 
   // ---- variables, expressions, statements (emulator_interpreter.cc) ----

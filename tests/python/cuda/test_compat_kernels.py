@@ -171,3 +171,40 @@ def test_reshape_and_view_on_emulator():
         ref[:, :L - s, :] += x[:, s:, None].astype(np.float64) * k[s].astype(np.float64)
     np.testing.assert_allclose(o[2].astype(np.float64), ref, rtol=1e-2, atol=2e-2)
     np.testing.assert_allclose(o[3], np.cumsum(x[:, 0].astype(np.float64)), rtol=1e-5, atol=1e-4)
+
+
+# ---- several T.Kernel blocks in one function, with a T.alloc_global scratch tensor ----------------
+
+def _split_sum(M, N, S):
+    import tilelang.language as T
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), Out: T.Tensor((M,), "float32")):
+        partial = T.alloc_global((S, M), "float32")
+        with T.Kernel(S, threads=128) as s:
+            a = T.alloc_fragment((M, N // S), "float32")
+            acc = T.alloc_fragment((M,), "float32")
+            T.copy(A[0, s * (N // S)], a)
+            T.reduce_sum(a, acc, dim=1)
+            T.copy(acc, partial[s, 0])
+        with T.Kernel(1, threads=128) as _:
+            total = T.alloc_fragment((M,), "float32")
+            T.clear(total)
+            for s in T.serial(S):
+                for i in T.Parallel(M):
+                    total[i] += partial[s, i]
+            T.copy(total, Out)
+
+    return main
+
+
+def test_split_kernels_with_alloc_global_on_emulator():
+    M, N, S = 64, 256, 4
+    A = rng.standard_normal((M, N)).astype(np.float32)
+    func = _split_sum(M, N, S)
+    out = emulate(func, A, np.zeros(M, np.float32), np.zeros((S, M), np.float32))
+    np.testing.assert_allclose(out[1], A.astype(np.float64).sum(1), rtol=1e-5, atol=1e-4)
+    from cuda_util import build, has_nvrtc
+    if has_nvrtc():
+        meta = build(func, "sm_80")["meta"]
+        assert "then\nkernel main_kernel_1" in meta
