@@ -8,7 +8,8 @@ from .dtypes import to_dtype
 
 __all__ = ["alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_barrier", "alloc_L1",
            "alloc_ub", "alloc_UB", "alloc_L0A", "alloc_L0B", "alloc_L0C", "alloc_l1", "alloc_l0a", "alloc_l0b",
-           "alloc_l0c", "alloc_l0", "alloc_L0", "alloc_global", "alloc_buffer", "reshape", "view", "Tensor", "Buffer", "StridedTensor", "TensorSpec", "dynamic",
+           "alloc_l0c", "alloc_l0", "alloc_L0", "alloc_global", "alloc_buffer", "reshape", "view", "alloc_reducer", "reducer_init",
+           "reducer_update", "finalize_reducer", "Tensor", "Buffer", "StridedTensor", "TensorSpec", "dynamic",
            "symbolic"]
 
 
@@ -244,3 +245,80 @@ def reshape(src, shape):
 def view(src, shape=None, dtype=None):
     """Like T.reshape; `dtype` must be the buffer's own (reinterpreting bytes is not supported)."""
     return _view(src, shape, dtype, "T.view")
+
+
+# ---- reducers ------------------------------------------------------------------------------------
+
+_REDUCER_OPS = ("sum", "max", "min")
+
+
+def alloc_reducer(shape, dtype, op="sum", replication=None):
+    """A fragment that T.Parallel iterations combine into (`acc[i] += v`, or T.reducer_update):
+    each thread accumulates its iterations into its own copy; T.finalize_reducer combines the copies
+    with `op` (sum, max, min). `replication` ("all" / "none", TileLang's legacy knob) is accepted."""
+    if op not in _REDUCER_OPS:
+        raise NotImplementedError(f"not implemented: T.alloc_reducer(op={op!r}); supported ops: "
+                                  f"{', '.join(_REDUCER_OPS)} (accumulate bitwise ops in a fragment per thread "
+                                  "and combine them with T.reduce_* instead)")
+    if replication not in (None, "all", "none"):
+        raise ValueError(f"T.alloc_reducer: replication must be 'all', 'none' or None, got {replication!r}")
+    ctx = current("T.alloc_reducer")
+    buf = _alloc(shape, dtype, "local.fragment", "T.alloc_reducer", "reducer")
+    ctx.reducers[buf] = [op, None]  # op, the T.reducer_init value
+    return buf
+
+
+def _reducer(ctx, buf, what):
+    info = ctx.reducers.get(buf) if buf.__class__ is _core.Buffer else None
+    if info is None:
+        raise TypeError(f"{what}: {buf!r} is not a reducer; allocate it with T.alloc_reducer")
+    return info
+
+
+def _identity(op, dtype):
+    from .math import infinity, max_value, min_value  # noqa: PLC0415 (cycle)
+    if op == "sum":
+        return _core.make_cast(dtype, 0)
+    kind = _core.dtype_info(dtype)[0]
+    if op == "max":
+        return -infinity(dtype) if kind == "float" else min_value(dtype)
+    return infinity(dtype) if kind == "float" else max_value(dtype)
+
+
+def reducer_init(reducer, init=None):
+    """Starts a reduction: every copy of the reducer holds the op's identity; `init` (optional) is
+    combined into every result exactly once, at T.finalize_reducer."""
+    from .tile_ops import fill  # noqa: PLC0415 (cycle)
+    ctx = current("T.reducer_init")
+    info = _reducer(ctx, reducer, "T.reducer_init")
+    info[1] = None if init is None else _core.make_cast(reducer.dtype, _core.to_expr(init))
+    fill(reducer, _identity(info[0], reducer.dtype))
+
+
+def reducer_update(target, value):
+    """Combines `value` into the reducer element `target` (`acc[i, j]`)."""
+    ctx = current("T.reducer_update")
+    if target.__class__ is not _core.BufferLoad:
+        raise TypeError("T.reducer_update takes an element of the reducer as its first argument (acc[i])")
+    op = _reducer(ctx, target.buffer, "T.reducer_update")[0]
+    v = _core.make_cast(target.dtype, _core.to_expr(value))
+    new = target + v if op == "sum" else _core.make_binary(op, target, v)
+    ctx.require_kernel("T.reducer_update")
+    ctx.b.emit_store(target.buffer, target.indices, new)
+
+
+def finalize_reducer(reducer, dst=None, batch=1, annotations=None):
+    """Combines the copies of the reducer (all threads end with the result). With `dst` (TileLang's
+    second form) the result, combined with the T.reducer_init value, is copied into `dst`."""
+    from .tile_ops import emit_tile_op  # noqa: PLC0415 (cycle)
+    ctx = current("T.finalize_reducer")
+    op, init = _reducer(ctx, reducer, "T.finalize_reducer")
+    emit_tile_op("finalize_reducer", [_core.BufferRegion.full(reducer)], {"op": op}, "T.finalize_reducer")
+    if dst is None:
+        return
+    if init is not None:
+        from .tile_ops import tile_binary  # noqa: PLC0415
+        tile_binary({"sum": "tile.add", "max": "tile.max", "min": "tile.min"}[op], reducer, reducer, init,
+                    "T.finalize_reducer")
+    from .tile_ops import copy  # noqa: PLC0415
+    copy(reducer, dst)

@@ -174,6 +174,7 @@ class Context:
         self.func_attrs = {}
         self.global_workspaces = []  # T.alloc_global buffers: hidden trailing parameters
         self.views = []              # (view, base) buffer pairs of T.reshape / T.view
+        self.reducers = {}           # T.alloc_reducer buffer -> [op, T.reducer_init value]
         self.span = None          # span of the statement being run
         self.macro_cache = {}
         self._hint = None

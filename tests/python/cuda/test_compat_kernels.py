@@ -208,3 +208,53 @@ def test_split_kernels_with_alloc_global_on_emulator():
     if has_nvrtc():
         meta = build(func, "sm_80")["meta"]
         assert "then\nkernel main_kernel_1" in meta
+
+
+# ---- reducers ----------------------------------------------------------------------------------------
+
+def _reducer_kernels(M, N):
+    import tilelang.language as T
+
+    @T.prim_func
+    def gemv(a: T.Tensor((M, N), "float16"), x: T.Tensor((N,), "float16"), o: T.Tensor((M,), "float16")):
+        with T.Kernel(T.ceildiv(M, 64), threads=128) as i0_m:
+            o_reducer = T.alloc_reducer(64, "float32", replication="all")
+            T.clear(o_reducer)
+            for i0_n in T.Pipelined(T.ceildiv(N, 64), num_stages=2):
+                a_smem = T.alloc_shared((64, 64), "float16")
+                T.copy(a[i0_m * 64, i0_n * 64], a_smem)
+                a_frag = T.alloc_fragment((64, 64), "float16")
+                T.copy(a_smem, a_frag)
+                x_frag = T.alloc_fragment(64, "float16")
+                T.copy(x[i0_n * 64], x_frag)
+                for i1_m, i1_n in T.Parallel(64, 64):
+                    o_reducer[i1_m] += a_frag[i1_m, i1_n] * x_frag[i1_n]
+            T.finalize_reducer(o_reducer)
+            T.copy(o_reducer, o[i0_m * 64])
+
+    @T.prim_func
+    def v2(A: T.Tensor((M, N), "float32"), Out: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            av = T.alloc_fragment((M, N), "float32")
+            acc = T.alloc_reducer((M,), "float32", op="max")
+            res = T.alloc_fragment((M,), "float32")
+            T.copy(A, av)
+            T.reducer_init(acc, 0.25)
+            for i, j in T.Parallel(M, N):
+                T.reducer_update(acc[i], av[i, j])
+            T.finalize_reducer(acc, res)
+            T.copy(res, Out)
+
+    return gemv, v2
+
+
+def test_reducers_on_emulator():
+    M, N = 128, 256
+    gemv, v2 = _reducer_kernels(M, N)
+    a = rng.standard_normal((M, N)).astype(np.float16)
+    x = rng.standard_normal(N).astype(np.float16)
+    o = emulate(gemv, a, x, np.zeros(M, np.float16))[2]
+    np.testing.assert_allclose(o.astype(np.float64), a.astype(np.float64) @ x.astype(np.float64), rtol=1e-2, atol=5e-2)
+    A = rng.standard_normal((M, N)).astype(np.float32)
+    out = emulate(v2, A, np.zeros(M, np.float32))[1]
+    np.testing.assert_array_equal(out, np.maximum(A.max(1), 0.25))
