@@ -179,6 +179,18 @@ class Context:
         self.macro_cache = {}
         self._hint = None
 
+    def finish_func(self, name, params, attrs, span):
+        """The IR function: `params`, then the T.alloc_global buffers (hidden trailing parameters the
+        runtime allocates; attribute tl.global_workspaces counts them), with T.reshape / T.view
+        buffers folded into their storage (transform/resolve_buffer_views.h)."""
+        attrs = dict(attrs)
+        if self.global_workspaces:
+            attrs["tl.global_workspaces"] = len(self.global_workspaces)
+        ir = self.b.finish_func(name, list(params) + self.global_workspaces, attrs, span)
+        if self.views:
+            ir = _core.resolve_buffer_views(ir, self.views)
+        return ir
+
     # ---- frames ----------------------------------------------------------------------------------
     def push_frame(self, is_with=False):
         """Records an opened IR frame; `is_with` for T.Kernel / T.Scope, whose `with` statement

@@ -550,11 +550,7 @@ def _parse(func, outer_locals=None):
             raise _SyntaxError(f"{ctx.depth} block(s) left open at the end of '{func.__name__}'")
         attrs = {"global_symbol": func.__name__}
         attrs.update(ctx.func_attrs)
-        if ctx.global_workspaces:  # T.alloc_global: runtime-allocated trailing parameters
-            attrs["tl.global_workspaces"] = len(ctx.global_workspaces)
-        ir = ctx.b.finish_func(func.__name__, list(params) + ctx.global_workspaces, attrs, comp.def_span)
-        if ctx.views:  # T.reshape / T.view: one buffer per storage (transform/resolve_buffer_views.h)
-            ir = _core.resolve_buffer_views(ir, ctx.views)
+        ir = ctx.finish_func(func.__name__, params, attrs, comp.def_span)
     except Exception as e:
         _locate(e, ctx.span)
         raise
