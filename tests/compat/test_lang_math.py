@@ -93,3 +93,43 @@ def test_index_to_coordinates_and_dtype_aliases():
     assert (T.float, T.int, T.uint, T.long, T.short, T.half, T.double) == (
         "float32", "int32", "uint32", "int64", "int16", "float16", "float64")
     assert T.tfloat32 == "float32"  # tf32 math is float32 storage here (docs/COMPATIBILITY.md)
+
+
+@tilelang.jit(out_idx=[-1])
+def blocksparse_rows(M, K, block_M=16, block_K=8):
+    # TileLang's test_tilelang_language_any_of: skip the k-blocks whose mask row is all false.
+    @T.prim_func
+    def main(A: T.Tensor((M, K), T.float32), Mask: T.Tensor((M // block_M, K // block_K, 4), "bool"),
+             Out: T.Tensor((M, 2), T.float32)):
+        with T.Kernel(M // block_M, threads=128) as by:
+            acc = T.alloc_fragment((block_M,), T.float32)
+            cnt = T.alloc_fragment((block_M,), T.float32)
+            T.clear(acc)
+            T.clear(cnt)
+            for k in T.serial(K // block_K):
+                if T.any_of(Mask[by, k, :]):
+                    for i in T.Parallel(block_M):
+                        for j in T.serial(block_K):
+                            acc[i] += A[by * block_M + i, k * block_K + j]
+                if T.all_of(Mask[by, k, 0:2]):
+                    for i in T.Parallel(block_M):
+                        cnt[i] += 1.0
+            for i in T.Parallel(block_M):
+                Out[by * block_M + i, 0] = acc[i]
+                Out[by * block_M + i, 1] = cnt[i]
+
+    return main
+
+
+def test_any_of_all_of():
+    M, K, bm, bk = 64, 64, 16, 8
+    A = randn(M, K, seed=6)
+    g = torch.Generator().manual_seed(7)
+    mask = (torch.rand(M // bm, K // bk, 4, generator=g) > 0.6).to(DEVICE)
+    out = blocksparse_rows(M, K, bm, bk)(A, mask)
+    keep = mask.any(-1).cpu()
+    both = mask[..., 0:2].all(-1).cpu()
+    a = A.double().cpu().reshape(M // bm, bm, K // bk, bk).sum(-1)  # [mb, bm, kb]
+    ref = (a * keep[:, None, :]).sum(-1).reshape(-1)
+    close(out[:, 0], ref, rtol=1e-5, atol=1e-4)
+    close(out[:, 1], both.sum(-1).double().repeat_interleave(bm))

@@ -30,6 +30,9 @@ from .allocate import (  # noqa: F401
     alloc_ub,
     alloc_var,
     dynamic,
+    FragmentBuffer,
+    LocalBuffer,
+    SharedBuffer,
     finalize_reducer,
     reducer_init,
     reducer_update,
@@ -39,6 +42,8 @@ from .allocate import (  # noqa: F401
 )
 from .atomic import atomic_addx2, atomic_addx4, atomic_load, atomic_max, atomic_min, atomic_store  # noqa: F401
 from .builtins import (  # noqa: F401
+    all_of,
+    any_of,
     annotate_address,
     annotate_l2_hit_ratio,
     annotate_layout,

@@ -9,7 +9,7 @@ from .dtypes import to_dtype
 __all__ = ["alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_barrier", "alloc_L1",
            "alloc_ub", "alloc_UB", "alloc_L0A", "alloc_L0B", "alloc_L0C", "alloc_l1", "alloc_l0a", "alloc_l0b",
            "alloc_l0c", "alloc_l0", "alloc_L0", "alloc_global", "alloc_buffer", "reshape", "view", "alloc_reducer", "reducer_init",
-           "reducer_update", "finalize_reducer", "Tensor", "Buffer", "StridedTensor", "TensorSpec", "dynamic",
+           "reducer_update", "finalize_reducer", "SharedBuffer", "FragmentBuffer", "LocalBuffer", "Tensor", "Buffer", "StridedTensor", "TensorSpec", "dynamic",
            "symbolic"]
 
 
@@ -152,6 +152,11 @@ class _TensorFactory:
 
 Tensor = _TensorFactory("Tensor")
 Buffer = _TensorFactory("Buffer")
+# Parameter annotations of @T.macro helpers in TileLang's examples (`K_shared: T.SharedBuffer(...)`):
+# documentation only there (a macro takes whatever buffer it is given).
+SharedBuffer = _TensorFactory("SharedBuffer")
+FragmentBuffer = _TensorFactory("FragmentBuffer")
+LocalBuffer = _TensorFactory("LocalBuffer")
 
 
 def _spec(what, shape, dtype, strides=None, scope="global"):

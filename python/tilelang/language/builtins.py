@@ -9,7 +9,7 @@ from .tile_ops import bool_expr, emit_tile_op, is_tile_arg, region_of
 __all__ = ["print", "printf", "device_assert", "dump_tensor", "sync_threads", "loop_break", "set_flag", "wait_flag",
            "pipe_barrier", "barrier_all", "set_cross_flag", "wait_cross_flag", "sync_all", "annotate_layout",
            "annotate_address", "use_swizzle", "func_attr", "evaluate", "assume", "annotate_l2_hit_ratio",
-           "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "index_to_coordinates"]
+           "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "index_to_coordinates", "any_of", "all_of"]
 
 
 def _emit_call(op, args, what):
@@ -281,3 +281,44 @@ def index_to_coordinates(index, shape):
         coords.append(rest % d)
         rest = rest // d
     return coords[::-1]
+
+
+def _elements_of(region, what):
+    """The elements of a buffer or region with constant extents, as loads (row-major)."""
+    r = region_of(region, what)
+    ext = []
+    for e in r.extents:
+        x = _core.to_expr(e)
+        if x.kind != "int":
+            raise NotImplementedError(f"not implemented: {what} of a region with the run-time extent '{x!r}'; "
+                                      "loop over it with T.serial and combine into a T.alloc_var")
+        ext.append(x.value)
+    mins = list(r.mins)
+    out = []
+
+    def rec(d, idx):
+        if d == len(ext):
+            out.append(r.buffer[tuple(idx)] if len(idx) > 1 else r.buffer[idx[0]])
+            return
+        for k in range(ext[d]):
+            rec(d + 1, idx + [mins[d] + k])
+    rec(0, [])
+    return out
+
+
+def any_of(region):
+    """True when some element of the (bool or numeric) region is non-zero: `if T.any_of(M[i, :]):`."""
+    out = None
+    for v in _elements_of(region, "T.any_of"):
+        b = bool_expr(v, "T.any_of")
+        out = b if out is None else _core.make_binary("or", out, b)
+    return out if out is not None else _core.make_bool(False)
+
+
+def all_of(region):
+    """True when every element of the region is non-zero."""
+    out = None
+    for v in _elements_of(region, "T.all_of"):
+        b = bool_expr(v, "T.all_of")
+        out = b if out is None else _core.make_binary("and", out, b)
+    return out if out is not None else _core.make_bool(True)

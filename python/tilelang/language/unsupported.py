@@ -28,6 +28,8 @@ _add("tvm_warp_shuffle shfl_sync tvm_storage_sync", _TVM,
 _add("tvm_access_ptr access_ptr address_of ptr make_tensor handle match_buffer decl_buffer buffer_store "
      "type_annotation handle_add_byte_offset Ref", _TVM,
      "declare tensors as kernel parameters (T.Tensor / T.StridedTensor) and buffers with T.alloc_*")
+_add("thread_binding", _TVM + " (a loop bound to a hardware thread index)",
+     "use T.Kernel(..., threads=...) and T.get_thread_binding(dim)")
 _add("launch_thread env_thread sblock sblock_attr sblock_alloc_buffer reads writes region let If Then While Assert "
      "bind", _TVM,
      "write the kernel with T.Kernel(..., threads=...) and Python control flow (if / for / T.serial)")
@@ -70,6 +72,14 @@ _add("int4 float4_e2m1fn float4_e2m1fnx2 float4_e2m1_unpacked float8_e8m0fnu flo
      "float8_e4m3fnx8 float16x2 bfloat16x2 float32x2 float32x4 float32x8 int8x4", "a data type tilelang-cpp does not "
      "support (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, float8_e4m3, float8_e5m2)",
      "store the data in a supported type (e.g. uint8 for packed 4-bit values) and convert with T.cast")
+_add("reduce_bitand reduce_bitor reduce_bitxor cummax cummin", "a reduction / scan operator not provided",
+     "use T.reduce_sum/max/min/abssum/absmax and T.cumsum, or combine element-wise in T.Parallel / T.serial loops")
+_add("atomic_or atomic_and atomic_xor", "a bitwise atomic not provided", "use T.atomic_add / T.atomic_max / "
+     "T.atomic_min, or T.atomic_load + T.atomic_store where one writer owns the element")
+_add("transpose", "the tile transpose of TileLang's cpu backend", "write dst[..., i, j] = src[..., j, i] in a "
+     "T.Parallel loop (or T.copy through a transposed T.gemm operand)")
+_add("thread_return align_up extract_lane", "a low-level TVM / CUDA helper", "express it with T.* control flow and "
+     "arithmetic (e.g. T.ceildiv(x, a) * a for align_up)")
 _add("gemm_sp", "sparse (2:4) tensor-core GEMM", "use T.gemm on dense operands")
 _add("im2col c2d_im2col", "the TMA im2col copy", "gather the patches with T.Parallel loads into a T.alloc_shared "
      "tile (or T.copy per kernel offset), then T.gemm")
