@@ -8,6 +8,9 @@ BUILD    := build
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 APT_PKGS := cmake g++ make libgtest-dev python3-venv
 PY_PKGS  := numpy ml_dtypes nanobind pytest
+# torch (CPU build) for the compatibility tier, tests/compat (TileLang-style programs with torch
+# tensors); the core never imports it.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 export PYTHONPATH := $(CURDIR)/python
 export TILELANG_SOURCE_DIR := $(CURDIR)
 
@@ -32,6 +35,7 @@ $(VENV)/.apt-ok:
 $(VENV)/.py-ok: $(VENV)/.apt-ok
 	@[ -x $(PY) ] || $(PY_BOOT) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check $(PY_PKGS)
+	$(PY) -c 'import torch' 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check --extra-index-url $(TORCH_INDEX) torch
 	@touch $@
 
 setup: $(VENV)/.py-ok
@@ -51,7 +55,7 @@ run: build
 
 test: build
 	$(BUILD)/tl_tests --gtest_brief=1 --gtest_filter=-*OnGpu.*  # the GPU tier runs in scripts/gpu_check.sh
-	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error
+	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error tests/compat
 
 bench: build
 	$(PY) bench/run_all.py
