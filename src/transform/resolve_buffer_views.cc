@@ -16,6 +16,12 @@ Expr product(const std::vector<Expr>& shape, size_t from) {
   return p;
 }
 
+std::string shape_text(const std::vector<Expr>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + to_string(shape[i]);
+  return s + "]";
+}
+
 bool same_exprs(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -127,6 +133,11 @@ class ViewRewriter : public StmtMutator {
     }
     BufferRegion whole = BufferRegion::full(c);
     if (full(r) && same_exprs(r.squeezed_extents(), whole.squeezed_extents())) return whole;
+    if (full(r))
+      throw_error<NotImplemented>(op_prefix(op), "not implemented: T.", op.op, " on '", r.buffer.name(), "' (shape ",
+                                  shape_text(r.squeezed_extents()), "), which shares its storage with '", c.name(),
+                                  "' that tile ops use with shape ", shape_text(whole.squeezed_extents()),
+                                  " (T.reshape / T.view); give every tile op on this storage the same shape");
     throw_error<NotImplemented>(op_prefix(op), "not implemented: T.", op.op, " on a part of '", r.buffer.name(),
                                 "', which shares its storage with '", c.name(), "' (T.reshape / T.view); pass the "
                                 "whole buffer, or the buffer whose shape the op needs");

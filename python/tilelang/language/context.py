@@ -188,7 +188,11 @@ class Context:
             attrs["tl.global_workspaces"] = len(self.global_workspaces)
         ir = self.b.finish_func(name, list(params) + self.global_workspaces, attrs, span)
         if self.views:
-            ir = _core.resolve_buffer_views(ir, self.views)
+            try:
+                ir = _core.resolve_buffer_views(ir, self.views)
+            except Exception as e:
+                e._tl_located = True  # the message names the statement or buffer it is about
+                raise
         return ir
 
     # ---- frames ----------------------------------------------------------------------------------
