@@ -93,6 +93,7 @@ def test_index_to_coordinates_and_dtype_aliases():
     assert (T.float, T.int, T.uint, T.long, T.short, T.half, T.double) == (
         "float32", "int32", "uint32", "int64", "int16", "float16", "float64")
     assert T.tfloat32 == "float32"  # tf32 math is float32 storage here (docs/COMPATIBILITY.md)
+    assert T.dtype(torch.float16) == "float16" and T.dtype("float") == "float32"  # block_causal_attention
 
 
 @tilelang.jit(out_idx=[-1])

@@ -90,3 +90,24 @@ def test_view_errors():
                 s = T.alloc_shared((64,), T.float32)
                 v = T.reshape(s, (4, 8))
                 A[0] = v[0, 0]
+
+
+@tilelang.jit(out_idx=[-1])
+def flat_view_of_a_parameter(KH, KW, C, F, block_K=32):
+    # TileLang's convolution example reads its 4-D kernel through a 2-D tensor over the same data:
+    # `kernel_flat = T.Tensor((KH * KW * C, F), dtype, kernel.data)`. (A tile op on part of such a
+    # view of a kernel parameter is not implemented: the parameter keeps its shape.)
+    @T.prim_func
+    def main(W: T.Tensor((KH, KW, C, F), T.float32), Out: T.Tensor((KH * KW * C, F), T.float32)):
+        with T.Kernel(T.ceildiv(KH * KW * C, block_K), threads=128) as bx:
+            w_flat = T.Tensor((KH * KW * C, F), T.float32, W.data)
+            for i, j in T.Parallel(block_K, F):
+                if bx * block_K + i < KH * KW * C:
+                    Out[bx * block_K + i, j] = w_flat[bx * block_K + i, j].astype(T.float32) * 2
+
+    return main
+
+
+def test_tensor_over_another_buffers_data_and_astype():
+    W = randn(3, 3, 8, 16, seed=8)
+    close(flat_view_of_a_parameter(3, 3, 8, 16)(W), W.reshape(-1, 16) * 2)

@@ -132,13 +132,33 @@ class TensorSpec:
         return s + (f", strides={self.strides})" if self.strides else ")")
 
 
+class _BufferData:
+    """`buf.data`: the storage of a buffer, for `T.Tensor(shape, dtype, buf.data)` (a view)."""
+
+    __slots__ = ("buffer",)
+
+    def __init__(self, buffer):
+        self.buffer = buffer
+
+
+_core.Buffer.data = property(_BufferData, doc="The buffer's storage (for T.Tensor(shape, dtype, buf.data)).")
+
+
 class _TensorFactory:
-    """`T.Tensor((M, N), "float16")` or `T.Tensor[(M, N), "float16"]`."""
+    """`T.Tensor((M, N), "float16")` or `T.Tensor[(M, N), "float16"]`; with `data=buf.data` inside
+    a kernel, a view of `buf` with that shape (as T.view)."""
 
     def __init__(self, name):
         self._name = name
 
     def __call__(self, shape, dtype="float32", data=None, strides=None, scope="global", **_):
+        if data is not None:
+            if data.__class__ is not _BufferData:
+                raise NotImplementedError(f"not implemented: T.{self._name}(..., data={data!r}); only another "
+                                          "buffer's storage (buf.data) can back a tensor declared in the body")
+            if strides is not None:
+                raise NotImplementedError(f"not implemented: T.{self._name}(..., data=..., strides=...) in the body")
+            return view(data.buffer, shape, dtype)
         return _spec(f"T.{self._name}", shape, dtype, strides, "global" if scope in ("global", None) else scope)
 
     def __getitem__(self, key):

@@ -14,9 +14,15 @@ __all__ = ["dtype", "to_dtype", "is_float_dtype", "is_int_dtype"]
 
 
 class dtype(str):
-    """A dtype name that can also build values: `T.float32(0)`, `T.int8(x)`."""
+    """A dtype name that can also build values: `T.float32(0)`, `T.int8(x)`. `T.dtype(x)` takes any
+    dtype spelling (an alias, a torch or numpy dtype) and gives the canonical name."""
 
     __slots__ = ()
+
+    def __new__(cls, value="float32"):
+        if value.__class__ is not str:
+            value = _convert(value)
+        return str.__new__(cls, value)
 
     def __call__(self, value=None):
         if value is None:
@@ -113,3 +119,11 @@ ALL = {
     "half": half, "double": double, "float": float_, "int": int_, "uint": uint_, "short": short, "long": long,
     "ulong": ulong, "tfloat32": tfloat32,
 }
+
+
+def _astype(self, dt):
+    """TVM's `x.astype(dtype)` (TileLang's puzzles write `X[i, j].astype(accum_dtype)`)."""
+    return _core.make_cast(to_dtype(dt), self)
+
+
+_core.PrimExpr.astype = _astype
