@@ -20,7 +20,7 @@ class dtype(str):
     __slots__ = ()
 
     def __new__(cls, value="float32"):
-        if value.__class__ is not str:
+        if value.__class__ is not str or value in _ALIASES or value in ("float", "double", "half", "int"):
             value = _convert(value)
         return str.__new__(cls, value)
 
