@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "op/op_util.h"
 
 namespace tl {
 
@@ -62,6 +63,39 @@ class ViewRewriter : public StmtMutator {
   }
 
   Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override {
+    // A copy or fill whose view operand has no equal region in the storage (the puzzle's
+    // T.copy(O_reshaped, O[...]) of a 2-D gemm accumulator seen 3-D) is the element loop it means.
+    bool unmappable = false;
+    for (const TileArg& a : n->args)
+      if (a.is_region())
+        if (const Buffer* c = canonical_for(a.region.buffer)) unmappable = unmappable || !mappable(a.region, *c);
+    if (unmappable && (n->op == "copy" || n->op == "fill") && n->args.size() == 2 && n->args[0].is_region()) {
+      const bool copy = n->op == "copy";
+      const BufferRegion& dst = copy ? n->args[1].region : n->args[0].region;
+      // With a whole view as an operand, the loop runs over the storage's own shape (a fragment
+      // storage then gives the loop its layout); the other operand is indexed through the
+      // row-major position.
+      int whole = -1;
+      for (int i = 0; i < (copy ? 2 : 1); ++i) {
+        const BufferRegion& r = n->args[static_cast<size_t>(i)].region;
+        if (canonical_for(r.buffer) && full(r)) whole = i;
+      }
+      if (whole >= 0) {
+        const BufferRegion& view = n->args[static_cast<size_t>(whole)].region;
+        const Buffer& c = *canonical_for(view.buffer);
+        LoopNest nest = make_loop_nest(c.shape(), "v");
+        std::vector<Expr> pos = unravel(linear_index(nest.indices(), c.shape()), view.squeezed_extents());
+        Stmt body;
+        if (!copy) body = make_store(c, nest.indices(), n->args[1].expr, n->span);
+        else if (whole == 0) body = make_store(dst.buffer, region_indices(dst, pos), make_load(c, nest.indices()), n->span);
+        else body = make_store(c, nest.indices(), region_load(n->args[0].region, pos), n->span);
+        return mutate(nest.wrap(body, ForKind::kParallel));
+      }
+      LoopNest nest = make_loop_nest(dst.squeezed_extents(), "v");
+      Expr value = copy ? region_load(n->args[0].region, nest.indices()) : n->args[1].expr;
+      Stmt body = make_store(dst.buffer, region_indices(dst, nest.indices()), value, n->span);
+      return mutate(nest.wrap(body, ForKind::kParallel));
+    }
     std::vector<TileArg> args;
     for (const TileArg& a : n->args) {
       if (!a.is_region()) {
@@ -96,6 +130,21 @@ class ViewRewriter : public StmtMutator {
     return &g->second->canonical;
   }
 
+  static Expr linear_index(const std::vector<Expr>& idx, const std::vector<Expr>& shape) {
+    Expr linear = make_int(0);
+    for (size_t d = 0; d < idx.size(); ++d) linear = linear * shape[d] + idx[d];
+    return linear;
+  }
+  static std::vector<Expr> unravel(const Expr& linear, const std::vector<Expr>& shape) {
+    std::vector<Expr> out(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+      Expr inner = product(shape, d + 1);
+      out[d] = d == 0 ? floordiv(linear, inner) : floormod(floordiv(linear, inner), shape[d]);
+    }
+    if (out.empty()) out.push_back(make_int(0));
+    return out;
+  }
+
   // Indices of `from` -> the same element's indices in `to` (row-major linear index).
   static std::vector<Expr> remap(const Buffer& from, const std::vector<Expr>& idx, const Buffer& to) {
     Expr linear = make_int(0);
@@ -119,6 +168,12 @@ class ViewRewriter : public StmtMutator {
       if (!same_exprs({r.region[d].extent}, {r.buffer.shape()[d]})) return false;
     }
     return true;
+  }
+
+  static bool mappable(const BufferRegion& r, const Buffer& c) {
+    bool element = true;
+    for (const Range& x : r.region) element = element && is_one(x.extent);
+    return element || (full(r) && same_exprs(r.squeezed_extents(), BufferRegion::full(c).squeezed_extents()));
   }
 
   static BufferRegion region_in(const BufferRegion& r, const Buffer& c, const TileOpNode& op) {

@@ -9,7 +9,8 @@
 //   - element accesses of the other members are rewritten through the row-major linear index
 //     (A_view[i, j] -> A[(i * n + j) // m, (i * n + j) % m]), which the simplifier folds;
 //   - tile-op regions of the other members map to the canonical buffer when they are the whole
-//     buffer with the same squeezed shape (the op sees the same tile) or a single element;
+//     buffer with the same squeezed shape (the op sees the same tile) or a single element; a copy
+//     or fill whose view operand does not map becomes its element loop (T.Parallel);
 //   - the other members' allocations disappear (a view that becomes canonical takes the base's
 //     place).
 // Anything else (a sub-region of a view in a tile op, views of different sizes) raises

@@ -107,14 +107,43 @@ func @f(A: global float32[64], B: global float32[64]) {
 })");
 }
 
+// TileLang's im2col puzzle copies its 2-D gemm accumulator out through a 3-D reshape: the copy
+// becomes its element loop over the storage's own shape (so a fragment gives the loop its layout),
+// the destination indexed through the row-major position.
+TEST(ResolveBufferViews, CopyOfAWholeViewInAnotherShapeBecomesALoop) {
+  PrimFunc got = resolve(R"(
+func @f(O: global float32[4, 8, 16]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    alloc acc: fragment float32[32, 16]
+    fill(acc[0 :+ 32, 0 :+ 16], 1.0f32)
+    alloc v: fragment float32[4, 8, 16]
+    copy(v[0 :+ 4, 0 :+ 8, 0 :+ 16], O[0 :+ 4, 0 :+ 8, 0 :+ 16])
+  }
+})", {{"v", "acc"}});
+  expect_ir(got, R"(
+func @f(O: global float32[4, 8, 16]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    alloc acc: fragment float32[32, 16]
+    fill(acc[0 :+ 32, 0 :+ 16], 1.0f32)
+    for v0: int32 in parallel(0, 32) {
+      for v1: int32 in parallel(0, 16) {
+        O[floordiv(v0 * 16 + v1, 128), floormod(floordiv(v0 * 16 + v1, 16), 8), floormod(v0 * 16 + v1, 16)] = acc[v0, v1]
+      }
+    }
+  }
+})");
+}
+
 TEST(ResolveBufferViews, RejectsWhatHasNoSingleStorageShape) {
   const char* two_tiles = R"(
-func @f(A: global float32[8, 8]) {
+func @f(A: global float32[8, 8], R: global float32[4]) {
   kernel(grid=[1], blocks=[bx: int32], threads=[64], thread_vars=[tx: int32]) {
     alloc s: shared float32[8, 8]
     alloc v: shared float32[4, 16]
+    alloc r: fragment float32[4]
     copy(A[0 :+ 8, 0 :+ 8], s[0 :+ 8, 0 :+ 8])
-    copy(v[0 :+ 4, 0 :+ 8], A[0 :+ 4, 0 :+ 8])
+    reduce(v[0 :+ 4, 0 :+ 16], r[0 :+ 4]) {clear = true, dim = 1, type = "sum"}
+    copy(r[0 :+ 4], R[0 :+ 4])
   }
 })";
   try {
