@@ -151,3 +151,30 @@ def test_atomic_load_store():
     assert int(flag[0]) == 1
     close(data, A * 2)
     close(seen, A * 2 + 1)
+
+
+@tilelang.jit
+def ragged_element_atomics(M, N, bm=32, bn=32):
+    # TileLang's stream-K GEMM adds its partial tiles with T.atomic_add(C[m, n], acc[i, j]) in
+    # T.Parallel; here the tiles overhang the tensor (100 x 70 in 32 x 32 tiles).
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32"), Old: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            a = T.alloc_fragment((bm, bn), "float32")
+            T.copy(A[by * bm, bx * bn], a)
+            for i, j in T.Parallel(bm, bn):
+                T.atomic_add(C[by * bm + i, bx * bn + j], a[i, j])
+            for i, j in T.Parallel(bm, bn):
+                Old[by * bm + i, bx * bn + j] = T.atomic_max(C[by * bm + i, bx * bn + j], 0.0, return_prev=True)
+
+    return main
+
+
+def test_element_atomics_on_ragged_tiles():
+    M, N = 100, 70
+    A = randn(M, N, seed=9)
+    C = torch.ones(M, N, device=DEVICE)
+    old = torch.zeros(M, N, device=DEVICE)
+    ragged_element_atomics(M, N)(A, C, old)
+    close(old, A + 1)
+    close(C, (A + 1).clamp(min=0))
