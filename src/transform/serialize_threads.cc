@@ -33,7 +33,13 @@ Uses uses_of(const Stmt& s, const std::set<const VarNode*>& thread_vars,
              const std::set<const BufferNode*>& private_buffers) {
   Uses u;
   post_order_visit(s, [&](const Stmt& x) {
-    if (x.as<TileOpNode>()) u.tile_op = true;
+    // A tile op on per-thread buffers only (T.clear of a T.alloc_local) is per-thread code.
+    if (auto* t = x.as<TileOpNode>()) {
+      bool all_private = true;
+      for (auto& a : t->args)
+        if (a.is_region() && !private_buffers.count(a.region.buffer.get())) all_private = false;
+      if (!all_private) u.tile_op = true;
+    }
     if (is_barrier(x)) u.barrier = true;
     if (auto* st = x.as<BufferStoreNode>(); st && private_buffers.count(st->buffer.get())) u.private_buffer = true;
     if (auto* tile = x.as<TileOpNode>())
@@ -101,6 +107,31 @@ class Privatizer : public StmtMutator {
     if (it == copies_.end())
       return (changed || !v.same_as(n->value)) ? make_store(n->buffer, std::move(idx), v, n->span) : s;
     return make_store(it->second, indices(n->buffer, idx), v, n->span);
+  }
+  // A tile op on a per-thread buffer works on this thread's copy (extent 1 in the thread dims).
+  Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override {
+    std::vector<TileArg> args;
+    bool changed = false;
+    for (const TileArg& a : n->args) {
+      if (!a.is_region()) {
+        Expr e = mutate(a.expr);
+        changed = changed || !e.same_as(a.expr);
+        args.emplace_back(e);
+        continue;
+      }
+      BufferRegion r = mutate_region(a.region, &changed);
+      auto it = copies_.find(r.buffer);
+      if (it != copies_.end()) {
+        std::vector<Range> rg;
+        for (const Expr& t : thread_index_) rg.emplace_back(t, make_int(1, t.dtype()));
+        rg.insert(rg.end(), r.region.begin(), r.region.end());
+        r = BufferRegion(it->second, rg);
+        changed = true;
+      }
+      args.emplace_back(r);
+    }
+    if (!changed) return s;
+    return make_tile_op(n->op, std::move(args), n->attrs, n->span);
   }
 
  private:

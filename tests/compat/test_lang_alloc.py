@@ -83,3 +83,34 @@ def test_alloc_local_and_alloc_buffer():
     A = randn(N, seed=3)
     ref = (A.reshape(-1, b).flip(1) * 2).reshape(-1)
     close(local_and_buffer(N, b)(A), ref)
+
+
+@tilelang.jit(out_idx=[-1])
+def naive_gemv(N, K, BLOCK_N=128, BLOCK_K=64):
+    # TileLang's examples/gemv naive_gemv: thread-level code (T.get_thread_binding), a T.clear of a
+    # T.alloc_local register, shared tiles written and read without an explicit barrier (the
+    # compiler places them: cuda insert_thread_sync, cpu serialize_threads).
+    @T.prim_func
+    def main(A: T.Tensor((K,), T.float16), B: T.Tensor((N, K), T.float16), C: T.Tensor((N,), T.float16)):
+        with T.Kernel(T.ceildiv(N, BLOCK_N)) as bn:
+            tn = T.get_thread_binding(0)
+            A_shared = T.alloc_shared((BLOCK_K,), T.float16)
+            B_shared = T.alloc_shared((BLOCK_N, BLOCK_K), T.float16)
+            C_reg = T.alloc_local((1,), T.float)
+            T.clear(C_reg)
+            for bk in T.serial(T.ceildiv(K, BLOCK_K)):
+                for tk in T.serial(BLOCK_K):
+                    A_shared[tk] = A[bk * BLOCK_K + tk]
+                    B_shared[tn, tk] = B[bn * BLOCK_N + tn, bk * BLOCK_K + tk]
+                for tk in T.serial(BLOCK_K):
+                    C_reg[0] += A_shared[tk].astype(T.float) * B_shared[tn, tk].astype(T.float)
+            C[bn * BLOCK_N + tn] = C_reg[0]
+
+    return main
+
+
+def test_thread_level_gemv():
+    N, K = 256, 256
+    a = randn(K, dtype=torch.float16, seed=11)
+    b = randn(N, K, dtype=torch.float16, seed=12)
+    close(naive_gemv(N, K)(a, b), b.double() @ a.double(), rtol=1e-2, atol=5e-2)

@@ -85,6 +85,30 @@ func @f(A: global float32[64], B: global float32[64]) {
 })");
 }
 
+// A tile op on a per-thread buffer (T.clear of a T.alloc_local, as TileLang's gemv example
+// writes) is per-thread code: it runs on each thread's copy.
+TEST(SerializeThreads, TileOpOnAPerThreadBufferRunsPerThread) {
+  tl::testing::expect_pass("serialize_threads", R"(
+func @f(A: global float32[64]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[64], thread_vars=[tx: int32]) {
+    alloc r: local float32[1]
+    fill(r[0 :+ 1], 0.0f32)
+    r[0] = r[0] + A[tx]
+    A[tx] = r[0]
+  }
+})", R"(
+func @f(A: global float32[64]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[64], thread_vars=[tx: int32]) {
+    alloc r: local float32[64, 1]
+    for tx_1: int32 in serial(0, 64) {
+      fill(r[tx_1 :+ 1, 0 :+ 1], 0.0f32)
+      r[tx_1, 0] = r[tx_1, 0] + A[tx_1]
+      A[tx_1] = r[tx_1, 0]
+    }
+  }
+})");
+}
+
 TEST(SerializeThreads, KernelsWithoutThreadIndexAreUnchanged) {
   const char* text = R"(
 func @f(A: global float32[64]) {
