@@ -85,6 +85,10 @@ class SyncInserter {
           }
           return;
         }
+        // A scalar atomic (T.atomic_add(S[i], v) on shared memory) writes its element too.
+        if (is_atomic_write_builtin(c->op) && !c->args.empty())
+          if (const auto* l = c->args[0].as<BufferLoadNode>(); l && is_shared(l->buffer))
+            e.writes.push_back({l->buffer.get(), true});
         if (c->op == "cuda.cp_async" && !c->args.empty()) {
           if (const auto* a = c->args[0].as<CallNode>())
             if (const auto* l = a->args.empty() ? nullptr : a->args[0].as<BufferLoadNode>())

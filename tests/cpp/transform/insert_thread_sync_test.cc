@@ -83,6 +83,31 @@ func @main(N: global int32[1], A: global float32[128]) {
 })", "cuda");
 }
 
+// A scalar atomic on shared memory writes its element: the reads after it wait for every
+// thread's atomic (TileLang's split-K gemv: T.atomic_add(C_shared[tn], acc) then C[...] = C_shared[tn]).
+TEST(InsertThreadSync, SharedAtomicsAreWrites) {
+  testing::expect_pass("insert_thread_sync", R"(
+func @main(A: global float32[128], C: global float32[32]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    attr "smem_offset" = 0 {
+      alloc S: shared float32[32]
+      evaluate tl.atomic_add_scalar<float32>(S[tx % 32], A[tx])
+      C[tx % 32] = S[tx % 32]
+    }
+  }
+})", R"(
+func @main(A: global float32[128], C: global float32[32]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    attr "smem_offset" = 0 {
+      alloc S: shared float32[32]
+      evaluate tl.atomic_add_scalar<float32>(S[tx % 32], A[tx])
+      evaluate tl.sync_threads()
+      C[tx % 32] = S[tx % 32]
+    }
+  }
+})", "cuda");
+}
+
 // A mask element written from a thread's own data differs between threads: no barrier can go
 // inside the branch.
 TEST(InsertThreadSync, PerThreadMaskIsThreadDependent) {
