@@ -114,3 +114,40 @@ def test_thread_level_gemv():
     a = randn(K, dtype=torch.float16, seed=11)
     b = randn(N, K, dtype=torch.float16, seed=12)
     close(naive_gemv(N, K)(a, b), b.double() @ a.double(), rtol=1e-2, atol=5e-2)
+
+
+@tilelang.jit(out_idx=[-1])
+def splitk_gemv(N, K, BLOCK_N=32, BLOCK_K=64, reduce_threads=16):
+    # TileLang's examples/gemv splitk_gemv: a 2-D thread block, partial dot products combined with
+    # T.atomic_add into a shared accumulator, read back by every thread.
+    TILE_K = T.ceildiv(BLOCK_K, reduce_threads)
+
+    @T.prim_func
+    def main(A: T.Tensor((K,), T.float16), B: T.Tensor((N, K), T.float16), C: T.Tensor((N,), T.float16)):
+        with T.Kernel(T.ceildiv(N, BLOCK_N), threads=(BLOCK_N, reduce_threads)) as bn:
+            tn = T.get_thread_binding(0)
+            tk = T.get_thread_binding(1)
+            A_local = T.alloc_local((TILE_K,), T.float16)
+            B_local = T.alloc_local((TILE_K,), T.float16)
+            C_shared = T.alloc_shared((BLOCK_N,), T.float)
+            C_accum = T.alloc_local((1,), T.float)
+            if tk == 0:
+                C_shared[tn] = 0
+            T.clear(C_accum)
+            for bk in T.serial(T.ceildiv(K, BLOCK_K)):
+                for k in T.serial(TILE_K):
+                    A_local[k] = A[bk * BLOCK_K + tk * TILE_K + k]
+                    B_local[k] = B[bn * BLOCK_N + tn, bk * BLOCK_K + tk * TILE_K + k]
+                for k in T.serial(TILE_K):
+                    C_accum[0] += A_local[k].astype(T.float) * B_local[k].astype(T.float)
+            T.atomic_add(C_shared[tn], C_accum[0])
+            C[bn * BLOCK_N + tn] = C_shared[tn]
+
+    return main
+
+
+def test_split_k_gemv_with_shared_atomics():
+    N, K = 128, 256
+    a = randn(K, dtype=torch.float16, seed=13)
+    b = randn(N, K, dtype=torch.float16, seed=14)
+    close(splitk_gemv(N, K)(a, b), b.double() @ a.double(), rtol=1e-2, atol=5e-2)

@@ -128,3 +128,11 @@ def test_layernorm_forward_backward():
     np.testing.assert_allclose(o[5].astype(np.float64), dx, rtol=2e-2, atol=5e-2)
     np.testing.assert_allclose(o[6], (dy64 * xhat).sum(0), rtol=1e-3, atol=1e-2)
     np.testing.assert_allclose(o[7], dy64.sum(0), rtol=1e-3, atol=1e-2)
+
+
+def test_split_k_gemv_with_shared_atomics():
+    a = rng.standard_normal(256).astype(np.float16)
+    b = rng.standard_normal((128, 256)).astype(np.float16)
+    out = emulate(AL.splitk_gemv.build(128, 256), a, b, np.zeros(128, np.float16))[2]
+    np.testing.assert_allclose(out.astype(np.float64), b.astype(np.float64) @ a.astype(np.float64), rtol=1e-2,
+                               atol=5e-2)
