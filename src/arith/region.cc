@@ -77,7 +77,7 @@ class AccessCollector : public IRVisitor {
   void visit_call(const CallNode* n) override {
     IRVisitor::visit_call(n);
     // The destination of a scalar atomic is written (its load form is also counted as a read).
-    if (n->op == "tl.atomic_add_scalar" && !n->args.empty())
+    if (is_atomic_write_builtin(n->op) && !n->args.empty())
       if (auto* dst = n->args[0].as<BufferLoadNode>()) add(writes_, point_region(dst->buffer, dst->indices));
   }
   void visit_for(const ForNode* n) override {

@@ -2,12 +2,15 @@
 // and the canonical (alpha-renamed) text the kernel cache keys on. tl::PrimFunc's Python class
 // is registered by ir_bind.cc.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "bindings/bindings.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
+#include "transform/resolve_buffer_views.h"
 
 namespace nb = nanobind;
 
@@ -27,6 +30,11 @@ void bind_ir_tools(nb::module_& m) {
   m.def(
       "structural_diff", [](const PrimFunc& a, const PrimFunc& b) { return structural_diff(a, b); }, nb::arg("a"),
       nb::arg("b"), "The first structural mismatch as text, or '' when equal.");
+  m.def(
+      "resolve_buffer_views",
+      [](const PrimFunc& f, const std::vector<std::pair<Buffer, Buffer>>& views) { return resolve_buffer_views(f, views); },
+      nb::arg("f"), nb::arg("views"),
+      "Folds T.reshape / T.view buffers into one buffer per storage (transform/resolve_buffer_views.h).");
   m.def(
       "canonical_text", [](const PrimFunc& f) { return canonical_text(f); }, nb::arg("f"),
       "The function printed with alpha-renamed names (the kernel-cache key form).");

@@ -319,6 +319,11 @@ Expr make_cast(DataType dtype, Expr value) {
   return Expr(std::make_shared<CastNode>(dtype, std::move(value)));
 }
 
+bool is_atomic_write_builtin(const std::string& op) {
+  return op == "tl.atomic_add_scalar" || op == "tl.atomic_max_scalar" || op == "tl.atomic_min_scalar" ||
+         op == "tl.atomic_store";
+}
+
 Expr make_call(DataType dtype, std::string op, std::vector<Expr> args) {
   for (auto& a : args)
     if (!a.defined()) throw_error<TypeError>("call to '", op, "' with an undefined argument");

@@ -246,6 +246,9 @@ Expr make_unary(UnOp op, Expr a);
 Expr make_select(Expr cond, Expr t, Expr f);
 Expr make_cast(DataType dtype, Expr value);  // no-op when the type already matches
 Expr make_call(DataType dtype, std::string op, std::vector<Expr> args);
+// The builtins that write their first argument (a BufferLoad naming the element) atomically:
+// tl.atomic_add_scalar / tl.atomic_max_scalar / tl.atomic_min_scalar / tl.atomic_store.
+bool is_atomic_write_builtin(const std::string& op);
 Expr make_ramp(Expr base, Expr stride, int lanes);
 Expr make_broadcast(Expr value, int lanes);
 

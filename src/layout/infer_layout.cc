@@ -590,7 +590,7 @@ class Solver {
         return true;
       }
       const TileOpNode& op = *p.op;
-      if (op.op == "copy" || op.op == "atomic_add" || op.op == "reduce" || op.op == "fill" ||
+      if (op.op == "copy" || op.op.rfind("atomic_", 0) == 0 || op.op == "reduce" || op.op == "fill" ||
           op.op.rfind("tile.", 0) == 0) {
         for (size_t i = 0; i < op.args.size(); ++i) {
           if (!op.args[i].is_region() || !is_fragment(op.args[i].region.buffer)) continue;

@@ -1,21 +1,22 @@
-// T.atomic_add(dst, value): element-wise dst += value, atomic with respect to other blocks (on
-// cpu the blocks of a grid run on several worker threads). value is a tile of dst's (squeezed)
-// shape or a scalar. Each element becomes the builtin tl.atomic_add_scalar(dst[idx], v), which
-// every target implements with its own atomics. Writes outside a global tensor are dropped.
+// T.atomic_add / T.atomic_max / T.atomic_min(dst, value): element-wise dst = dst (+|max|min) value,
+// atomic with respect to other blocks (on cpu the blocks of a grid run on several worker threads).
+// value is a tile of dst's (squeezed) shape or a scalar. Each element becomes the builtin
+// tl.atomic_<op>_scalar(dst[idx], v), which every target implements with its own atomics. Writes
+// outside a global tensor are dropped.
 #include "ir/error.h"
 #include "op/op_util.h"
 
 namespace tl {
 namespace {
 
-void check_atomic_add(const TileOpNode& op) {
-  check_num_args(op, 2, 2, "T.atomic_add(dst, value)");
+void check_atomic(const TileOpNode& op) {
+  check_num_args(op, 2, 2, (std::string("T.") + op.op + "(dst, value)").c_str());
   const BufferRegion& dst = region_arg(op, 0, "dst");
   check_region_well_formed(op, dst, "dst");
   DataType t = dst.buffer.dtype();
   if (!(t.is_float() || t.is_integer()))
     throw_op_error_type(op, "dst buffer '" + dst.buffer.name() + "' has dtype " + t.str() +
-                                "; atomic_add needs an integer or floating-point buffer");
+                                "; " + op.op + " needs an integer or floating-point buffer");
   if (op.args[1].is_region()) {
     const BufferRegion& src = op.args[1].region;
     check_region_well_formed(op, src, "value");
@@ -23,7 +24,7 @@ void check_atomic_add(const TileOpNode& op) {
   }
 }
 
-AccessRegions access_atomic_add(const TileOpNode& op) {
+AccessRegions access_atomic(const TileOpNode& op) {
   AccessRegions a;
   a.writes.push_back(op.args[0].region);
   a.reads.push_back(op.args[0].region);
@@ -31,17 +32,19 @@ AccessRegions access_atomic_add(const TileOpNode& op) {
   return a;
 }
 
-Stmt lower_atomic_add(const TileOpNode& op, const LowerContext& ctx) {
+Stmt lower_atomic(const TileOpNode& op, const LowerContext& ctx) {
   const BufferRegion& dst = op.args[0].region;
   LoopNest nest = make_loop_nest(dst.squeezed_extents(), "i");
   std::vector<Expr> idx = region_indices(dst, nest.indices());
   Expr value = op.args[1].is_region() ? region_load(op.args[1].region, nest.indices()) : op.args[1].expr;
   DataType t = dst.buffer.dtype();
-  Expr call = make_call(t, "tl.atomic_add_scalar", {make_load(dst.buffer, idx), make_cast(t, value)});
+  Expr call = make_call(t, "tl." + op.op + "_scalar", {make_load(dst.buffer, idx), make_cast(t, value)});
   return nest.wrap(make_evaluate(call, op.span), ForKind::kParallel, global_bounds_guards(dst.buffer, idx, ctx, &nest));
 }
 
-TileOpRegistration reg_atomic_add(TileOpDef{"atomic_add", check_atomic_add, access_atomic_add, lower_atomic_add});
+TileOpRegistration reg_atomic_add(TileOpDef{"atomic_add", check_atomic, access_atomic, lower_atomic});
+TileOpRegistration reg_atomic_max(TileOpDef{"atomic_max", check_atomic, access_atomic, lower_atomic});
+TileOpRegistration reg_atomic_min(TileOpDef{"atomic_min", check_atomic, access_atomic, lower_atomic});
 
 }  // namespace
 }  // namespace tl

@@ -90,9 +90,10 @@ Stmt lower_cuda_fill(const TileOpNode& op, CudaLowerCtx& ctx) {
   return for_each_position(ctx, default_fragment(ext, ctx.num_threads, 1), true, store_at);
 }
 
-Stmt lower_cuda_atomic_add(const TileOpNode& op, CudaLowerCtx& ctx) {
+Stmt lower_cuda_atomic(const TileOpNode& op, CudaLowerCtx& ctx) {
   if (op.args.size() < 2 || !op.args[0].is_region())
-    throw_error<TypeError>(op_error_prefix(op), "expects T.atomic_add(dst, value)");
+    throw_error<TypeError>(op_error_prefix(op), "expects T.", op.op, "(dst, value)");
+  const std::string fn = "tl::" + op.op;  // tl::atomic_add / atomic_max / atomic_min (include/tl/cuda/atomic.h)
   const BufferRegion& dst = op.args[0].region;
   if (dst.buffer.scope() != MemScope::kGlobal && dst.buffer.scope() != MemScope::kShared)
     throw_error<NotImplemented>(op_error_prefix(op), "not implemented: atomics on ", scope_name(dst.buffer.scope()),
@@ -101,7 +102,7 @@ Stmt lower_cuda_atomic_add(const TileOpNode& op, CudaLowerCtx& ctx) {
   std::vector<int64_t> ext = const_extents(dst, op_error_prefix(op) + "dst");
   auto add_at = [&](const std::vector<Expr>& pos, const Expr& v) {
     std::vector<Expr> idx = region_point(dst, pos);
-    Stmt s = call_stmt("tl::atomic_add", {ctx.address_of(dst.buffer, idx, 3), make_cast(t, v)});
+    Stmt s = call_stmt(fn, {ctx.address_of(dst.buffer, idx, 3), make_cast(t, v)});
     return guarded(all_of(ctx.bounds_guards(dst.buffer, idx)), s);
   };
   if (op.args[1].is_region()) {

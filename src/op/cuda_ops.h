@@ -16,9 +16,10 @@ Stmt lower_cuda_gemm(const TileOpNode& op, CudaLowerCtx& ctx);
 // T.reduce_* (src/op/cuda_reduce.cc): per-thread partials, then tl::allreduce over the thread
 // groups of the source layout.
 Stmt lower_cuda_reduce(const TileOpNode& op, CudaLowerCtx& ctx);
+Stmt lower_cuda_finalize_reducer(const TileOpNode& op, CudaLowerCtx& ctx);
 // T.fill, T.atomic_add, T.cumsum, T.print, element-wise tile.* ops (src/op/cuda_misc.cc).
 Stmt lower_cuda_fill(const TileOpNode& op, CudaLowerCtx& ctx);
-Stmt lower_cuda_atomic_add(const TileOpNode& op, CudaLowerCtx& ctx);
+Stmt lower_cuda_atomic(const TileOpNode& op, CudaLowerCtx& ctx);  // atomic_add / atomic_max / atomic_min
 Stmt lower_cuda_cumsum(const TileOpNode& op, CudaLowerCtx& ctx);
 Stmt lower_cuda_print(const TileOpNode& op, CudaLowerCtx& ctx);
 Stmt lower_cuda_elementwise(const TileOpNode& op, CudaLowerCtx& ctx);

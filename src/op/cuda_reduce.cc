@@ -210,4 +210,31 @@ Stmt lower_cuda_reduce(const TileOpNode& op, CudaLowerCtx& ctx) {
   return reduce_memory(op, ctx, src, dst, type, dim, clear);
 }
 
+
+
+// T.finalize_reducer: the reducer's layout holds each element on several threads (the replica
+// thread modes of its fragment), each copy a partial result; all-reduce each register over them.
+Stmt lower_cuda_finalize_reducer(const TileOpNode& op, CudaLowerCtx& ctx) {
+  const Buffer& b = op.args[0].region.buffer;
+  const Fragment& f = ctx.layout_of(b);
+  const Buffer& regs = ctx.regs_of(b);
+  std::string type = attr_str(op.attrs, "op", "sum");
+  DataType t = regs.dtype();
+  std::vector<Stmt> out;
+  for (const FragmentMode& m : f.modes()) {
+    if (!m.is_replica() || !m.on_threads() || m.extent <= 1) continue;
+    bool ws = needs_workspace(m.extent, m.thread_stride);
+    Buffer wsb = ws ? workspace(ctx, t) : Buffer();
+    std::string callee = std::string("tl::allreduce<") + op_struct(type) + ", " + std::to_string(m.extent) + ", " +
+                         std::to_string(m.thread_stride) + ", " + std::to_string(ctx.num_threads) + ">";
+    for (int64_t d = 0; d < f.num_regs(); ++d) {
+      std::vector<Expr> args = {make_string(callee), make_load(regs, {make_int(d)}),
+                                make_cast(DataType::Int32(), ctx.tid)};
+      if (ws) args.push_back(ctx.address_of(wsb, {make_int(0)}, 3));
+      out.push_back(make_store(regs, {make_int(d)}, make_call(t, ws ? "cuda.call_sync" : "cuda.call", args)));
+    }
+  }
+  return out.empty() ? make_nop() : make_seq(out, op.span);
+}
+
 }  // namespace tl

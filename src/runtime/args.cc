@@ -106,7 +106,14 @@ bool supported_shape_expr(const Expr& e) {
 ArgBinder::ArgBinder(const PrimFunc& f, const Target& target, std::vector<int> out_idx, std::vector<int> workspace_idx)
     : kernel_name_(f.name()), target_(target) {
   vars_ = f.dynamic_vars();
-  const int n = static_cast<int>(f.params().size());
+  const int n_all = static_cast<int>(f.params().size());
+  // T.alloc_global buffers are the last `hidden` parameters: never passed by the caller, allocated
+  // (zero-filled) at each call like workspace_idx entries. out_idx / workspace_idx count only the
+  // parameters the user declared (a negative index is relative to the last of those).
+  const int hidden = static_cast<int>(attr_int(f.attrs(), "tl.global_workspaces", 0));
+  if (hidden < 0 || hidden > n_all)
+    throw_error<ValueError>("kernel '", kernel_name_, "': attribute tl.global_workspaces = ", hidden, " is out of range");
+  const int n = n_all - hidden;
   auto var_index = [&](const Expr& e) -> int {
     for (size_t i = 0; i < vars_.size(); ++i)
       if (vars_[i].get() == e.get()) return static_cast<int>(i);
@@ -133,11 +140,12 @@ ArgBinder::ArgBinder(const PrimFunc& f, const Target& target, std::vector<int> o
   for (int o : out_idx)
     if (std::find(workspace_idx.begin(), workspace_idx.end(), o) != workspace_idx.end())
       throw_error<ValueError>("parameter ", o, " ('", f.params()[o].name, "') is in both out_idx and workspace_idx");
+  for (int i = n; i < n_all; ++i) workspace_idx.push_back(i);
   out_idx_ = out_idx;
   workspace_idx_ = workspace_idx;
 
   std::set<const BufferNode*> written = written_buffers(f);
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n_all; ++i) {
     const Param& prm = f.params()[i];
     ParamSpec p;
     p.name = prm.name;

@@ -160,6 +160,20 @@ const TileOpNode* async_mma_candidate(const std::vector<BodyItem>& items, const 
   return gemm;
 }
 
+// Removes the allocations inside a loop body, collecting their buffers: buffers allocated in a
+// T.Pipelined body (TileLang's gemv example allocates its tiles there) live across iterations once
+// pipelined (the prologue fills them before the loop), so they are allocated around the loop.
+class AllocationHoister : public StmtMutator {
+ public:
+  std::vector<std::pair<Buffer, Span>> hoisted;
+
+ protected:
+  Stmt mutate_allocate(const AllocateNode* n, const Stmt& s) override {
+    hoisted.emplace_back(n->buffer, n->span);
+    return mutate(n->body);
+  }
+};
+
 class Injector : public StmtMutator {
  public:
   Injector(const Stmt& root, const PassContext& ctx)
@@ -170,11 +184,19 @@ class Injector : public StmtMutator {
  protected:
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
     if (n->for_kind != ForKind::kPipelined) return StmtMutator::mutate_for(n, s);
-    Stmt body = mutate(n->body);
+    AllocationHoister hoister;
+    Stmt body = mutate(hoister.mutate(n->body));
+    auto allocated_around = [&](Stmt loop) {
+      for (auto it = hoister.hoisted.rbegin(); it != hoister.hoisted.rend(); ++it) {
+        auto v = versioned_.find(it->first.get());
+        loop = make_allocate(v != versioned_.end() ? v->second : it->first, loop, it->second);
+      }
+      return loop;
+    };
     std::vector<BodyItem> items = flatten_body(body);
     PipelinePlan plan = plan_pipeline(*n, items, uses_outside(root_, n));
     if (plan.producers.empty())
-      return make_for(n->var, n->min, n->extent, ForKind::kSerial, body, {}, n->span);
+      return allocated_around(make_for(n->var, n->min, n->extent, ForKind::kSerial, body, {}, n->span));
     const int S = plan.num_stages;
     std::map<const BufferNode*, Buffer> versions;
     for (const Buffer& b : plan.versioned) {
@@ -235,7 +257,7 @@ class Injector : public StmtMutator {
     if (async_gemm) loop_ann["cuda.async_mma"] = Attr(true);  // the lowering drains the GEMM after the loop
     out.push_back(make_for(k, n->min, n->extent, ForKind::kSerial, make_seq(loop_body), loop_ann, n->span));
     out.push_back(builtin("cuda.cp_async_wait", {make_int(0)}));
-    return make_seq(out, n->span);
+    return allocated_around(make_seq(out, n->span));
   }
 
   Stmt mutate_allocate(const AllocateNode* n, const Stmt& s) override {

@@ -14,7 +14,8 @@
 // with a type conversion, stays a synchronous copy and insert_thread_sync orders it). One group
 // is committed per iteration even when empty, so wait counts are exact. The barrier after the
 // wait also separates iteration k-1's reads of a version from iteration k's refill of it.
-// Loops without producers, and num_stages < 2, become plain serial loops.
+// Loops without producers, and num_stages < 2, become plain serial loops. Buffers allocated inside
+// the loop body are allocated around the loop (they live across iterations once pipelined).
 //
 // sm_90a, S >= 3: when the body's only T.gemm reads two producer stages into an accumulator that
 // nothing else in the body touches, the GEMM is marked {wgmma_async}: its wgmma instructions stay

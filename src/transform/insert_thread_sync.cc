@@ -6,6 +6,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "transform/pass_config.h"
+#include "transform/thread_uniformity.h"
 
 namespace tl {
 
@@ -44,8 +45,9 @@ bool is_shared(const Buffer& b) { return b.scope() == MemScope::kShared; }
 
 class SyncInserter {
  public:
-  SyncInserter(std::map<const BufferNode*, ByteRange> ranges, std::set<const VarNode*> varying)
-      : ranges_(std::move(ranges)), varying_(std::move(varying)) {}
+  SyncInserter(std::map<const BufferNode*, ByteRange> ranges, std::set<const VarNode*> varying,
+               std::set<const BufferNode*> varying_buffers)
+      : ranges_(std::move(ranges)), varying_(std::move(varying)), varying_buffers_(std::move(varying_buffers)) {}
 
   Stmt run(const Stmt& body) {
     State st;
@@ -83,6 +85,10 @@ class SyncInserter {
           }
           return;
         }
+        // A scalar atomic (T.atomic_add(S[i], v) on shared memory) writes its element too.
+        if (is_atomic_write_builtin(c->op) && !c->args.empty())
+          if (const auto* l = c->args[0].as<BufferLoadNode>(); l && is_shared(l->buffer))
+            e.writes.push_back({l->buffer.get(), true});
         if (c->op == "cuda.cp_async" && !c->args.empty()) {
           if (const auto* a = c->args[0].as<CallNode>())
             if (const auto* l = a->args.empty() ? nullptr : a->args[0].as<BufferLoadNode>())
@@ -152,7 +158,7 @@ class SyncInserter {
     for_each_subexpr(e, [&](const Expr& x) {
       if (const auto* var = x.as<VarNode>(); var && varying_.count(var)) v = true;
       if (const auto* l = x.as<BufferLoadNode>())
-        if (l->buffer.scope() == MemScope::kLocal || l->buffer.scope() == MemScope::kLocalVar) v = true;
+        if (varying_buffers_.count(l->buffer.get())) v = true;
     });
     return v;
   }
@@ -290,6 +296,7 @@ class SyncInserter {
 
   std::map<const BufferNode*, ByteRange> ranges_;
   std::set<const VarNode*> varying_;
+  std::set<const BufferNode*> varying_buffers_;  // per-thread buffers whose contents depend on the thread
   int64_t group_ = -1;
   int64_t next_instance_ = 0;
   bool divergent_ = false;
@@ -320,7 +327,7 @@ class KernelSync : public StmtMutator {
     find(k->body);
     std::set<const VarNode*> varying;
     for (const Var& v : k->thread_vars) varying.insert(v.get());
-    SyncInserter ins(ranges, varying);
+    SyncInserter ins(ranges, varying, thread_varying_buffers(k->body, varying));
     Stmt body = ins.run(k->body);
     return make_kernel(k->grid, k->block_vars, k->threads, k->thread_vars, k->attrs, body, k->span);
   }

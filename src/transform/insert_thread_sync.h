@@ -19,7 +19,10 @@
 //
 // No barrier is ever placed under a condition that depends on the thread: when a branch of such
 // an `if` needs one, it goes before the `if`; a conflict inside one branch of a thread-dependent
-// condition cannot be synchronized and raises SyncError. The pass config
+// condition cannot be synchronized and raises SyncError. A condition depends on the thread when it
+// uses a thread index, a value derived from one, or a per-thread buffer whose contents differ
+// between threads (transform/thread_uniformity.h: a replicated fragment loaded from one global
+// address, such as a block-sparse mask, is the same in every thread). The pass config
 // TL_DISABLE_THREAD_STORAGE_SYNC turns the pass off.
 #pragma once
 

@@ -44,6 +44,38 @@ class SafeAccessGuard : public StmtMutator {
     return make_select(cond, m, make_const(m.dtype(), 0));
   }
 
+  // A scalar atomic names its element by a load that must stay a load (the builtin takes its
+  // address): its indices are legalized, and the whole atomic is guarded instead.
+  static bool is_atomic(const CallNode* c) {
+    return c && !c->args.empty() && c->args[0].as<BufferLoadNode>() &&
+           (is_atomic_write_builtin(c->op) || c->op == "tl.atomic_load");
+  }
+  Expr atomic_call(const CallNode* n, Expr* cond) {
+    const auto* ref = n->args[0].as<BufferLoadNode>();
+    std::vector<Expr> idx;
+    mutate_list(ref->indices, &idx);
+    std::vector<Expr> args = {make_load(ref->buffer, idx)};
+    for (size_t i = 1; i < n->args.size(); ++i) args.push_back(mutate(n->args[i]));
+    *cond = bounds_condition(ref->buffer, idx);
+    return make_call(n->dtype, n->op, args);
+  }
+
+  Expr mutate_call(const CallNode* n, const Expr& e) override {
+    if (!is_atomic(n)) return StmtMutator::mutate_call(n, e);
+    Expr cond;
+    Expr call = atomic_call(n, &cond);
+    if (!cond.defined() || n->dtype.is_void()) return call;
+    return make_select(cond, call, make_const(n->dtype, 0));
+  }
+
+  Stmt mutate_evaluate(const EvaluateNode* n, const Stmt& s) override {
+    const auto* c = n->value.as<CallNode>();
+    if (!is_atomic(c)) return StmtMutator::mutate_evaluate(n, s);
+    Expr cond;
+    Stmt ev = make_evaluate(atomic_call(c, &cond), n->span);
+    return cond.defined() ? make_if(cond, ev, Stmt(), n->span) : ev;
+  }
+
   Expr mutate_select(const SelectNode* n, const Expr& e) override {
     Expr c = mutate(n->cond), t, f;
     {

@@ -73,7 +73,7 @@ Effects effects_of(const Stmt& s) {
         if (op->op == "print" || op->op == "dump_tensor") write = false;
         (write ? e.writes : e.reads).insert(b);
         if (gemm && i == 2) e.reads.insert(b);
-        if (op->op == "atomic_add" && i == 0) e.reads.insert(b);
+        if (op->op.rfind("atomic_", 0) == 0 && i == 0) e.reads.insert(b);
       }
     }
   });

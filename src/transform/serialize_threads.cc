@@ -33,7 +33,13 @@ Uses uses_of(const Stmt& s, const std::set<const VarNode*>& thread_vars,
              const std::set<const BufferNode*>& private_buffers) {
   Uses u;
   post_order_visit(s, [&](const Stmt& x) {
-    if (x.as<TileOpNode>()) u.tile_op = true;
+    // A tile op on per-thread buffers only (T.clear of a T.alloc_local) is per-thread code.
+    if (auto* t = x.as<TileOpNode>()) {
+      bool all_private = true;
+      for (auto& a : t->args)
+        if (a.is_region() && !private_buffers.count(a.region.buffer.get())) all_private = false;
+      if (!all_private) u.tile_op = true;
+    }
     if (is_barrier(x)) u.barrier = true;
     if (auto* st = x.as<BufferStoreNode>(); st && private_buffers.count(st->buffer.get())) u.private_buffer = true;
     if (auto* tile = x.as<TileOpNode>())
@@ -45,6 +51,37 @@ Uses uses_of(const Stmt& s, const std::set<const VarNode*>& thread_vars,
     if (auto* l = e.as<BufferLoadNode>(); l && private_buffers.count(l->buffer.get())) u.private_buffer = true;
   });
   return u;
+}
+
+// The shared buffers a statement reads and writes (a scalar atomic's destination is written).
+struct SharedAccess {
+  std::set<const BufferNode*> reads, writes;
+  void merge(const SharedAccess& o) {
+    reads.insert(o.reads.begin(), o.reads.end());
+    writes.insert(o.writes.begin(), o.writes.end());
+  }
+  // True when running `later` after this for every thread needs a barrier in between on a GPU:
+  // it reads what was written, or writes what was read or written.
+  bool conflicts_with(const SharedAccess& later) const {
+    for (const BufferNode* b : later.reads)
+      if (writes.count(b)) return true;
+    for (const BufferNode* b : later.writes)
+      if (reads.count(b) || writes.count(b)) return true;
+    return false;
+  }
+};
+SharedAccess shared_accesses(const Stmt& s) {
+  SharedAccess a;
+  post_order_visit(s, [&](const Stmt& x) {
+    if (auto* st = x.as<BufferStoreNode>(); st && st->buffer.scope() == MemScope::kShared) a.writes.insert(st->buffer.get());
+  });
+  for_each_expr(s, [&](const Expr& e) {
+    if (auto* l = e.as<BufferLoadNode>(); l && l->buffer.scope() == MemScope::kShared) a.reads.insert(l->buffer.get());
+    if (auto* c = e.as<CallNode>(); c && is_atomic_write_builtin(c->op) && !c->args.empty())
+      if (auto* l = c->args[0].as<BufferLoadNode>(); l && l->buffer.scope() == MemScope::kShared)
+        a.writes.insert(l->buffer.get());
+  });
+  return a;
 }
 
 // Rewrites accesses of per-thread buffers to their privatized copies, indexed by thread.
@@ -70,6 +107,31 @@ class Privatizer : public StmtMutator {
     if (it == copies_.end())
       return (changed || !v.same_as(n->value)) ? make_store(n->buffer, std::move(idx), v, n->span) : s;
     return make_store(it->second, indices(n->buffer, idx), v, n->span);
+  }
+  // A tile op on a per-thread buffer works on this thread's copy (extent 1 in the thread dims).
+  Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override {
+    std::vector<TileArg> args;
+    bool changed = false;
+    for (const TileArg& a : n->args) {
+      if (!a.is_region()) {
+        Expr e = mutate(a.expr);
+        changed = changed || !e.same_as(a.expr);
+        args.emplace_back(e);
+        continue;
+      }
+      BufferRegion r = mutate_region(a.region, &changed);
+      auto it = copies_.find(r.buffer);
+      if (it != copies_.end()) {
+        std::vector<Range> rg;
+        for (const Expr& t : thread_index_) rg.emplace_back(t, make_int(1, t.dtype()));
+        rg.insert(rg.end(), r.region.begin(), r.region.end());
+        r = BufferRegion(it->second, rg);
+        changed = true;
+      }
+      args.emplace_back(r);
+    }
+    if (!changed) return s;
+    return make_tile_op(n->op, std::move(args), n->attrs, n->span);
   }
 
  private:
@@ -171,9 +233,11 @@ class ThreadSerializer : public StmtMutator {
     if (auto* seq = s.as<SeqStmtNode>()) items = seq->seq;
     else items.push_back(s);
     std::vector<Stmt> out, run;  // `run`: consecutive per-thread statements
+    SharedAccess run_access;      // the shared memory `run` touches
     auto flush = [&]() {
       if (!run.empty()) out.push_back(thread_loops(make_seq(run), copies));
       run.clear();
+      run_access = SharedAccess();
     };
     auto uniform = [&](const Expr& e) {
       Uses u = uses_of(make_evaluate(e), tvars, priv);
@@ -195,33 +259,65 @@ class ThreadSerializer : public StmtMutator {
         continue;
       }
       if (!u.tile_op) {
+        // Shared memory written by one thread and used by another needs the barrier a GPU gets
+        // from insert_thread_sync (TileLang inserts it as well): split the run there, or, for a
+        // statement with uniform control that writes shared memory (a conflict may be inside it,
+        // or between its loop iterations), schedule inside it.
+        SharedAccess a = shared_accesses(item);
+        if (!a.writes.empty() && can_descend(item, uniform, copies, true)) {
+          flush();
+          out.push_back(descend(item, tvars, priv, copies));
+          continue;
+        }
+        if (run_access.conflicts_with(a)) flush();
         run.push_back(item);
+        run_access.merge(a);
         continue;
       }
-      // Per-thread code around a tile op: descend through control that is uniform over threads.
+      // Per-thread code around a tile op.
       flush();
-      auto inner = [&](const Stmt& b) { return schedule(b, tvars, priv, copies); };
-      if (auto* f = item.as<ForNode>(); f && uniform(f->min) && uniform(f->extent)) {
-        out.push_back(make_for(f->var, f->min, f->extent, f->for_kind, inner(f->body), f->annotations, f->span));
-      } else if (auto* i = item.as<IfThenElseNode>(); i && uniform(i->cond)) {
-        out.push_back(make_if(i->cond, inner(i->then_case), i->else_case.defined() ? inner(i->else_case) : Stmt(),
-                              i->span));
-      } else if (auto* l = item.as<LetStmtNode>(); l && uniform(l->value)) {
-        out.push_back(make_let(l->var, l->value, inner(l->body), l->span));
-      } else if (auto* a = item.as<AllocateNode>(); a && !copies.count(a->buffer)) {
-        out.push_back(make_allocate(a->buffer, inner(a->body), a->span));
-      } else if (auto* at_ = item.as<AttrStmtNode>()) {
-        out.push_back(make_attr(at_->key, at_->value, inner(at_->body), at_->span));
-      } else if (item.as<SeqStmtNode>()) {
-        out.push_back(inner(item));
-      } else {
+      if (can_descend(item, uniform, copies))
+        out.push_back(descend(item, tvars, priv, copies));
+      else
         throw_error<NotImplemented>(at(item), "not implemented: a tile op in code that depends on the thread ",
                                     "index (`", first_line(item), "`) on target cpu; tile ops are block-level ",
                                     "operations, keep them out of per-thread code");
-      }
     }
     flush();
     return make_seq(out);
+  }
+
+  // A compound statement whose own control (loop bounds, condition, let value) is the same for
+  // every thread: its body can be scheduled inside it (thread loops around the per-thread
+  // statements within), a valid schedule of the block.
+  // (`no_loop_control`: refuse a loop holding a break/continue, which could end up inside the
+  // thread loops placed in it.)
+  template <typename Uniform>
+  static bool can_descend(const Stmt& item, const Uniform& uniform, const std::map<Buffer, Buffer, BufferLess>& copies,
+                          bool no_loop_control = false) {
+    if (auto* f = item.as<ForNode>()) {
+      bool control = false;
+      if (no_loop_control)
+        post_order_visit(f->body, [&](const Stmt& x) { control |= x.as<LoopControlNode>() != nullptr; });
+      return !control && uniform(f->min) && uniform(f->extent);
+    }
+    if (auto* i = item.as<IfThenElseNode>()) return uniform(i->cond);
+    if (auto* l = item.as<LetStmtNode>()) return uniform(l->value);
+    if (auto* a = item.as<AllocateNode>()) return !copies.count(a->buffer);
+    return item.as<AttrStmtNode>() || item.as<SeqStmtNode>();
+  }
+
+  Stmt descend(const Stmt& item, const std::set<const VarNode*>& tvars, const std::set<const BufferNode*>& priv,
+               const std::map<Buffer, Buffer, BufferLess>& copies) {
+    auto inner = [&](const Stmt& b) { return schedule(b, tvars, priv, copies); };
+    if (auto* f = item.as<ForNode>())
+      return make_for(f->var, f->min, f->extent, f->for_kind, inner(f->body), f->annotations, f->span);
+    if (auto* i = item.as<IfThenElseNode>())
+      return make_if(i->cond, inner(i->then_case), i->else_case.defined() ? inner(i->else_case) : Stmt(), i->span);
+    if (auto* l = item.as<LetStmtNode>()) return make_let(l->var, l->value, inner(l->body), l->span);
+    if (auto* a = item.as<AllocateNode>()) return make_allocate(a->buffer, inner(a->body), a->span);
+    if (auto* at_ = item.as<AttrStmtNode>()) return make_attr(at_->key, at_->value, inner(at_->body), at_->span);
+    return inner(item);
   }
 
   // for tz, ty, tx (fresh variables) { body with the thread indices and per-thread buffers }.

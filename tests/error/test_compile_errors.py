@@ -118,3 +118,25 @@ def test_bad_options():
     with pytest.raises(ValueError, match="is in both out_idx and workspace_idx"):
         tilelang.compile(add(), out_idx=[1], workspace_idx=[1])
     works()
+
+
+def test_cross_thread_accumulation_into_a_fragment_is_a_layout_error():
+    """`r[i] += a[i, j]` in T.Parallel(M, N) spreads j over threads on cuda: each thread would keep a
+    partial sum (a silently wrong result); the error names the buffer, the variable and the fix."""
+    import tilelang.language as T
+    from tilelang import _core
+
+    @T.prim_func
+    def acc(A: T.Tensor((64, 128), "float32"), O: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_fragment((64, 128), "float32")
+            r = T.alloc_fragment((64,), "float32")
+            T.copy(A, a)
+            T.clear(r)
+            for i, j in T.Parallel(64, 128):
+                r[i] += a[i, j]
+            T.copy(r, O)
+
+    with pytest.raises(_core.LayoutError, match=r"test_compile_errors.py:\d+:\d+: T.Parallel stores into 'r' a value "
+                                                r"that depends on 'j'.*T.alloc_reducer and call T.finalize_reducer"):
+        _core.cuda.lower_func(acc.ir, "sm_80")

@@ -52,6 +52,61 @@ inline float atomic_add(bfloat16_t* p, float v) { return atomic_add_small_float<
 inline float atomic_add(float8_e4m3_t* p, float v) { return atomic_add_small_float<float8_e4m3_t, uint8_t>(p, v); }
 inline float atomic_add(float8_e5m2_t* p, float v) { return atomic_add_small_float<float8_e5m2_t, uint8_t>(p, v); }
 
+/* Max / min: a compare-and-swap loop on the value (NaN handling as fmax/fmin for floats). */
+template <typename T, typename C>
+inline T atomic_update(T* p, C combine) {
+  T old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  for (;;) {
+    T next = combine(old);
+    if (__builtin_memcmp(&next, &old, sizeof(T)) == 0) return old;
+    if (__atomic_compare_exchange(p, &old, &next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return old;
+  }
+}
+template <typename T>
+inline T max_of(T a, T b) { return a < b ? b : a; }
+template <typename T>
+inline T min_of(T a, T b) { return b < a ? b : a; }
+inline float max_of(float a, float b) { return __builtin_fmaxf(a, b); }
+inline float min_of(float a, float b) { return __builtin_fminf(a, b); }
+inline double max_of(double a, double b) { return __builtin_fmax(a, b); }
+inline double min_of(double a, double b) { return __builtin_fmin(a, b); }
+
+template <typename T>
+inline T atomic_max(T* p, T v) { return atomic_update(p, [v](T cur) { return max_of(cur, v); }); }
+template <typename T>
+inline T atomic_min(T* p, T v) { return atomic_update(p, [v](T cur) { return min_of(cur, v); }); }
+/* 16/8-bit floats: compared in float, the result stored as is (max/min never round). */
+#define TL_CPU_SMALL_FLOAT_MINMAX(T)                                                                   \
+  inline float atomic_max(T* p, float v) {                                                             \
+    return static_cast<float>(atomic_update(p, [v](T cur) {                                          \
+      return __builtin_fmaxf(static_cast<float>(cur), v) == static_cast<float>(cur) ? cur : T(v);   \
+    }));                                                                                               \
+  }                                                                                                    \
+  inline float atomic_min(T* p, float v) {                                                             \
+    return static_cast<float>(atomic_update(p, [v](T cur) {                                          \
+      return __builtin_fminf(static_cast<float>(cur), v) == static_cast<float>(cur) ? cur : T(v);   \
+    }));                                                                                               \
+  }
+TL_CPU_SMALL_FLOAT_MINMAX(half_t)
+TL_CPU_SMALL_FLOAT_MINMAX(bfloat16_t)
+TL_CPU_SMALL_FLOAT_MINMAX(float8_e4m3_t)
+TL_CPU_SMALL_FLOAT_MINMAX(float8_e5m2_t)
+#undef TL_CPU_SMALL_FLOAT_MINMAX
+
+/* T.atomic_load / T.atomic_store: Order is the C++ memory order number, which GCC's __ATOMIC_*
+ * constants equal (0 relaxed, 1 consume, 2 acquire, 3 release, 4 acq_rel, 5 seq_cst). */
+template <int Order, typename T>
+inline T atomic_load(const T* p) {
+  T v;
+  __atomic_load(const_cast<T*>(p), &v, Order);
+  return v;
+}
+template <int Order, typename T>
+inline void atomic_store(T* p, T v) {
+  __atomic_store(p, &v, Order);
+}
+
 }  // namespace cpu
 }  // namespace tl
 

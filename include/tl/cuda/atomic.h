@@ -123,4 +123,66 @@ TL_DEVICE bfloat16_t atomic_min(bfloat16_t* addr, bfloat16_t v) {
   }));
 }
 
+TL_DEVICE int64_t atomic_max(int64_t* addr, int64_t v) {
+  return atomicMax(reinterpret_cast<long long*>(addr), static_cast<long long>(v));
+}
+TL_DEVICE uint64_t atomic_max(uint64_t* addr, uint64_t v) {
+  return atomicMax(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(v));
+}
+TL_DEVICE int64_t atomic_min(int64_t* addr, int64_t v) {
+  return atomicMin(reinterpret_cast<long long*>(addr), static_cast<long long>(v));
+}
+TL_DEVICE uint64_t atomic_min(uint64_t* addr, uint64_t v) {
+  return atomicMin(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(v));
+}
+TL_DEVICE double atomic_max(double* addr, double v) {
+  unsigned long long* w = reinterpret_cast<unsigned long long*>(addr);
+  unsigned long long old = *w, assumed;
+  do {
+    assumed = old;
+    double next = fmax(__longlong_as_double(static_cast<long long>(assumed)), v);
+    unsigned long long nb = static_cast<unsigned long long>(__double_as_longlong(next));
+    if (nb == assumed) break;
+    old = atomicCAS(w, assumed, nb);
+  } while (old != assumed);
+  return __longlong_as_double(static_cast<long long>(old));
+}
+TL_DEVICE double atomic_min(double* addr, double v) {
+  unsigned long long* w = reinterpret_cast<unsigned long long*>(addr);
+  unsigned long long old = *w, assumed;
+  do {
+    assumed = old;
+    double next = fmin(__longlong_as_double(static_cast<long long>(assumed)), v);
+    unsigned long long nb = static_cast<unsigned long long>(__double_as_longlong(next));
+    if (nb == assumed) break;
+    old = atomicCAS(w, assumed, nb);
+  } while (old != assumed);
+  return __longlong_as_double(static_cast<long long>(old));
+}
+
+// T.atomic_load / T.atomic_store with a C++ memory order (0 relaxed, 1 consume, 2 acquire,
+// 3 release, 4 acq_rel, 5 seq_cst): a volatile access of the value's bits (never torn, never
+// cached in a register) ordered by __threadfence() where the order asks for it.
+template <int Size> struct atomic_bits;
+template <> struct atomic_bits<1> { using type = uint8_t; };
+template <> struct atomic_bits<2> { using type = uint16_t; };
+template <> struct atomic_bits<4> { using type = uint32_t; };
+template <> struct atomic_bits<8> { using type = unsigned long long; };
+
+template <int Order, typename T>
+TL_DEVICE T atomic_load(const T* addr) {
+  using U = typename atomic_bits<sizeof(T)>::type;
+  if (Order == 5) __threadfence();
+  U b = *reinterpret_cast<const volatile U*>(addr);
+  if (Order != 0) __threadfence();
+  return bit_cast<T>(b);
+}
+template <int Order, typename T>
+TL_DEVICE void atomic_store(T* addr, T v) {
+  using U = typename atomic_bits<sizeof(T)>::type;
+  if (Order != 0) __threadfence();
+  *reinterpret_cast<volatile U*>(addr) = bit_cast<U>(v);
+  if (Order == 5) __threadfence();
+}
+
 }  // namespace tl

@@ -10,7 +10,10 @@ from .allocate import (  # noqa: F401
     Tensor,
     TensorSpec,
     alloc_barrier,
+    alloc_buffer,
+    alloc_reducer,
     alloc_fragment,
+    alloc_global,
     alloc_L0,
     alloc_l0,
     alloc_L0A,
@@ -27,15 +30,32 @@ from .allocate import (  # noqa: F401
     alloc_ub,
     alloc_var,
     dynamic,
+    FragmentBuffer,
+    LocalBuffer,
+    SharedBuffer,
+    finalize_reducer,
+    reducer_init,
+    reducer_update,
+    reshape,
     symbolic,
+    view,
 )
+from .atomic import atomic_addx2, atomic_addx4, atomic_load, atomic_max, atomic_min, atomic_store  # noqa: F401
 from .builtins import (  # noqa: F401
+    all_of,
+    any_of,
     annotate_address,
+    annotate_l2_hit_ratio,
     annotate_layout,
+    annotate_min_blocks_per_sm,
+    annotate_restrict_buffers,
+    assume,
     barrier_all,
     device_assert,
     dump_tensor,
+    evaluate,
     func_attr,
+    index_to_coordinates,
     loop_break,
     pipe_barrier,
     print,
@@ -66,7 +86,19 @@ from .kernel import (  # noqa: F401
     get_warp_idx,
     get_warp_idx_sync,
 )
-from .loops import Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized, serial, unroll, vectorized  # noqa: F401
+from .loops import (  # noqa: F401
+    Parallel,
+    Persistent,
+    Pipelined,
+    Serial,
+    Unroll,
+    Vectorized,
+    grid,
+    parallel,
+    serial,
+    unroll,
+    vectorized,
+)
 from .math import (  # noqa: F401
     And,
     Cast,
@@ -75,6 +107,10 @@ from .math import (  # noqa: F401
     Select,
     abs,
     add,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
     cast,
     ceil,
     ceildiv,
@@ -103,6 +139,8 @@ from .math import (  # noqa: F401
     pow,
     round,
     rsqrt,
+    shift_left,
+    shift_right,
     sigmoid,
     sin,
     sqrt,
@@ -158,16 +196,11 @@ from . import math as _math  # noqa: E402
 for _n in _math.FAST_MATH:
     globals()[_n] = getattr(_math, _n)
 
-_NOT_SUPPORTED = {
-    "ClusterKernel", "CUDASourceCodeKernel", "alloc_tmem", "alloc_reducer", "alloc_global", "async_copy",
-    "tma_copy", "view", "reshape", "make_tensor", "ptr", "ws", "WarpSpecialize", "annotate_l2_hit_ratio",
-    "annotate_safe_value", "gemm_sp", "wgmma_gemm", "tcgen05_gemm", "im2col", "atomic_max", "atomic_min",
-    "call_extern", "rng_init", "init_flag", "clear_flag", "reinterpretcast", "set_deq_scale",
-}
+from . import unsupported as _unsupported  # noqa: E402
 
 
 def __getattr__(name):
-    if name in _NOT_SUPPORTED:
-        raise NotImplementedError(f"not implemented: T.{name} is a TileLang primitive that tilelang-cpp does not "
-                                  "support")
+    err = _unsupported.not_supported(name)
+    if err is not None:
+        raise err
     raise AttributeError(f"module 'tilelang.language' has no attribute '{name}'")

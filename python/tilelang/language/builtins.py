@@ -3,12 +3,13 @@ T.dump_tensor, the Ascend flags and barriers, T.annotate_layout/address, T.use_s
 T.func_attr."""
 from .. import _core
 from .._core import Buffer, BufferRegion
-from .context import current
+from .context import as_int, current
 from .tile_ops import bool_expr, emit_tile_op, is_tile_arg, region_of
 
 __all__ = ["print", "printf", "device_assert", "dump_tensor", "sync_threads", "loop_break", "set_flag", "wait_flag",
            "pipe_barrier", "barrier_all", "set_cross_flag", "wait_cross_flag", "sync_all", "annotate_layout",
-           "annotate_address", "use_swizzle", "func_attr"]
+           "annotate_address", "use_swizzle", "func_attr", "evaluate", "assume", "annotate_l2_hit_ratio",
+           "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "index_to_coordinates", "any_of", "all_of"]
 
 
 def _emit_call(op, args, what):
@@ -232,3 +233,96 @@ def func_attr(attrs):
             raise TypeError(f"T.func_attr: attribute names must be strings, got {k!r}")
         ctx.func_attrs[k] = v
 
+
+
+# ---- TileLang helpers with a direct meaning here ---------------------------------------------------
+
+def evaluate(value):
+    """Evaluates an expression for its effect: `T.evaluate(T.atomic_add(..., return_prev=True))`.
+    A T.* primitive that already emitted its statement (returns None) needs nothing more."""
+    if value is None:
+        return
+    e = _core.to_expr(value)
+    if e.kind in ("int", "float", "string"):
+        return  # a constant has no effect (TVM's T.evaluate(0) placeholder)
+    _emit_call_expr(e, "T.evaluate")
+
+
+def _emit_call_expr(e, what):
+    ctx = current(what)
+    ctx.require_kernel(what)
+    ctx.b.emit_evaluate(e)
+
+
+def assume(cond=None):
+    """A fact the compiler may use (`T.assume(n % 16 == 0)`). Only a hint: nothing is emitted and
+    nothing is checked (use T.device_assert to check a condition at run time)."""
+    if cond is not None and cond.__class__ is bool and not cond:
+        raise ValueError("T.assume(False): the assumed condition is false at compile time")
+
+
+def annotate_l2_hit_ratio(l2_hit_ratio_map):
+    """A cache-persistence hint; accepted and ignored (it does not change results)."""
+    if not isinstance(l2_hit_ratio_map, dict):
+        raise TypeError("T.annotate_l2_hit_ratio takes a dict {buffer: ratio}")
+
+
+def annotate_restrict_buffers(*buffers):
+    """An aliasing hint (the buffers do not overlap); accepted and ignored: kernel parameters are
+    already treated as non-overlapping."""
+
+
+def annotate_min_blocks_per_sm(n):
+    """An occupancy hint (__launch_bounds__ min blocks); accepted and ignored."""
+    as_int(n, "T.annotate_min_blocks_per_sm", 1)
+
+
+def index_to_coordinates(index, shape):
+    """The row-major coordinates of a linear `index` in `shape`: [i0, i1, ...]."""
+    coords = []
+    rest = index
+    for d in reversed(list(shape)):
+        coords.append(rest % d)
+        rest = rest // d
+    return coords[::-1]
+
+
+def _elements_of(region, what):
+    """The elements of a buffer or region with constant extents, as loads (row-major)."""
+    r = region_of(region, what)
+    ext = []
+    for e in r.extents:
+        x = _core.to_expr(e)
+        if x.kind != "int":
+            raise NotImplementedError(f"not implemented: {what} of a region with the run-time extent '{x!r}'; "
+                                      "loop over it with T.serial and combine into a T.alloc_var")
+        ext.append(x.value)
+    mins = list(r.mins)
+    out = []
+
+    def rec(d, idx):
+        if d == len(ext):
+            out.append(r.buffer[tuple(idx)] if len(idx) > 1 else r.buffer[idx[0]])
+            return
+        for k in range(ext[d]):
+            rec(d + 1, idx + [mins[d] + k])
+    rec(0, [])
+    return out
+
+
+def any_of(region):
+    """True when some element of the (bool or numeric) region is non-zero: `if T.any_of(M[i, :]):`."""
+    out = None
+    for v in _elements_of(region, "T.any_of"):
+        b = bool_expr(v, "T.any_of")
+        out = b if out is None else _core.make_binary("or", out, b)
+    return out if out is not None else _core.make_bool(False)
+
+
+def all_of(region):
+    """True when every element of the region is non-zero."""
+    out = None
+    for v in _elements_of(region, "T.all_of"):
+        b = bool_expr(v, "T.all_of")
+        out = b if out is None else _core.make_binary("and", out, b)
+    return out if out is not None else _core.make_bool(True)

@@ -172,10 +172,29 @@ class Context:
         self.loops = []           # (kind, depth) of enclosing loops, innermost last
         self.kernels = []         # KernelInfo of enclosing T.Kernel frames
         self.func_attrs = {}
+        self.global_workspaces = []  # T.alloc_global buffers: hidden trailing parameters
+        self.views = []              # (view, base) buffer pairs of T.reshape / T.view
+        self.reducers = {}           # T.alloc_reducer buffer -> [op, T.reducer_init value]
         self.span = None          # span of the statement being run
         self.macro_cache = {}
         self.macro_stack = []     # macros being expanded, outermost first (recursion check)
         self._hint = None
+
+    def finish_func(self, name, params, attrs, span):
+        """The IR function: `params`, then the T.alloc_global buffers (hidden trailing parameters the
+        runtime allocates; attribute tl.global_workspaces counts them), with T.reshape / T.view
+        buffers folded into their storage (transform/resolve_buffer_views.h)."""
+        attrs = dict(attrs)
+        if self.global_workspaces:
+            attrs["tl.global_workspaces"] = len(self.global_workspaces)
+        ir = self.b.finish_func(name, list(params) + self.global_workspaces, attrs, span)
+        if self.views:
+            try:
+                ir = _core.resolve_buffer_views(ir, self.views)
+            except Exception as e:
+                e._tl_located = True  # the message names the statement or buffer it is about
+                raise
+        return ir
 
     # ---- frames ----------------------------------------------------------------------------------
     def push_frame(self, is_with=False):

@@ -14,13 +14,15 @@ __all__ = ["dtype", "to_dtype", "is_float_dtype", "is_int_dtype"]
 
 
 class dtype(str):
-    """A dtype name that can also build values: `T.float32(0)`, `T.int8(x)`."""
+    """A dtype name that can also build values: `T.float32(0)`, `T.int8(x)`. `T.dtype(x)` takes any
+    dtype spelling (an alias, a torch or numpy dtype) and gives the canonical name."""
 
     __slots__ = ()
 
     def __new__(cls, value="float32"):
-        # T.dtype(torch.float16) / T.dtype(np.float32): the dtype's name, not the object's repr.
-        return str.__new__(cls, value if isinstance(value, str) else _convert(value))
+        if value.__class__ is not str or value in _ALIASES or value in ("float", "double", "half", "int"):
+            value = _convert(value)
+        return str.__new__(cls, value)
 
     def __call__(self, value=None):
         if value is None:
@@ -39,9 +41,15 @@ class dtype(str):
 _cache = {}
 
 
+# TileLang's C-style aliases (T.long, "uint", ...) and tfloat32, which is float32 storage here: a
+# gemm on float32 operands is already tf32-class or better on every target (docs/COMPATIBILITY.md).
+_ALIASES = {"short": "int16", "long": "int64", "uint": "uint32", "ulong": "uint64", "ushort": "uint16",
+            "tfloat32": "float32", "float32_t": "float32"}
+
+
 def _convert(x):
     if isinstance(x, str):
-        return _core.canonical_dtype(str(x))
+        return _core.canonical_dtype(_ALIASES.get(str(x), str(x)))
     if x is bool:
         return "bool"
     if x is int:
@@ -95,11 +103,27 @@ float8_e5m2 = dtype("float8_e5m2")
 float8_e4m3fn = float8_e4m3
 half = float16
 double = float64
+float_ = float32
+int_ = int32
+uint_ = uint32
+short = int16
+long = int64
+ulong = uint64
+tfloat32 = float32
 
 ALL = {
     "bool": bool_, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
     "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
     "float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64,
     "float8_e4m3": float8_e4m3, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,
-    "half": half, "double": double,
+    "half": half, "double": double, "float": float_, "int": int_, "uint": uint_, "short": short, "long": long,
+    "ulong": ulong, "tfloat32": tfloat32,
 }
+
+
+def _astype(self, dt):
+    """TVM's `x.astype(dtype)` (TileLang's puzzles write `X[i, j].astype(accum_dtype)`)."""
+    return _core.make_cast(to_dtype(dt), self)
+
+
+_core.PrimExpr.astype = _astype

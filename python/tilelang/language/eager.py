@@ -427,7 +427,7 @@ def parse_eager(spec, arguments, const_values, probe=False):
         params = [ctx.declared[n] for n in spec.runtime_params] + ctx.outputs
         attrs = {"global_symbol": func.__name__}
         attrs.update(ctx.func_attrs)
-        ir = ctx.b.finish_func(func.__name__, params, attrs, comp.def_span)
+        ir = ctx.finish_func(func.__name__, params, attrs, comp.def_span)
     except Exception as e:
         _parser._locate(e, ctx.span)
         raise

@@ -8,7 +8,7 @@ from .._core import PrimExpr, Var
 from .context import LoopSpec, as_int, syntax_error
 
 __all__ = ["serial", "Serial", "unroll", "Unroll", "vectorized", "Vectorized", "Parallel", "Pipelined",
-           "Persistent"]
+           "Persistent", "grid", "parallel"]
 
 
 def _index(v, what):
@@ -157,6 +157,50 @@ def Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None
     if loop_layout is not None:
         raise NotImplementedError("not implemented: T.Parallel(loop_layout=...) (layouts are inferred)")
     return _Parallel(extents, coalesced_width, annotations)
+
+
+class _Grid(LoopSpec):
+    """T.grid(*extents): a nest of serial loops, one variable per extent."""
+
+    what = "T.grid"
+
+    def __init__(self, extents):
+        if not extents:
+            raise TypeError("T.grid needs at least one extent")
+        self.extents = [_index(e, "T.grid extent") for e in extents]
+
+    def run(self, ctx, names):
+        n = len(self.extents)
+        if names and len(names) != n and not (len(names) == 1 and n > 1):
+            raise syntax_error(f"T.grid with {n} extents yields {n} variables, not {len(names)}")
+        var_names = list(names) if len(names) == n else [_DEFAULT_NAMES[k] if k < 6 else f"i{k}" for k in range(n)]
+        vars_ = []
+        for name, ext in zip(var_names, self.extents):
+            var = Var(name, _var_dtype(ext))
+            ctx.b.enter_for(var, 0, ext, "serial", None)
+            ctx.push_frame()
+            vars_.append(var)
+        ctx.loops.append(("serial", ctx.depth))
+        yield vars_[0] if n == 1 else tuple(vars_)
+        ctx.loops.pop()
+        for _ in range(n):
+            ctx.exit_frame()
+
+
+def grid(*extents):
+    """Nested serial loops: `for i, j in T.grid(M, N)` (TVM's spelling)."""
+    return _Grid(extents)
+
+
+def parallel(start, stop=None, *, annotations=None):
+    """TVM's one-dimensional parallel loop `T.parallel(n)`: the same as T.Parallel(n)."""
+    if stop is not None:
+        s = _index(start, "T.parallel start")
+        if not (s.kind == "int" and s.value == 0):
+            raise NotImplementedError("not implemented: T.parallel(start, stop) with start != 0; write "
+                                      "`for i in T.Parallel(stop - start)` and add start to i")
+        start = stop
+    return _Parallel([start], None, annotations)
 
 
 class _Pipelined(LoopSpec):

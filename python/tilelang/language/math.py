@@ -13,7 +13,8 @@ from .tile_ops import bool_expr, is_tile_arg, tile_binary, tile_unary
 __all__ = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs", "pow", "floor", "ceil", "sin",
            "cos", "round", "trunc", "max", "min", "add", "sub", "mul", "div", "if_then_else", "Select", "cast", "Cast",
            "infinity", "max_value", "min_value", "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "And",
-           "Or", "Not", "clamp", "ieee_add", "ieee_mul", "ieee_fmaf", "ieee_fdiv", "ieee_fsqrt"]
+           "Or", "Not", "clamp", "ieee_add", "ieee_mul", "ieee_fmaf", "ieee_fdiv", "ieee_fsqrt", "shift_left",
+           "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"]
 
 _FLOATS = frozenset(("float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2"))
 
@@ -238,3 +239,29 @@ ieee_mul = _ieee("ieee_mul", 2)
 ieee_fmaf = _ieee("ieee_fmaf", 3)
 ieee_fdiv = _ieee("ieee_fdiv", 2)
 ieee_fsqrt = _ieee("ieee_fsqrt", 1)
+
+
+# ---- bit operations (TVM's names for <<, >>, &, |, ^, ~) ---------------------------------------------
+
+def shift_left(x, y):
+    return _core.make_binary("shl", x, y)
+
+
+def shift_right(x, y):
+    return _core.make_binary("shr", x, y)
+
+
+def bitwise_and(x, y):
+    return _core.make_binary("bitand", x, y)
+
+
+def bitwise_or(x, y):
+    return _core.make_binary("bitor", x, y)
+
+
+def bitwise_xor(x, y):
+    return _core.make_binary("bitxor", x, y)
+
+
+def bitwise_not(x):
+    return _core.make_unary("bitnot", x)

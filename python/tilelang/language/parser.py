@@ -601,7 +601,7 @@ def _parse(func, outer_locals=None):
         out_idx = ctx.finish_outputs()
         attrs = {"global_symbol": func.__name__}
         attrs.update(ctx.func_attrs)
-        ir = ctx.b.finish_func(func.__name__, params + ctx.outputs, attrs, comp.def_span)
+        ir = ctx.finish_func(func.__name__, params + ctx.outputs, attrs, comp.def_span)
     except NameError as e:
         if getattr(e, "name", None) != func.__name__:
             _locate(e, ctx.span)

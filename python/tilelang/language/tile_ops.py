@@ -335,9 +335,10 @@ def cumsum(src, dst=None, dim=0, reverse=False):
 
 
 def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False):
-    """dst += value atomically. Scalar form `T.atomic_add(C[i, j], v)`; tile form with a buffer or
-    region on either side."""
-    if dst.__class__ is BufferLoad and not is_tile_arg(value) and value.__class__ is not BufferLoad:
+    """dst += value atomically. Scalar form `T.atomic_add(C[i, j], v)` (`v` any scalar, an element
+    `B[k]` included, as in TileLang: an element is a value, never a tile origin); tile form with a
+    buffer or region on either side (a scalar value is then added to every element)."""
+    if dst.__class__ is BufferLoad and not is_tile_arg(value):
         v = _core.make_cast(dst.dtype, _core.to_expr(value))
         call = _core.make_call(dst.dtype, "tl.atomic_add_scalar", [dst, v])
         if return_prev:
@@ -348,7 +349,7 @@ def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False):
         return None
     if return_prev:
         raise ValueError("T.atomic_add: return_prev=True is only supported for the scalar form")
-    if is_tile_arg(value) or value.__class__ is BufferLoad:
+    if is_tile_arg(value):
         d, s = _pair(dst, value, "T.atomic_add destination", "T.atomic_add value")
     else:
         d = region_of(dst, "T.atomic_add destination")

@@ -356,13 +356,25 @@ std::string CodeGenCPU::call(const CallNode* n) {
                       " value=" + conv + "\n";
     return "tl::cpu::print(api, " + c_string_literal(fmt) + ", " + arg + ")";
   }
-  if (op == "tl.atomic_add_scalar") {
+  if (op == "tl.atomic_add_scalar" || op == "tl.atomic_max_scalar" || op == "tl.atomic_min_scalar") {
     const BufferLoadNode* dst = load_arg(n, 0);
-    if (n->args.size() != 2) throw_error<TypeError>("tl.atomic_add_scalar expects (dst, value)");
+    if (n->args.size() != 2) throw_error<TypeError>(op, " expects (dst, value)");
     DataType t = dst->buffer.dtype();
+    std::string fn = op.substr(3, op.size() - 3 - 7);  // atomic_add / atomic_max / atomic_min
     std::string tmpl = t.is_integer() ? "<" + storage_type(t) + ">" : "";
-    return "tl::cpu::atomic_add" + tmpl + "(&" + element_ref(dst->buffer, dst->indices) + ", " +
+    return "tl::cpu::" + fn + tmpl + "(&" + element_ref(dst->buffer, dst->indices) + ", " +
            as_value(n->args[1], t) + ")";
+  }
+  if (op == "tl.atomic_load" || op == "tl.atomic_store") {
+    const BufferLoadNode* ref = load_arg(n, 0);
+    bool store = op == "tl.atomic_store";
+    if (n->args.size() != (store ? 3u : 2u)) throw_error<TypeError>(op, store ? " expects (dst, value, order)" : " expects (src, order)");
+    int64_t order = get_const_int(n->args.back(), "memory order");
+    std::string head = "tl::cpu::" + std::string(store ? "atomic_store<" : "atomic_load<") + std::to_string(order) +
+                       ">(&" + element_ref(ref->buffer, ref->indices);
+    DataType t = ref->buffer.dtype();
+    if (!store) return is_small_float(t) ? "static_cast<float>(" + head + "))" : head + ")";
+    return head + ", static_cast<" + storage_type(ref->buffer.dtype()) + ">(" + expr(n->args[1]) + "))";
   }
   if (op == "tl.address_of") {
     const BufferLoadNode* ld = load_arg(n, 0);

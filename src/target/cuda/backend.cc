@@ -76,30 +76,37 @@ CudaKernelModule::CudaKernelModule(std::string cubin, CudaLaunchInfo info, size_
     slot_vars_.push_back(Var("dyn_" + std::to_string(i), DataType::Int64()));
     vars[slot_vars_.back().name()] = slot_vars_.back();
   }
-  for (const std::string& g : info_.grid) grid_.push_back(parse_expr(g, vars, {}, "<grid>"));
-  static_grid_ = grid_.size() == 3;
-  for (size_t i = 0; i < grid_.size() && static_grid_; ++i) static_grid_ = is_const_int(grid_[i], &static_extents_[i]);
-
   static const std::map<std::string, ParamPlan::Kind> kinds = {
       {"ptr", ParamPlan::kPtr},     {"i64", ParamPlan::kInt64}, {"u64", ParamPlan::kInt64},
       {"i32", ParamPlan::kInt32},   {"u32", ParamPlan::kInt32}, {"i16", ParamPlan::kInt16},
       {"u16", ParamPlan::kInt16},   {"i8", ParamPlan::kInt8},   {"u8", ParamPlan::kInt8},
       {"bool", ParamPlan::kBool},   {"f64", ParamPlan::kFloat64}, {"f32", ParamPlan::kFloat32}};
-  for (const CudaLaunchInfo::Param& p : info_.params) {
-    ParamPlan plan;
-    auto k = kinds.find(p.kind);
-    if (k != kinds.end()) plan.kind = k->second;
-    // "param:<i>" (a PrimFunc parameter) or "dyn:<j>" (a dynamic variable, after the parameters).
-    bool is_param = p.source.rfind("param:", 0) == 0;
-    bool is_dyn = p.source.rfind("dyn:", 0) == 0;
-    std::string index = p.source.substr(is_param ? 6 : 4);
-    if ((!is_param && !is_dyn) || index.empty() || index.find_first_not_of("0123456789") != std::string::npos)
-      throw_error<ValueError>("corrupt cuda launch description: parameter '", p.name, "' has source '", p.source, "'");
-    plan.slot = (is_param ? 0 : num_params_) + std::stoul(index);
-    if (plan.slot >= num_params_ + num_dyn_ || (is_param && plan.slot >= num_params_))
-      throw_error<ValueError>("corrupt cuda launch description: parameter '", p.name, "' reads argument ", p.source,
-                              " of a kernel with ", num_params_, " parameters and ", num_dyn_, " dynamic variables");
-    param_plan_.push_back(plan);
+  std::vector<CudaLaunchInfo> infos = {info_};
+  infos[0].then.clear();
+  for (const CudaLaunchInfo& t : info_.then) infos.push_back(t);
+  for (CudaLaunchInfo& li : infos) {
+    Launch l;
+    l.info = std::move(li);
+    for (const std::string& g : l.info.grid) l.grid.push_back(parse_expr(g, vars, {}, "<grid>"));
+    l.static_grid = l.grid.size() == 3;
+    for (size_t i = 0; i < l.grid.size() && l.static_grid; ++i) l.static_grid = is_const_int(l.grid[i], &l.static_extents[i]);
+    for (const CudaLaunchInfo::Param& p : l.info.params) {
+      ParamPlan plan;
+      auto k = kinds.find(p.kind);
+      if (k != kinds.end()) plan.kind = k->second;
+      // "param:<i>" (a PrimFunc parameter) or "dyn:<j>" (a dynamic variable, after the parameters).
+      bool is_param = p.source.rfind("param:", 0) == 0;
+      bool is_dyn = p.source.rfind("dyn:", 0) == 0;
+      std::string index = p.source.substr(is_param ? 6 : 4);
+      if ((!is_param && !is_dyn) || index.empty() || index.find_first_not_of("0123456789") != std::string::npos)
+        throw_error<ValueError>("corrupt cuda launch description: parameter '", p.name, "' has source '", p.source, "'");
+      plan.slot = (is_param ? 0 : num_params_) + std::stoul(index);
+      if (plan.slot >= num_params_ + num_dyn_ || (is_param && plan.slot >= num_params_))
+        throw_error<ValueError>("corrupt cuda launch description: parameter '", p.name, "' reads argument ", p.source,
+                                " of a kernel with ", num_params_, " parameters and ", num_dyn_, " dynamic variables");
+      l.param_plan.push_back(plan);
+    }
+    launches_.push_back(std::move(l));
   }
 }
 
@@ -113,9 +120,11 @@ CudaKernelModule::PerDevice& CudaKernelModule::on_device(int device) {
   if (!d) {
     auto pd = std::make_unique<PerDevice>();
     pd->module = std::make_unique<CudaModule>(cubin_, device, "kernel '" + info_.kernel_name + "'");
-    pd->fn = pd->module->function(info_.kernel_name);
-    if (info_.dyn_smem_bytes > 0)
-      pd->module->set_dynamic_smem(pd->fn, static_cast<int>(info_.dyn_smem_bytes), info_.kernel_name);
+    for (const Launch& l : launches_) {
+      pd->fns.push_back(pd->module->function(l.info.kernel_name));
+      if (l.info.dyn_smem_bytes > 0)
+        pd->module->set_dynamic_smem(pd->fns.back(), static_cast<int>(l.info.dyn_smem_bytes), l.info.kernel_name);
+    }
     d = std::move(pd);
   }
   return *d;
@@ -125,28 +134,35 @@ void CudaKernelModule::launch(const std::vector<TLArg>& args, const LaunchEnv& e
   if (args.size() < num_params_ + num_dyn_)
     throw_error<ArgumentError>("kernel '", info_.kernel_name, "' expects ", num_params_ + num_dyn_,
                                " argument slots, got ", args.size());
+  for (size_t i = 0; i < launches_.size(); ++i) launch_one(i, args, env);
+}
+
+// Everything is checked before the device is touched (the module loads at the first launch).
+void CudaKernelModule::launch_one(size_t index, const std::vector<TLArg>& args, const LaunchEnv& env) {
+  const Launch& l = launches_[index];
+  const CudaLaunchInfo& info = l.info;
   // Grid from the scalar arguments.
   int64_t g[3];
-  if (static_grid_) {
-    std::copy(static_extents_, static_extents_ + 3, g);
+  if (l.static_grid) {
+    std::copy(l.static_extents, l.static_extents + 3, g);
   } else {
     std::map<Var, int64_t, VarLess> env_vals;
     for (size_t i = 0; i < slot_vars_.size(); ++i) env_vals[slot_vars_[i]] = args[i].i64;
-    for (int i = 0; i < 3; ++i) g[i] = eval_index(grid_[static_cast<size_t>(i)], env_vals);
+    for (int i = 0; i < 3; ++i) g[i] = eval_index(l.grid[static_cast<size_t>(i)], env_vals);
   }
   for (int i = 0; i < 3; ++i) {
     if (g[i] <= 0) return;  // an empty grid (a zero-sized dimension): nothing to do
     if (g[i] > (i == 0 ? 2147483647LL : 65535LL))
-      throw_error<ArgumentError>("kernel '", info_.kernel_name, "': grid dimension ", i, " = ", g[i],
+      throw_error<ArgumentError>("kernel '", info.kernel_name, "': grid dimension ", i, " = ", g[i],
                                  " exceeds the CUDA limit");
   }
   LaunchDims grid, block;
   grid.x = static_cast<uint32_t>(g[0]);
   grid.y = static_cast<uint32_t>(g[1]);
   grid.z = static_cast<uint32_t>(g[2]);
-  block.x = static_cast<uint32_t>(info_.block[0]);
-  block.y = static_cast<uint32_t>(info_.block[1]);
-  block.z = static_cast<uint32_t>(info_.block[2]);
+  block.x = static_cast<uint32_t>(info.block[0]);
+  block.y = static_cast<uint32_t>(info.block[1]);
+  block.z = static_cast<uint32_t>(info.block[2]);
   // Argument storage on the stack for the usual parameter counts (this runs on every launch).
   constexpr size_t kStackParams = 24;
   Slot stack_slots[kStackParams];
@@ -155,20 +171,20 @@ void CudaKernelModule::launch(const std::vector<TLArg>& args, const LaunchEnv& e
   std::vector<void*> heap_ptrs;
   Slot* slots = stack_slots;
   void** ptrs = stack_ptrs;
-  if (info_.params.size() > kStackParams) {
-    heap_slots.resize(info_.params.size());
-    heap_ptrs.resize(info_.params.size());
+  if (info.params.size() > kStackParams) {
+    heap_slots.resize(info.params.size());
+    heap_ptrs.resize(info.params.size());
     slots = heap_slots.data();
     ptrs = heap_ptrs.data();
   }
-  for (size_t i = 0; i < info_.params.size(); ++i) {
-    const ParamPlan& plan = param_plan_[i];
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamPlan& plan = l.param_plan[i];
     const TLArg& a = args[plan.slot];
     Slot* s = &slots[i];
     switch (plan.kind) {
       case ParamPlan::kPtr:
         if (a.ptr && (reinterpret_cast<uintptr_t>(a.ptr) % 16) != 0)
-          throw_error<ArgumentError>("argument '", info_.params[i].name, "' of kernel '", info_.kernel_name,
+          throw_error<ArgumentError>("argument '", info.params[i].name, "' of kernel '", info.kernel_name,
                                      "' points to ", a.ptr,
                                      ", which is not 16-byte aligned; the cuda kernels read tensors with 16-byte "
                                      "accesses. Pass a tensor that starts at an aligned address (e.g. .clone())");
@@ -182,15 +198,15 @@ void CudaKernelModule::launch(const std::vector<TLArg>& args, const LaunchEnv& e
       case ParamPlan::kFloat64: put(s, &a.f64, 8); break;
       case ParamPlan::kFloat32: put_as<float>(s, a.f64); break;
       case ParamPlan::kUnsupported:
-        throw_error<NotImplemented>("not implemented: a ", info_.params[i].kind,
-                                    " scalar kernel argument on target cuda ('", info_.params[i].name, "')");
+        throw_error<NotImplemented>("not implemented: a ", info.params[i].kind,
+                                    " scalar kernel argument on target cuda ('", info.params[i].name, "')");
     }
     ptrs[i] = s->bytes;
   }
   PerDevice& d = on_device(env.device_id);
-  d.module->launch(d.fn, grid, block, static_cast<int>(info_.dyn_smem_bytes), env.stream, ptrs,
-                   info_.kernel_name);
-  if (info_.has_device_assert) d.module->check_device_errors(env.stream, info_.kernel_name);
+  d.module->launch(d.fns[index], grid, block, static_cast<int>(info.dyn_smem_bytes), env.stream, ptrs,
+                   info.kernel_name);
+  if (info.has_device_assert) d.module->check_device_errors(env.stream, info.kernel_name);
 }
 
 AttrMap CudaKernelModule::info() const {
@@ -198,8 +214,11 @@ AttrMap CudaKernelModule::info() const {
   m["kernel_name"] = Attr(info_.kernel_name);
   m["dynamic_shared_memory_bytes"] = Attr(info_.dyn_smem_bytes);
   m["threads"] = Attr(info_.block[0] * info_.block[1] * info_.block[2]);
+  m["num_kernels"] = Attr(static_cast<int64_t>(launches_.size()));
   // A launch that waits for the kernel (to read the device_assert slot); others are asynchronous.
-  m["launch_synchronizes"] = Attr(info_.has_device_assert);
+  bool sync = false;
+  for (const Launch& l : launches_) sync = sync || l.info.has_device_assert;
+  m["launch_synchronizes"] = Attr(sync);
   return m;
 }
 

@@ -32,7 +32,7 @@ class CudaKernelModule : public KernelModule {
  private:
   struct PerDevice {
     std::unique_ptr<CudaModule> module;
-    void* fn = nullptr;
+    std::vector<void*> fns;  // one per launch, in order
   };
   PerDevice& on_device(int device);
 
@@ -42,15 +42,21 @@ class CudaKernelModule : public KernelModule {
     Kind kind = kUnsupported;
     size_t slot = 0;  // the TLArg it reads
   };
+  // One __global__ of the function (a T.Kernel block), prepared at load.
+  struct Launch {
+    CudaLaunchInfo info;                // without `then`
+    std::vector<ParamPlan> param_plan;  // one per info.params entry
+    std::vector<Expr> grid;
+    bool static_grid = false;  // every grid extent is a constant (static_extents)
+    int64_t static_extents[3] = {1, 1, 1};
+  };
+  void launch_one(size_t index, const std::vector<TLArg>& args, const LaunchEnv& env);
 
   std::string cubin_;
   CudaLaunchInfo info_;
   size_t num_params_, num_dyn_;
-  std::vector<ParamPlan> param_plan_;  // one per info_.params entry
-  std::vector<Expr> grid_;
-  bool static_grid_ = false;    // every grid extent is a constant (static_extents_)
-  int64_t static_extents_[3] = {1, 1, 1};
-  std::vector<Var> slot_vars_;  // param_i / dyn_j, in TLArg order
+  std::vector<Launch> launches_;  // the function's kernels in launch order
+  std::vector<Var> slot_vars_;    // param_i / dyn_j, in TLArg order
   std::mutex mutex_;
   std::vector<std::unique_ptr<PerDevice>> devices_;
 };

@@ -30,13 +30,16 @@ struct CudaLaunchInfo {
     std::string source;
   };
   std::vector<Param> params;
+  // The function's further T.Kernel blocks, launched after this one in order (same arguments).
+  std::vector<CudaLaunchInfo> then;
 
   std::string serialize() const;
   static CudaLaunchInfo parse(const std::string& text);
 };
 
-// Emits the kernel source. Throws NotImplemented for IR the cuda target cannot express (several
-// kernels in one function, statements outside T.Kernel, vector types).
+// Emits the kernel source: one __global__ per T.Kernel, `info` describes the first and (in `then`)
+// the others. Throws NotImplemented for IR the cuda target cannot express (statements outside
+// T.Kernel, vector types).
 std::string codegen_cuda(const PrimFunc& lowered, CudaLaunchInfo* info);
 
 }  // namespace tl

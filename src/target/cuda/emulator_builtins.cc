@@ -36,9 +36,52 @@ void Emulator::barrier(const std::vector<char>& act, const char* what) {
   ++epoch_;
 }
 
+Val Emulator::atomic_update(const std::string& kind, const Expr& ref, const Val& v, int64_t t) {
+  const auto* l = ref.as<BufferLoadNode>();
+  TL_ICHECK(l, "atomic builtins take a BufferLoad");
+  DataType at = l->buffer.dtype();
+  Val p;
+  p.mem = mem_of(l->buffer, t);
+  p.off = flat_index(l->buffer, l->indices, t) * at.element_bytes();
+  check_range(p.mem, p.off, at.element_bytes(), "atomic");
+  Val old = decode(at, p.mem.base + p.off), out = old;
+  if (kind == "load") return old;
+  if (kind == "store") {
+    out = v;
+  } else if (at.is_float()) {
+    double a = old.f, b = v.f;
+    // max/min ignore a NaN operand (fmaxf / fminf)
+    if (kind == "add") out.f = round_to(at, a + b);
+    else if (kind == "max") out.f = std::isnan(a) ? b : std::isnan(b) ? a : std::max(a, b);
+    else out.f = std::isnan(a) ? b : std::isnan(b) ? a : std::min(a, b);
+  } else {
+    if (kind == "add") out.i = wrap_int(at, old.i + v.i);
+    else if (kind == "max") out.i = at.is_uint() ? static_cast<int64_t>(std::max<uint64_t>(old.i, v.i)) : std::max(old.i, v.i);
+    else out.i = at.is_uint() ? static_cast<int64_t>(std::min<uint64_t>(old.i, v.i)) : std::min(old.i, v.i);
+  }
+  encode(at, out, p.mem.base + p.off);
+  return old;
+}
+
+// The scalar atomic builtin's kind: "add" for tl.atomic_add_scalar, ..., "" for other ops.
+static std::string atomic_kind(const std::string& op) {
+  if (op == "tl.atomic_add_scalar") return "add";
+  if (op == "tl.atomic_max_scalar") return "max";
+  if (op == "tl.atomic_min_scalar") return "min";
+  if (op == "tl.atomic_store") return "store";
+  if (op == "tl.atomic_load") return "load";
+  return "";
+}
+
 void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const Span& span) {
   const std::string& op = c->op;
   if (op == "tl.sync_threads") return barrier(act, "__syncthreads()");
+  if (std::string kind = atomic_kind(op); !kind.empty()) {
+    for (int64_t t = 0; t < threads_; ++t)
+      if (act[static_cast<size_t>(t)])
+        atomic_update(kind, c->args[0], kind == "load" ? Val() : eval(c->args[1], t), t);
+    return;
+  }
   if (op == "cuda.cp_async_commit") {
     for (int64_t t = 0; t < threads_; ++t)
       if (act[static_cast<size_t>(t)]) {
@@ -130,17 +173,11 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
       wgmma_inflight_.clear();
       return;
     }
-    if (tp.name == "tl::atomic_add") {
-      for (int64_t t = 0; t < threads_; ++t) {
-        if (!act[static_cast<size_t>(t)]) continue;
-        Val p = address(c->args[1], t);
-        DataType at = address_type(c->args[1]);
-        check_range(p.mem, p.off, at.element_bytes(), "atomic");
-        Val old = decode(at, p.mem.base + p.off), add = eval(c->args[2], t), out;
-        if (at.is_float()) out.f = round_to(at, old.f + add.f);
-        else out.i = wrap_int(at, old.i + add.i);
-        encode(at, out, p.mem.base + p.off);
-      }
+    if (tp.name == "tl::atomic_add" || tp.name == "tl::atomic_max" || tp.name == "tl::atomic_min") {
+      const auto* ad = c->args[1].as<CallNode>();
+      TL_ICHECK(ad && ad->op == "cuda.address_of", tp.name + " takes an address_of operand");
+      for (int64_t t = 0; t < threads_; ++t)
+        if (act[static_cast<size_t>(t)]) atomic_update(tp.name.substr(11), ad->args[0], eval(c->args[2], t), t);
       return;
     }
     if (tp.name == "tl::print_element" || tp.name == "tl::print_value") return;

@@ -51,7 +51,8 @@ class Emulator {
   // ---- grid and blocks (emulator_interpreter.cc) ----
   static void rasterize(int64_t panel, bool row, const std::vector<int64_t>& g, int64_t x, int64_t y, int64_t* bx,
                         int64_t* by);
-  static const KernelLaunchNode* find_kernel(const Stmt& s);
+  void exec_top(const Stmt& s);  // lets and kernels at the top of the function, in order
+  void run_kernel(const KernelLaunchNode& k);
   void run_block(const KernelLaunchNode& k, const std::vector<int64_t>& tdims);
 
   // ---- variables, expressions, statements (emulator_interpreter.cc) ----
@@ -72,6 +73,9 @@ class Emulator {
   void store(const Buffer& b, const std::vector<Expr>& idx, const Val& v, int64_t t);
   Val address(const Expr& e, int64_t t);
   DataType address_type(const Expr& e);
+  // Atomic read-modify-write (`kind` add/max/min/store/load) of the element `ref` (a BufferLoad)
+  // by thread t; returns the old value. Threads of the block run it one after the other.
+  Val atomic_update(const std::string& kind, const Expr& ref, const Val& v, int64_t t);
 
   // ---- builtin and device calls (emulator_builtins.cc) ----
   void barrier(const std::vector<char>& act, const char* what);

@@ -11,7 +11,6 @@
 namespace tl::cuda_emu {
 
 EmulatorReport Emulator::run() {
-  const KernelLaunchNode* k = find_kernel(f_.body());
   // Scalars and dynamic dimensions.
   const auto& params = f_.params();
   std::vector<Var> dyn = f_.dynamic_vars();
@@ -41,6 +40,27 @@ EmulatorReport Emulator::run() {
       m.name = b.name();
       global_[b.get()] = m;
     }
+  // The function's kernels run one after the other (lets around them are bound on the way).
+  exec_top(f_.body());
+  return report_;
+}
+
+void Emulator::exec_top(const Stmt& s) {
+  if (const auto* k = s.as<KernelLaunchNode>()) return run_kernel(*k);
+  if (const auto* l = s.as<LetStmtNode>()) {
+    uniform_[l->var.get()] = eval(l->value, 0);
+    return exec_top(l->body);
+  }
+  if (const auto* seq = s.as<SeqStmtNode>()) {
+    for (const Stmt& x : seq->seq) exec_top(x);
+    return;
+  }
+  if (is_nop(s)) return;
+  throw_error<NotImplemented>("emulator: a statement outside T.Kernel");
+}
+
+void Emulator::run_kernel(const KernelLaunchNode& kernel) {
+  const KernelLaunchNode* k = &kernel;
   threads_ = 1;
   std::vector<int64_t> tdims;
   for (const Expr& t : k->threads) {
@@ -67,7 +87,6 @@ EmulatorReport Emulator::run() {
         run_block(*k, tdims);
         ++report_.blocks_run;
       }
-  return report_;
 }
 
 void Emulator::rasterize(int64_t panel, bool row, const std::vector<int64_t>& g, int64_t x, int64_t y,
@@ -82,15 +101,6 @@ void Emulator::rasterize(int64_t panel, bool row, const std::vector<int64_t>& g,
     *bx = first + (pid % group) % cols;
     *by = (pid % group) / cols;
   }
-}
-
-const KernelLaunchNode* Emulator::find_kernel(const Stmt& s) {
-  if (const auto* k = s.as<KernelLaunchNode>()) return k;
-  if (const auto* seq = s.as<SeqStmtNode>())
-    for (const Stmt& x : seq->seq)
-      if (const KernelLaunchNode* k = find_kernel(x)) return k;
-  if (const auto* l = s.as<LetStmtNode>()) return find_kernel(l->body);
-  throw_error<NotImplemented>("emulator: no T.Kernel found");
 }
 
 void Emulator::run_block(const KernelLaunchNode& k, const std::vector<int64_t>& tdims) {
@@ -281,6 +291,9 @@ Val Emulator::call(const CallNode* c, int64_t t) {
     return v;
   }
   if (op == "cuda.address_of") return address(make_call(dt, op, c->args), t);
+  if (op == "tl.atomic_add_scalar" || op == "tl.atomic_max_scalar" || op == "tl.atomic_min_scalar")
+    return atomic_update(op.substr(10, 3), c->args[0], eval(c->args[1], t), t);
+  if (op == "tl.atomic_load") return atomic_update("load", c->args[0], Val(), t);
   throw_error<NotImplemented>("emulator: call '", op, "'");
 }
 

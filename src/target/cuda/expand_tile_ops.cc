@@ -8,7 +8,7 @@ namespace tl {
 
 bool cuda_lowers_tile_op(const std::string& op) {
   static const std::set<std::string> own = {
-      "copy", "gemm", "reduce", "fill", "atomic_add", "cumsum", "print", "dump_tensor", "annotate_layout",
+      "copy", "gemm", "reduce", "fill", "atomic_add", "atomic_max", "atomic_min", "cumsum", "finalize_reducer", "print", "dump_tensor", "annotate_layout",
       "annotate_address", "tile.exp", "tile.ln", "tile.log", "tile.abs", "tile.reciprocal", "tile.sqrt",
       "tile.rsqrt", "tile.relu", "tile.sigmoid", "tile.silu", "tile.sin", "tile.cos", "tile.neg", "tile.exp2",
       "tile.tanh", "tile.add", "tile.sub", "tile.mul", "tile.div", "tile.max", "tile.min", "tile.pow",

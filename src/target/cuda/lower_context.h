@@ -17,6 +17,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct CudaLowerCtx {
   // Accumulators of wgmma GEMMs left in flight by the current pipelined loop ({wgmma_async}): the
   // loop's lowering waits for them after the loop (tl::wgmma_drain).
   std::vector<Buffer> async_mma_accumulators;
+  // Fragments completed by T.finalize_reducer (T.alloc_reducer): T.Parallel may accumulate into
+  // their per-thread copies.
+  std::set<const BufferNode*> reducers;
   int name_counter = 0;
 
   std::string fresh(const std::string& base) { return base + "_" + std::to_string(name_counter++); }

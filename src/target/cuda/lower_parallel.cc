@@ -226,6 +226,71 @@ Stmt lower_nest_body(CudaLowerCtx& ctx, const std::vector<Var>& vars, const Stmt
 }
 
 
+// `frag[i] += a[i, j]` in `T.Parallel(M, N)` whose layout spreads j over threads: each thread
+// would keep its own partial result in its copy of frag[i] (silently wrong after the loop). That
+// is what T.alloc_reducer + T.finalize_reducer are for; anything else is refused.
+void check_no_cross_thread_accumulation(const CudaLowerCtx& ctx, const std::vector<Var>& vars, const Stmt& body,
+                                        const Fragment& layout, const Span& span) {
+  std::vector<bool> spread(vars.size(), false);
+  for (const FragmentMode& m : layout.modes())
+    if (m.on_threads() && m.dim >= 0 && static_cast<size_t>(m.dim) < vars.size() && m.extent > 1) spread[m.dim] = true;
+  // For each variable of the body: which nest variables its value depends on.
+  std::map<const VarNode*, std::set<size_t>> deps;
+  for (size_t k = 0; k < vars.size(); ++k) deps[vars[k].get()] = {k};
+  auto depends = [&](const Expr& e) {
+    std::set<size_t> out;
+    for_each_subexpr(e, [&](const Expr& x) {
+      if (const VarNode* v = x.as<VarNode>()) {
+        auto it = deps.find(v);
+        if (it != deps.end()) out.insert(it->second.begin(), it->second.end());
+      }
+    });
+    return out;
+  };
+  // `ctrl`: the nest variables the enclosing conditions depend on.
+  std::function<void(const Stmt&, const std::set<size_t>&)> walk = [&](const Stmt& s, const std::set<size_t>& ctrl) {
+    if (!s.defined()) return;
+    if (const auto* l = s.as<LetStmtNode>()) {
+      deps[l->var.get()] = depends(l->value);
+      walk(l->body, ctrl);
+    } else if (const auto* st = s.as<BufferStoreNode>()) {
+      if (st->buffer.scope() != MemScope::kFragment || ctx.reducers.count(st->buffer.get())) return;
+      std::set<size_t> in_index;
+      for (const Expr& i : st->indices)
+        for (size_t k : depends(i)) in_index.insert(k);
+      std::set<size_t> used = depends(st->value);
+      used.insert(ctrl.begin(), ctrl.end());
+      for (size_t k : used) {
+        if (!spread[k] || in_index.count(k)) continue;
+        throw_error<LayoutError>(st->span.defined() ? st->span.prefix() : span.prefix(), "T.Parallel stores into '",
+                                 st->buffer.name(), "' a value that depends on '", vars[k].name(),
+                                 "', which does not index it; the loop spreads '", vars[k].name(),
+                                 "' over threads, so each thread would keep its own partial result. Allocate '",
+                                 st->buffer.name(), "' with T.alloc_reducer and call T.finalize_reducer after the "
+                                 "loop, or reduce with T.reduce_sum / T.reduce_max");
+      }
+    } else if (const auto* seq = s.as<SeqStmtNode>()) {
+      for (const Stmt& x : seq->seq) walk(x, ctrl);
+    } else if (const auto* f = s.as<ForNode>()) {
+      std::set<size_t> c = ctrl;
+      for (size_t k : depends(f->min)) c.insert(k);
+      for (size_t k : depends(f->extent)) c.insert(k);
+      deps[f->var.get()] = c;
+      walk(f->body, c);
+    } else if (const auto* i = s.as<IfThenElseNode>()) {
+      std::set<size_t> c = ctrl;
+      for (size_t k : depends(i->cond)) c.insert(k);
+      walk(i->then_case, c);
+      walk(i->else_case, c);
+    } else if (const auto* a = s.as<AllocateNode>()) {
+      walk(a->body, ctrl);
+    } else if (const auto* at = s.as<AttrStmtNode>()) {
+      walk(at->body, ctrl);
+    }
+  };
+  walk(body, {});
+}
+
 }  // namespace
 
 Stmt lower_parallel_nest(CudaLowerCtx& ctx, const std::vector<Var>& vars, const std::vector<int64_t>& extents,
@@ -234,6 +299,7 @@ Stmt lower_parallel_nest(CudaLowerCtx& ctx, const std::vector<Var>& vars, const 
   if (layout.num_threads() > ctx.num_threads)
     throw_error<LayoutError>(span.prefix(), "a T.Parallel loop laid out over ",
                              layout.num_threads(), " threads in a kernel of ", ctx.num_threads, " threads");
+  check_no_cross_thread_accumulation(ctx, vars, body, layout, span);
   // The hoisted test runs before the nest, where nothing bound inside the body exists: values
   // bound by lets are replaced by their definitions (in the nest's variables), and a condition
   // that still mentions an inner variable (an inner loop's) or reads a buffer the body writes

@@ -133,8 +133,9 @@ class KernelBodyLowerer : public StmtMutator {
     if (op == "copy") return lower_cuda_copy(*n, ctx_);
     if (op == "gemm") return lower_cuda_gemm(*n, ctx_);
     if (op == "reduce") return lower_cuda_reduce(*n, ctx_);
+    if (op == "finalize_reducer") return lower_cuda_finalize_reducer(*n, ctx_);
     if (op == "fill") return lower_cuda_fill(*n, ctx_);
-    if (op == "atomic_add") return lower_cuda_atomic_add(*n, ctx_);
+    if (op == "atomic_add" || op == "atomic_max" || op == "atomic_min") return lower_cuda_atomic(*n, ctx_);
     if (op == "cumsum") return lower_cuda_cumsum(*n, ctx_);
     if (op == "print" || op == "dump_tensor") return lower_cuda_print(*n, ctx_);
     if (op == "annotate_layout" || op == "annotate_address") return make_nop();
@@ -205,6 +206,10 @@ class KernelLowerer : public StmtMutator {
       ctx.ranges[k->block_vars[i]] = Range(make_int(0), k->grid[i]);
     bool wgmma = pc_.target.arch == "sm_90a" && !config_bool(pc_.configs, "tl.disable_wgmma");
     ctx.layouts = infer_layouts(k->body, threads, pc_.target, wgmma);
+    post_order_visit(k->body, [&](const Stmt& s) {
+      if (const auto* op = s.as<TileOpNode>(); op && op->op == "finalize_reducer" && !op->args.empty())
+        ctx.reducers.insert(op->args[0].region.buffer.get());
+    });
     KernelBodyLowerer lower(ctx);
     Stmt body = lower.mutate(k->body);
     for (auto it = ctx.extra_shared.rbegin(); it != ctx.extra_shared.rend(); ++it) body = make_allocate(*it, body);

@@ -31,6 +31,33 @@ func @f(A: global float32[1000], B: global float32[1000]) {
 })");
 }
 
+// A scalar atomic names its element by a load the builtin takes the address of: the atomic is
+// guarded as a whole (a statement by an `if`, a value by a select), its load stays a load (TileLang's
+// stream-K GEMM adds `T.atomic_add(C[m, n], acc[i, j])` over ragged tiles).
+TEST(LegalizeSafeMemoryAccess, GuardsScalarAtomicsAsAWhole) {
+  tl::testing::expect_pass("legalize_safe_memory_access", R"(
+func @f(C: global float32[1000], O: global float32[1000]) {
+  kernel(grid=[4], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    alloc F: fragment float32[256]
+    for i: int32 in parallel(0, 256) {
+      evaluate tl.atomic_add_scalar<float32>(C[bx * 256 + i], F[i])
+      F[i] = tl.atomic_max_scalar<float32>(C[bx * 256 + i], 0.0f32)
+    }
+  }
+})", R"(
+func @f(C: global float32[1000], O: global float32[1000]) {
+  kernel(grid=[4], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    alloc F: fragment float32[256]
+    for i: int32 in parallel(0, 256) {
+      if (bx * 256 + i < 1000) {
+        evaluate tl.atomic_add_scalar<float32>(C[bx * 256 + i], F[i])
+      }
+      F[i] = select(bx * 256 + i < 1000, tl.atomic_max_scalar<float32>(C[bx * 256 + i], 0.0f32), 0.0f32)
+    }
+  }
+})");
+}
+
 // Accesses proven in bounds by ranges or by an enclosing condition are left alone.
 TEST(LegalizeSafeMemoryAccess, ProvenAccessesAreUntouched) {
   const char* text = R"(

@@ -47,6 +47,68 @@ func @f(A: global float32[4, 64], B: global float32[4]) {
 })");
 }
 
+// Without a T.sync_threads(): where a GPU gets a barrier from insert_thread_sync (shared memory
+// written by one thread and read by another), the thread loop is split too, so cpu runs the
+// program as TileLang does (threads reading S[63 - tx] saw unwritten memory before). A uniform
+// loop that writes shared memory is scheduled inside (one split per iteration).
+TEST(SerializeThreads, SplitsWhereAGpuNeedsABarrier) {
+  tl::testing::expect_pass("serialize_threads", R"(
+func @f(A: global float32[64], B: global float32[64]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[64], thread_vars=[tx: int32]) {
+    alloc S: shared float32[64]
+    S[tx] = A[tx]
+    B[tx] = S[63 - tx]
+    for k: int32 in serial(0, 2) {
+      S[tx] = B[tx] + 1.0f32
+      B[tx] = S[(tx + 1) % 64]
+    }
+  }
+})", R"(
+func @f(A: global float32[64], B: global float32[64]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[64], thread_vars=[tx: int32]) {
+    alloc S: shared float32[64]
+    for tx_1: int32 in serial(0, 64) {
+      S[tx_1] = A[tx_1]
+    }
+    for tx_2: int32 in serial(0, 64) {
+      B[tx_2] = S[63 - tx_2]
+    }
+    for k: int32 in serial(0, 2) {
+      for tx_3: int32 in serial(0, 64) {
+        S[tx_3] = B[tx_3] + 1.0f32
+      }
+      for tx_4: int32 in serial(0, 64) {
+        B[tx_4] = S[(tx_4 + 1) % 64]
+      }
+    }
+  }
+})");
+}
+
+// A tile op on a per-thread buffer (T.clear of a T.alloc_local, as TileLang's gemv example
+// writes) is per-thread code: it runs on each thread's copy.
+TEST(SerializeThreads, TileOpOnAPerThreadBufferRunsPerThread) {
+  tl::testing::expect_pass("serialize_threads", R"(
+func @f(A: global float32[64]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[64], thread_vars=[tx: int32]) {
+    alloc r: local float32[1]
+    fill(r[0 :+ 1], 0.0f32)
+    r[0] = r[0] + A[tx]
+    A[tx] = r[0]
+  }
+})", R"(
+func @f(A: global float32[64]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[64], thread_vars=[tx: int32]) {
+    alloc r: local float32[64, 1]
+    for tx_1: int32 in serial(0, 64) {
+      fill(r[tx_1 :+ 1, 0 :+ 1], 0.0f32)
+      r[tx_1, 0] = r[tx_1, 0] + A[tx_1]
+      A[tx_1] = r[tx_1, 0]
+    }
+  }
+})");
+}
+
 TEST(SerializeThreads, KernelsWithoutThreadIndexAreUnchanged) {
   const char* text = R"(
 func @f(A: global float32[64]) {

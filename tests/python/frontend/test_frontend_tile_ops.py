@@ -130,14 +130,20 @@ def test_atomic_add_forms():
         T.atomic_add(G[0:128, 0:64], F)
         T.atomic_add(G[bx * 128, 0], F)          # origin: extents from the value tile
         T.atomic_add(G[0:4, 0:4], 1.5, memory_order="relaxed")
+        # An element value is a scalar (TileLang: only buffers and regions have extents), as in
+        # `for i, j in T.Parallel(...): T.atomic_add(dQ[.., i, j], dq[i, j])`.
+        T.atomic_add(G[bx, 1], F[bx, 2], memory_order="relaxed")
+        T.atomic_add(G[0:2, 0:2], F[1, 1])
     k = build(body)
     evals = find(k.body, lambda s: s.kind == "evaluate")
     assert repr(evals[0].value) == "tl.atomic_add_scalar(G[bx, 0], 1.0f32)"
+    assert repr(evals[1].value) == "tl.atomic_add_scalar(G[bx, 1], F[bx, 2])"
     assert "let old: float32 = tl.atomic_add_scalar(G[0, bx], 2.0f32)" in k.script()
     ops = tile_ops(k, "atomic_add")
     assert regions(ops[0]) == ["G[0 :+ 128, 0 :+ 64]", "F[0 :+ 128, 0 :+ 64]"]
     assert regions(ops[1]) == ["G[bx * 128 :+ 128, 0 :+ 64]", "F[0 :+ 128, 0 :+ 64]"]
     assert regions(ops[2]) == ["G[0 :+ 4, 0 :+ 4]", "1.5f32"] and ops[2].attrs == {"memory_order": "relaxed"}
+    assert regions(ops[3]) == ["G[0 :+ 2, 0 :+ 2]", "F[1, 1]"]
 
 
 def test_elementwise_names_dispatch_on_argument_types():

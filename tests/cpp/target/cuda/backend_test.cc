@@ -57,5 +57,35 @@ TEST(CudaKernelModule, ChecksGridsAndArgumentsBeforeTheDevice) {
   EXPECT_THROW(half_scalar.launch(args, LaunchEnv{}), NotImplemented);
 }
 
+// A function with several T.Kernel blocks: the launch description lists them in order ("then")
+// and survives the round trip through kernel.meta; a kernel with an empty grid is skipped.
+TEST(CudaKernelModule, SeveralKernelsLaunchInOrder) {
+  CudaLaunchInfo info = launch_info({"4", "1", "1"}, {{"ptr", "A", "param:0"}, {"i64", "m", "dyn:0"}});
+  CudaLaunchInfo second = launch_info({"dyn_0", "1", "1"}, {{"ptr", "A", "param:0"}, {"i64", "m", "dyn:0"}});
+  second.kernel_name = "k_1";
+  second.dyn_smem_bytes = 1024;
+  CudaLaunchInfo third = second;
+  third.kernel_name = "k_2";
+  info.then = {second, third};
+  CudaLaunchInfo back = CudaLaunchInfo::parse(info.serialize());
+  ASSERT_EQ(back.then.size(), 2u);
+  EXPECT_EQ(back.kernel_name, "k");
+  EXPECT_EQ(back.then[0].kernel_name, "k_1");
+  EXPECT_EQ(back.then[0].grid[0], "dyn_0");
+  EXPECT_EQ(back.then[0].dyn_smem_bytes, 1024);
+  EXPECT_EQ(back.then[1].kernel_name, "k_2");
+  EXPECT_TRUE(back.then[0].then.empty());
+  EXPECT_EQ(back.serialize(), info.serialize());
+
+  // Empty grids (the first one always, the others for m = 0): nothing reaches the device.
+  CudaKernelModule m("", back, 1, 1);
+  EXPECT_EQ(m.info().at("num_kernels").as_int(), 3);
+  std::vector<TLArg> args(2);
+  info.grid = {"0", "1", "1"};
+  CudaKernelModule empty("", CudaLaunchInfo::parse(info.serialize()), 1, 1);
+  args[1].i64 = 0;
+  EXPECT_NO_THROW(empty.launch(args, LaunchEnv{}));
+}
+
 }  // namespace
 }  // namespace tl

@@ -1,0 +1,113 @@
+"""Atomics beyond T.atomic_add (tile_ops.py): T.atomic_max / T.atomic_min (scalar and tile forms),
+T.atomic_addx2 / T.atomic_addx4 (two / four consecutive elements), T.atomic_load, T.atomic_store.
+
+As in TileLang, an element `A[i, j]` is a value, never a tile origin: with an element destination
+and a scalar (or element) value the op is the scalar atomic, which returns the old value when
+`return_prev=True`; with a buffer or region on either side it is the element-wise tile op.
+"""
+from .. import _core
+from .._core import BufferLoad
+from .context import current
+from .tile_ops import _pair, emit_tile_op, is_tile_arg, region_of
+
+__all__ = ["atomic_max", "atomic_min", "atomic_addx2", "atomic_addx4", "atomic_load", "atomic_store"]
+
+# The C++ memory-order numbers (TileLang's ids): 0 relaxed ... 5 seq_cst.
+_ORDERS = {"relaxed": 0, "consume": 1, "acquire": 2, "release": 3, "acq_rel": 4, "seq_cst": 5}
+_LOAD_ORDERS = ("relaxed", "consume", "acquire", "seq_cst")
+_STORE_ORDERS = ("relaxed", "release", "seq_cst")
+
+
+def _order(memory_order, allowed, what):
+    if memory_order is None:
+        return None
+    if memory_order not in allowed:
+        raise ValueError(f"{what}: memory_order must be one of {', '.join(allowed)}, got {memory_order!r}")
+    return _ORDERS[memory_order]
+
+
+def _emit(call, what):
+    ctx = current(what)
+    ctx.require_kernel(what)
+    ctx.b.emit_evaluate(call)
+
+
+def _rmw(kind, dst, value, memory_order, return_prev):
+    what = f"T.atomic_{kind}"
+    _order(memory_order, tuple(_ORDERS), what)
+    if dst.__class__ is BufferLoad and not is_tile_arg(value):
+        v = _core.make_cast(dst.dtype, _core.to_expr(value))
+        call = _core.make_call(dst.dtype, f"tl.atomic_{kind}_scalar", [dst, v])
+        if return_prev:
+            return call
+        _emit(call, what)
+        return None
+    if return_prev:
+        raise ValueError(f"{what}: return_prev=True is only supported for the scalar form (an element destination "
+                         "and a scalar value)")
+    if is_tile_arg(value):
+        d, s = _pair(dst, value, f"{what} destination", f"{what} value")
+    else:
+        d = region_of(dst, f"{what} destination")
+        s = _core.to_expr(value)
+    attrs = {"memory_order": memory_order} if memory_order is not None else None
+    emit_tile_op(f"atomic_{kind}", [d, s], attrs, what)
+    return None
+
+
+def atomic_max(dst, value, memory_order=None, return_prev=False):
+    """dst = max(dst, value) atomically (element or tile form)."""
+    return _rmw("max", dst, value, memory_order, return_prev)
+
+
+def atomic_min(dst, value, memory_order=None, return_prev=False):
+    """dst = min(dst, value) atomically (element or tile form)."""
+    return _rmw("min", dst, value, memory_order, return_prev)
+
+
+def _addxn(n, dst, value, return_prev):
+    """`n` consecutive elements along the last dimension, starting at the element `dst`."""
+    what = f"T.atomic_addx{n}"
+    if return_prev:
+        raise NotImplementedError(f"not implemented: {what}(return_prev=True); use T.atomic_add(..., "
+                                  "return_prev=True) element by element")
+
+    def run_of(x, role):
+        if x.__class__ is BufferLoad:
+            idx = list(x.indices)
+            return _core.BufferRegion(x.buffer, [(i, 1) for i in idx[:-1]] + [(idx[-1], n)])
+        r = region_of(x, f"{what} {role}")
+        return r
+    d = run_of(dst, "destination")
+    if is_tile_arg(value) or value.__class__ is BufferLoad:
+        s = run_of(value, "value")
+    else:
+        s = _core.to_expr(value)
+    emit_tile_op("atomic_add", [d, s], None, what)
+
+
+def atomic_addx2(dst, value, return_prev=False):
+    """Adds value[k:k+2] to dst[..., j:j+2] atomically (a packed atomic on GPUs that have one)."""
+    _addxn(2, dst, value, return_prev)
+
+
+def atomic_addx4(dst, value, return_prev=False):
+    """Adds value[k:k+4] to dst[..., j:j+4] atomically."""
+    _addxn(4, dst, value, return_prev)
+
+
+def atomic_load(src, memory_order="seq_cst"):
+    """The value of the element `src`, read atomically with `memory_order`."""
+    if src.__class__ is not BufferLoad:
+        raise TypeError(f"T.atomic_load takes one element (A[i, j]), got {type(src).__name__}")
+    order = _order(memory_order, _LOAD_ORDERS, "T.atomic_load")
+    return _core.make_call(src.dtype, "tl.atomic_load", [src, _core.make_int(order, "int32")])
+
+
+def atomic_store(dst, src, memory_order="seq_cst"):
+    """Writes `src` into the element `dst` atomically with `memory_order`."""
+    if dst.__class__ is not BufferLoad:
+        raise TypeError(f"T.atomic_store takes one element (A[i, j]) as destination, got {type(dst).__name__}")
+    order = _order(memory_order, _STORE_ORDERS, "T.atomic_store")
+    v = _core.make_cast(dst.dtype, _core.to_expr(src))
+    _emit(_core.make_call("void", "tl.atomic_store", [dst, v, _core.make_int(order, "int32")]), "T.atomic_store")

@@ -1,0 +1,34 @@
+// T.finalize_reducer(reducer): completes a T.alloc_reducer fragment in place. Inside T.Parallel
+// every thread combines its iterations' contributions into its own copy of the elements it
+// touches (the reducer's layout replicates each element over the threads that share it), so the
+// copies hold partial results; finalize combines the copies with the reducer's op (`op`: sum,
+// max, min) and leaves the result in every copy. The loop form is nothing: on cpu a block runs
+// its T.Parallel iterations one after the other into a single copy.
+#include "ir/error.h"
+#include "op/op_util.h"
+
+namespace tl {
+namespace {
+
+void check_finalize_reducer(const TileOpNode& op) {
+  check_num_args(op, 1, 1, "T.finalize_reducer(reducer)");
+  const BufferRegion& r = region_arg(op, 0, "reducer");
+  if (r.buffer.scope() != MemScope::kFragment)
+    throw_op_error_type(op, "'" + r.buffer.name() + "' is not a reducer (allocate it with T.alloc_reducer)");
+  checked_str_attr(op, "op", {"sum", "max", "min"}, "sum");
+}
+
+AccessRegions access_finalize_reducer(const TileOpNode& op) {
+  AccessRegions a;
+  a.reads.push_back(op.args[0].region);
+  a.writes.push_back(op.args[0].region);
+  return a;
+}
+
+Stmt lower_finalize_reducer(const TileOpNode&, const LowerContext&) { return make_nop(); }
+
+TileOpRegistration reg_finalize_reducer(TileOpDef{"finalize_reducer", check_finalize_reducer, access_finalize_reducer,
+                                                  lower_finalize_reducer});
+
+}  // namespace
+}  // namespace tl
