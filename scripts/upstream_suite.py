@@ -151,6 +151,7 @@ def main():
     ap.add_argument("--json", default=None)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--fresh", action="store_true", help="re-extract the programs")
+    ap.add_argument("--jobs", "-j", type=int, default=1, help="programs run in parallel")
     args = ap.parse_args()
 
     mirrors = dict(DEFAULT_MIRRORS)
@@ -179,16 +180,16 @@ def main():
         env["CUDA_VISIBLE_DEVICES"] = ""
         # tilelang.testing.requires_cuda runs TileLang's CUDA tests on the cpu target (see its doc)
         env["TILELANG_TESTING_CUDA_ON_CPU"] = "1"
-    results = []
-    for repo, path, kind in items:
-        if repo not in mirrors or not os.path.isdir(mirrors[repo]):
-            results.append(dict(repo=repo, path=path, kind=kind, status="missing", secs=0, error="no mirror"))
-            continue
-        base = extract(repo, mirrors[repo], args.work)
+    def run_one(item):
+        repo, path, kind = item
+        base = os.path.join(args.work, repo)
+        if not os.path.isdir(base):  # not extracted yet (a pre-extracted --work needs no mirror)
+            if repo not in mirrors or not os.path.isdir(mirrors[repo]):
+                return dict(repo=repo, path=path, kind=kind, status="missing", secs=0, error="no mirror")
+            base = extract(repo, mirrors[repo], args.work)
         full = os.path.join(base, path)
         if not os.path.exists(full):
-            results.append(dict(repo=repo, path=path, kind=kind, status="missing", secs=0, error="not in snapshot"))
-            continue
+            return dict(repo=repo, path=path, kind=kind, status="missing", secs=0, error="not in snapshot")
         cwd = os.path.dirname(full)
         run_env = dict(env)
         # puzzles import `common.utils` from their repository root
@@ -208,12 +209,23 @@ def main():
             out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
             status, err = "timeout", f"timed out after {args.timeout}s"
         secs = time.time() - t0
-        results.append(dict(repo=repo, path=path, kind=kind, status=status, secs=round(secs, 1), error=err))
         print(f"{status:8s} {secs:7.1f}s  {repo}:{path}  {err}", flush=True)
         logdir = os.path.join(args.work, "logs")
         os.makedirs(logdir, exist_ok=True)
         with open(os.path.join(logdir, (repo + "_" + path).replace("/", "_") + ".log"), "w") as f:
             f.write(out)
+        return dict(repo=repo, path=path, kind=kind, status=status, secs=round(secs, 1), error=err)
+
+    # Extract each repository once before running programs in parallel.
+    for repo in sorted({it[0] for it in items}):
+        if not os.path.isdir(os.path.join(args.work, repo)) and repo in mirrors and os.path.isdir(mirrors[repo]):
+            extract(repo, mirrors[repo], args.work)
+    if args.jobs > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(run_one, items))
+    else:
+        results = [run_one(it) for it in items]
     n_pass = sum(r["status"] == "pass" for r in results)
     print(f"\n{n_pass}/{len(results)} passed on {args.device}  (logs: {args.work}/logs)")
     if args.json:
