@@ -1,7 +1,7 @@
 """One kernel launched a few times for Nsight Compute (scripts/gpu_check.sh runs it under ncu and
 keeps the report): the main GEMM and flash-attention configurations of the benchmarks.
 
-    ncu --launch-skip 2 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_mma|flash
+    ncu --launch-skip 2 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_mma|flash|mla
 """
 import sys
 
@@ -24,6 +24,20 @@ def main(which):
         else:
             k = TorchKernel(K.matmul(n, n, n, 128, 256, 64, num_stages=4, threads=256, swizzle_panel=8))
         args = (a, b, c)
+    elif which == "mla":
+        import importlib.util
+        import os
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "mla_decode",
+                            "example_mla_decode.py")
+        spec = importlib.util.spec_from_file_location("example_mla_decode", path)
+        ex = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(ex)
+        B, H, S, D, P = 132, 128, 8192, 512, 64
+        q, q_pe = (torch.randn(B, H, d, device="cuda", dtype=torch.float16) for d in (D, P))
+        kv, k_pe = (torch.randn(B, S, d, device="cuda", dtype=torch.float16) for d in (D, P))
+        o = torch.empty(B, H, D, device="cuda", dtype=torch.float16)
+        k = TorchKernel(ex.mla_decode(B, H, S, D, P))
+        args = (q, q_pe, kv, k_pe, o)
     else:
         B, H, S, D = 8, 16, 4096, 128
         q, kk, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))

@@ -244,14 +244,17 @@ void bind_cuda(nb::module_& parent) {
       },
       nb::arg("func"), nb::arg("arch") = "", nb::arg("configs") = std::map<std::string, nb::object>{},
       nb::arg("flags") = std::vector<std::string>{});
-  m.def("lower_func", [](const PrimFunc& f, const std::string& arch) {
+  m.def("lower_func", [](const PrimFunc& f, const std::string& arch, const std::map<std::string, bool>& configs) {
     PassContext ctx;
     ctx.target = cuda_target(arch);
+    AttrMap raw;
+    for (auto& [k, v] : configs) raw[k] = Attr(v);
+    ctx.configs = validate_pass_configs(raw);
     CudaBackend be;
     PrimFunc lowered = be.lower(f, ctx);
     std::string host;
     return std::make_pair(lowered, be.codegen(lowered, ctx, &host));
-  }, nb::arg("func"), nb::arg("arch") = "sm_80");
+  }, nb::arg("func"), nb::arg("arch") = "sm_80", nb::arg("configs") = std::map<std::string, bool>{});
 
   // Runs the lowered kernel on the CPU emulator (src/target/cuda/emulator.h): tensors are host
   // pointers (numpy), updated in place. Returns {"races": [...], "device_assert": str, "blocks": n}.
@@ -277,6 +280,23 @@ void bind_cuda(nb::module_& parent) {
       },
       nb::arg("func"), nb::arg("args"), nb::arg("arch") = "sm_80",
       nb::arg("configs") = std::map<std::string, bool>{});
+
+  // The emulator on an already lowered function (tests edit lowered IR text to check that the
+  // emulator's ordering checks fail where they must).
+  m.def(
+      "emulate_lowered",
+      [](const PrimFunc& lowered, std::vector<std::pair<std::string, nb::object>> args) {
+        std::vector<TLArg> slots = runtime_slots(args, "emulate_lowered");
+        EmulatorReport r = emulate_cuda(lowered, slots);
+        nb::dict d;
+        nb::list races;
+        for (const std::string& x : r.races) races.append(x);
+        d["races"] = races;
+        d["device_assert"] = r.device_assert;
+        d["blocks"] = r.blocks_run;
+        return d;
+      },
+      nb::arg("lowered"), nb::arg("args"));
 
   nb::class_<CudaKernelModule>(m, "Kernel")
       .def(

@@ -343,11 +343,16 @@ class Solver {
       return no("shapes do not agree");
     if (!is_fragment(c.buffer) || !c.full) return no("the accumulator is not a whole fragment");
     DataType at = a.buffer.dtype(), bt = b.buffer.dtype(), ct = c.buffer.dtype();
-    if (at != bt || !(at == DataType::Float(16) || at == DataType::BFloat16()) || ct != DataType::Float32())
-      return no("wgmma here takes f16/bf16 operands with float accumulators, not " + at.str() + " x " + bt.str() +
+    const bool f8 = at.is_fp8() && bt.is_fp8();
+    if ((at != bt && !f8) || !(at == DataType::Float(16) || at == DataType::BFloat16() || f8) ||
+        ct != DataType::Float32())
+      return no("wgmma here takes f16/bf16/fp8 operands with float accumulators, not " + at.str() + " x " + bt.str() +
                 " -> " + ct.str());
     if (threads() % 128) return no("the block is not whole warpgroups (" + std::to_string(threads()) + " threads)");
-    if (k % 16) return no("K = " + std::to_string(k) + " is not a multiple of 16");
+    const int64_t kinst = f8 ? 32 : 16;
+    if (k % kinst) return no("K = " + std::to_string(k) + " is not a multiple of " + std::to_string(kinst));
+    if (f8 && (ta || !tb || is_fragment(a.buffer)))
+      return no("fp8 wgmma reads both operands K-major from shared memory (A [M, K], B [N, K] with transpose_B)");
     WarpgroupPartition wp;
     GemmWarpPolicy policy = parse_gemm_warp_policy(attr_str(op.attrs, "policy", "Square"));
     if (!compute_warpgroup_partition(m, n, static_cast<int>(threads() / 128), policy, &wp))

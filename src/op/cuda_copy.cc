@@ -12,6 +12,7 @@
 #include "ir/error.h"
 #include "layout/swizzle.h"
 #include "op/cuda_ops.h"
+#include "op/cuda_tma.h"
 #include "op/tile_op.h"
 
 namespace tl {
@@ -275,6 +276,7 @@ Stmt copy_per_thread(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion
 Stmt lower_cuda_copy(const TileOpNode& op, CudaLowerCtx& ctx) {
   if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region())
     throw_error<TypeError>(op_error_prefix(op), "expects T.copy(src, dst) with two buffer regions");
+  if (attr_bool(op.attrs, "tma", false)) return lower_cuda_tma_copy(op, ctx);
   const BufferRegion& src = op.args[0].region;
   const BufferRegion& dst = op.args[1].region;
   std::vector<int64_t> se = const_extents(src, op_error_prefix(op) + "src");

@@ -106,9 +106,12 @@ Stmt wgmma_gemm(const TileOpNode& op, CudaLowerCtx& ctx, const GemmPlan& plan, c
            << plan.warpgroups.wg_n << ", " << b2s(tb) << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << ">";
   } else {
     pa = tile_start(a);
+    // fp8: B's type may differ from A's (e4m3 x e5m2); it follows kPending.
+    std::string bt = cuda_type_name(b.buffer.dtype());
+    std::string tail = bt == t ? pending : ", " + std::string(async ? "1" : "0") + ", " + bt;
     callee << "tl::wgmma_gemm_ss<" << m << ", " << n << ", " << k << ", " << plan.warpgroups.wg_m << ", "
            << plan.warpgroups.wg_n << ", " << b2s(ta) << ", " << b2s(tb) << ", " << gmma_width(op, ctx, a.buffer)
-           << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << pending << ">";
+           << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << tail << ">";
   }
   return call_stmt(callee.str(), {pa, tile_start(b), ctx.reg_address(c.buffer, make_int(0), 3)});
 }

@@ -12,154 +12,6 @@ namespace tl {
 
 namespace {
 
-// Buffers accessed by a statement (loads, stores, tile-op regions).
-void collect_uses(const Stmt& s, std::set<const BufferNode*>* out) {
-  post_order_visit(s, [&](const Stmt& x) {
-    if (const auto* st = x.as<BufferStoreNode>()) out->insert(st->buffer.get());
-    if (const auto* op = x.as<TileOpNode>())
-      for (const TileArg& a : op->args)
-        if (a.is_region()) out->insert(a.region.buffer.get());
-  });
-  for_each_expr(s, [&](const Expr& e) {
-    for_each_subexpr(e, [&](const Expr& y) {
-      if (const auto* l = y.as<BufferLoadNode>()) out->insert(l->buffer.get());
-    });
-  });
-}
-
-// Buffers used outside `loop` in `root`.
-std::set<const BufferNode*> uses_outside(const Stmt& root, const ForNode* loop) {
-  std::set<const BufferNode*> out;
-  std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
-    if (!s.defined() || s.get() == loop) return;
-    if (const auto* seq = s.as<SeqStmtNode>()) {
-      for (const Stmt& x : seq->seq) walk(x);
-    } else if (const auto* f = s.as<ForNode>()) {
-      walk(f->body);
-    } else if (const auto* i = s.as<IfThenElseNode>()) {
-      collect_uses(make_evaluate(i->cond), &out);
-      walk(i->then_case);
-      walk(i->else_case);
-    } else if (const auto* l = s.as<LetStmtNode>()) {
-      collect_uses(make_evaluate(l->value), &out);
-      walk(l->body);
-    } else if (const auto* a = s.as<AllocateNode>()) {
-      walk(a->body);
-    } else if (const auto* at = s.as<AttrStmtNode>()) {
-      walk(at->body);
-    } else if (const auto* k = s.as<KernelLaunchNode>()) {
-      walk(k->body);
-    } else {
-      collect_uses(s, &out);
-    }
-  };
-  walk(root);
-  return out;
-}
-
-// Replaces accesses of versioned buffers by accesses of one version.
-class VersionRewriter : public StmtMutator {
- public:
-  VersionRewriter(const std::map<const BufferNode*, Buffer>& versions, Expr stage)
-      : versions_(versions), stage_(std::move(stage)) {}
-
- protected:
-  Expr mutate_load(const BufferLoadNode* n, const Expr& e) override {
-    auto it = versions_.find(n->buffer.get());
-    std::vector<Expr> idx;
-    bool changed = mutate_list(n->indices, &idx);
-    if (it == versions_.end()) return changed ? make_load(n->buffer, idx) : e;
-    idx.insert(idx.begin(), stage_);
-    return make_load(it->second, idx);
-  }
-  Stmt mutate_store(const BufferStoreNode* n, const Stmt& s) override {
-    auto it = versions_.find(n->buffer.get());
-    if (it == versions_.end()) return StmtMutator::mutate_store(n, s);
-    std::vector<Expr> idx;
-    mutate_list(n->indices, &idx);
-    idx.insert(idx.begin(), stage_);
-    return make_store(it->second, idx, mutate(n->value), n->span);
-  }
-  Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override {
-    std::vector<TileArg> args;
-    bool changed = false;
-    for (const TileArg& a : n->args) {
-      if (a.is_region()) {
-        bool c = false;
-        BufferRegion r = mutate_region(a.region, &c);
-        auto it = versions_.find(r.buffer.get());
-        if (it != versions_.end()) {
-          std::vector<Range> rg = r.region;
-          rg.insert(rg.begin(), Range(stage_, make_int(1)));
-          r = BufferRegion(it->second, rg);
-          c = true;
-        }
-        changed |= c;
-        args.push_back(r);
-      } else {
-        Expr e = mutate(a.expr);
-        changed |= !e.same_as(a.expr);
-        args.push_back(e);
-      }
-    }
-    if (!changed) return s;
-    return make_tile_op(n->op, args, n->attrs, n->span);
-  }
-
- private:
-  const std::map<const BufferNode*, Buffer>& versions_;
-  Expr stage_;
-};
-
-Stmt mark_async(const Stmt& s) {
-  const auto* op = s.as<TileOpNode>();
-  TL_ICHECK(op && op->op == "copy");
-  AttrMap attrs = op->attrs;
-  attrs["async"] = Attr(true);
-  return make_tile_op(op->op, op->args, attrs, op->span);
-}
-
-// The one T.gemm of a pipelined loop body that may stay in flight across iterations (sm_90a
-// wgmma): both operands are stages of the loop's producers, its accumulator is touched by nothing
-// else in the body, f16/bf16 operands with float accumulators (the types wgmma takes here; layout
-// inference still decides, and a GEMM that ends on mma.sync is synchronous anyway). nullptr if none.
-const TileOpNode* async_mma_candidate(const std::vector<BodyItem>& items, const std::set<size_t>& producers,
-                                      const std::vector<Buffer>& versioned) {
-  const TileOpNode* gemm = nullptr;
-  size_t at = 0;
-  int count = 0;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (!items[i].is_stmt()) continue;
-    post_order_visit(items[i].stmt, [&](const Stmt& x) {
-      if (const auto* op = x.as<TileOpNode>(); op && op->op == "gemm") {
-        ++count;
-        gemm = op;
-        at = i;
-      }
-    });
-  }
-  if (count != 1 || producers.count(at) || items[at].stmt.get() != gemm || gemm->args.size() < 3) return nullptr;
-  auto versioned_buf = [&](const TileArg& a) {
-    if (!a.is_region()) return false;
-    for (const Buffer& b : versioned)
-      if (b.same_as(a.region.buffer)) return true;
-    return false;
-  };
-  if (!versioned_buf(gemm->args[0]) || !versioned_buf(gemm->args[1]) || !gemm->args[2].is_region()) return nullptr;
-  const Buffer& c = gemm->args[2].region.buffer;
-  DataType at_t = gemm->args[0].region.buffer.dtype();
-  if (c.scope() != MemScope::kFragment || c.dtype() != DataType::Float32() ||
-      !(at_t == DataType::Float(16) || at_t == DataType::BFloat16()))
-    return nullptr;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i == at || !items[i].is_stmt()) continue;
-    std::set<const BufferNode*> used;
-    collect_uses(items[i].stmt, &used);
-    if (used.count(c.get())) return nullptr;
-  }
-  return gemm;
-}
-
 // Removes the allocations inside a loop body, collecting their buffers: buffers allocated in a
 // T.Pipelined body (TileLang's gemv example allocates its tiles there) live across iterations once
 // pipelined (the prologue fills them before the loop), so they are allocated around the loop.
@@ -194,7 +46,7 @@ class Injector : public StmtMutator {
       return loop;
     };
     std::vector<BodyItem> items = flatten_body(body);
-    PipelinePlan plan = plan_pipeline(*n, items, uses_outside(root_, n));
+    PipelinePlan plan = plan_pipeline(*n, items, buffers_used_outside(root_, n));
     if (plan.producers.empty())
       return allocated_around(make_for(n->var, n->min, n->extent, ForKind::kSerial, body, {}, n->span));
     const int S = plan.num_stages;
@@ -226,8 +78,8 @@ class Injector : public StmtMutator {
     auto producers_at = [&](const Expr& iter) {
       std::vector<Stmt> out;
       std::map<Var, Expr, VarLess> sub = {{k, iter}};
-      VersionRewriter vr(versions, stage_of(iter));
-      for (size_t i : plan.producers) out.push_back(vr.mutate(mark_async(substitute(items[i].stmt, sub))));
+      for (size_t i : plan.producers)
+        out.push_back(rewrite_versions(mark_async(substitute(items[i].stmt, sub)), versions, stage_of(iter)));
       return make_seq(out);
     };
     auto commit = builtin("cuda.cp_async_commit", {});
@@ -245,8 +97,7 @@ class Injector : public StmtMutator {
     std::vector<BodyItem> consumers;
     for (size_t i = 0; i < items.size(); ++i)
       if (!is_producer.count(i)) consumers.push_back(items[i]);
-    VersionRewriter cv(versions, stage_of(k));
-    Stmt consumer_body = cv.mutate(rebuild_body(consumers));
+    Stmt consumer_body = rewrite_versions(rebuild_body(consumers), versions, stage_of(k));
     Expr ahead = k + make_int(D, k.dtype());
     Stmt refill = producers_at(ahead);
     Expr has_ahead = ahead < n->min + n->extent;

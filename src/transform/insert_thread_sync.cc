@@ -70,7 +70,12 @@ class SyncInserter {
     std::function<void(const Expr&)> add_expr = [&](const Expr& x) {
       if (!x.defined()) return;
       if (const auto* c = x.as<CallNode>()) {
-        if (c->op == "tl.sync_threads") e.barrier = true;
+        if (c->op == "tl.sync_threads" || c->op == "cuda.sync_all") e.barrier = true;
+        // mbarrier operations synchronize (their words are not data), and TMA writes are ordered
+        // by the mbarriers (warp_specialize), not by __syncthreads.
+        if (c->op.rfind("cuda.mbarrier_", 0) == 0 || c->op == "cuda.tma_load" || c->op == "cuda.fence_barrier_init" ||
+            c->op.rfind("cuda.named_barrier_", 0) == 0)
+          return;
         if (c->op == "cuda.call_sync") e.syncing_call = true;
         if (c->op == "cuda.address_of" && !c->args.empty()) {
           const auto* l = c->args[0].as<BufferLoadNode>();
@@ -165,6 +170,21 @@ class SyncInserter {
 
   Stmt barrier() const { return make_evaluate(make_call(DataType::Void(), "tl.sync_threads", {})); }
 
+  // Whether any shared-memory access of `body` (any statement inside it) conflicts with `st`.
+  bool body_conflicts(const Stmt& body, const State& st) const {
+    bool hit = false;
+    post_order_visit(body, [&](const Stmt& x) {
+      if (hit) return;
+      Stmt leaf_stmt;
+      if (x.as<BufferStoreNode>() || x.as<EvaluateNode>()) leaf_stmt = x;
+      else if (const auto* l = x.as<LetStmtNode>()) leaf_stmt = make_evaluate(l->value);
+      else if (const auto* i = x.as<IfThenElseNode>()) leaf_stmt = make_evaluate(i->cond);
+      else if (const auto* f = x.as<ForNode>()) leaf_stmt = make_evaluate(make_call(DataType::Void(), "tl.bounds", {f->min, f->extent}));
+      if (leaf_stmt.defined() && conflicts(effects(leaf_stmt), st)) hit = true;
+    });
+    return hit;
+  }
+
   // Handles a leaf: returns the statement, preceded by a barrier when needed.
   Stmt leaf(const Stmt& s, State& st) {
     StmtEffects e = effects(s);
@@ -217,6 +237,18 @@ class SyncInserter {
     }
     if (const auto* a = s.as<AllocateNode>()) return make_allocate(a->buffer, visit(a->body, st), a->span);
     if (const auto* at = s.as<AttrStmtNode>()) {
+      // Warp-specialized kernels: the producer warpgroup only issues TMA and mbarrier operations;
+      // the consumer warpgroups are the threads every barrier of their code counts (a named
+      // barrier over them, tl::sync_block), so their branch is not divergent code.
+      if (at->key == "cuda.warp_role" && at->value.as_str() == "producer") return s;
+      if (at->key == "cuda.warp_specialize") {
+        const auto* i = at->body.as<IfThenElseNode>();
+        TL_ICHECK(i, "cuda.warp_specialize without its role branches");
+        State t = st;
+        Stmt then_case = visit(i->then_case, t);
+        st = t;
+        return make_attr(at->key, at->value, make_if(i->cond, then_case, i->else_case, i->span), at->span);
+      }
       if (at->key != "cuda.group") return make_attr(at->key, at->value, visit(at->body, st), at->span);
       // Each execution of a group is a new instance (a loop's next iteration conflicts with the last).
       int64_t saved = group_;
@@ -239,6 +271,13 @@ class SyncInserter {
       std::vector<Stmt> out;
       Stmt pre = leaf(make_evaluate(make_call(DataType::Void(), "tl.bounds", {f->min, f->extent})), st);
       if (const auto* ps = pre.as<SeqStmtNode>(); ps && ps->seq.size() > 1) out.push_back(ps->seq[0]);
+      // Accesses before the loop that conflict with the loop body: one barrier before the loop,
+      // rather than one in every iteration at the first conflicting access (the loop-carried
+      // conflicts are still found by the second visit below).
+      if (!divergent_ && !st.pending.empty() && body_conflicts(f->body, st)) {
+        out.push_back(barrier());
+        st.pending.clear();
+      }
       bool div = varying(f->min) || varying(f->extent);
       bool saved = divergent_;
       if (div) divergent_ = true;

@@ -21,6 +21,13 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized", Attr::kBool,
        "cuda: do not warp-specialize pipelined loops"},
       {"TL_DISABLE_TMA_LOWER", "tl.disable_tma_lower", Attr::kBool, "cuda: do not lower copies to TMA"},
+      {"TL_ENABLE_WARPGROUP_PINGPONG", "tl.enable_warpgroup_pingpong", Attr::kBool,
+       "cuda sm_90a: the two consumer warpgroups of a warp-specialized loop with two GEMMs take turns on the "
+       "tensor cores (off by default: slower than lockstep on an H100, docs/PERFORMANCE.md)"},
+      {"TL_DISABLE_WARPGROUP_PINGPONG", "tl.disable_warpgroup_pingpong", Attr::kBool,
+       "cuda sm_90a: no warpgroup ping-pong even where TL_ENABLE_WARPGROUP_PINGPONG asks for it"},
+      {"TL_DISABLE_PERSISTENT", "tl.disable_persistent", Attr::kBool,
+       "cuda sm_90a: warp-specialized kernels run one CTA per tile instead of one per SM looping over tiles"},
       {"TL_DISABLE_WGMMA", "tl.disable_wgmma", Attr::kBool,
        "cuda sm_90a: run T.gemm on mma.sync instead of wgmma"},
       {"TL_DISABLE_WGMMA_ASYNC", "tl.disable_wgmma_async", Attr::kBool,

@@ -12,4 +12,5 @@
 #include "tl/cuda/debug.h"
 #include "tl/cuda/gemm.h"
 #include "tl/cuda/wgmma.h"
+#include "tl/cuda/tma.h"
 #include "tl/cuda/rasterize.h"

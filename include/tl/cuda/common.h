@@ -53,6 +53,27 @@ TL_HOST_DEVICE uint32_t warp_mask_for(int threads, int warp) {
   return rest >= 32 ? 0xffffffffu : (rest <= 0 ? 0u : ((1u << rest) - 1u));
 }
 
+// Barrier `id` (1..15; 0 is __syncthreads) over `count` threads (a multiple of 32).
+TL_DEVICE void named_barrier_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+// Arrives at barrier `id` without waiting (the other `count` - arrivals threads sync on it).
+TL_DEVICE void named_barrier_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+// The block-wide barrier of the generated code and of the device functions that need one
+// (tl::allreduce through shared memory). In a warp-specialized kernel (TL_CONSUMER_THREADS
+// defined by the generated source) only the consumer warpgroups run such code: they synchronize
+// among themselves on named barrier 1, without the producer warpgroup.
+TL_DEVICE void sync_block() {
+#ifdef TL_CONSUMER_THREADS
+  named_barrier_sync(1, TL_CONSUMER_THREADS);
+#else
+  __syncthreads();
+#endif
+}
+
 template <typename T>
 TL_HOST_DEVICE T ceil_div(T a, T b) {
   return (a + b - 1) / b;

@@ -154,12 +154,12 @@ TL_DEVICE T warp_butterfly(T v, uint32_t mask) {
 template <typename Op, int kExtent, int kStride, typename T>
 TL_DEVICE T smem_allreduce(T v, int tid, T* ws) {
   ws[tid] = v;
-  __syncthreads();
+  sync_block();
   const int base = tid - ((tid / kStride) % kExtent) * kStride;
   T r = ws[base];
 #pragma unroll
   for (int i = 1; i < kExtent; ++i) r = Op::apply(r, ws[base + i * kStride]);
-  __syncthreads();  // ws may be reused right after
+  sync_block();  // ws may be reused right after
   return r;
 }
 

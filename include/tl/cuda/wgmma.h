@@ -53,7 +53,19 @@ TL_DEVICE void wgmma_wait() {
 TL_DEVICE void fence_register(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 TL_DEVICE void fence_register(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 
+namespace wgmma_ops {
+// float8 operands (include/tl/cuda/wgmma_ops_f8.h, included by kernels that use them).
+template <int N>
+struct F8;
+}  // namespace wgmma_ops
+
 namespace wgmma_detail {
+
+// The operand code of an fp8 type in wgmma_ops::F8 (0 e4m3, 1 e5m2).
+template <typename T>
+struct f8_code {
+  enum : int { value = is_same<T, fp8_e5m2_t>::value ? 1 : 0 };
+};
 
 // Swizzle mode field of the descriptor: 128 B -> 1, 64 B -> 2, 32 B -> 3.
 template <int kSwz>
@@ -113,18 +125,22 @@ struct Operand {
 // [N][K] (K-major), else [K][N] (MN-major). kSwzA / kSwzB: the operands' gmma swizzle widths.
 // kPending = 1 (pipelined loops, see src/transform/inject_pipeline.h): return with this call's
 // instructions still in flight, having waited for the previous call's; C and the two tiles stay in
-// use until the next call returns or tl::wgmma_drain.
+// use until the next call returns or tl::wgmma_drain. T (A's type) and TB: f16 or bf16 (equal),
+// or fp8 e4m3 / e5m2 (any pair; then both operands K-major, m64nNk32 instructions).
 template <int M, int N, int K, int kWgM, int kWgN, bool kTransA, bool kTransB, int kSwzA, int kSwzB, typename T,
-          int kPending = 0>
-TL_DEVICE void wgmma_gemm_ss(const T* A, const T* B, float* C) {
-  constexpr int kMw = M / kWgM, kNw = N / kWgN, kMI = kMw / 64, kKS = K / 16;
-  static_assert(M % (64 * kWgM) == 0 && N % (8 * kWgN) == 0 && kNw <= 256 && K % 16 == 0, "wgmma tile does not split");
+          int kPending = 0, typename TB = T>
+TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C) {
+  constexpr bool kF8 = sizeof(T) == 1;
+  constexpr int kKI = kF8 ? 32 : 16;  // K per instruction
+  constexpr int kMw = M / kWgM, kNw = N / kWgN, kMI = kMw / 64, kKS = K / kKI;
+  static_assert(M % (64 * kWgM) == 0 && N % (8 * kWgN) == 0 && kNw <= 256 && K % kKI == 0, "wgmma tile does not split");
   constexpr bool kBF16 = is_same<T, bfloat16_t>::value;
-  static_assert(kBF16 || is_same<T, half_t>::value, "wgmma_gemm_ss: f16 or bf16 operands");
+  static_assert(kBF16 || is_same<T, half_t>::value || kF8, "wgmma_gemm_ss: f16, bf16 or fp8 operands");
+  static_assert(!kF8 || (!kTransA && kTransB && sizeof(TB) == 1), "fp8 wgmma: both operands K-major");
   const int wg = static_cast<int>(thread_linear()) / 128;
   if (wg >= kWgM * kWgN) return;
   const wgmma_detail::Operand<T, kTransA, kTransA ? K : M, kSwzA> a(A, (wg / kWgN) * kMw);
-  const wgmma_detail::Operand<T, !kTransB, kTransB ? N : K, kSwzB> b(B, (wg % kWgN) * kNw);
+  const wgmma_detail::Operand<TB, !kTransB, kTransB ? N : K, kSwzB> b(B, (wg % kWgN) * kNw);
   fence_proxy_async();
 #pragma unroll
   for (int i = 0; i < kMI * kNw / 2; ++i) fence_register(C[i]);
@@ -132,9 +148,15 @@ TL_DEVICE void wgmma_gemm_ss(const T* A, const T* B, float* C) {
 #pragma unroll
   for (int ks = 0; ks < kKS; ++ks)
 #pragma unroll
-    for (int mi = 0; mi < kMI; ++mi)
-      wgmma_ops::F32<kNw>::template ss<kBF16, kTransA ? 1 : 0, kTransB ? 0 : 1>(C + mi * (kNw / 2),
-                                                                                 a.at(64 * mi, 16 * ks), b.at(0, 16 * ks));
+    for (int mi = 0; mi < kMI; ++mi) {
+      if constexpr (kF8)
+        wgmma_ops::F8<kNw>::template ss<wgmma_detail::f8_code<T>::value, wgmma_detail::f8_code<TB>::value>(
+            C + mi * (kNw / 2), a.at(64 * mi, kKI * ks), b.at(0, kKI * ks));
+      else
+        wgmma_ops::F32<kNw>::template ss<kBF16, kTransA ? 1 : 0, kTransB ? 0 : 1>(C + mi * (kNw / 2),
+                                                                                   a.at(64 * mi, kKI * ks),
+                                                                                   b.at(0, kKI * ks));
+    }
   wgmma_commit();
   wgmma_wait<kPending>();
   if constexpr (kPending == 0) {

@@ -90,8 +90,39 @@ CudaKernelModule::CudaKernelModule(std::string cubin, CudaLaunchInfo info, size_
     for (const std::string& g : l.info.grid) l.grid.push_back(parse_expr(g, vars, {}, "<grid>"));
     l.static_grid = l.grid.size() == 3;
     for (size_t i = 0; i < l.grid.size() && l.static_grid; ++i) l.static_grid = is_const_int(l.grid[i], &l.static_extents[i]);
+    for (const CudaLaunchInfo::TensorMap& m : l.info.tensor_maps) {
+      auto st = std::make_unique<TensorMapState>();
+      if (m.param >= num_params_ || m.dims.size() != m.box.size() || m.strides.size() + 1 != m.box.size())
+        throw_error<ValueError>("corrupt cuda launch description: tensor map '", m.name, "'");
+      for (const std::string& d : m.dims) st->dims.push_back(parse_expr(d, vars, {}, "<tmap>"));
+      for (const std::string& d : m.strides) st->strides.push_back(parse_expr(d, vars, {}, "<tmap>"));
+      // Static shapes (the usual case): no expression evaluation at launch.
+      st->constant = true;
+      for (size_t d = 0; d < st->dims.size() && st->constant; ++d) {
+        int64_t v = 0;
+        st->constant = is_const_int(st->dims[d], &v);
+        st->const_dims[d] = static_cast<uint64_t>(v < 1 ? 1 : v);
+      }
+      for (size_t d = 0; d < st->strides.size() && st->constant; ++d) {
+        int64_t v = 0;
+        st->constant = is_const_int(st->strides[d], &v);
+        st->const_strides[d] = static_cast<uint64_t>(v);
+      }
+      l.tensor_maps.push_back(std::move(st));
+    }
     for (const CudaLaunchInfo::Param& p : l.info.params) {
       ParamPlan plan;
+      if (p.kind == "tmap") {
+        // "tmap:<i>": the i-th tensor map of this kernel, encoded at launch.
+        std::string index = p.source.rfind("tmap:", 0) == 0 ? p.source.substr(5) : "";
+        if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoul(index) >= l.tensor_maps.size())
+          throw_error<ValueError>("corrupt cuda launch description: parameter '", p.name, "' has source '", p.source, "'");
+        plan.kind = ParamPlan::kTensorMap;
+        plan.slot = std::stoul(index);
+        l.param_plan.push_back(plan);
+        continue;
+      }
       auto k = kinds.find(p.kind);
       if (k != kinds.end()) plan.kind = k->second;
       // "param:<i>" (a PrimFunc parameter) or "dyn:<j>" (a dynamic variable, after the parameters).
@@ -150,6 +181,11 @@ void CudaKernelModule::launch_one(size_t index, const std::vector<TLArg>& args, 
     for (size_t i = 0; i < slot_vars_.size(); ++i) env_vals[slot_vars_[i]] = args[i].i64;
     for (int i = 0; i < 3; ++i) g[i] = eval_index(l.grid[static_cast<size_t>(i)], env_vals);
   }
+  if (info.persistent) {  // one CTA per SM at most; the CTAs loop over the tiles
+    const int64_t sms = cuda_device_info(env.device_id).sm_count;
+    g[0] = std::min<int64_t>(g[0] * g[1] * g[2], sms > 0 ? sms : 1);
+    g[1] = g[2] = 1;
+  }
   for (int i = 0; i < 3; ++i) {
     if (g[i] <= 0) return;  // an empty grid (a zero-sized dimension): nothing to do
     if (g[i] > (i == 0 ? 2147483647LL : 65535LL))
@@ -177,8 +213,60 @@ void CudaKernelModule::launch_one(size_t index, const std::vector<TLArg>& args, 
     slots = heap_slots.data();
     ptrs = heap_ptrs.data();
   }
+  // Tensor maps: 128-byte parameters, re-encoded only when a tensor's pointer or shape changes.
+  constexpr size_t kStackMaps = 8;
+  struct alignas(64) MapBytes {
+    unsigned char b[128];
+  };
+  MapBytes stack_maps[kStackMaps];
+  std::vector<MapBytes> heap_maps;
+  MapBytes* maps = stack_maps;
+  if (l.tensor_maps.size() > kStackMaps) {
+    heap_maps.resize(l.tensor_maps.size());
+    maps = heap_maps.data();
+  }
+  if (!l.tensor_maps.empty()) {
+    std::map<Var, int64_t, VarLess> env_vals;  // filled only for a map with symbolic dims or strides
+    std::lock_guard<std::mutex> lock(tmap_mutex_);
+    for (size_t t = 0; t < l.tensor_maps.size(); ++t) {
+      TensorMapState& st = *l.tensor_maps[t];
+      const CudaLaunchInfo::TensorMap& m = info.tensor_maps[t];
+      void* ptr = args[m.param].ptr;
+      if (st.constant && st.valid && st.ptr == ptr) {  // the map of the last launch still holds
+        std::memcpy(maps[t].b, st.map, 128);
+        continue;
+      }
+      if (!st.constant && env_vals.empty())
+        for (size_t i = 0; i < slot_vars_.size(); ++i) env_vals[slot_vars_[i]] = args[i].i64;
+      uint64_t dims[5] = {0}, strides[5] = {0};
+      uint32_t box[5] = {0};
+      for (size_t d = 0; d < st.dims.size(); ++d) {
+        int64_t v = st.constant ? static_cast<int64_t>(st.const_dims[d]) : eval_index(st.dims[d], env_vals);
+        dims[d] = static_cast<uint64_t>(v < 1 ? 1 : v);
+        box[d] = static_cast<uint32_t>(m.box[d]);
+      }
+      for (size_t d = 0; d < st.strides.size(); ++d)
+        strides[d] = st.constant ? st.const_strides[d] : static_cast<uint64_t>(eval_index(st.strides[d], env_vals));
+      bool same = st.valid && st.ptr == ptr;
+      for (size_t d = 0; same && d < st.dims.size(); ++d) same = st.last_dims[d] == dims[d];
+      for (size_t d = 0; same && d < st.strides.size(); ++d) same = st.last_strides[d] == strides[d];
+      if (!same) {
+        cuda_encode_tensor_map(st.map, m.dtype, static_cast<int>(m.box.size()), ptr, dims, strides, box, m.swizzle,
+                               "argument " + std::to_string(m.param) + " of kernel '" + info.kernel_name + "'");
+        st.ptr = ptr;
+        std::copy(dims, dims + 5, st.last_dims);
+        std::copy(strides, strides + 5, st.last_strides);
+        st.valid = true;
+      }
+      std::memcpy(maps[t].b, st.map, 128);
+    }
+  }
   for (size_t i = 0; i < info.params.size(); ++i) {
     const ParamPlan& plan = l.param_plan[i];
+    if (plan.kind == ParamPlan::kTensorMap) {
+      ptrs[i] = maps[plan.slot].b;
+      continue;
+    }
     const TLArg& a = args[plan.slot];
     Slot* s = &slots[i];
     switch (plan.kind) {
@@ -197,6 +285,7 @@ void CudaKernelModule::launch_one(size_t index, const std::vector<TLArg>& args, 
       case ParamPlan::kBool: put_as<int8_t>(s, a.i64 != 0); break;
       case ParamPlan::kFloat64: put(s, &a.f64, 8); break;
       case ParamPlan::kFloat32: put_as<float>(s, a.f64); break;
+      case ParamPlan::kTensorMap: break;
       case ParamPlan::kUnsupported:
         throw_error<NotImplemented>("not implemented: a ", info.params[i].kind,
                                     " scalar kernel argument on target cuda ('", info.params[i].name, "')");

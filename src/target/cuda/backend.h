@@ -38,9 +38,19 @@ class CudaKernelModule : public KernelModule {
 
   // How one kernel parameter is passed, resolved from the launch description once at load.
   struct ParamPlan {
-    enum Kind : uint8_t { kPtr, kInt64, kInt32, kInt16, kInt8, kBool, kFloat64, kFloat32, kUnsupported };
+    enum Kind : uint8_t { kPtr, kInt64, kInt32, kInt16, kInt8, kBool, kFloat64, kFloat32, kTensorMap, kUnsupported };
     Kind kind = kUnsupported;
-    size_t slot = 0;  // the TLArg it reads
+    size_t slot = 0;  // the TLArg it reads (kTensorMap: the tensor map's index)
+  };
+  // A TMA tensor map of the kernel (CudaLaunchInfo::tensor_maps), with the last encoding.
+  struct TensorMapState {
+    std::vector<Expr> dims, strides;  // over slot_vars_
+    bool constant = false;            // dims and strides are constants (const_dims, const_strides)
+    uint64_t const_dims[5] = {0}, const_strides[5] = {0};
+    bool valid = false;
+    void* ptr = nullptr;
+    uint64_t last_dims[5] = {0}, last_strides[5] = {0};
+    alignas(64) unsigned char map[128];
   };
   // One __global__ of the function (a T.Kernel block), prepared at load.
   struct Launch {
@@ -49,6 +59,7 @@ class CudaKernelModule : public KernelModule {
     std::vector<Expr> grid;
     bool static_grid = false;  // every grid extent is a constant (static_extents)
     int64_t static_extents[3] = {1, 1, 1};
+    std::vector<std::unique_ptr<TensorMapState>> tensor_maps;  // one per info.tensor_maps entry
   };
   void launch_one(size_t index, const std::vector<TLArg>& args, const LaunchEnv& env);
 
@@ -58,6 +69,7 @@ class CudaKernelModule : public KernelModule {
   std::vector<Launch> launches_;  // the function's kernels in launch order
   std::vector<Var> slot_vars_;    // param_i / dyn_j, in TLArg order
   std::mutex mutex_;
+  std::mutex tmap_mutex_;  // guards every Launch's tensor_maps
   std::vector<std::unique_ptr<PerDevice>> devices_;
 };
 

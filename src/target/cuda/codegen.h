@@ -22,6 +22,9 @@ struct CudaLaunchInfo {
   std::vector<int64_t> block = {1, 1, 1};
   int64_t dyn_smem_bytes = 0;
   bool has_device_assert = false;
+  // A persistent kernel (warp_specialize): grid x is its number of tiles; the launch runs
+  // min(tiles, SM count) CTAs, which loop over the tiles (cuda.num_ctas() = gridDim.x).
+  bool persistent = false;
   // Kernel parameters in order: ("ptr"|"i32"|"i64"|"u32"|"u64"|"f32"|"f64"|"f16"|"bf16"|"bool"|..., name, source)
   // where source is "param:<index>" (a PrimFunc parameter) or "dyn:<index>" (a dynamic variable).
   struct Param {
@@ -32,6 +35,19 @@ struct CudaLaunchInfo {
   std::vector<Param> params;
   // The function's further T.Kernel blocks, launched after this one in order (same arguments).
   std::vector<CudaLaunchInfo> then;
+  // TMA tensor maps (parameters of kind "tmap", source "tmap:<index>"): the launcher encodes each
+  // with cuTensorMapEncodeTiled from the pointer of tensor parameter `param`, its dims and byte
+  // strides (IR expression text over the argument slots, innermost first; strides from the second
+  // dimension on), and the box (innermost first).
+  struct TensorMap {
+    std::string name;
+    size_t param = 0;
+    int dtype = 0;    // CUtensorMapDataType
+    int swizzle = 0;  // bytes: 0, 32, 64, 128
+    std::vector<int64_t> box;
+    std::vector<std::string> dims, strides;
+  };
+  std::vector<TensorMap> tensor_maps;
 
   std::string serialize() const;
   static CudaLaunchInfo parse(const std::string& text);

@@ -83,6 +83,9 @@ struct DriverApi {
   CUresult (*memcpy_dtoh)(void*, CUdeviceptr, size_t) = nullptr;
   CUresult (*memset_d8)(CUdeviceptr, unsigned char, size_t) = nullptr;
   CUresult (*pointer_get_attribute)(void*, int, CUdeviceptr) = nullptr;
+  // Optional (resolved when present; only TMA kernels need it).
+  CUresult (*tensor_map_encode_tiled)(void*, int, unsigned, void*, const unsigned long long*, const unsigned long long*,
+                                      const unsigned*, const unsigned*, int, int, int, int) = nullptr;
 };
 
 // TILELANG_CUDA_TRACE=1 logs every driver call and its result to stderr (flushed), so a crash
@@ -198,6 +201,8 @@ DriverApi& api() {
     sym(a.memset_d8, "cuMemsetD8", "cuMemsetD8_v2");
     sym(a.pointer_get_attribute, "cuPointerGetAttribute", "cuPointerGetAttribute");
     if (!missing.empty()) return fail("the CUDA driver " + a.path + " lacks " + missing);
+    sym(a.tensor_map_encode_tiled, "cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled");
+    missing.clear();  // optional entry points: an error only when used
     if (trace_enabled()) {
       std::fprintf(stderr, "[tl.cuda] driver %s, CUDA %d, entry points via %s\n", a.path.c_str(), a.version,
                    a.resolution.c_str());
@@ -547,6 +552,38 @@ void CudaModule::launch(void* fn, LaunchDims grid, LaunchDims block, int dynamic
        << "), block (" << block.x << ", " << block.y << ", " << block.z << "), " << dynamic_smem
        << " bytes of dynamic shared memory on device " << device_;
     check(r, "cuLaunchKernel", os.str());
+  }
+}
+
+void cuda_encode_tensor_map(void* out, int dtype, int rank, void* ptr, const uint64_t* dims, const uint64_t* strides,
+                            const uint32_t* box, int swizzle_bytes, const std::string& what) {
+  DriverApi& a = require_api();
+  if (!a.tensor_map_encode_tiled)
+    throw_error<RuntimeError>("the CUDA driver ", a.path, " has no cuTensorMapEncodeTiled (TMA needs CUDA 12.0+); ",
+                              "compile with TL_DISABLE_TMA_LOWER");
+  unsigned long long d[5], st[5];
+  unsigned b[5], es[5];
+  for (int i = 0; i < rank; ++i) {
+    d[i] = dims[i];
+    b[i] = box[i];
+    es[i] = 1;
+    if (i + 1 < rank) st[i] = strides[i];
+  }
+  const int swizzle = swizzle_bytes == 128 ? 3 : swizzle_bytes == 64 ? 2 : swizzle_bytes == 32 ? 1 : 0;
+  constexpr int kInterleaveNone = 0, kL2Promotion256B = 3, kOobFillZero = 0;
+  CUresult r = cu_call("cuTensorMapEncodeTiled", a.tensor_map_encode_tiled, out, dtype, static_cast<unsigned>(rank),
+                       ptr, d, st, b, es, kInterleaveNone, swizzle, kL2Promotion256B, kOobFillZero);
+  if (r != 0) {
+    std::ostringstream os;
+    os << "encoding the TMA tensor map of " << what << " (pointer " << ptr << ", dims";
+    for (int i = 0; i < rank; ++i) os << " " << dims[i];
+    os << ", byte strides";
+    for (int i = 0; i + 1 < rank; ++i) os << " " << strides[i];
+    os << ", box";
+    for (int i = 0; i < rank; ++i) os << " " << box[i];
+    os << ", swizzle " << swizzle_bytes << "): TMA needs a 16-byte aligned pointer and strides that are multiples "
+       << "of 16 bytes; compile with TL_DISABLE_TMA_LOWER for other tensors";
+    check(r, "cuTensorMapEncodeTiled", os.str());
   }
 }
 

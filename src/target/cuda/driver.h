@@ -107,6 +107,13 @@ class CudaModule {
   size_t error_slot_size_ = 0;
 };
 
+// Encodes a TMA tensor map (cuTensorMapEncodeTiled) into `out` (128 bytes, 64-byte aligned):
+// `rank` dimensions innermost first, `strides` in bytes for dimensions 1 .. rank-1, a box of
+// `box` elements, swizzle 0/32/64/128 bytes, zero fill outside the tensor, L2 promotion 256 B.
+// Throws RuntimeError naming `what` when the driver refuses.
+void cuda_encode_tensor_map(void* out, int dtype, int rank, void* ptr, const uint64_t* dims, const uint64_t* strides,
+                            const uint32_t* box, int swizzle_bytes, const std::string& what);
+
 // Formats a recorded device failure: "device_assert failed at kernel.py:12 in block (0, 1, 0),
 // thread (5, 0, 0): message".
 std::string format_device_error(const DeviceErrorRecord& rec, const std::string& kernel_name);

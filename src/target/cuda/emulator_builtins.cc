@@ -31,8 +31,8 @@ Template parse_template(const std::string& callee) {
 }
 
 void Emulator::barrier(const std::vector<char>& act, const char* what) {
-  for (char a : act)
-    if (!a) throw_error<RuntimeError>("emulator: ", what, " reached by only some threads of the block (a hang on the GPU)");
+  if (!whole_block(act))
+    throw_error<RuntimeError>("emulator: ", what, " reached by only some threads of the block (a hang on the GPU)");
   ++epoch_;
 }
 
@@ -82,6 +82,9 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
         atomic_update(kind, c->args[0], kind == "load" ? Val() : eval(c->args[1], t), t);
     return;
   }
+  if (op.rfind("cuda.mbarrier_", 0) == 0 || op == "cuda.tma_load" || op == "cuda.sync_all" ||
+      op == "cuda.fence_barrier_init" || op.rfind("cuda.setmaxnreg_", 0) == 0 || op.rfind("cuda.named_barrier_", 0) == 0)
+    return async_builtin(c, act);
   if (op == "cuda.cp_async_commit") {
     for (int64_t t = 0; t < threads_; ++t)
       if (act[static_cast<size_t>(t)]) {
@@ -197,11 +200,11 @@ void Emulator::collective_store(const BufferStoreNode* st, const CallNode* c, co
   for (int64_t x = 0; x < threads_; ++x)
     if (act[static_cast<size_t>(x)]) in[static_cast<size_t>(x)] = eval(c->args[1], x);
   if (c->op == "cuda.call_sync") {
-    for (char a : act)
-      if (!a) throw_error<RuntimeError>("emulator: a block-wide reduction reached by only some threads");
+    if (!whole_block(act)) throw_error<RuntimeError>("emulator: a block-wide reduction reached by only some threads");
     // ws[tid] = v; __syncthreads(); ... read ...; __syncthreads()
     if (c->args.size() > 3)
       for (int64_t x = 0; x < threads_; ++x) {
+        if (!act[static_cast<size_t>(x)]) continue;
         Val ws = address(c->args[3], x);
         shared_write(ws.mem, ws.off + x * t.element_bytes(), t.element_bytes(), x, false);
       }

@@ -17,6 +17,8 @@ DataType type_of_name(const std::string& n) {
   if (n == "tl::int8_t") return DataType::Int(8);
   if (n == "tl::uint8_t") return DataType::UInt(8);
   if (n == "int") return DataType::Int32();
+  if (n == "tl::fp8_e4m3_t") return DataType::F8E4M3();
+  if (n == "tl::fp8_e5m2_t") return DataType::F8E5M2();
   throw_error<NotImplemented>("not implemented: emulating mma on ", n);
 }
 
@@ -50,8 +52,8 @@ void Emulator::gemm(const CallNode* c, const Template& tp, const std::vector<cha
       break;
     }
   if (first < 0) return;
-  for (char a : act)
-    if (!a) throw_error<RuntimeError>("emulator: T.gemm executed by only some threads (mma.sync needs whole warps)");
+  if (!whole_block(act))
+    throw_error<RuntimeError>("emulator: T.gemm executed by only some threads (mma.sync needs whole warps)");
   // Operand matrices, A[m][k] and B[k][n].
   std::vector<double> A(static_cast<size_t>(M * K), 0.0), Bm(static_cast<size_t>(K * N), 0.0);
   auto tile_off = [](int64_t row, int64_t col, int64_t cols, bool swz, int64_t eb) {
@@ -157,9 +159,14 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
   const bool pending = tp.args.size() > ti + 1 && I(ti + 1) != 0;
   std::vector<std::pair<int64_t, int64_t>> reads;
   const DataType t = type_of_name(tp.args[ti]);
+  // fp8 pairs name B's type after kPending (it may differ from A's; same size).
+  const DataType tB = tp.args.size() > ti + 2 ? type_of_name(tp.args[ti + 2]) : t;
   const int64_t eb = t.element_bytes(), Mw = M / WM, Nw = N / WN, MI = Mw / 64, KS = K / 16;
-  for (char a : act)
-    if (!a) throw_error<RuntimeError>("emulator: T.gemm (wgmma) executed by only some threads");
+  if (t.is_fp8() && (ta || !tb)) throw_error<RuntimeError>("emulator: fp8 wgmma with an MN-major operand");
+  if (!whole_block(act)) throw_error<RuntimeError>("emulator: T.gemm (wgmma) executed by only some threads");
+  wgmma_issuer_ = -1;
+  for (int64_t th = 0; th < threads_ && wgmma_issuer_ < 0; ++th)
+    if (act[static_cast<size_t>(th)]) wgmma_issuer_ = th;
   // Element (row, col) of a stored tile with `rows` rows in a gmma layout of width `sw` bytes.
   auto gmma_off = [&](int64_t row, int64_t col, int64_t rows, int64_t sw) {
     int64_t panel = sw / eb, chunk = 16 / eb;
@@ -175,14 +182,14 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
                                 ", not a multiple of ", 8 * sw, " (its ", sw, "-byte swizzle)");
     return p;
   };
-  auto read = [&](const Val& p, int64_t off) {
+  auto read = [&](const Val& p, int64_t off, DataType et) {
     int64_t b = p.off + off * eb;
     check_range(p.mem, b, eb, "wgmma operand read");
     shared_read(p.mem, b, eb, -2);
     int64_t abs = (p.mem.base - smem_.data()) + b;
     if (!reads.empty() && reads.back().second == abs) reads.back().second += eb;
     else reads.push_back({abs, abs + eb});
-    return decode(t, p.mem.base + b).f;
+    return decode(et, p.mem.base + b).f;
   };
   std::vector<double> A(static_cast<size_t>(M * K), 0.0), Bm(static_cast<size_t>(K * N), 0.0);
   if (rs) {
@@ -202,12 +209,12 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
     Val p = operand(c->args[1], swa, "A");
     for (int64_t m = 0; m < M; ++m)
       for (int64_t k = 0; k < K; ++k)
-        A[static_cast<size_t>(m * K + k)] = ta ? read(p, gmma_off(k, m, K, swa)) : read(p, gmma_off(m, k, M, swa));
+        A[static_cast<size_t>(m * K + k)] = ta ? read(p, gmma_off(k, m, K, swa), t) : read(p, gmma_off(m, k, M, swa), t);
   }
   Val pb = operand(c->args[2], swb, "B");
   for (int64_t k = 0; k < K; ++k)
     for (int64_t n = 0; n < N; ++n)
-      Bm[static_cast<size_t>(k * N + n)] = tb ? read(pb, gmma_off(n, k, N, swb)) : read(pb, gmma_off(k, n, K, swb));
+      Bm[static_cast<size_t>(k * N + n)] = tb ? read(pb, gmma_off(n, k, N, swb), tB) : read(pb, gmma_off(k, n, K, swb), tB);
   for (int64_t th = 0; th < threads_; ++th) {
     int64_t wg = th / 128, w = (th % 128) / 32, lane = th % 32, g = lane / 4, tg = lane % 4;
     if (wg >= WM * WN) continue;

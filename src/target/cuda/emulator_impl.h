@@ -7,9 +7,17 @@
 //   emulator_builtins.cc     barriers, cp.async, vector/cast copies, device_assert, atomics and
 //                            tl::allreduce (the builtin and device calls a statement makes)
 //   emulator_gemm.cc         the mma.sync (include/tl/cuda/gemm.h) and wgmma (wgmma.h) GEMM contracts
+//   emulator_async.cc        warp-specialized kernels: the producer and consumer roles, mbarriers,
+//                            TMA copies (include/tl/cuda/tma.h) and the checks of their ordering
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -28,6 +36,35 @@ struct ByteState {
   int32_t r_thread = -1;
   int64_t r_epoch = -1;
   bool r_multi = false;
+  // Warp-specialized kernels: the mbarrier (shared byte offset) and phase a TMA copy that wrote the
+  // byte completed on, and the (thread, clock) of each thread that read it since.
+  int64_t tma_bar = -1;
+  int64_t tma_phase = 0;
+  std::vector<std::pair<int32_t, int32_t>> readers;
+};
+
+// An mbarrier (include/tl/cuda/tma.h): a phase completes when its pending arrivals reach zero and
+// no expected transaction byte is outstanding. For the ordering checks, each phase remembers the
+// (thread, clock) of its arrivals: a thread that waits for the phase learns them.
+struct MBarrier {
+  int64_t expected = 0, pending = 0, tx = 0, phase = 0;
+  std::vector<std::pair<int32_t, int32_t>> arrivals;
+  std::map<int64_t, std::vector<std::pair<int32_t, int32_t>>> released;  // completed phase -> arrivals
+};
+
+// The two warp roles of a warp-specialized kernel, run as coroutines (one std::thread each, one
+// running at a time): a role runs until it waits for an mbarrier phase that has not completed,
+// then hands over to the other. The producer starts (it runs as far ahead as the stages allow).
+struct RoleScheduler {
+  std::mutex mu;
+  std::condition_variable cv;
+  int running = -1;
+  bool done[2] = {false, false};
+  bool abort = false;
+  std::exception_ptr error;
+  int64_t progress = 0;              // mbarrier arrivals and completed transactions so far
+  int64_t blocked_at[2] = {-1, -1};  // `progress` when the role last blocked
+  std::vector<char> masks[2];
 };
 
 // A device function's spelling split into its name and template arguments:
@@ -46,6 +83,7 @@ class Emulator {
   Emulator(const PrimFunc& f, const std::vector<TLArg>& args) : f_(f), args_(args) {}
 
   EmulatorReport run();
+  const std::vector<std::string>& races() const { return report_.races; }
 
  private:
   // ---- grid and blocks (emulator_interpreter.cc) ----
@@ -82,6 +120,18 @@ class Emulator {
   void evaluate(const CallNode* c, const std::vector<char>& act, const Span& span);
   void collective_store(const BufferStoreNode* st, const CallNode* c, const std::vector<char>& act);
 
+  // ---- warp roles, mbarriers and TMA (emulator_async.cc) ----
+  void run_roles(const IfThenElseNode& roles, const std::vector<char>& act);
+  void handoff(int to);
+  void block_until(const std::function<bool()>& ready, const char* what);
+  bool whole_block(const std::vector<char>& act) const;
+  void async_builtin(const CallNode* c, const std::vector<char>& act);
+  MBarrier& mbarrier_at(const Expr& addr, const std::vector<char>& act, int64_t* key);
+  void mbarrier_arrive(MBarrier& b, int64_t t, int64_t tx);
+  void tma_load(const CallNode* c, const std::vector<char>& act);
+  void tma_write(const Mem& m, int64_t abs, int64_t t, int64_t bar, int64_t phase);
+  void ws_read_check(ByteState& s, int64_t b, const Mem& m, int64_t t);
+
   // ---- GEMM contracts (emulator_gemm.cc) ----
   void gemm(const CallNode* c, const Template& tp, const std::vector<char>& act);
   void wgmma_gemm(const CallNode* c, const Template& tp, const std::vector<char>& act);
@@ -102,6 +152,20 @@ class Emulator {
   std::unordered_map<const BufferNode*, std::vector<std::vector<uint8_t>>> local_;
   std::unordered_map<const BufferNode*, int64_t> smem_offset_;
   std::vector<std::pair<int64_t, int64_t>> wgmma_inflight_;  // shared byte ranges an in-flight wgmma reads
+  // Warp-specialized kernels (emulator_async.cc).
+  int64_t producer_threads_ = 0;
+  bool ws_ = false;
+  std::map<int64_t, MBarrier> mbars_;              // by shared byte offset
+  std::vector<int32_t> clock_;                     // per thread: mbarrier arrivals so far
+  std::vector<std::vector<int32_t>> known_;        // per thread: latest released clock of each thread
+  std::vector<std::map<int64_t, int64_t>> seen_;   // per thread: mbarrier -> phases known complete
+  int64_t wgmma_issuer_ = -1;                      // the thread a wgmma's operand reads count for
+  std::unique_ptr<RoleScheduler> sched_;
+  int cur_role_ = -1;                              // 0 consumer, 1 producer, -1 outside the roles
+  // Persistent kernels run this many CTAs (so that each loops over several tiles).
+  static constexpr int64_t kPersistentCtas = 3;
+  int64_t num_ctas_ = 1;
+  std::map<int64_t, int64_t> named_bars_;  // arrivals of the current generation of named barriers
 };
 
 }  // namespace tl::cuda_emu

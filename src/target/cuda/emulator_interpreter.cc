@@ -67,9 +67,20 @@ void Emulator::run_kernel(const KernelLaunchNode& kernel) {
     tdims.push_back(eval(t, 0).i);
     threads_ *= tdims.back();
   }
+  // Warp-specialized kernels launch a producer warpgroup after the (one-dimensional) consumers.
+  producer_threads_ = attr_int(k->attrs, "cuda.producer_threads", 0);
+  ws_ = producer_threads_ > 0;
+  if (ws_) {
+    if (tdims.size() != 1) throw_error<NotImplemented>("emulator: warp specialization of a multi-dimensional block");
+    tdims[0] += producer_threads_;
+    threads_ += producer_threads_;
+  }
   std::vector<int64_t> grid;
   for (const Expr& g : k->grid) grid.push_back(eval(g, 0).i);
   while (grid.size() < 3) grid.push_back(1);
+  // Persistent kernels: a few CTAs, each looping over several tiles (the launcher uses the SM count).
+  if (attr_bool(k->attrs, "cuda.persistent", false)) grid[0] = std::min<int64_t>(grid[0], kPersistentCtas);
+  num_ctas_ = grid[0];
   smem_bytes_ = attr_int(k->attrs, "dyn_smem_bytes", 0);
   int64_t panel = attr_int(k->attrs, "use_swizzle_panel", 0);
   bool row_order = attr_str(k->attrs, "use_swizzle_order", "row") == "row";
@@ -117,8 +128,18 @@ void Emulator::run_block(const KernelLaunchNode& k, const std::vector<int64_t>& 
     for (int64_t t = 0; t < threads_; ++t) vals[static_cast<size_t>(t)].i = (t / stride) % tdims[i];
     vars_[k.thread_vars[i].get()] = vals;
   }
+  if (ws_) {
+    mbars_.clear();
+    clock_.assign(static_cast<size_t>(threads_), 0);
+    known_.assign(static_cast<size_t>(threads_), std::vector<int32_t>(static_cast<size_t>(threads_), -1));
+    seen_.assign(static_cast<size_t>(threads_), {});
+  }
+  named_bars_.clear();
   std::vector<char> all(static_cast<size_t>(threads_), 1);
   exec(k.body, all);
+  for (const auto& [id, n] : named_bars_)
+    if (n) throw_error<RuntimeError>("emulator: named barrier ", id, " ends the block with ", n,
+                                     " arrivals of an incomplete generation (a hang on the GPU)");
 }
 
 // ---- variables --------------------------------------------------------------------------
@@ -294,6 +315,11 @@ Val Emulator::call(const CallNode* c, int64_t t) {
   if (op == "tl.atomic_add_scalar" || op == "tl.atomic_max_scalar" || op == "tl.atomic_min_scalar")
     return atomic_update(op.substr(10, 3), c->args[0], eval(c->args[1], t), t);
   if (op == "tl.atomic_load") return atomic_update("load", c->args[0], Val(), t);
+  if (op == "cuda.num_ctas") {
+    Val v;
+    v.i = num_ctas_;
+    return v;
+  }
   throw_error<NotImplemented>("emulator: call '", op, "'");
 }
 
@@ -307,6 +333,12 @@ void Emulator::exec(const Stmt& s, const std::vector<char>& act) {
     case StmtKind::kAttr: {
       const auto* a = s.as<AttrStmtNode>();
       if (a->key == "smem_offset") smem_offset_[a->body.as<AllocateNode>()->buffer.get()] = a->value.as_int();
+      if (a->key == "cuda.warp_specialize") {
+        const auto* roles = a->body.as<IfThenElseNode>();
+        TL_ICHECK(roles, "cuda.warp_specialize without its role branches");
+        run_roles(*roles, act);
+        return;
+      }
       exec(a->body, act);
       return;
     }

@@ -44,6 +44,7 @@ void Emulator::shared_read(const Mem& m, int64_t off, int64_t n, int64_t t) {
   int64_t base = m.base - smem_.data() + off;
   for (int64_t b = base; b < base + n; ++b) {
     ByteState& s = bytes_[static_cast<size_t>(b)];
+    if (ws_) ws_read_check(s, b, m, t);
     if (s.pending_async)
       race("thread " + std::to_string(t) + " reads '" + m.name + "' (shared byte " + std::to_string(b) +
            ") before the cp.async writing it was waited for");
@@ -78,6 +79,8 @@ void Emulator::shared_write(const Mem& m, int64_t off, int64_t n, int64_t t, boo
     s.w_thread = static_cast<int32_t>(t);
     s.w_epoch = epoch_;
     s.pending_async = async;
+    s.tma_bar = -1;
+    s.readers.clear();
   }
 }
 

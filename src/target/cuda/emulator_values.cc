@@ -64,6 +64,7 @@ float bf16_to_f32(uint16_t b) { return bits_f32(static_cast<uint32_t>(b) << 16);
 
 double round_to(DataType t, double v) {
   if (t == DataType::Float32()) return static_cast<float>(v);
+  if (t.is_fp8()) return fp8_to_double(t, double_to_fp8(t, v));
   if (t == DataType::Float(16)) return f16_to_f32(f32_to_f16(static_cast<float>(v)));
   if (t == DataType::BFloat16()) return bf16_to_f32(f32_to_bf16(static_cast<float>(v)));
   return v;
@@ -78,6 +79,37 @@ int64_t wrap_int(DataType t, int64_t v) {
   return static_cast<int64_t>(u);
 }
 
+double fp8_to_double(DataType t, uint8_t b) {
+  const bool e4m3 = t.code == DataType::kFloat8E4M3;
+  const int mbits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, emax = e4m3 ? 15 : 31;
+  const int e = (b & 0x7F) >> mbits, m = b & ((1 << mbits) - 1);
+  const double sign = (b & 0x80) ? -1.0 : 1.0;
+  if (e4m3 && e == emax && m == (1 << mbits) - 1) return std::nan("");
+  if (!e4m3 && e == emax) return m ? std::nan("") : sign * HUGE_VAL;
+  if (e == 0) return sign * std::ldexp(m, 1 - bias - mbits);
+  return sign * std::ldexp((1 << mbits) + m, e - bias - mbits);
+}
+
+uint8_t double_to_fp8(DataType t, double v) {
+  // Round to nearest even over the finite codes; saturate to the largest finite value (PTX
+  // .satfinite, as include/tl/cuda/types.h); NaN stays NaN.
+  const bool e4m3 = t.code == DataType::kFloat8E4M3;
+  if (std::isnan(v)) return 0x7F;
+  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  const double a = std::fabs(v);
+  const int max_code = e4m3 ? 0x7E : 0x7B;
+  int best = 0;
+  double best_err = a;
+  for (int c = 1; c <= max_code; ++c) {
+    double err = std::fabs(fp8_to_double(t, static_cast<uint8_t>(c)) - a);
+    if (err < best_err || (err == best_err && (c & 1) == 0)) {
+      best = c;
+      best_err = err;
+    }
+  }
+  return static_cast<uint8_t>(sign | best);
+}
+
 // ---- memory ---------------------------------------------------------------------------------------
 Val decode(DataType t, const uint8_t* p) {
   Val v;
@@ -88,6 +120,8 @@ Val decode(DataType t, const uint8_t* p) {
       else v.f = f16_to_f32(*reinterpret_cast<const uint16_t*>(p));
       break;
     case DataType::kBFloat: v.f = bf16_to_f32(*reinterpret_cast<const uint16_t*>(p)); break;
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2: v.f = fp8_to_double(t, *p); break;
     case DataType::kBool: v.i = *p != 0; break;
     case DataType::kInt:
     case DataType::kUInt: {
@@ -120,6 +154,8 @@ void encode(DataType t, const Val& v, uint8_t* p) {
       break;
     }
     case DataType::kBool: *p = v.i != 0; break;
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2: *p = double_to_fp8(t, v.f); break;
     case DataType::kInt:
     case DataType::kUInt: std::memcpy(p, &v.i, static_cast<size_t>(t.bits / 8)); break;
     default: throw_error<NotImplemented>("not implemented: emulating ", t.str(), " memory");

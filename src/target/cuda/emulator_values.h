@@ -18,7 +18,12 @@ float f16_to_f32(uint16_t h);
 uint16_t f32_to_bf16(float f);  // round to nearest even; NaN stays quiet NaN
 float bf16_to_f32(uint16_t b);
 
-// `v` rounded to the float type `t` (f32, f16, bf16); other types unchanged.
+// float8 e4m3 / e5m2 values (NaN and, for e5m2, infinities included) and rounding to them (nearest
+// even, saturating to the largest finite value like PTX .satfinite; NaN stays NaN).
+double fp8_to_double(DataType t, uint8_t b);
+uint8_t double_to_fp8(DataType t, double v);
+
+// `v` rounded to the float type `t` (f32, f16, bf16, fp8); other types unchanged.
 double round_to(DataType t, double v);
 // `v` wrapped to the integer type `t` (two's complement, sign-extended for signed types).
 int64_t wrap_int(DataType t, int64_t v);

@@ -63,6 +63,13 @@ bool cuda_const_bounds(const Expr& e, const std::map<Var, Range, VarLess>& range
     return true;
   }
   int64_t a0, a1, b0, b1;
+  // floormod by a positive constant lies in [0, c - 1] whatever the dividend (persistent kernels'
+  // tile indices are unbounded before it).
+  if (b->op == BinOp::kFloorMod && is_const_int(b->b, &b0) && b0 > 0 && !cuda_const_bounds(b->a, ranges, &a0, &a1)) {
+    *lo = 0;
+    *hi = b0 - 1;
+    return true;
+  }
   if (!cuda_const_bounds(b->a, ranges, &a0, &a1) || !cuda_const_bounds(b->b, ranges, &b0, &b1)) return false;
   switch (b->op) {
     case BinOp::kAdd: *lo = a0 + b0; *hi = a1 + b1; return true;

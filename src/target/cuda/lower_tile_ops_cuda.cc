@@ -200,8 +200,11 @@ class KernelLowerer : public StmtMutator {
       }
       ctx.tid = tid;
     }
+    // A warp-specialized kernel (warp_specialize) launches a producer warpgroup beyond the
+    // threads its layouts are made for; the consumers' branch narrows the range again.
+    const int64_t producers = attr_int(k->attrs, "cuda.producer_threads", 0);
     for (size_t i = 0; i < k->thread_vars.size() && i < dims.size(); ++i)
-      ctx.ranges[k->thread_vars[i]] = Range(make_int(0), make_int(dims[i]));
+      ctx.ranges[k->thread_vars[i]] = Range(make_int(0), make_int(dims[i] + (i == 0 ? producers : 0)));
     for (size_t i = 0; i < k->block_vars.size() && i < k->grid.size(); ++i)
       ctx.ranges[k->block_vars[i]] = Range(make_int(0), k->grid[i]);
     bool wgmma = pc_.target.arch == "sm_90a" && !config_bool(pc_.configs, "tl.disable_wgmma");

@@ -8,6 +8,7 @@
 #include "transform/insert_thread_sync.h"
 #include "transform/plan_shared_memory.h"
 #include "transform/reroll_loops.h"
+#include "transform/warp_specialize.h"
 
 namespace tl {
 
@@ -16,6 +17,7 @@ PrimFunc lower_cuda(const PrimFunc& f, PassContext& ctx) {
   r.run("config_index_bitwidth", config_index_bitwidth);  // int64 where indices can exceed int32
   r.run("cuda.expand_tile_ops", expand_cuda_tile_ops);
   r.run("legalize_safe_memory_access", legalize_safe_memory_access);
+  r.run("warp_specialize", warp_specialize);  // sm_90a: TMA producer warpgroup + mbarriers
   r.run("inject_pipeline", inject_pipeline);
   r.run("cuda.lower_tile_ops", lower_cuda_tile_ops);
   r.run("plan_shared_memory", plan_shared_memory);

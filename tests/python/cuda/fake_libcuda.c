@@ -136,6 +136,22 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { REQUIRE(g_cur
 CUresult cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) { REQUIRE(g_current, 201); memcpy(d, (void*)(uintptr_t)s, n); return 0; }
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { REQUIRE(g_current, 201); memset((void*)(uintptr_t)d, v, n); return 0; }
 CUresult cuPointerGetAttribute(void* out, int attr, CUdeviceptr p) { return 1; }
+/* Tensor maps: the first 8 bytes hold the global address (what a launch records of the parameter),
+ * then the two innermost dims and the number of this encode. */
+static int g_tmap_encodes = 0;
+CUresult cuTensorMapEncodeTiled(void* map, int dtype, unsigned rank, void* addr, const unsigned long long* dims,
+                                const unsigned long long* strides, const unsigned* box, const unsigned* es,
+                                int interleave, int swizzle, int l2, int oob) {
+  REQUIRE(map && ((uintptr_t)map % 64) == 0 && addr && rank >= 1 && rank <= 5 && dims && box && es, 1);
+  REQUIRE(rank == 1 || strides, 1);
+  uint64_t* w = map;
+  memset(map, 0, 128);
+  w[0] = (uint64_t)(uintptr_t)addr;
+  w[1] = dims[0];
+  w[2] = rank > 1 ? dims[1] : 0;
+  w[3] = (uint64_t)++g_tmap_encodes;
+  return 0;
+}
 
 /* The 12.0 ABI of every entry point, as a real driver hands it out. */
 CUresult cuGetProcAddress_v2(const char* sym, void** pfn, int version, unsigned long long flags, int* status) {
@@ -151,6 +167,7 @@ CUresult cuGetProcAddress_v2(const char* sym, void** pfn, int version, unsigned 
       {"cuMemAlloc", (void*)cuMemAlloc_v2}, {"cuMemFree", (void*)cuMemFree_v2},
       {"cuMemcpyHtoD", (void*)cuMemcpyHtoD_v2}, {"cuMemcpyDtoH", (void*)cuMemcpyDtoH_v2},
       {"cuMemsetD8", (void*)cuMemsetD8_v2}, {"cuPointerGetAttribute", (void*)cuPointerGetAttribute},
+      {"cuTensorMapEncodeTiled", (void*)cuTensorMapEncodeTiled},
   };
   REQUIRE(sym && pfn && version >= 12000, 1);
   for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); ++i)
@@ -166,6 +183,7 @@ CUresult cuGetProcAddress_v2(const char* sym, void** pfn, int version, unsigned 
 
 /* Test hooks. */
 void fake_set_nargs(int n) { g_nargs_hint = n; }
+int fake_tmap_encodes(void) { return g_tmap_encodes; }
 void fake_last_launch(unsigned* grid, unsigned* block, unsigned* smem, uint64_t* args) {
   memcpy(grid, g_grid, sizeof(g_grid));
   memcpy(block, g_block, sizeof(g_block));

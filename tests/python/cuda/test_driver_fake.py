@@ -129,3 +129,47 @@ def test_module_launch_marshals_arguments_and_reports_asserts(fake_driver):
         del mod
         print("ok")
     """)
+
+
+@pytest.mark.skipif(not has_nvrtc(), reason="NVRTC not available")
+def test_tensor_maps_are_encoded_only_when_a_tensor_changes(fake_driver):
+    """Warp-specialized kernels take TMA tensor maps encoded at launch: each is encoded at the first
+    launch and again only when its tensor's pointer (or, for symbolic shapes, its dims) changes;
+    the launch passes the map of the tensor it was given."""
+    run_with_fake(fake_driver, """
+        sys.path.insert(0, os.path.join(os.environ["TL_ROOT"], "tests", "python", "cuda"))
+        import cuda_kernels as K
+        from cuda_util import build
+        fake.fake_tmap_encodes.restype = ctypes.c_int
+        grid = (ctypes.c_uint * 3)(); block = (ctypes.c_uint * 3)(); smem = ctypes.c_uint(); args = (ctypes.c_uint64 * 16)()
+
+        def launch(kern, slots):
+            kern.launch(slots)
+            fake.fake_last_launch(grid, block, ctypes.byref(smem), args)
+
+        b = build(K.matmul(256, 256, 256, 128, 128, 64, num_stages=3, threads=256), "sm_90a")
+        assert "tmap" in b["meta"], b["meta"]
+        kern = cuda.Kernel(b["cubin"], b["meta"], b["num_params"], b["num_dyn"])
+        fake.fake_set_nargs(5)
+        A, B, C, A2 = 0x100000, 0x200000, 0x300000, 0x400000
+        launch(kern, [("ptr", A), ("ptr", B), ("ptr", C)])
+        assert fake.fake_tmap_encodes() == 2 and list(args[:5]) == [A, B, C, A, B], list(args[:5])
+        assert block[0] == 384, list(block)
+        launch(kern, [("ptr", A), ("ptr", B), ("ptr", C)])
+        assert fake.fake_tmap_encodes() == 2 and list(args[3:5]) == [A, B]
+        launch(kern, [("ptr", A2), ("ptr", B), ("ptr", C)])
+        assert fake.fake_tmap_encodes() == 3 and list(args[3:5]) == [A2, B], list(args[3:5])
+
+        f = K.matmul_dynamic_m(128, 128, block_M=64, block_N=128, block_K=64, num_stages=3)
+        b = build(f, "sm_90a")
+        kern = cuda.Kernel(b["cubin"], b["meta"], b["num_params"], b["num_dyn"])
+        n0 = fake.fake_tmap_encodes()
+        launch(kern, [("ptr", A), ("ptr", B), ("ptr", C), ("i64", 64)])
+        n1 = fake.fake_tmap_encodes()
+        assert n1 - n0 == 2, (n0, n1)
+        launch(kern, [("ptr", A), ("ptr", B), ("ptr", C), ("i64", 64)])
+        assert fake.fake_tmap_encodes() == n1
+        launch(kern, [("ptr", A), ("ptr", B), ("ptr", C), ("i64", 100)])  # A's map has m rows
+        assert fake.fake_tmap_encodes() == n1 + 1
+        print("ok")
+    """)

@@ -33,7 +33,7 @@ def run(kind, func, *args):
     else:
         r = EmuRunner(func)
     outs = r(*args)
-    if kind == "emu":
+    if kind in ("emu", "emu_sm90a"):
         assert r.report["races"] == [], r.report["races"]
     return outs, r
 
@@ -240,13 +240,21 @@ def test_flash_attention(kind, causal, dim, tile):
 @requires_nvrtc
 def test_sm90a_gemm_instruction_choice():
     gemm = K.matmul(256, 256, 128, 128, 256, 64, threads=256)
-    src = build(gemm, "sm_90a")["source"]
-    # Pipelined (3 stages): the GEMM stays in flight for one iteration, drained after the loop, and
-    # the refill targets the stage read two iterations ago.
-    assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t, 1>" in src
-    assert "tl::wgmma_drain<128>" in src and "tl::cp_async_wait<0>();" in src
-    assert "tl::gemm_ss<" not in src
-    sync = build(gemm, "sm_90a", configs={"tl.disable_wgmma_async": True})["source"]
+    # Default: warp-specialized, a TMA producer warpgroup (384 threads) filling mbarrier-guarded
+    # stages; the GEMM stays in flight for one iteration and releases the stage read before.
+    ws = build(gemm, "sm_90a")["source"]
+    assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t, 1>" in ws
+    assert "tl::wgmma_drain<128>" in ws and "tl::tma_load(tl_tmap_0" in ws and "tl::mbarrier_wait(" in ws
+    assert "__launch_bounds__(384, 1)" in ws and "cp_async" not in ws and "tl::gemm_ss<" not in ws
+    assert "param tmap tl_tmap_1 tmap:1" in ws
+    # Without warp specialization (or TMA): cp.async stages; the refill targets the stage read two
+    # iterations ago.
+    for off_ws in ({"tl.disable_warp_specialized": True}, {"tl.disable_tma_lower": True}):
+        src = build(gemm, "sm_90a", configs=off_ws)["source"]
+        assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t, 1>" in src
+        assert "tl::wgmma_drain<128>" in src and "tl::cp_async_wait<0>();" in src
+        assert "tma_load" not in src and "__launch_bounds__(256)" in src
+    sync = build(gemm, "sm_90a", configs={"tl.disable_wgmma_async": True, "tl.disable_warp_specialized": True})["source"]
     assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t>" in sync
     assert "wgmma_drain" not in sync and "tl::cp_async_wait<1>();" in sync
     off = build(gemm, "sm_90a", configs={"tl.disable_wgmma": True})["source"]

@@ -26,6 +26,7 @@ SMALL = {
     "reduce": dict(M=75, N=96, block_M=16),
     "cumsum": dict(M=45, N=70, block=16),
     "flash_attention": dict(batch=1, heads=2, seq_len=100, dim=32, block_M=64, block_N=64),
+    "mla_decode": dict(batch=2, heads=64, kv_len=100, dim=64, pe_dim=32, block_N=64, block_H=64),
 }
 
 
@@ -110,3 +111,9 @@ def test_example_kernels_compile_for_cuda(name, capsys, monkeypatch):
     monkeypatch.setattr(jit_module, "compile", compile_for_cuda_too)
     load(name).main(**SMALL[name], target="cpu")
     assert archs and "Kernel Output Match!" in capsys.readouterr().out
+
+
+def test_mla_decode_paged_cache_matches_reference(capsys):
+    """examples/mla_decode with a paged cache (shuffled pages, the last one partly used) on cpu."""
+    load("mla_decode").main(**dict(SMALL["mla_decode"], page_size=64), target="cpu")
+    assert capsys.readouterr().out.strip().endswith("Kernel Output Match!")

@@ -1,0 +1,323 @@
+// The cuda emulator's warp-specialized kernels (src/transform/warp_specialize.h): the consumer and
+// producer roles run as coroutines, mbarriers complete phases from arrivals and transaction bytes,
+// and TMA copies move boxes of global tensors into swizzled shared memory (include/tl/cuda/tma.h).
+//
+// Ordering checks, on top of the barrier-epoch race checker of emulator_memory.cc:
+//   - a read of shared bytes a TMA copy wrote must come after a wait that saw the mbarrier phase
+//     the copy completed on (by the reading thread; for a wgmma, by the thread that issued it);
+//   - a TMA copy may overwrite bytes other threads read only after those threads released them:
+//     each thread counts its mbarrier arrivals (its clock); a phase remembers the clocks of its
+//     arrivals, and a thread that waits for the phase learns them; the thread issuing the copy
+//     must have learnt, for every reader, a clock at or after its read;
+//   - a TMA copy into bytes an in-flight wgmma still reads is a race (as for any write);
+//   - an mbarrier wait that can never complete (both roles blocked with no progress, or the
+//     other role finished) is an error: the kernel would hang.
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "target/cuda/emulator_impl.h"
+
+namespace tl::cuda_emu {
+
+namespace {
+
+struct AbortRole {};  // unwinds a role when the other one failed
+
+}  // namespace
+
+bool Emulator::whole_block(const std::vector<char>& act) const {
+  if (sched_ && cur_role_ >= 0) return act == sched_->masks[cur_role_];
+  for (char a : act)
+    if (!a) return false;
+  return true;
+}
+
+void Emulator::run_roles(const IfThenElseNode& roles, const std::vector<char>& act) {
+  if (sched_) throw_error<NotImplemented>("emulator: nested warp specialization");
+  sched_ = std::make_unique<RoleScheduler>();
+  RoleScheduler& sc = *sched_;
+  sc.masks[0].assign(act.size(), 0);
+  sc.masks[1].assign(act.size(), 0);
+  for (int64_t t = 0; t < threads_; ++t)
+    if (act[static_cast<size_t>(t)]) sc.masks[eval(roles.cond, t).i ? 0 : 1][static_cast<size_t>(t)] = 1;
+  const Stmt bodies[2] = {roles.then_case, roles.else_case};
+  // The roles run interleaved over one variable table: they must not bind the same variables.
+  std::set<const VarNode*> bound[2];
+  for (int r = 0; r < 2; ++r)
+    post_order_visit(bodies[r], [&](const Stmt& x) {
+      if (const auto* f = x.as<ForNode>()) bound[r].insert(f->var.get());
+      if (const auto* l = x.as<LetStmtNode>()) bound[r].insert(l->var.get());
+    });
+  for (const VarNode* v : bound[0])
+    if (bound[1].count(v))
+      throw_error<NotImplemented>("emulator: both warp roles bind variable '", v->name, "'");
+  auto role = [&](int r) {
+    {
+      std::unique_lock<std::mutex> lock(sc.mu);
+      sc.cv.wait(lock, [&] { return sc.running == r; });
+    }
+    try {
+      if (!sc.abort) exec(bodies[r], sc.masks[r]);
+    } catch (const AbortRole&) {
+    } catch (...) {
+      if (!sc.error) sc.error = std::current_exception();
+      sc.abort = true;
+    }
+    std::lock_guard<std::mutex> lock(sc.mu);
+    sc.done[r] = true;
+    sc.running = sc.done[1 - r] ? -1 : 1 - r;
+    cur_role_ = sc.running;
+    sc.cv.notify_all();
+  };
+  std::thread consumer(role, 0), producer(role, 1);
+  {
+    std::unique_lock<std::mutex> lock(sc.mu);
+    sc.running = 1;  // the producer first: it runs ahead until the stages are full
+    cur_role_ = 1;
+    sc.cv.notify_all();
+    sc.cv.wait(lock, [&] { return sc.done[0] && sc.done[1]; });
+  }
+  consumer.join();
+  producer.join();
+  std::exception_ptr err = sc.error;
+  sched_.reset();
+  cur_role_ = -1;
+  if (err) std::rethrow_exception(err);
+}
+
+void Emulator::handoff(int to) {
+  RoleScheduler& sc = *sched_;
+  const int me = cur_role_;
+  std::unique_lock<std::mutex> lock(sc.mu);
+  sc.running = to;
+  cur_role_ = to;
+  sc.cv.notify_all();
+  sc.cv.wait(lock, [&] { return sc.running == me; });
+  cur_role_ = me;
+  if (sc.abort) throw AbortRole();
+}
+
+void Emulator::block_until(const std::function<bool()>& ready, const char* what) {
+  if (ready()) return;
+  if (!sched_ || cur_role_ < 0)
+    throw_error<RuntimeError>("emulator: ", what, " that never completes (no other warp role runs): the kernel hangs");
+  RoleScheduler& sc = *sched_;
+  const int me = cur_role_, other = 1 - me;
+  while (!ready()) {
+    if (sc.done[other] || (sc.blocked_at[me] == sc.progress && sc.blocked_at[other] == sc.progress))
+      throw_error<RuntimeError>("emulator: ", what, " that never completes (the ", me ? "producer" : "consumers",
+                                " wait while the ", me ? "consumers" : "producer",
+                                sc.done[other] ? " finished" : " wait too): the kernel hangs");
+    sc.blocked_at[me] = sc.progress;
+    handoff(other);
+  }
+  sc.blocked_at[me] = -1;
+}
+
+MBarrier& Emulator::mbarrier_at(const Expr& addr, const std::vector<char>& act, int64_t* key) {
+  int64_t k = -1;
+  for (int64_t t = 0; t < threads_; ++t) {
+    if (!act[static_cast<size_t>(t)]) continue;
+    Val a = address(addr, t);
+    if (a.mem.space != Space::kShared) throw_error<RuntimeError>("emulator: an mbarrier outside shared memory");
+    int64_t abs = (a.mem.base - smem_.data()) + a.off;
+    if (abs % 8) throw_error<RuntimeError>("emulator: an mbarrier at shared byte ", abs, ", not 8-byte aligned");
+    if (k >= 0 && k != abs) throw_error<NotImplemented>("emulator: threads name different mbarriers in one operation");
+    k = abs;
+  }
+  *key = k;
+  auto it = mbars_.find(k);
+  if (it == mbars_.end()) throw_error<RuntimeError>("emulator: mbarrier at shared byte ", k, " used before its init");
+  return it->second;
+}
+
+void Emulator::mbarrier_arrive(MBarrier& b, int64_t t, int64_t tx) {
+  b.tx += tx;
+  if (t >= 0) {
+    b.arrivals.push_back({static_cast<int32_t>(t), clock_[static_cast<size_t>(t)]});
+    ++clock_[static_cast<size_t>(t)];
+    if (--b.pending < 0) throw_error<RuntimeError>("emulator: more mbarrier arrivals than its count");
+  }
+  if (sched_) ++sched_->progress;
+  if (b.pending == 0 && b.tx == 0) {
+    b.released[b.phase] = std::move(b.arrivals);
+    b.arrivals.clear();
+    b.released.erase(b.released.begin(), b.released.lower_bound(b.phase - 4));
+    ++b.phase;
+    b.pending = b.expected;
+  }
+}
+
+void Emulator::async_builtin(const CallNode* c, const std::vector<char>& act) {
+  const std::string& op = c->op;
+  auto first_active = [&] {
+    for (int64_t t = 0; t < threads_; ++t)
+      if (act[static_cast<size_t>(t)]) return t;
+    return int64_t(-1);
+  };
+  if (op == "cuda.sync_all") return barrier(act, "__syncthreads()");
+  if (op == "cuda.fence_barrier_init" || op == "cuda.setmaxnreg_inc" || op == "cuda.setmaxnreg_dec") return;
+  if (op == "cuda.mbarrier_init") {
+    for (int64_t t = 0; t < threads_; ++t) {
+      if (!act[static_cast<size_t>(t)]) continue;
+      Val a = address(c->args[0], t);
+      int64_t abs = (a.mem.base - smem_.data()) + a.off;
+      MBarrier b;
+      b.expected = b.pending = eval(c->args[1], t).i;
+      mbars_[abs] = b;
+    }
+    return;
+  }
+  if (op == "cuda.tma_load") return tma_load(c, act);
+  if (op == "cuda.named_barrier_sync" || op == "cuda.named_barrier_arrive") {
+    // Lockstep execution cannot show the order a named barrier imposes between warpgroups (the
+    // ping-pong barriers only order work, the data each warpgroup touches is its own); what is
+    // checked is that every generation of the barrier gets exactly its thread count.
+    for (int64_t t = 0; t < threads_; ++t) {
+      if (!act[static_cast<size_t>(t)]) continue;
+      const int64_t id = eval(c->args[0], t).i, count = eval(c->args[1], t).i;
+      int64_t& n = named_bars_[id];
+      if (++n == count) n = 0;
+    }
+    return;
+  }
+  int64_t key = -1;
+  MBarrier& b = mbarrier_at(c->args[0], act, &key);
+  if (op == "cuda.mbarrier_arrive" || op == "cuda.mbarrier_expect_tx") {
+    for (int64_t t = 0; t < threads_; ++t)
+      if (act[static_cast<size_t>(t)])
+        mbarrier_arrive(b, t, op == "cuda.mbarrier_expect_tx" ? eval(c->args[1], t).i : 0);
+    return;
+  }
+  if (op == "cuda.mbarrier_wait") {
+    const int64_t t0 = first_active();
+    const int64_t parity = eval(c->args[1], t0).i & 1;
+    for (int64_t t = 0; t < threads_; ++t)
+      if (act[static_cast<size_t>(t)] && (eval(c->args[1], t).i & 1) != parity)
+        throw_error<NotImplemented>("emulator: threads wait for different mbarrier phases in one operation");
+    block_until([&] { return (b.phase & 1) != parity; }, "an mbarrier wait");
+    // The latest completed phase of this parity (none yet: the wait on a fresh barrier's parity 1).
+    const int64_t j = ((b.phase - 1) & 1) == parity ? b.phase - 1 : b.phase - 2;
+    if (j < 0) return;
+    auto rel = b.released.find(j);
+    for (int64_t t = 0; t < threads_; ++t) {
+      if (!act[static_cast<size_t>(t)]) continue;
+      int64_t& s = seen_[static_cast<size_t>(t)][key];
+      s = std::max(s, j + 1);
+      if (rel == b.released.end()) continue;
+      std::vector<int32_t>& k = known_[static_cast<size_t>(t)];
+      for (const auto& [u, cu] : rel->second) k[static_cast<size_t>(u)] = std::max(k[static_cast<size_t>(u)], cu);
+    }
+    return;
+  }
+  throw_error<NotImplemented>("emulator: builtin ", op);
+}
+
+void Emulator::tma_load(const CallNode* c, const std::vector<char>& act) {
+  const auto* tl = c->args[0].as<BufferLoadNode>();
+  TL_ICHECK(tl, "cuda.tma_load without its tensor");
+  const Buffer& g = tl->buffer;
+  const int64_t swz = get_const_int(c->args[3], "swizzle"), rank = get_const_int(c->args[4], "rank");
+  const int64_t eb = g.dtype().element_bytes();
+  if (rank != static_cast<int64_t>(g.ndim())) throw_error<RuntimeError>("emulator: TMA rank differs from the tensor's");
+  std::vector<int64_t> box(static_cast<size_t>(rank));
+  int64_t total = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    box[static_cast<size_t>(d)] = get_const_int(c->args[5 + static_cast<size_t>(d)], "box");
+    total *= box[static_cast<size_t>(d)];
+  }
+  if ((box[0] * eb) % 16 || (swz && box[0] * eb > swz))
+    throw_error<RuntimeError>("emulator: TMA box rows of ", box[0] * eb, " bytes with a ", swz, "-byte swizzle");
+  for (int64_t t = 0; t < threads_; ++t) {
+    if (!act[static_cast<size_t>(t)]) continue;
+    int64_t key = -1;
+    std::vector<char> one(act.size(), 0);
+    one[static_cast<size_t>(t)] = 1;
+    MBarrier& bar = mbarrier_at(c->args[2], one, &key);
+    Val dst = address(c->args[1], t);
+    if (dst.mem.space != Space::kShared) throw_error<RuntimeError>("emulator: TMA destination not in shared memory");
+    const int64_t abs = (dst.mem.base - smem_.data()) + dst.off;
+    const int64_t align = swz ? 8 * swz : 128;
+    if (abs % align)
+      throw_error<RuntimeError>("emulator: TMA destination '", dst.mem.name, "' at shared byte ", abs,
+                                ", not a multiple of ", align);
+    check_range(dst.mem, dst.off, total * eb, "TMA write");
+    std::vector<int64_t> coord(static_cast<size_t>(rank)), dims(static_cast<size_t>(rank)),
+        strides(static_cast<size_t>(rank));
+    std::vector<Expr> st = g.effective_strides();
+    for (int64_t d = 0; d < rank; ++d) {
+      coord[static_cast<size_t>(d)] = eval(c->args[5 + static_cast<size_t>(rank + d)], t).i;
+      dims[static_cast<size_t>(d)] = eval(g.shape()[static_cast<size_t>(rank - 1 - d)], t).i;
+      strides[static_cast<size_t>(d)] = eval(st[static_cast<size_t>(rank - 1 - d)], t).i;
+    }
+    const Mem& gm = global_.at(g.get());
+    const int64_t sw_bits = swz == 128 ? 3 : swz == 64 ? 2 : swz == 32 ? 1 : 0;
+    std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+    for (int64_t e = 0; e < total; ++e) {
+      int64_t rest = e, goff = 0;
+      bool in = true;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t i = rest % box[static_cast<size_t>(d)] + coord[static_cast<size_t>(d)];
+        rest /= box[static_cast<size_t>(d)];
+        in = in && i >= 0 && i < dims[static_cast<size_t>(d)];
+        goff += i * strides[static_cast<size_t>(d)];
+      }
+      int64_t a = abs + e * eb;
+      if (sw_bits) a ^= ((a >> 7) & ((int64_t(1) << sw_bits) - 1)) << 4;
+      uint8_t* out = smem_.data() + a;
+      if (in) {
+        check_range(gm, goff * eb, eb, "TMA read");
+        std::memcpy(out, gm.base + goff * eb, static_cast<size_t>(eb));
+      } else {
+        std::memset(out, 0, static_cast<size_t>(eb));
+      }
+      for (int64_t b = a; b < a + eb; ++b) tma_write(dst.mem, b, t, key, bar.phase);
+    }
+    mbarrier_arrive(bar, -1, -total * eb);
+  }
+}
+
+void Emulator::tma_write(const Mem& m, int64_t abs, int64_t t, int64_t bar, int64_t phase) {
+  for (const auto& [lo, hi] : wgmma_inflight_)
+    if (abs < hi && lo <= abs)
+      race("a TMA copy (thread " + std::to_string(t) + ") writes '" + m.name + "' (shared byte " +
+           std::to_string(abs) + ") that an in-flight wgmma still reads");
+  ByteState& s = bytes_[static_cast<size_t>(abs)];
+  for (const auto& [r, cr] : s.readers)
+    if (r != t && known_[static_cast<size_t>(t)][static_cast<size_t>(r)] < cr) {
+      race("a TMA copy (thread " + std::to_string(t) + ") overwrites '" + m.name + "' (shared byte " +
+           std::to_string(abs) + ") that thread " + std::to_string(r) +
+           " read without releasing it (an mbarrier arrival the producer waited for)");
+      break;
+    }
+  s.readers.clear();
+  s.tma_bar = bar;
+  s.tma_phase = phase;
+  s.w_thread = static_cast<int32_t>(t);
+  s.w_epoch = -1;
+  s.r_epoch = -1;
+  s.pending_async = false;
+}
+
+void Emulator::ws_read_check(ByteState& s, int64_t b, const Mem& m, int64_t t) {
+  const int64_t r = t >= 0 ? t : wgmma_issuer_;
+  if (r < 0) return;
+  if (s.tma_bar >= 0) {
+    auto it = seen_[static_cast<size_t>(r)].find(s.tma_bar);
+    if (it == seen_[static_cast<size_t>(r)].end() || it->second <= s.tma_phase)
+      race("thread " + std::to_string(r) + " reads '" + m.name + "' (shared byte " + std::to_string(b) +
+           ") before waiting for the mbarrier phase its TMA copy completes");
+  }
+  const int32_t now = clock_[static_cast<size_t>(r)];
+  for (auto& rc : s.readers)
+    if (rc.first == r) {
+      rc.second = now;
+      return;
+    }
+  s.readers.push_back({static_cast<int32_t>(r), now});
+}
+
+}  // namespace tl::cuda_emu

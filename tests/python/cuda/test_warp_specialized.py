@@ -1,0 +1,304 @@
+"""Warp-specialized Hopper kernels (src/transform/warp_specialize.h): on sm_90a a T.Pipelined loop's
+global->shared copies move to a TMA producer warpgroup that fills a ring of mbarrier-guarded stages,
+and the kernel's threads consume them with wgmma. Checked on the CPU emulator (CI: values against
+numpy in float64 on random inputs, and the emulator's ordering checks: reads after the mbarrier
+wait, overwrites after the consumers' release, no wait that never completes) and on a Hopper GPU.
+
+The negative tests edit the lowered IR (printed, changed, parsed back) to break the protocol in one
+place each, and expect the emulator to report exactly that: so the checks can fail."""
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import cuda_kernels as K
+from cuda_util import EmuRunner, Runner, build, device_arch, has_gpu, requires_nvrtc
+from tilelang import _core
+
+rng = np.random.default_rng(16)
+requires_hopper = [pytest.mark.gpu,
+                   pytest.mark.skipif(has_gpu() and device_arch() != "sm_90a", reason="needs an sm_90 GPU")]
+KINDS = ["emu", pytest.param("gpu", marks=requires_hopper)]
+
+GEMMS = {
+    # name: (builder kwargs, M, N, K, dtype)
+    "nn_128x128_s3": (dict(block_M=128, block_N=128, block_K=64, threads=256, num_stages=3), 256, 256, 256,
+                      np.float16),
+    "nn_128x256_s4": (dict(block_M=128, block_N=256, block_K=64, threads=256, num_stages=4), 128, 512, 384,
+                      np.float16),
+    "tn_s2": (dict(trans_B=True, block_M=128, block_N=128, block_K=64, threads=256, num_stages=2), 256, 128, 192,
+              np.float16),
+    "tt_one_warpgroup": (dict(trans_A=True, trans_B=True, block_M=64, block_N=128, block_K=64, threads=128,
+                              num_stages=3), 128, 256, 128, np.float16),
+    # TMA fills what lies outside the tensors with zeros: no tail code at all.
+    "ragged": (dict(block_M=128, block_N=128, block_K=64, threads=256, num_stages=3), 200, 136, 328, np.float16),
+    "bf16_k32": (dict(dtype="bfloat16", out_dtype="float32", block_M=128, block_N=128, block_K=32, threads=256,
+                      num_stages=4), 128, 256, 160, ml_dtypes.bfloat16),
+    "swizzled_blocks": (dict(block_M=64, block_N=128, block_K=64, threads=128, num_stages=3, swizzle_panel=2), 256,
+                        384, 128, np.float16),
+}
+
+
+# float8: both operands K-major (A [M, K], B [N, K]), float accumulators, 128-byte rows.
+GEMMS["fp8_e4m3"] = (dict(dtype="float8_e4m3", accum_dtype="float32", out_dtype="float32", trans_B=True, block_M=128,
+                          block_N=128, block_K=128, threads=256, num_stages=3), 256, 128, 384, ml_dtypes.float8_e4m3fn)
+GEMMS["fp8_e5m2_bf16_out"] = (dict(dtype="float8_e5m2", accum_dtype="float32", out_dtype="bfloat16", trans_B=True,
+                                   block_M=64, block_N=128, block_K=64, threads=128, num_stages=4), 128, 256, 256,
+                              ml_dtypes.float8_e5m2)
+
+
+def gemm_case(name):
+    kw, M, N, Kd, dt = GEMMS[name]
+    ta, tb = kw.get("trans_A", False), kw.get("trans_B", False)
+    A = rng.standard_normal((Kd, M) if ta else (M, Kd)).astype(dt)
+    B = rng.standard_normal((N, Kd) if tb else (Kd, N)).astype(dt)
+    out_dt = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16}.get(kw.get("out_dtype"), dt)
+    C = np.full((M, N), np.nan, out_dt)
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    ref = (a64.T if ta else a64) @ (b64.T if tb else b64)
+    return K.matmul(M, N, Kd, **kw), (A, B, C), ref
+
+
+def check(got, ref, tol):
+    got = np.asarray(got, dtype=np.float64)
+    bad = ~(np.abs(got - ref) <= tol * (1 + np.abs(ref)))  # NaN (an unwritten element) is bad too
+    assert not bad.any(), f"{bad.sum()} of {bad.size} wrong; max err {np.nanmax(np.abs(got - ref)):.4g}"
+
+
+def run(kind, func, args, configs=None):
+    if kind == "emu":
+        r = EmuRunner(func, arch="sm_90a", configs=configs)
+        outs = r(*args)
+        assert r.report["races"] == [], r.report["races"]
+        return outs
+    return Runner(func, configs=configs)(*args)
+
+
+@requires_nvrtc
+@pytest.mark.parametrize("name", list(GEMMS))
+@pytest.mark.parametrize("kind", KINDS)
+def test_gemm(kind, name):
+    f, args, ref = gemm_case(name)
+    src = build(f, "sm_90a")["source"]
+    assert "tl::tma_load(" in src and "cp_async" not in src, "expected the warp-specialized form"
+    if "fp8" in name:
+        assert "QGMMA" not in src and "#include \"tl/cuda/wgmma_ops_f8.h\"" in src
+    (_, _, C) = run(kind, f, args)
+    Kd = GEMMS[name][3]
+    check(C, ref, 2e-2 * np.sqrt(Kd / 64))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_gemm_dynamic_m(kind):
+    """The tensor maps' dims come from the call (here a dynamic number of rows)."""
+    f = K.matmul_dynamic_m(128, 128, block_M=64, block_N=128, block_K=64, num_stages=3)
+    for m in (64, 100):
+        A = rng.standard_normal((m, 128)).astype(np.float16)
+        B = rng.standard_normal((128, 128)).astype(np.float16)
+        C = np.full((m, 128), np.nan, np.float32)
+        (_, _, Cg) = run(kind, f, (A, B, C))
+        check(Cg, A.astype(np.float64) @ B.astype(np.float64), 1e-3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_flash_attention(kind, causal):
+    """K and V are two producer groups (Q K^T starts before V has landed)."""
+    B, H, S, D = 1, 2, 256, 64
+    f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=64, num_stages=2, threads=256)
+    src = build(f, "sm_90a")["source"]
+    assert src.count("tl::mbarrier_arrive_expect_tx(") == 2
+    # No warpgroup ping-pong by default (slower than lockstep on an H100: docs/PERFORMANCE.md).
+    assert "named_barrier_sync((2" not in src and "named_barrier_arrive" not in src
+    check_flash(kind, f, B, H, S, D, causal)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_flash_attention_pingpong(kind):
+    """TL_ENABLE_WARPGROUP_PINGPONG: the two consumer warpgroups take turns around the two GEMMs."""
+    B, H, S, D = 1, 2, 256, 64
+    f = K.flashattn(B, H, S, D, True, block_M=128, block_N=64, num_stages=2, threads=256)
+    configs = {"tl.enable_warpgroup_pingpong": True}
+    src = build(f, "sm_90a", configs)["source"]
+    assert src.count("tl::named_barrier_sync((2 + (tx >> 7)), 256);") == 2
+    check_flash(kind, f, B, H, S, D, True, configs)
+
+
+def check_flash(kind, f, B, H, S, D, causal, configs=None):
+    q, k, v = (rng.standard_normal((B, S, H, D)).astype(np.float16) for _ in range(3))
+    o = np.full((B, S, H, D), np.nan, np.float16)
+    (_, _, _, out) = run(kind, f, (q, k, v, o), configs)
+    q64, k64, v64 = (x.astype(np.float64).transpose(0, 2, 1, 3) for x in (q, k, v))
+    s = q64 @ k64.transpose(0, 1, 3, 2) / np.sqrt(D)
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ref = ((p / p.sum(-1, keepdims=True)) @ v64).transpose(0, 2, 1, 3)
+    check(out, ref, 1e-2)
+
+
+# ---- the emulator's ordering checks fail where the protocol is broken -------------------------------
+
+def lowered_gemm_text(Kd=512, configs=None):
+    """A GEMM of Kd / 64 iterations over 3 stages, lowered for sm_90a, as IR text."""
+    f = K.matmul(128, 128, Kd, 128, 128, 64, num_stages=3, threads=256)
+    low, _ = _core.cuda.lower_func(f.ir, "sm_90a", configs or {})
+    return f, _core.canonical_text(low)
+
+
+def emulate_text(f, text):
+    Kd = f.params[0].shape[1]
+    A = rng.standard_normal((128, Kd)).astype(np.float16)
+    B = rng.standard_normal((Kd, 128)).astype(np.float16)
+    C = np.zeros((128, 128), np.float16)
+    slots = [("ptr", x.ctypes.data) for x in (A, B, C)]
+    return _core.cuda.emulate_lowered(_core.parse_ir(text), slots)
+
+
+def only_line(text, needle, without=None):
+    lines = [ln for ln in text.splitlines() if needle in ln and (without is None or without not in ln)]
+    assert len(lines) == 1, (needle, lines)
+    return lines[0]
+
+
+FULL_WAIT = dict(needle="evaluate cuda.mbarrier_wait<void>", without="1 - floormod")  # the consumers'
+EMPTY_WAIT = dict(needle="1 - floormod")  # the producer's (parity ^ 1)
+
+
+def test_intact_protocol_has_no_findings():
+    f, text = lowered_gemm_text()
+    assert emulate_text(f, text)["races"] == []
+
+
+def test_read_before_the_full_wait_is_reported():
+    # As many iterations as stages: without the wait the consumers would otherwise run ahead of the
+    # producer's parity waits, which then hang (as they would on the GPU).
+    f, text = lowered_gemm_text(192)
+    wait = only_line(text, **FULL_WAIT)
+    races = emulate_text(f, text.replace(wait + "\n", ""))["races"]
+    assert races and "before waiting for the mbarrier phase its TMA copy completes" in races[0], races
+
+
+def test_releasing_a_stage_wgmma_still_reads_is_reported():
+    f, text = lowered_gemm_text()
+    # Release the stage just issued (still read by the wgmma left in flight) instead of the one before.
+    bad = re.sub(r"floormod\((v\d+) - 1, 3\)", r"floormod(\1, 3)", text)
+    bad = re.sub(r"if \((v\d+) > 0\)", r"if (\1 >= 0)", bad)
+    assert bad != text
+    races = emulate_text(f, bad)["races"]
+    assert any("in-flight wgmma" in r for r in races), races
+
+
+def test_release_before_the_reads_is_reported():
+    # Synchronous GEMM: the consumers release a stage after reading it; here before.
+    f, text = lowered_gemm_text(configs={"tl.disable_wgmma_async": True})
+    lines = text.splitlines()
+    arrive = next(i for i, ln in enumerate(lines) if "cuda.mbarrier_arrive<void>" in ln)
+    gemm = next(i for i, ln in enumerate(lines) if "tl::wgmma_gemm_ss" in ln)
+    assert gemm < arrive
+    lines.insert(gemm - 1, lines.pop(arrive))  # before the gemm's cuda.group attr
+    races = emulate_text(f, "\n".join(lines))["races"]
+    assert any("without releasing it" in r for r in races), races
+
+
+def test_producer_not_waiting_for_the_release_hangs():
+    # It refills every stage at once: the consumers' parity waits then see phases two ahead.
+    f, text = lowered_gemm_text()
+    wait = only_line(text, **EMPTY_WAIT)
+    with pytest.raises(Exception, match="never completes"):
+        emulate_text(f, text.replace(wait + "\n", ""))
+
+
+def test_missing_release_hangs():
+    f, text = lowered_gemm_text()
+    arrive = only_line(text, "evaluate cuda.mbarrier_arrive<void>", without="+ 7, 3)")  # the in-loop release
+    with pytest.raises(Exception, match="never completes"):
+        emulate_text(f, text.replace(arrive + "\n", ""))
+
+
+def test_wrong_transaction_count_hangs():
+    f, text = lowered_gemm_text()
+    line = only_line(text, "cuda.mbarrier_expect_tx")
+    with pytest.raises(Exception, match="never completes"):
+        emulate_text(f, text.replace(line, line.replace("32768)", "32770)")))
+
+
+def test_unbalanced_pingpong_is_reported():
+    f = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
+    low, _ = _core.cuda.lower_func(f.ir, "sm_90a", {"tl.enable_warpgroup_pingpong": True})
+    text = _core.canonical_text(low)
+    last = only_line(text, "evaluate cuda.named_barrier_sync<void>(2, 256)")
+    q, k, v = (rng.standard_normal((1, 256, 2, 64)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    slots = [("ptr", x.ctypes.data) for x in (q, k, v, o)]
+    assert _core.cuda.emulate_lowered(_core.parse_ir(text), slots)["races"] == []
+    with pytest.raises(Exception, match="named barrier 2 ends the block"):
+        _core.cuda.emulate_lowered(_core.parse_ir(text.replace(last + "\n", "")), slots)
+
+
+def load_example(name):
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", name, f"example_{name}.py")
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("kv_len", [192, 100])
+@pytest.mark.parametrize("kind", KINDS)
+def test_mla_decode(kind, kv_len):
+    """examples/mla_decode: three GEMMs, P through shared memory, reductions across warpgroups;
+    the latent cache (4-D TMA boxes of 8 panels) and the rotary keys are two producer groups."""
+    ex = load_example("mla_decode")
+    B, H, D, P = 2, 64, 512, 64
+    f = ex.mla_decode(B, H, kv_len, D, P, block_N=64, block_H=64)
+    src = build(f, "sm_90a")["source"]
+    assert src.count("tl::mbarrier_arrive_expect_tx(") == 2 and "named_barrier_sync((2" not in src
+    q = rng.standard_normal((B, H, D)).astype(np.float16)
+    q_pe = rng.standard_normal((B, H, P)).astype(np.float16)
+    kv = rng.standard_normal((B, kv_len, D)).astype(np.float16)
+    k_pe = rng.standard_normal((B, kv_len, P)).astype(np.float16)
+    o = np.full((B, H, D), np.nan, np.float16)
+    out = run(kind, f, (q, q_pe, kv, k_pe, o))[4]
+    check(out, ex.reference(q, q_pe, kv, k_pe), 1e-2)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_mla_decode_paged(kind):
+    """Paged cache: the TMA coordinates of each block come from the block table (read by the
+    producer thread); pages are shuffled, the last one partly past kv_len."""
+    ex = load_example("mla_decode")
+    B, H, D, P, kv_len, page = 2, 64, 512, 64, 160, 128
+    q = rng.standard_normal((B, H, D)).astype(np.float16)
+    q_pe = rng.standard_normal((B, H, P)).astype(np.float16)
+    kv = rng.standard_normal((B, kv_len, D)).astype(np.float16)
+    k_pe = rng.standard_normal((B, kv_len, P)).astype(np.float16)
+    kv_pool, k_pe_pool, table, num_pages = ex.paged_cache(kv, k_pe, page, rng)
+    f = ex.mla_decode(B, H, kv_len, D, P, block_N=64, block_H=64, page_size=page, num_pages=num_pages)
+    src = build(f, "sm_90a")["source"]
+    assert src.count("tl::mbarrier_arrive_expect_tx(") == 2 and "block_table[" in src
+    o = np.full((B, H, D), np.nan, np.float16)
+    out = run(kind, f, (q, q_pe, kv_pool, k_pe_pool, table, o))[5]
+    check(out, ex.reference(q, q_pe, kv, k_pe), 1e-2)
+
+
+def test_block_table_copies_are_pipelined_with_cp_async():
+    """sm_80 form of the same: the block-table-addressed copies are producers of the cp.async
+    pipeline (refilled k + S - 1 ahead, under the refill guard)."""
+    ex = load_example("mla_decode")
+    B, H, D, P, kv_len, page = 2, 64, 64, 32, 200, 64
+    q = rng.standard_normal((B, H, D)).astype(np.float16)
+    q_pe = rng.standard_normal((B, H, P)).astype(np.float16)
+    kv = rng.standard_normal((B, kv_len, D)).astype(np.float16)
+    k_pe = rng.standard_normal((B, kv_len, P)).astype(np.float16)
+    kv_pool, k_pe_pool, table, num_pages = ex.paged_cache(kv, k_pe, page, rng)
+    f = ex.mla_decode(B, H, kv_len, D, P, block_N=64, block_H=64, num_stages=3, page_size=page, num_pages=num_pages)
+    src = build(f, "sm_80")["source"]
+    assert "cp_async" in src and "block_table[" in src
+    r = EmuRunner(f, arch="sm_80")
+    out = r(q, q_pe, kv_pool, k_pe_pool, table, np.full((B, H, D), np.nan, np.float16))[5]
+    assert r.report["races"] == [], r.report["races"]
+    check(out, ex.reference(q, q_pe, kv, k_pe), 1e-2)
