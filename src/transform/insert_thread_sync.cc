@@ -22,6 +22,13 @@ struct Access {
   int64_t group = -1;  // the instance of the cuda.group (one lowered tile op / T.Parallel) it came from
 };
 
+// Global memory: two tile ops of a block may map the same element to different threads (each
+// T.Parallel gets its own thread mapping), so a read after a write (or a write after a read) of
+// a global buffer by a later tile op needs a barrier, as in shared memory. Plain writes after
+// writes are not ordered (a tile op stores each element once; persistent loops store a new tile
+// per iteration), atomics count as a read and a write.
+bool is_global(const BufferNode* b) { return b->scope == MemScope::kGlobal; }
+
 struct AccessLess {
   bool operator()(const Access& a, const Access& b) const {
     if (a.buffer != b.buffer) return a.buffer < b.buffer;
@@ -42,6 +49,7 @@ struct StmtEffects {
 };
 
 bool is_shared(const Buffer& b) { return b.scope() == MemScope::kShared; }
+bool is_tracked(const Buffer& b) { return b.scope() == MemScope::kShared || b.scope() == MemScope::kGlobal; }
 
 class SyncInserter {
  public:
@@ -62,7 +70,7 @@ class SyncInserter {
     return ia->second.lo < ib->second.hi && ib->second.lo < ia->second.hi;
   }
 
-  // Shared-memory effects of a statement, not descending into nested statements (leaf use).
+  // Shared- and global-memory effects of a statement, not descending into nested statements (leaf use).
   StmtEffects effects(const Stmt& s) const {
     StmtEffects e;
     // Walks an expression; the load under cuda.address_of names an address, not a read (its
@@ -82,7 +90,7 @@ class SyncInserter {
           int64_t mode = 3;
           if (c->args.size() > 1) is_const_int(c->args[1], &mode);
           if (l) {
-            if (is_shared(l->buffer)) {
+            if (is_tracked(l->buffer)) {
               if (mode & 2) e.writes.push_back({l->buffer.get(), true});
               if (mode & 1) e.reads.push_back({l->buffer.get(), false});
             }
@@ -90,9 +98,10 @@ class SyncInserter {
           }
           return;
         }
-        // A scalar atomic (T.atomic_add(S[i], v) on shared memory) writes its element too.
+        // A scalar atomic (T.atomic_add(S[i], v) on shared or global memory) writes its element
+        // too (its read is the load of the first argument).
         if (is_atomic_write_builtin(c->op) && !c->args.empty())
-          if (const auto* l = c->args[0].as<BufferLoadNode>(); l && is_shared(l->buffer))
+          if (const auto* l = c->args[0].as<BufferLoadNode>(); l && is_tracked(l->buffer))
             e.writes.push_back({l->buffer.get(), true});
         if (c->op == "cuda.cp_async" && !c->args.empty()) {
           if (const auto* a = c->args[0].as<CallNode>())
@@ -103,7 +112,7 @@ class SyncInserter {
         return;
       }
       if (const auto* l = x.as<BufferLoadNode>()) {
-        if (is_shared(l->buffer)) e.reads.push_back({l->buffer.get(), false});
+        if (is_tracked(l->buffer)) e.reads.push_back({l->buffer.get(), false});
         for (const Expr& i : l->indices) add_expr(i);
         return;
       }
@@ -126,7 +135,7 @@ class SyncInserter {
       }
     };
     if (const auto* st = s.as<BufferStoreNode>()) {
-      if (is_shared(st->buffer)) e.writes.push_back({st->buffer.get(), true});
+      if (is_tracked(st->buffer)) e.writes.push_back({st->buffer.get(), true});
       for (const Expr& i : st->indices) add_expr(i);
       add_expr(st->value);
     } else if (const auto* ev = s.as<EvaluateNode>()) {
@@ -145,13 +154,16 @@ class SyncInserter {
     return e;
   }
 
-  bool conflicts(const StmtEffects& e, const State& st) const {
+  // Whether `e` conflicts with a pending access: of shared memory (global = false) or of global
+  // memory (global = true).
+  bool conflicts(const StmtEffects& e, const State& st, bool global = false) const {
     for (const Access& p : st.pending) {
       if (group_ >= 0 && p.group == group_) continue;  // same tile op: distinct elements per thread
+      if (is_global(p.buffer) != global) continue;
       for (const Access& r : e.reads)
         if (p.write && overlap(p.buffer, r.buffer)) return true;
       for (const Access& w : e.writes)
-        if (overlap(p.buffer, w.buffer)) return true;
+        if (overlap(p.buffer, w.buffer) && (!global || !p.write)) return true;
       for (const Access& w : e.async_writes)
         if (overlap(p.buffer, w.buffer)) return true;
     }
@@ -180,7 +192,10 @@ class SyncInserter {
       else if (const auto* l = x.as<LetStmtNode>()) leaf_stmt = make_evaluate(l->value);
       else if (const auto* i = x.as<IfThenElseNode>()) leaf_stmt = make_evaluate(i->cond);
       else if (const auto* f = x.as<ForNode>()) leaf_stmt = make_evaluate(make_call(DataType::Void(), "tl.bounds", {f->min, f->extent}));
-      if (leaf_stmt.defined() && conflicts(effects(leaf_stmt), st)) hit = true;
+      if (leaf_stmt.defined()) {
+        StmtEffects e = effects(leaf_stmt);
+        if (conflicts(e, st) || conflicts(e, st, true)) hit = true;
+      }
     });
     return hit;
   }
@@ -195,10 +210,13 @@ class SyncInserter {
       return s;
     }
     std::vector<Stmt> out;
-    if (conflicts(e, st)) {
+    bool shared_conflict = conflicts(e, st);
+    if (shared_conflict || conflicts(e, st, true)) {
       if (divergent_) {
         need_ = true;
-        if (strict_)
+        // A global-memory conflict left inside such a condition is not an error: it is ordered
+        // as far as a barrier before the condition can order it.
+        if (strict_ && shared_conflict)
           throw_error<SyncError>(where(s), "threads of this block read and write the same shared memory inside a "
                                  "condition that depends on the thread, where no barrier can be placed; split the "
                                  "work so that the writes and the reads are in different statements outside the "

@@ -12,6 +12,14 @@
 // conflicts carried from one iteration to the next are seen. Calls that synchronize internally
 // (cuda.call_sync: cross-warp reductions) and explicit barriers clear the state.
 //
+// Global memory is tracked too, by buffer: each tile op (T.Parallel, T.copy, ...) of a block has
+// its own thread mapping, so an element one op writes may be read by another thread in the next
+// op. A later op's read after a write, or write after a read, of the same global buffer gets a
+// barrier (a read-modify-write such as an atomic counts as both); writes after writes do not (a
+// tile op stores each element once, and a persistent loop stores a new tile each iteration).
+// Accesses of one tile op never conflict with each other (each thread owns its elements), and
+// a global-memory conflict inside a thread-dependent condition is not an error.
+//
 // Asynchronous copies (cp.async, issued by inject_pipeline) are ordered by the pipeline itself: a
 // cp_async_wait followed by a barrier before the data is read. Here they count as writes only
 // against earlier pending accesses (a barrier goes before a cp.async that would overwrite data

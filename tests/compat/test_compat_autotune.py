@@ -126,8 +126,8 @@ def test_set_autotune_inputs(device):
     assert result.kernel.config in ({"block": 32}, {"block": 64})
 
 
-def test_do_bench_keyword_arguments():
-    x = torch.randn(1000)
+def test_do_bench_keyword_arguments(device):
+    x = torch.randn(1000, device=device)  # on cuda, the timed function must launch CUDA work (cupti)
     for backend in ("event", "cupti", "cudagraph"):
         assert do_bench(lambda: x * 2, warmup=2, rep=5, backend=backend, return_mode="mean") > 0
     qs = do_bench(lambda: x * 2, warmup=2, rep=5, quantiles=[0.5, 0.2, 0.8])

@@ -124,13 +124,15 @@ def _tilelang_dtype_name(dt):
 
 
 def reference_inputs(reference_program, args):
-    """Copies of the kernel's arguments for `reference_program`: torch tensors stay torch; numpy
-    arrays become torch tensors (on the cpu) when the reference is written for torch."""
-    wants_torch = any(is_torch_tensor(a) for a in args) or reference_framework(reference_program) == "torch"
+    """Copies of the kernel's arguments for `reference_program`, in the framework it is written for:
+    numpy arrays become torch tensors (on the cpu) for a torch reference, torch tensors become numpy
+    arrays (bfloat16/float8 as float32) for a numpy reference; a reference whose code does not tell gets the kernel's kind."""
+    framework = reference_framework(reference_program)
+    wants_torch = framework == "torch" or (framework is None and any(is_torch_tensor(a) for a in args))
     out = []
     for a in args:
         if is_torch_tensor(a):
-            out.append(a.clone())
+            out.append(a.clone() if wants_torch else np.array(to_numpy(a), copy=True))
         elif isinstance(a, np.ndarray):
             out.append(_to_torch(a) if wants_torch else np.array(a, copy=True))
         else:

@@ -182,6 +182,9 @@ def _cupti_mean_ms(torch, fn, flush, n_repeat):
     if total <= 0:
         raise RuntimeError("do_bench(backend='cupti'): torch's profiler recorded no CUDA kernel time (is CUPTI "
                            "available?); use backend='event'")
+    if total - flushed <= 0:
+        raise RuntimeError("do_bench(backend='cupti'): the timed function launched no CUDA kernel (CUPTI times "
+                           "kernels only: work on the host is not seen); use backend='event' or device='cpu'")
     return (total - flushed) / n_repeat / 1e3
 
 

@@ -108,6 +108,67 @@ func @main(A: global float32[128], C: global float32[32]) {
 })", "cuda");
 }
 
+// Global memory between tile ops: TileLang's split-K pattern adds with T.atomic_add(C[...], acc)
+// in one T.Parallel and a later T.Parallel (another thread mapping) reads the sums. Without the
+// barrier a thread read elements other threads had not added yet (seen on an H100).
+TEST(InsertThreadSync, GlobalAtomicThenReadInAnotherTileOp) {
+  testing::expect_pass("insert_thread_sync", R"(
+func @main(A: global float32[128], C: global float32[128], Old: global float32[128]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    attr "cuda.group" = 0 {
+      evaluate tl.atomic_add_scalar<float32>(C[tx], A[tx])
+    }
+    attr "cuda.group" = 1 {
+      Old[127 - tx] = C[127 - tx]
+    }
+  }
+})", R"(
+func @main(A: global float32[128], C: global float32[128], Old: global float32[128]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    attr "cuda.group" = 0 {
+      evaluate tl.atomic_add_scalar<float32>(C[tx], A[tx])
+    }
+    attr "cuda.group" = 1 {
+      evaluate tl.sync_threads()
+      Old[127 - tx] = C[127 - tx]
+    }
+  }
+})", "cuda");
+}
+
+// Within one tile op each thread owns its elements (no barrier inside an in-place update), and
+// stores after stores of global memory are not ordered (a persistent loop stores a new tile per
+// iteration: no barrier in the loop); the read of A by another mapping waits for the update.
+TEST(InsertThreadSync, GlobalBarrierOnlyBetweenTileOpsThatShareData) {
+  const char* src = R"(
+func @main(A: global float32[128], C: global float32[512]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    attr "cuda.group" = 0 {
+      A[tx] = A[tx] * 2.0f32
+    }
+    for t: int32 in serial(0, 4) {
+      attr "cuda.group" = 1 {
+        C[t * 128 + tx] = A[127 - tx]
+      }
+    }
+  }
+})";
+  testing::expect_pass("insert_thread_sync", src, R"(
+func @main(A: global float32[128], C: global float32[512]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    attr "cuda.group" = 0 {
+      A[tx] = A[tx] * 2.0f32
+    }
+    evaluate tl.sync_threads()
+    for t: int32 in serial(0, 4) {
+      attr "cuda.group" = 1 {
+        C[t * 128 + tx] = A[127 - tx]
+      }
+    }
+  }
+})", "cuda");
+}
+
 // A mask element written from a thread's own data differs between threads: no barrier can go
 // inside the branch.
 TEST(InsertThreadSync, PerThreadMaskIsThreadDependent) {

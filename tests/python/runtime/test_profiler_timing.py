@@ -232,6 +232,16 @@ def test_gpu_other_backends_agree_with_events(backend):
 
 @pytest.mark.gpu
 @pytest.mark.torch
+def test_gpu_cupti_refuses_a_function_that_launches_no_kernel():
+    import torch
+    torch.cuda.init()
+    x = torch.randn(1000)  # host work only: CUPTI sees no kernel, so there is no device time to report
+    with pytest.raises(RuntimeError, match="launched no CUDA kernel"):
+        do_bench(lambda: x * 2, rep=5, backend="cupti", device="cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.torch
 def test_gpu_profiler_times_on_the_callers_stream():
     import torch
     n = 8 * 1024 * 1024

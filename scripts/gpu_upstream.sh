@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The held-back suite of unmodified upstream TileLang programs (scripts/upstream_suite.txt) on a GPU
+# machine: builds the Python extension, then runs the suite on cuda and, at the same time, on cpu
+# (tensors on the host) with the machine's cores. The programs must be pre-extracted into
+# .upstream_work (the GPU machine has no mirrors): carry it with the run.
+#   OUT=... UPSTREAM_DEADLINE=500 scripts/gpu_upstream.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+OUT=${OUT:-$PWD/gpu_upstream_out}
+mkdir -p "$OUT"
+BUILD=${GPU_CHECK_BUILD_DIR:-$PWD/build-gpu}
+if [ -x /usr/bin/g++ ]; then export CXX=/usr/bin/g++ CC=/usr/bin/gcc; fi
+GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
+cmake -S . -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v $PY)" \
+  -Dnanobind_DIR="$($PY -m nanobind --cmake_dir)" -DTL_BUILD_TESTS=OFF > /dev/null
+cmake --build "$BUILD" -j "${JOBS:-16}" --target _core > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+export PYTHONPATH=$PWD/python TILELANG_SOURCE_DIR=$PWD
+WORK=${UPSTREAM_WORK:-$PWD/.upstream_work}
+LEFT=${UPSTREAM_DEADLINE:-480}
+cp -r "$WORK" /tmp/uw_cpu  # separate logs per device
+TILELANG_CACHE_DIR=/tmp/tl-cache-cuda timeout "$LEFT" $PY scripts/upstream_suite.py --device cuda --work "$WORK" \
+  -j "${UPSTREAM_JOBS_CUDA:-6}" --timeout "${UPSTREAM_TIMEOUT:-150}" --json "$OUT/upstream_cuda.json" > "$OUT/upstream_cuda.txt" 2>&1 &
+TILELANG_CACHE_DIR=/tmp/tl-cache-cpu timeout "$LEFT" $PY scripts/upstream_suite.py --device cpu --work /tmp/uw_cpu \
+  -j "${UPSTREAM_JOBS_CPU:-4}" --timeout "${UPSTREAM_TIMEOUT:-150}" --json "$OUT/upstream_cpu.json" > "$OUT/upstream_cpu.txt" 2>&1 &
+wait
+for d in cuda cpu; do echo "== $d"; grep -v '^pass ' "$OUT/upstream_$d.txt" | cut -c1-220; done
