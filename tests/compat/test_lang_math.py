@@ -14,7 +14,7 @@ def float_ops(M, N, lo, hi, dtype=T.float):
         with T.Kernel(T.ceildiv(M, 16), threads=128) as bx:
             for i, j in T.Parallel(16, N):
                 x = A[bx * 16 + i, j]
-                Out[bx * 16 + i, j, 0] = T.clamp(x, lo, hi)
+                Out[bx * 16 + i, j, 0] = T.clamp(x, min_val=lo, max_val=hi)  # TileLang's keyword names
                 Out[bx * 16 + i, j, 1] = T.if_then_else(x > 0, x, -T.infinity(dtype))
                 Out[bx * 16 + i, j, 2] = T.exp2(x) + T.log2(T.abs(x) + 1.0)
                 Out[bx * 16 + i, j, 3] = T.rsqrt(x * x + 1.0)

@@ -213,8 +213,9 @@ def Not(x):  # noqa: N802
     return _core.make_unary("not", bool_expr(x, "T.Not"))
 
 
-def clamp(x, lo, hi):
-    return _core.make_binary("max", _core.make_binary("min", x, hi), lo)
+def clamp(x, min_val, max_val):
+    """min(max(x, min_val), max_val), TileLang's T.clamp (keyword names as there)."""
+    return _core.make_binary("max", _core.make_binary("min", x, max_val), min_val)
 
 
 _ROUNDING = ("rn", "rz", "ru", "rd")

@@ -17,6 +17,48 @@ namespace tl {
 
 namespace {
 
+// Loops marked unrolled are left to NVRTC ("#pragma unroll"). A loop whose body indexes a
+// per-thread register array (local / fragment / var) with its variable must be unrolled fully, or
+// the array leaves the registers. Any other loop is unrolled fully only up to kFullUnrollTrips
+// iterations: a single-thread copy of 2^18 elements, fully unrolled, took NVRTC minutes.
+constexpr int64_t kFullUnrollTrips = 64;
+
+bool indexes_registers(const Stmt& body, const VarNode* v) {
+  struct Finder : IRVisitor {
+    const VarNode* v = nullptr;
+    bool hit = false;
+    static bool in_registers(const Buffer& b) {
+      return b.scope() == MemScope::kLocal || b.scope() == MemScope::kFragment || b.scope() == MemScope::kLocalVar;
+    }
+    bool uses(const std::vector<Expr>& indices) const {
+      bool u = false;
+      for (const Expr& e : indices)
+        for_each_subexpr(e, [&](const Expr& x) { u |= x.as<VarNode>() == v; });
+      return u;
+    }
+    void visit_load(const BufferLoadNode* n) override {
+      if (in_registers(n->buffer) && uses(n->indices)) hit = true;
+      IRVisitor::visit_load(n);
+    }
+    void visit_store(const BufferStoreNode* n) override {
+      if (in_registers(n->buffer) && uses(n->indices)) hit = true;
+      IRVisitor::visit_store(n);
+    }
+  } f;
+  f.v = v;
+  f.visit(body);
+  return f.hit;
+}
+
+// The unroll pragma for a loop NVRTC unrolls ("" for a serial loop).
+std::string unroll_pragma(const ForNode* f) {
+  if (f->for_kind != ForKind::kUnrolled && f->for_kind != ForKind::kVectorized) return "";
+  int64_t trips = 0;
+  if (!is_const_int(f->extent, &trips) || trips <= kFullUnrollTrips || indexes_registers(f->body, f->var.get()))
+    return "#pragma unroll";
+  return "#pragma unroll 4";
+}
+
 const std::set<std::string>& reserved_names() {
   static const std::set<std::string> r = {
       "auto", "bool", "break", "case", "char", "const", "continue", "default", "delete", "do", "double", "else",
@@ -641,7 +683,7 @@ class CudaCodegen {
         bool again = !declared_.insert(f->var.get()).second;
         std::string v = again ? names_.rebind(f->var.get(), f->var.name()) : var_name(f->var);
         std::string t = cuda_type_name(f->var.dtype());
-        if (f->for_kind == ForKind::kUnrolled || f->for_kind == ForKind::kVectorized) line("#pragma unroll");
+        if (std::string pragma = unroll_pragma(f); !pragma.empty()) line(pragma);
         line("for (" + t + " " + v + " = " + lo + "; " + v + " < " + end + "; ++" + v + ") {");
         ++indent_;
         stmt(f->body);

@@ -50,3 +50,33 @@ def test_regular_runs_are_loops(name, arch):
     (Issue 11, item 2: the source was 3.7x larger.)"""
     src = _core.cuda.lower_func(KERNELS[name].ir, arch)[1].split("/* tl-launch")[0]  # the kernel, not its launch data
     assert _longest_repeated_run(src) < 4, src
+
+
+def _copy_1d(n, threads):
+    import tilelang.language as T
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float16"), B: T.Tensor((n,), "float16")):
+        with T.Kernel(1, threads=threads) as _:
+            T.copy(A, B)
+
+    return main
+
+
+def test_long_loops_are_not_fully_unrolled():
+    """TileLang's copy puzzle (one thread copies 2^18 halves): fully unrolled, the 32768-trip copy
+    loop took NVRTC minutes. Long loops that index no register array get a partial unroll; short
+    loops and loops over register arrays (a fragment clear) stay fully unrolled."""
+    src = _core.cuda.lower_func(_copy_1d(1 << 18, 1).ir, "sm_90a")[1]
+    assert re.search(r"#pragma unroll 4\s*\n\s*for \(int \w+ = 0; \w+ < 32768;", src), src
+    short = _core.cuda.lower_func(_copy_1d(256, 1).ir, "sm_90a")[1]
+    assert re.search(r"#pragma unroll\s*\n\s*for \(int \w+ = 0; \w+ < 32;", short), short
+    for name in ("gemm_f16_nn", "flash_d128"):  # register arrays: every loop fully unrolled
+        src = _core.cuda.lower_func(KERNELS[name].ir, "sm_90a")[1]
+        assert "#pragma unroll 4" not in src, src
+
+
+@requires_nvrtc
+def test_long_copy_compiles_quickly():
+    r = build(_copy_1d(1 << 18, 1), "sm_90a")
+    assert r["cubin"][:4] == b"\x7fELF"
