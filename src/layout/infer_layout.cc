@@ -583,6 +583,26 @@ class Solver {
   // ---- free choices ---------------------------------------------------------------------
   // Gives the first participant lacking a layout the default one. Returns false when none lacks.
   bool free_step() {
+    // First, a nest that broadcasts a fragment whose layout is still open (C[i, j] = A[i] + B[j])
+    // and whose full-rank fragments are open too: its default layout decides, and the broadcast
+    // fragments follow it (replicated over the threads of the other dimensions). Were the copy
+    // filling A to choose first, its layout would spread A over threads the nest does not give
+    // A's rows to (TileLang's outer-product puzzle failed so).
+    for (const Participant& p : c_.parts) {
+      if (p.op) continue;
+      const Nest& n = c_.nests[static_cast<size_t>(p.nest)];
+      if (map_.loops.count(n.root)) continue;
+      bool open_broadcast = false, full_known = false;
+      for (const FragAccess& a : n.accesses) {
+        bool known = map_.fragments.count(a.buffer) > 0;
+        if (a.dims.size() == n.nest.vars.size()) full_known |= known;
+        else if (!a.dims.empty() && !known) open_broadcast = true;
+      }
+      if (!open_broadcast || full_known) continue;
+      map_.loops[n.root] = default_fragment(n.nest.extents, threads(), 1);
+      loop_origin_[n.root] = "the default loop layout (it broadcasts a fragment)";
+      return true;
+    }
     for (const Participant& p : c_.parts) {
       if (!p.op) {
         const Nest& n = c_.nests[static_cast<size_t>(p.nest)];

@@ -113,3 +113,30 @@ def single_block(N):
 def test_kernel_with_no_grid():
     A = randn(200, seed=5)
     close(single_block(200)(A), A.clamp(min=0))
+
+
+@tilelang.jit
+def outer_add(A, B, BLOCK_N: int = 64, BLOCK_M: int = 64):
+    # TileLang's outer-product puzzle: both vectors copied into fragments, then broadcast in a
+    # 2-d T.Parallel (the fragments must follow the loop's thread layout, not the copies').
+    N, M = T.const("N, M")
+    A: T.Tensor((N,), T.float16)
+    B: T.Tensor((M,), T.float16)
+    C = T.empty((N, M), T.float16)
+    with T.Kernel(N // BLOCK_N, M // BLOCK_M, threads=256) as (pid_n, pid_m):
+        A_local = T.alloc_fragment((BLOCK_N,), T.float16)
+        B_local = T.alloc_fragment((BLOCK_M,), T.float16)
+        C_local = T.alloc_fragment((BLOCK_N, BLOCK_M), T.float16)
+        T.copy(A[pid_n * BLOCK_N], A_local)
+        T.copy(B[pid_m * BLOCK_M], B_local)
+        for i, j in T.Parallel(BLOCK_N, BLOCK_M):
+            C_local[i, j] = A_local[i] + B_local[j]
+        T.copy(C_local, C[pid_n * BLOCK_N, pid_m * BLOCK_M])
+    return C
+
+
+def test_broadcast_fragments_follow_the_loop():
+    A = randn(256, seed=5).half()
+    B = randn(128, seed=6).half()
+    C = outer_add(A, B)
+    close(C.double(), (A.double()[:, None] + B.double()[None, :]).half().double(), rtol=1e-3, atol=1e-3)
