@@ -105,6 +105,9 @@ sys.argv = [path]
 if kind == "pytest":
     import pytest
     sys.exit(pytest.main(["-q", "-x", "-p", "no:cacheprovider", path]))
+# As `python path` would: the program's directory first on sys.path (examples import their
+# sibling modules, e.g. varlen_utils).
+sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
 runpy.run_path(path, run_name="__main__")
 '''
 
