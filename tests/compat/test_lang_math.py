@@ -134,3 +134,33 @@ def test_any_of_all_of():
     ref = (a * keep[:, None, :]).sum(-1).reshape(-1)
     close(out[:, 0], ref, rtol=1e-5, atol=1e-4)
     close(out[:, 1], both.sum(-1).double().repeat_interleave(bm))
+
+
+@tilelang.jit(out_idx=[-1])
+def dot_rows_dp4a(M, K):
+    # TileLang's SIMT int8 GEMM: T.dp4a(A_local[i, k * 4], B_local[j, k * 4], C_local[...]).
+    @T.prim_func
+    def main(A: T.Tensor((M, K), T.int8), B: T.Tensor((M, K), T.int8), C: T.Tensor((M,), T.int32)):
+        with T.Kernel(M, threads=32) as bx:
+            A_local = T.alloc_local((1, K), T.int8)
+            B_local = T.alloc_local((1, K), T.int8)
+            C_local = T.alloc_local((1,), T.int32)
+            C_local[0] = 0
+            for k in T.serial(K):
+                A_local[0, k] = A[bx, k]
+                B_local[0, k] = B[bx, k]
+            for k in T.serial(K // 4):
+                T.dp4a(A_local[0, k * 4], B_local[0, k * 4], C_local[0])
+            C[bx] = C_local[0]
+
+    return main
+
+
+def test_dp4a_sums_four_int8_products_in_int32():
+    M, K = 8, 64
+    g = torch.Generator().manual_seed(3)
+    A = torch.randint(-128, 128, (M, K), dtype=torch.int8, generator=g).to(DEVICE)
+    B = torch.randint(-128, 128, (M, K), dtype=torch.int8, generator=g).to(DEVICE)
+    C = dot_rows_dp4a(M, K)(A, B)
+    ref = (A.long() * B.long()).sum(dim=1)
+    assert torch.equal(C.long().cpu(), ref.cpu())

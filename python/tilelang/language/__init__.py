@@ -52,6 +52,7 @@ from .builtins import (  # noqa: F401
     assume,
     barrier_all,
     device_assert,
+    dp4a,
     dump_tensor,
     evaluate,
     func_attr,

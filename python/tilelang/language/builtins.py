@@ -9,7 +9,7 @@ from .tile_ops import bool_expr, emit_tile_op, is_tile_arg, region_of
 __all__ = ["print", "printf", "device_assert", "dump_tensor", "sync_threads", "loop_break", "set_flag", "wait_flag",
            "pipe_barrier", "barrier_all", "set_cross_flag", "wait_cross_flag", "sync_all", "annotate_layout",
            "annotate_address", "use_swizzle", "func_attr", "evaluate", "assume", "annotate_l2_hit_ratio",
-           "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "index_to_coordinates", "any_of", "all_of"]
+           "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "index_to_coordinates", "any_of", "all_of", "dp4a"]
 
 
 def _emit_call(op, args, what):
@@ -62,6 +62,25 @@ def dump_tensor(buf, desc, size, shape_info=()):
 def sync_threads():
     """Block-wide barrier (cuda __syncthreads)."""
     _emit_call("tl.sync_threads", [], "T.sync_threads")
+
+
+def dp4a(A, B, C):
+    """C += A[j] * B[j] + ... + A[j + 3] * B[j + 3]: TileLang's int8x4 dot product. `A` and `B` name
+    the first of four consecutive elements along their last dimension (`A_local[i, k * 4]`), `C`
+    the accumulator element; the products are summed in C's type (int32). Written as plain
+    arithmetic, which the backends lower to their dot-product instructions where they have one."""
+    ctx = current("T.dp4a")
+    ctx.require_kernel("T.dp4a")
+    for x, name in ((A, "A"), (B, "B"), (C, "C")):
+        if x.__class__ is not _core.BufferLoad:
+            raise TypeError(f"T.dp4a: {name} must be one element of a buffer (A_local[i, k]), got "
+                            f"{type(x).__name__}")
+    acc = C
+    for k in range(4):
+        a = A.buffer[tuple(A.indices[:-1]) + (A.indices[-1] + k,)]
+        b = B.buffer[tuple(B.indices[:-1]) + (B.indices[-1] + k,)]
+        acc = acc + _core.make_cast(C.dtype, a) * _core.make_cast(C.dtype, b)
+    ctx.b.emit_store(C.buffer, C.indices, acc)
 
 
 def loop_break():

@@ -91,8 +91,6 @@ _add("annotate_pass_configs annotate_compile_flags", "per-kernel compile setting
      "pass pass_configs= / compile_flags= to @tilelang.jit or tilelang.compile")
 _add("fma2 add2 sub2 mul2 max2 min2 abs2", "packed two-lane arithmetic", "write scalar arithmetic inside "
      "T.Parallel / T.vectorized; the compiler vectorizes it")
-_add("dp4a", "the int8x4 dot-product instruction", "accumulate int8 products into an int32 T.alloc_local / "
-     "T.alloc_var (or use T.gemm with int8 operands and an int32 accumulator)")
 _add("reinterpret reinterpretcast", "bit reinterpretation of a value", "convert values with T.cast")
 _add("fast_rcp __tan __log2 __log10 __exp10 __ffs __fns", "a CUDA fast-math intrinsic not provided",
      "use the IEEE functions (T.exp2, T.log2, ...) or T.__exp, T.__log, T.__sin, T.__cos")
