@@ -194,6 +194,9 @@ def test_tvm_namespace_and_lower():
     with tvm.target.Target("c"):
         artifact = tilelang.lower(inc)
     assert "inc" in artifact.kernel_source and artifact.kernel.target == "cpu"
+    with tvm.target.Target("c"):  # TileLang's cpu GEMM test compiles so on a GPU machine too
+        k = tilelang.compile(inc, out_idx=[-1])
+    assert str(k.target).startswith("cpu")
     with tvm.transform.PassContext(config={"tirx.disable_vectorize": True}), tvm.target.Target("llvm"):
         artifact = tilelang.lower(inc)
     assert artifact.kernel.pass_configs.get("tir.disable_vectorize") is True

@@ -68,8 +68,13 @@ def _normalize_flags(flags):
 
 
 def _normalize_target(target):
-    if target is None:
-        return "auto"
+    if target is None or (isinstance(target, str) and target == "auto"):
+        # As in TileLang: "auto" inside `with tvm.target.Target("c"):` is that target.
+        from ..tvm.target import Target as _ScopedTarget  # noqa: PLC0415 (the tvm namespace imports jit)
+        scoped = _ScopedTarget.current()
+        return scoped.tilelang_target if scoped is not None else "auto"
+    if hasattr(target, "tilelang_target"):  # a tvm.target.Target
+        return target.tilelang_target
     if isinstance(target, _core.Target):
         return str(target)
     if isinstance(target, str):
