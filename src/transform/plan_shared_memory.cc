@@ -111,7 +111,23 @@ class Liveness {
       uses(make_evaluate(l->value));
       walk(l->body);
     } else if (const auto* at = s.as<AttrStmtNode>()) {
-      walk(at->body);
+      const auto* roles = at->body.as<IfThenElseNode>();
+      if (at->key == "cuda.warp_specialize" && roles && loop_depth_ == 0) {
+        // The consumer and producer branches run at the same time: both are walked from the same
+        // position. The producer only fills buffers the consumers read in their main loop, and
+        // its last fill is consumed before the consumers leave that loop, so a buffer the
+        // consumers use after the loop may take the bytes of the pipeline's stages.
+        ++pos_;
+        uses(make_evaluate(roles->cond));
+        int64_t start = pos_;
+        walk(roles->then_case);
+        int64_t end = pos_;
+        pos_ = start;
+        walk(roles->else_case);
+        pos_ = std::max(pos_, end);
+      } else {
+        walk(at->body);
+      }
     } else {
       ++pos_;
       uses(s);

@@ -3,7 +3,8 @@
 //
 // Liveness is measured in program order over the kernel's statements; an access inside a loop
 // keeps the buffer live for the whole loop (so a buffer reused across iterations is never
-// overwritten by another one in between). Buffers are placed first-fit in order of first use at
+// overwritten by another one in between). The branches of a warp-specialized kernel run at the
+// same time and are measured from the same position. Buffers are placed first-fit in order of first use at
 // 128-byte aligned offsets. The pass config TL_DISABLE_SHARED_MEMORY_REUSE gives every buffer its
 // own space. A total above the device limit of the target (sm_80: 163 KiB, sm_86/sm_89: 99 KiB,
 // sm_90: 227 KiB per block) raises ResourceError listing the buffers and their sizes.

@@ -1,10 +1,14 @@
 #include "target/cuda/pipeline.h"
 
+#include <exception>
+
 #include "target/cuda/expand_tile_ops.h"
 #include "target/cuda/lower_tile_ops_cuda.h"
 #include "transform/config_index_bitwidth.h"
 #include "transform/inject_pipeline.h"
+#include "ir/error.h"
 #include "transform/legalize_safe_memory_access.h"
+#include "transform/pass_config.h"
 #include "transform/insert_thread_sync.h"
 #include "transform/plan_shared_memory.h"
 #include "transform/reroll_loops.h"
@@ -12,7 +16,9 @@
 
 namespace tl {
 
-PrimFunc lower_cuda(const PrimFunc& f, PassContext& ctx) {
+namespace {
+
+PrimFunc lower_cuda_once(const PrimFunc& f, PassContext& ctx) {
   PassRunner r(f, ctx);
   r.run("config_index_bitwidth", config_index_bitwidth);  // int64 where indices can exceed int32
   r.run("cuda.expand_tile_ops", expand_cuda_tile_ops);
@@ -24,6 +30,32 @@ PrimFunc lower_cuda(const PrimFunc& f, PassContext& ctx) {
   r.run("insert_thread_sync", insert_thread_sync);
   r.run("reroll_loops", reroll_loops);
   return r.func();
+}
+
+}  // namespace
+
+PrimFunc lower_cuda(const PrimFunc& f, PassContext& ctx) {
+  try {
+    return lower_cuda_once(f, ctx);
+  } catch (const ResourceError&) {
+    std::exception_ptr first = std::current_exception();
+    // A persistent warp-specialized kernel keeps every shared buffer live across its tile loop (the
+    // producer fills the next tile's stages while the consumers finish this one). When that does
+    // not fit, the one-tile-per-block form, whose epilogue buffers may reuse the stages' bytes, is
+    // tried before giving up (TileLang's MLA decode needs it: 290 KiB persistent, 224 KiB not).
+    if (config_bool(ctx.configs, "tl.disable_persistent")) throw;
+    PassContext retry = ctx;
+    retry.configs["tl.disable_persistent"] = Attr(true);
+    retry.stages.clear();
+    PrimFunc out;
+    try {
+      out = lower_cuda_once(f, retry);
+    } catch (const ResourceError&) {
+      std::rethrow_exception(first);  // neither form fits: the persistent form's report
+    }
+    ctx.stages = std::move(retry.stages);
+    return out;
+  }
 }
 
 }  // namespace tl

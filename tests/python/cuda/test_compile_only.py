@@ -80,3 +80,42 @@ def test_long_loops_are_not_fully_unrolled():
 def test_long_copy_compiles_quickly():
     r = build(_copy_1d(1 << 18, 1), "sm_90a")
     assert r["cubin"][:4] == b"\x7fELF"
+
+
+def _mla_like(heads=64, dim=512, block_n=64, seqlen=1024):
+    import tilelang.language as T
+
+    @T.prim_func
+    def main(Q: T.Tensor((132, heads, dim), "float16"), KV: T.Tensor((132, seqlen, dim), "float16"),
+             Output: T.Tensor((132, heads, dim), "float16")):
+        with T.Kernel(132, threads=256) as bid:
+            Q_shared = T.alloc_shared((heads, dim), "float16")
+            KV_shared = T.alloc_shared((block_n, dim), "float16")
+            S_shared = T.alloc_shared((heads, block_n), "float16")
+            O_shared = T.alloc_shared((heads, dim), "float16")
+            acc_s = T.alloc_fragment((heads, block_n), "float32")
+            acc_o = T.alloc_fragment((heads, dim), "float32")
+            T.copy(Q[bid, 0:heads, :], Q_shared)
+            T.fill(acc_o, 0)
+            for k in T.Pipelined(seqlen // block_n, num_stages=2):
+                T.copy(KV[bid, k * block_n:(k + 1) * block_n, :], KV_shared)
+                T.gemm(Q_shared, KV_shared, acc_s, transpose_B=True, clear_accum=True)
+                T.copy(acc_s, S_shared)
+                T.gemm(S_shared, KV_shared, acc_o)
+            T.copy(acc_o, O_shared)
+            T.copy(O_shared, Output[bid, 0:heads, :])
+
+    return main
+
+
+@requires_nvrtc
+def test_epilogue_buffer_reuses_pipeline_stages_when_persistent_form_does_not_fit():
+    """TileLang's MLA decode: Q (64 KiB) + 2 KV stages (128 KiB) + O (64 KiB) do not fit the 227 KiB
+    of an sm_90a block when every buffer stays live across a persistent tile loop; one tile per
+    block, O takes the stages' bytes after the main loop (the warp-specialized branches run at once)."""
+    src = _core.cuda.lower_func(_mla_like().ir, "sm_90a")[1]
+    smem = int(re.search(r"^smem (\d+)", src, re.M).group(1))
+    assert smem <= 232448, smem
+    assert "tile_iter" not in src  # the persistent form was given up
+    r = build(_mla_like(), "sm_90a")
+    assert r["cubin"][:4] == b"\x7fELF"
