@@ -75,6 +75,7 @@ class KernelProfile:
     # per global buffer read: [bytes per block, the grid dimensions its addresses depend on]
     global_reads: Dict[str, list] = dataclasses.field(default_factory=dict)
     swizzle_panel: int = 0               # T.use_swizzle(panel_size) of the GPU form (block order)
+    vector_lanes: int = 0                # Ascend Expert form: vector sub-cores per block (vid extent)
     notes: List[str] = dataclasses.field(default_factory=list)
 
     @property
@@ -326,6 +327,10 @@ class _Walker:
         self.p.threads = max(1, t)
         attrs = s.attrs or {}
         self.p.is_npu = bool(attrs.get("is_npu", False))
+        if self.p.is_npu and attrs.get("npu_vid", False) and len(self.p.grid) > 1:
+            # Expert form: the second "grid" dimension is the vector sub-core (vid) of one AI core
+            self.p.vector_lanes = int(self.p.grid[1])
+            self.p.grid = self.p.grid[:1]
         for i, (v, g) in enumerate(zip(s.block_vars or [], grid)):
             self.env[hash(v)] = (g - 1) / 2.0
             self.dep[hash(v)] = frozenset([i])

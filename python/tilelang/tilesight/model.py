@@ -187,13 +187,18 @@ def _cuda(p: KernelProfile, m: CudaMachine) -> Estimate:
         reasons.append(f"shared memory: {p.shared_bytes} bytes per block (with {p.pipeline_stages} pipeline "
                        f"stages) > {m.smem_bytes_per_block} on {m.name}")
     # Registers: fragments spread over the block's threads, locals per thread, ~32 for addressing.
-    regs = 32 + math.ceil(p.fragment_bytes / max(threads, 1) / 4) + math.ceil(p.local_bytes / 4)
-    regs = int(math.ceil(regs / 8) * 8)
-    if regs > m.max_regs_per_thread:
-        reasons.append(f"registers: ~{regs} per thread (fragments {p.fragment_bytes} bytes over {threads} threads) "
-                       f"> {m.max_regs_per_thread}")
+    # Above the per-thread limit the compiler spills to local memory: up to 1.5x the limit is
+    # modelled as a slowdown (the spilled share of the fragments is re-read every round), beyond
+    # that the configuration is dropped.
+    need = 32 + math.ceil(p.fragment_bytes / max(threads, 1) / 4) + math.ceil(p.local_bytes / 4)
+    need = int(math.ceil(need / 8) * 8)
+    if need > 1.5 * m.max_regs_per_thread:
+        reasons.append(f"registers: ~{need} per thread (fragments {p.fragment_bytes} bytes over {threads} threads) "
+                       f"> 1.5 x {m.max_regs_per_thread} (would spill more than a third)")
+    regs = min(need, m.max_regs_per_thread)
+    spill = max(0.0, need - regs) / max(need, 1)
     if reasons:
-        return _nofit(p, m, reasons, registers_per_thread=regs)
+        return _nofit(p, m, reasons, registers_per_thread=need)
 
     limits = {"blocks": m.max_blocks_per_sm, "threads": m.max_threads_per_sm // max(threads, 1),
               "registers": m.regs_per_sm // max(regs * warps * 32, 1)}
@@ -230,7 +235,7 @@ def _cuda(p: KernelProfile, m: CudaMachine) -> Estimate:
     def block_time(bres):
         # one SM running `bres` blocks side by side; a tensor core needs 4 warps (one per sub-partition)
         sub = min(1.0, bres * warps / 4.0)
-        compute = bres * (max(t_tensor / sub, t_smem) + t_vec + t_sfu) / rounds
+        compute = bres * (max(t_tensor / sub, t_smem) + t_vec + t_sfu) / rounds * (1.0 + 2.0 * spill)
         memory = bres * t_mem / rounds
         # With s stages a load is issued s - 1 rounds before its use, so a round cannot be shorter
         # than round trip / (s - 1); without pipelining a block waits for its load, then computes
@@ -268,8 +273,8 @@ def _cuda(p: KernelProfile, m: CudaMachine) -> Estimate:
                     bytes=requested, dram_bytes=dram, num_blocks=p.num_blocks, threads=threads, blocks_per_unit=b,
                     occupancy=min(1.0, b * threads / m.max_threads_per_sm), occupancy_limit=limit_name, waves=waves,
                     wave_efficiency=eff, pipeline_stages=stages, shared_bytes=p.shared_bytes,
-                    registers_per_thread=regs,
-                    details={"t_tensor_block": t_tensor, "t_smem_block": t_smem, "t_vector_block": t_vec,
+                    registers_per_thread=need,
+                    details={"spilled_fraction": spill, "t_tensor_block": t_tensor, "t_smem_block": t_smem, "t_vector_block": t_vec,
                              "t_sfu_block": t_sfu, "t_l2_block": t_mem, "t_dram": t_dram, "quantisation": loss})
 
 
@@ -371,7 +376,9 @@ def _ascend(p: KernelProfile, m: AscendMachine) -> Estimate:
             if g.b_scope not in ("L0C",):
                 pass
         pipes["M"] += g.count * cyc / clk
-    vec_cores = max(1, m.vector_cores // max(m.cube_cores, 1))
+    # Expert form: the program already describes one vector sub-core (vid); else the vector work of
+    # the block is shared by its vector cores.
+    vec_cores = 1 if p.vector_lanes else max(1, m.vector_cores // max(m.cube_cores, 1))
     for (name, bits), elems in p.vector_by_op.items():
         calls = p.vector_calls_by_op.get((name, bits), 0.0)
         startup, s16, s32 = m.vector_costs.get(name, m.default_vector_cost)
