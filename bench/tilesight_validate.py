@@ -21,6 +21,9 @@ Workloads:
 
 Every configuration runs in its own try/except (a failure is recorded, not fatal); --deadline (seconds)
 stops starting new configurations once passed; the JSON (--out) is rewritten after every workload.
+After the per-config sweep, tilelang's AutoTuner itself runs over the same configurations twice, exhaustive
+and with top_k=3, each with a fresh kernel cache (cpu, ascend, and the first cuda GEMM shape; --no-autotune
+skips it): its wall times and the latency of the configuration each picks go under "autotune".
 """
 import argparse
 import json
@@ -127,6 +130,36 @@ def run_workload(name, configs, build, measure, machine, deadline, dyn=None):
     return {"summary": summarize(name, rows), "rows": rows}
 
 
+def autotune_end_to_end(name, builder, configs, target, k=3, warmup=5, rep=20):
+    """Wall time of tilelang's AutoTuner over `configs`, exhaustive and with top_k=k, each with a fresh
+    kernel cache (nothing compiled before), and the latency of the configuration each one picks."""
+    import tempfile
+    from tilelang import _core
+    from tilelang.autotuner import AutoTuner
+    out = {"workload": name, "configs": len(configs), "top_k": k}
+    for mode, top_k in (("exhaustive", None), (f"top_{k}", k)):
+        os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"tl-tilesight-{mode}-")
+        _core.clear_memo()
+        t = time.time()
+        try:
+            tuner = AutoTuner.from_kernel(kernel=builder, configs=configs, top_k=top_k)
+            tuner.set_compile_args(out_idx=[-1], target=target).set_profile_args(skip_check=True)
+            tuner.verbose = False
+            res = tuner.run(warmup=warmup, rep=rep)
+            out[mode] = {"wall_s": time.time() - t, "latency_ms": res.latency, "config": res.config,
+                         "measured": sum(1 for r in res.results if r.status == "ok")}
+        except Exception as e:  # noqa: BLE001
+            out[mode] = {"wall_s": time.time() - t, "error": f"{type(e).__name__}: {str(e)[:300]}"}
+        log(f"  autotune {mode}: {out[mode]}")
+    ex, tk = out.get("exhaustive", {}), out.get(f"top_{k}", {})
+    if "latency_ms" in ex and "latency_ms" in tk:
+        out["wall_speedup"] = ex["wall_s"] / tk["wall_s"]
+        out["top_k_latency_over_exhaustive"] = tk["latency_ms"] / ex["latency_ms"]
+    log(f"== autotune {name}: wall speed-up {out.get('wall_speedup')}, picked latency ratio "
+        f"{out.get('top_k_latency_over_exhaustive')}")
+    return out
+
+
 # ---- cuda --------------------------------------------------------------------------------------------------
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 1024), (512, 4096, 8192)]
 GEMM_CONFIGS = [dict(block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th) for bm, bn, bk, st, th in [
@@ -179,6 +212,12 @@ def cuda_workloads(args, deadline, results, flush):
         results["workloads"].append(run_workload(f"cuda gemm fp16 {M}x{N}x{K}", GEMM_CONFIGS, build, measure,
                                                  machine, deadline))
         flush()
+        if args.autotune and (M, N, K) == GEMM_SHAPES[0] and not deadline.passed():
+            results["autotune"].append(autotune_end_to_end(
+                f"cuda gemm fp16 {M}x{N}x{K}", lambda block_M, block_N, block_K, num_stages, threads, M=M, N=N, K=K:
+                zoo.gemm(M, N, K, block_M, block_N, block_K, "float16", "float32", "float16", num_stages=num_stages,
+                         threads=threads), GEMM_CONFIGS, "cuda"))
+            flush()
         del a, b, ref
         torch.cuda.empty_cache()
 
@@ -250,6 +289,12 @@ def cpu_workloads(args, deadline, results, flush):
     results["workloads"].append(run_workload(f"cpu gemm fp32 {n}^3", CPU_GEMM_CONFIGS, build, measure, machine,
                                              deadline))
     flush()
+    if args.autotune and not deadline.passed():
+        results["autotune"].append(autotune_end_to_end(
+            f"cpu gemm fp32 {n}^3", lambda block_M, block_N, block_K: zoo.gemm(
+                n, n, n, block_M, block_N, block_K, "float32", "float32", "float32", num_stages=1),
+            CPU_GEMM_CONFIGS, "cpu"))
+        flush()
 
 
 # ---- ascend ------------------------------------------------------------------------------------------------
@@ -288,6 +333,11 @@ def ascend_workloads(args, deadline, results, flush):
     results["workloads"].append(run_workload(f"ascend gemm_v0 fp16 {n}^3 (A2 simulator)", ASCEND_CONFIGS, build,
                                              measure, machine, deadline))
     flush()
+    if args.autotune and not deadline.passed():
+        results["autotune"].append(autotune_end_to_end(
+            f"ascend gemm_v0 fp16 {n}^3", lambda block_M, block_N, K_L1, core_num: gemm_expert.matmul.get_tir(
+                n, n, n, block_M, block_N, K_L1, core_num=core_num), ASCEND_CONFIGS, "ascend", warmup=0, rep=0))
+        flush()
 
 
 def main():
@@ -299,10 +349,13 @@ def main():
     ap.add_argument("--flash-shape", type=int, nargs=4, default=[8, 16, 4096, 128], metavar=("B", "H", "S", "D"))
     ap.add_argument("--cpu-size", type=int, default=1024)
     ap.add_argument("--ascend-size", type=int, default=2048)
+    ap.add_argument("--no-autotune", dest="autotune", action="store_false",
+                    help="skip the end-to-end tilelang.autotune runs (exhaustive vs top_k=3, fresh caches)")
     args = ap.parse_args()
     deadline = Deadline(args.deadline)
     results = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "host": platform.node(),
-               "cpu": platform.processor() or platform.machine(), "target": args.target, "workloads": []}
+               "cpu": platform.processor() or platform.machine(), "target": args.target, "workloads": [],
+               "autotune": []}
 
     def flush():
         tmp = args.out + ".tmp"

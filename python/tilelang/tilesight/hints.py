@@ -25,7 +25,12 @@ __all__ = ["gemm_configs", "attention_configs", "reduction_configs", "elementwis
 
 
 def _m(machine, target):
-    return machine_for(target, machine)
+    m = machine_for(target, machine)
+    if not isinstance(m, (CudaMachine, CpuMachine)):
+        raise NotImplementedError(f"not implemented: TileSight hints for {m.name}; hints cover cuda and cpu "
+                                  "(for ascend, estimate candidate kernels with tilelang.tilesight.rank or "
+                                  "tilelang.autotune(top_k=...))")
+    return m
 
 
 def gemm_profile(M, N, K, block_M, block_N, block_K, num_stages=2, threads=128, in_dtype="float16",
@@ -175,6 +180,3 @@ def elementwise_configs(numel, dtype="float32", inputs=2, machine=None, target="
     scored.sort(key=lambda t: t[:3])
     return [dict(c, estimated_ms=e.time_ms, bound=e.bound) for *_, c, e in scored[:topk]]
 
-
-def _is_cpu(m):
-    return isinstance(m, CpuMachine)

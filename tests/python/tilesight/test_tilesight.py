@@ -306,6 +306,8 @@ def test_hint_generators_fit_and_rank():
     e = tilesight.hints.elementwise_configs(1 << 24, machine=H100_SXM, topk=3)
     assert len(e) == 3 and e[0]["bound"] == "memory"
     assert tilesight.hints.gemm_configs(512, 512, 512, target="cpu", topk=3)
+    with pytest.raises(NotImplementedError, match="hints cover cuda and cpu"):
+        tilesight.hints.gemm_configs(512, 512, 512, target="ascend")
 
 
 def test_carver_templates():
