@@ -85,9 +85,9 @@ class CpuMachine:
     dram_bytes_per_s: float              # what the whole socket streams
     core_bytes_per_s: float              # what one core streams from L3/DRAM
     l2_bytes_per_clock: int = 64
-    block_overhead_s: float = 1.5e-6     # dispatching one block on the worker pool
-    launch_overhead_s: float = 8e-6
-    gemm_call_overhead_s: float = 0.15e-6
+    block_overhead_s: float = 0.3e-6     # taking the next block from the worker pool's counter
+    launch_overhead_s: float = 8e-6      # waking the pool (docs/RUNTIME.md: 1-4 us on the build VM) + the call
+    gemm_call_overhead_s: float = 0.05e-6  # one tl::cpu::gemm call: loop set-up, C tile tails
     target: str = "cpu"
 
     def fp32_flops_per_core(self):

@@ -285,10 +285,14 @@ def _cpu(p: KernelProfile, m: CpuMachine) -> Estimate:
     peak = m.fp32_flops_per_core()
     cache_bw = m.l2_bytes_per_clock * m.clock_hz
     t_gemm, calls = 0.0, 0.0
-    mr, nr = 6, (4 if m.vector_bits == 512 else 2) * lanes
+    mr, nv_max = 6, (4 if m.vector_bits == 512 else 2)
     for g in p.gemms:
-        # register-blocked micro-kernel: MR x NR blocks of C; partial blocks waste lanes
-        eff = (g.M / (math.ceil(g.M / mr) * mr)) * (g.N / (math.ceil(g.N / nr) * nr)) * (g.K / (g.K + 4.0))
+        # register-blocked micro-kernel: MR rows x up to NV vectors of C. A row tail wastes the missing
+        # rows, the last partial vector its missing lanes; fewer than 8 accumulators (2 FMA pipes x 4
+        # cycles of latency) leave the pipes idle; the k loop has a short head.
+        nv = min(nv_max, math.ceil(g.N / lanes))
+        eff = ((g.M / (math.ceil(g.M / mr) * mr)) * (g.N / (math.ceil(g.N / lanes) * lanes))
+               * min(1.0, min(mr, g.M) * nv / 8.0) * (g.K / (g.K + 4.0)))
         bf16 = "bfloat16" in g.dtype and m.vector_bits == 512
         rate = peak * (2.0 if bf16 else 1.0) * eff
         eb = _bits(g.dtype) / 8

@@ -273,20 +273,26 @@ def test_top_k_validation():
 
 
 def test_cpu_estimated_best_is_near_the_measured_best():
-    """Three tilings that differ several-fold on any cpu: the estimate's pick must measure within 1.5x
-    of the fastest (a robust check; the rank correlation over many configs is in bench/)."""
+    """Three tilings that differ several-fold on any cpu (16 x 16 tiles pay per-block and per-call
+    overheads on 2 KFLOP-sized gemm calls): the estimate's pick must measure within 1.5x of the fastest.
+    Each is timed three times, interleaved, keeping its fastest (robust on a loaded machine); the rank
+    correlation over many configurations is bench/tilesight_validate.py's job."""
     M = N = K = 512
-    cands = [(16, 16, 16), (32, 32, 32), (128, 128, 64)]
+    cands = [(16, 16, 16), (16, 32, 16), (128, 128, 64)]
     funcs = {c: gemm(M, N, K, *c, stages=1, dtype="float32", accum="float32") for c in cands}
     est = {c: tilesight.estimate(f, target="cpu").time_s for c, f in funcs.items()}
     a = np.random.default_rng(0).standard_normal((M, K)).astype(np.float32)
     b = np.random.default_rng(1).standard_normal((K, N)).astype(np.float32)
-    meas = {}
+    kernels = {}
     for c, f in funcs.items():
-        k = tilelang.compile(f, out_idx=[-1], target="cpu")
-        np.testing.assert_allclose(k(a, b), a.astype(np.float64) @ b, rtol=1e-3, atol=1e-3)
-        meas[c] = k.get_profiler().do_bench(warmup=5, rep=50)
+        kernels[c] = tilelang.compile(f, out_idx=[-1], target="cpu")
+        np.testing.assert_allclose(kernels[c](a, b), a.astype(np.float64) @ b, rtol=1e-3, atol=1e-3)
+    meas = {c: math.inf for c in cands}
+    for _ in range(3):
+        for c, k in kernels.items():
+            meas[c] = min(meas[c], k.get_profiler().do_bench(warmup=5, rep=30))
     best_est = min(est, key=est.get)
+    assert best_est == (128, 128, 64)
     assert meas[best_est] <= 1.5 * min(meas.values()), (est, meas)
 
 
