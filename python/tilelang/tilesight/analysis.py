@@ -76,6 +76,9 @@ class KernelProfile:
     global_reads: Dict[str, list] = dataclasses.field(default_factory=dict)
     swizzle_panel: int = 0               # T.use_swizzle(panel_size) of the GPU form (block order)
     vector_lanes: int = 0                # Ascend Expert form: vector sub-cores per block (vid extent)
+    # slowest block's work / the average block's (from loop bounds and branches that depend on the
+    # block index); decides a single wave's time, where nothing rebalances the blocks
+    imbalance: float = 1.0
     notes: List[str] = dataclasses.field(default_factory=list)
 
     @property
@@ -108,6 +111,7 @@ class _Walker:
         self.dep = {}                    # hash(var) -> grid dimensions its value depends on
         self.block_dim = {}              # hash(block var) -> its grid dimension
         self.let_expr = {}               # hash(let var) -> its value expression
+        self.loops = []                  # enclosing loops: (dependency marker, min, trip count)
         for v in getattr(func, "dynamic_vars", []) or []:
             name = v.name
             if name in self.dyn:
@@ -134,6 +138,8 @@ class _Walker:
                 dim = self.block_dim.get(h)
                 if dim is not None and dim in over:
                     return float(over[dim])
+                if ("L", h) in over:
+                    return float(over[("L", h)])
                 if h in self.let_expr and self.dep.get(h):
                     return self.value(self.let_expr[h], over)
             return self.env.get(h)
@@ -195,33 +201,61 @@ class _Walker:
         d = frozenset()
         for x in indices:
             d |= self.deps(x)
+        d = frozenset(x for x in d if isinstance(x, int))
         key = buf.name + "#" + str(hash(buf))
         ent = self.p.global_reads.setdefault(key, [0.0, frozenset()])
         ent[0] += nbytes
         ent[1] = ent[1] | d
 
-    def block_average(self, e):
-        """The average of `e` over the blocks of the grid when it depends on the block index (at most
-        4096 evaluations, else an even sample), else its value."""
-        dims = sorted(self.deps(e))
-        if not dims:
-            return self.value(e)
+    def block_stats(self, e, per_block_loops=False):
+        """(average over the grid's blocks, slowest block / average) of `e` when it depends on the
+        block index, else (its value, 1). With `per_block_loops`, each block's value is itself the
+        average over the enclosing loops' iterations that `e` depends on (a branch inside a loop).
+        At most ~16K evaluations: blocks and iterations are sampled evenly beyond that."""
+        deps = self.deps(e)
+        dims = sorted(d for d in deps if isinstance(d, int))
+        loops = [lp for lp in self.loops if lp[0] in deps] if per_block_loops else []
+        if not dims and not loops:
+            return self.value(e), 1.0
         sizes = [max(1, int(self.p.grid[d])) if d < len(self.p.grid) else 1 for d in dims]
         total = 1
         for n in sizes:
             total *= n
-        step = max(1, total // 4096)
-        acc, cnt = 0.0, 0
+        iters = 1
+        loop_pts = []
+        for mark, lo, n in loops:
+            k = max(1, min(int(n), 64))
+            pts = [lo + (n - 1) * (i / (k - 1) if k > 1 else 0.5) for i in range(k)] if n > 1 else [lo]
+            loop_pts.append((mark, [round(x) for x in pts]))
+            iters *= len(pts)
+        step = max(1, math.ceil(total / max(1, 16384 // iters)))
+        per_block = []
         for lin in range(0, total, step):
             over, r = {}, lin
             for d, n in zip(dims, sizes):
                 over[d], r = r % n, r // n
-            v = self.value(e, over)
-            if v is None:
-                return self.value(e)
-            acc += v
-            cnt += 1
-        return acc / cnt if cnt else self.value(e)
+            acc, cnt = 0.0, 0
+            combos = [over]
+            for mark, pts in loop_pts:
+                combos = [{**c, mark: x} for c in combos for x in pts]
+            for c in combos:
+                v = self.value(e, c)
+                if v is None:
+                    return self.value(e), 1.0
+                acc += v
+                cnt += 1
+            per_block.append(acc / cnt)
+        if not per_block:
+            return self.value(e), 1.0
+        avg = sum(per_block) / len(per_block)
+        worst = max(per_block)
+        return avg, (worst / avg if avg > 0 else 1.0)
+
+    def block_average(self, e):
+        """The average of `e` over the blocks of the grid (see block_stats); records the imbalance."""
+        avg, imb = self.block_stats(e)
+        self.p.imbalance = max(self.p.imbalance, imb)
+        return avg
 
     def extent(self, e, what):
         v = self.block_average(e)
@@ -298,7 +332,8 @@ class _Walker:
             self.loop(s, mult)
         elif k == "if":
             # the fraction of blocks taking the branch when the condition depends on the block only
-            c = self.block_average(s.cond)
+            c, imb = self.block_stats(s.cond, per_block_loops=True)
+            self.p.imbalance = max(self.p.imbalance, imb)
             if c is None:
                 self.walk(s.then_case, mult)
             else:
@@ -347,6 +382,15 @@ class _Walker:
         lo = self.value(s.min)
         n = self.extent(s.extent, f"extent of loop {s.var.name}")
         self.env[hash(s.var)] = (lo or 0.0) + max(n - 1, 0) / 2.0
+        mark = ("L", hash(s.var))
+        self.dep[hash(s.var)] = frozenset([mark])
+        self.loops.append((mark, lo or 0.0, n))
+        try:
+            self._loop_body(s, mult, n)
+        finally:
+            self.loops.pop()
+
+    def _loop_body(self, s, mult, n):
         kind = s.for_kind
         if kind == "pipelined":
             ann = s.annotations or {}

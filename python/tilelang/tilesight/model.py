@@ -255,9 +255,11 @@ def _cuda(p: KernelProfile, m: CudaMachine) -> Estimate:
     if rem:
         b_tail = math.ceil(rem / m.sm_count)
         t_tail, tail_terms = block_time(b_tail)
-        t_sm += t_tail
+        # one wave (or the last one): its slowest block decides, not the average block
+        skew = p.imbalance if full == 0 else 1.0
+        t_sm += t_tail * skew
         for k in terms:
-            terms[k] += tail_terms[k]
+            terms[k] += tail_terms[k] * skew
     ideal = p.num_blocks / slots * t_full
     dram, requested = _dram_bytes(p, m.l2_bytes, slots)
     t_dram = dram / m.dram_bytes_per_s
@@ -311,7 +313,7 @@ def _cpu(p: KernelProfile, m: CpuMachine) -> Estimate:
     t_block = t_gemm + t_vec + t_mem + t_over
     full, rem = divmod(p.num_blocks, m.cores)
     waves_n = full + (1 if rem else 0)
-    t_run = waves_n * t_block
+    t_run = waves_n * t_block * (p.imbalance if waves_n == 1 else 1.0)
     dram, requested = _dram_bytes(p, m.l3_bytes, m.cores)
     t_dram = dram / m.dram_bytes_per_s
     total = m.launch_overhead_s + max(t_run, t_dram)
@@ -398,7 +400,9 @@ def _ascend(p: KernelProfile, m: AscendMachine) -> Estimate:
     units = m.cube_cores
     full, rem = divmod(p.num_blocks, units)
     waves_n = full + (1 if rem else 0)
-    t_run = waves_n * t_block
+    # a single wave (the usual Ascend grid: one block per core walking its tiles) lasts as long as
+    # its busiest core
+    t_run = waves_n * t_block * (p.imbalance if waves_n == 1 else 1.0)
     dram, requested = _dram_bytes(p, m.l2_bytes, m.cube_cores)
     t_hbm = max(dram / m.hbm_bytes_per_s, requested / m.l2_bytes_per_s)
     total = m.launch_overhead_s + max(t_run, t_hbm)
@@ -417,4 +421,4 @@ def _ascend(p: KernelProfile, m: AscendMachine) -> Estimate:
                     waves=p.num_blocks / units, wave_efficiency=p.num_blocks / (waves_n * units) if waves_n else 0.0,
                     pipeline_stages=stages, shared_bytes=p.scope_bytes.get("L1", 0),
                     details={**{f"pipe_{k}_block": v for k, v in pipes.items()}, "t_hbm": t_hbm,
-                             "quantisation": loss})
+                             "quantisation": loss, "imbalance": p.imbalance})

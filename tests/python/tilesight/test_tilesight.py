@@ -64,6 +64,8 @@ def test_causal_attention_counts_half_the_blocks():
     # causal: block bx runs bx + 1 of the 16 key blocks; on average (16 + 1) / 2 of 16
     assert causal.total("tensor_flops") == pytest.approx(full.total("tensor_flops") * 8.5 / 16, rel=1e-9)
     assert full.transcendental_ops > 0
+    # the last query block runs all 16 key blocks: 16 / 8.5 times the average block
+    assert causal.imbalance == pytest.approx(16 / 8.5) and full.imbalance == 1.0
 
 
 def test_dynamic_dimensions_need_values():
@@ -200,6 +202,8 @@ def test_ascend_estimate_against_the_simulator_and_l0c_overflow():
     c = k(a, b)
     np.testing.assert_allclose(c.astype(np.float64), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-2, atol=0.1)
     sim_ms = k.info()["simulated_ms"]
+    # 16 output tiles on 24 cores: 16 cores work, the average core does 2/3 of a busy one's work
+    assert e.details["imbalance"] == pytest.approx(1.5)
     assert 0.25 < e.time_ms / sim_ms < 4.0, (e.time_ms, sim_ms)   # same machine model, same order of magnitude
     big = tilesight.estimate(gemm_expert.matmul.get_tir(512, 512, 512, 256, 256, 128), target="ascend")
     assert not big.fits and any("L0C" in r for r in big.reasons), big.reasons
