@@ -14,7 +14,9 @@ Workloads:
          24 configs each (block_M/N, stages, threads; 64 x 256 / 2 stages overflows shared memory and is
          reported as not fitting, not measured). Kernels: tests/python/kernel_zoo.py, launched
          through bench/gpu_common.TorchKernel, timed with CUDA events (median, L2 flushed), results
-         checked against torch. Machine description: H100 SXM on sm_90, A100 SXM below.
+         checked against torch. Machine description: H100 SXM on sm_90 (H200 SXM when the device is
+         an H200), A100 SXM below. --workloads gemm / flash runs one family (each takes ~5 minutes
+         on an H100).
   cpu    GEMM fp32 1024^3, 24 tilings, on this machine: all compiled first, then timed in --cpu-rounds
          interleaved rounds (the runtime's profiler), the median kept per configuration.
   ascend the Expert GEMM of examples/ascend/gemm_expert.py at 2048^3 (24 block_M/N, K_L1 choices), measured
@@ -196,12 +198,13 @@ def cuda_workloads(args, deadline, results, flush):
     import torch
     from gpu_common import TorchKernel, bench
     cap = torch.cuda.get_device_capability()
-    machine = tilesight.H100_SXM if cap >= (9, 0) else tilesight.A100_SXM
+    name = torch.cuda.get_device_name()
+    machine = (tilesight.A100_SXM if cap < (9, 0) else tilesight.H200_SXM if "H200" in name else tilesight.H100_SXM)
     results["device"] = torch.cuda.get_device_name()
     results["machine_description"] = machine.name
     torch.manual_seed(0)
 
-    for (M, N, K) in GEMM_SHAPES[: args.gemm_shapes]:
+    for (M, N, K) in (GEMM_SHAPES[: args.gemm_shapes] if "gemm" in args.workloads else []):
         a = torch.randn(M, K, device="cuda", dtype=torch.float16)
         b = torch.randn(K, N, device="cuda", dtype=torch.float16)
         ref = (a.float() @ b.float())
@@ -236,6 +239,8 @@ def cuda_workloads(args, deadline, results, flush):
         del a, b, ref
         torch.cuda.empty_cache()
 
+    if "flash" not in args.workloads:
+        return
     B, H, S, D = args.flash_shape
     q, k, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
     for causal in (False, True):
@@ -386,6 +391,7 @@ def main():
     ap.add_argument("--out", required=True, help="JSON output path")
     ap.add_argument("--deadline", type=float, default=0, help="seconds after which no new config starts")
     ap.add_argument("--gemm-shapes", type=int, default=len(GEMM_SHAPES), help="how many GEMM shapes (cuda)")
+    ap.add_argument("--workloads", default="gemm,flash", help="cuda: comma-separated subset of gemm,flash")
     ap.add_argument("--flash-shape", type=int, nargs=4, default=[8, 16, 4096, 128], metavar=("B", "H", "S", "D"))
     ap.add_argument("--cpu-size", type=int, default=1024)
     ap.add_argument("--cpu-rounds", type=int, default=5, help="interleaved timing rounds on cpu (median kept)")

@@ -16,12 +16,12 @@ use it. docs/TILESIGHT.md explains the model and its validation.
 import math
 
 from .analysis import GemmInfo, KernelProfile, analyze
-from .machine import (A100_SXM, H100_SXM, AscendMachine, CpuMachine, CudaMachine, ascend_machine, local_cpu,
+from .machine import (A100_SXM, H100_SXM, H200_SXM, AscendMachine, CpuMachine, CudaMachine, ascend_machine, local_cpu,
                       machine_for)
 from .model import Estimate, estimate_profile
 
 __all__ = ["estimate", "analyze", "rank", "spearman", "Estimate", "KernelProfile", "GemmInfo", "CudaMachine",
-           "CpuMachine", "AscendMachine", "H100_SXM", "A100_SXM", "local_cpu", "ascend_machine", "machine_for",
+           "CpuMachine", "AscendMachine", "H100_SXM", "H200_SXM", "A100_SXM", "local_cpu", "ascend_machine", "machine_for",
            "estimate_profile", "hints"]
 
 

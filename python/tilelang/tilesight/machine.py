@@ -7,8 +7,8 @@ import dataclasses
 import os
 from typing import Dict, Optional
 
-__all__ = ["CudaMachine", "CpuMachine", "AscendMachine", "H100_SXM", "A100_SXM", "local_cpu", "ascend_machine",
-           "machine_for"]
+__all__ = ["CudaMachine", "CpuMachine", "AscendMachine", "H100_SXM", "H200_SXM", "A100_SXM", "local_cpu",
+           "ascend_machine", "machine_for"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +61,9 @@ H100_SXM = CudaMachine(
     fp32_flops=67e12, sfu_ops=132 * 16 * 1.83e9, dram_bytes_per_s=3.35e12, l2_bytes=50 << 20,
     l2_bytes_per_s=12.0e12, smem_bytes_per_sm=228 << 10, smem_bytes_per_block=227 << 10,
     smem_bytes_per_clock_per_sm=128, dram_latency_s=0.55e-6)
+
+# H200 SXM 141 GB: the H100 SXM's compute with HBM3e (4.8 TB/s).
+H200_SXM = dataclasses.replace(H100_SXM, name="H200 SXM 141GB", dram_bytes_per_s=4.8e12)
 
 # A100 SXM4 80 GB (NVIDIA A100 datasheet / Ampere whitepaper).
 A100_SXM = CudaMachine(
@@ -240,7 +243,7 @@ def ascend_machine(name="A2"):
     return m
 
 
-_CUDA_BY_NAME = {"h100": H100_SXM, "h100_sxm": H100_SXM, "sm_90": H100_SXM, "sm_90a": H100_SXM,
+_CUDA_BY_NAME = {"h100": H100_SXM, "h100_sxm": H100_SXM, "sm_90": H100_SXM, "sm_90a": H100_SXM, "h200": H200_SXM,
                  "a100": A100_SXM, "a100_sxm": A100_SXM, "sm_80": A100_SXM}
 
 
@@ -270,8 +273,11 @@ def machine_for(target="auto", machine: Optional[object] = None):
         if "-arch" not in low:
             try:
                 from ..carver.arch import driver
-                if driver.has_cuda_device() and tuple(driver.get_device_capability(0)) < (9, 0):
-                    return A100_SXM
+                if driver.has_cuda_device():
+                    if tuple(driver.get_device_capability(0)) < (9, 0):
+                        return A100_SXM
+                    if "H200" in driver.get_device_name(0):
+                        return H200_SXM
             except Exception:  # noqa: BLE001
                 pass
         return H100_SXM
