@@ -22,8 +22,9 @@ reported; if none survives, RuntimeError lists why each failed.
 `top_k=N` (tilelang-cpp's addition; TileLang's autotuner has no such option) ranks the built
 configurations with TileSight (tilelang.tilesight: a cost model over the IR, nothing is compiled or
 run), drops those that cannot fit the target (shared memory, registers, UB: status "does not fit",
-the reason in the message) and compiles and measures only the N best-ranked; the others are
-reported as "not measured" with their estimate.
+the reason in the message) and compiles and measures only the N best-ranked (a kept one that fails
+to compile is replaced by the next-ranked); the others are reported as "not measured" with their
+estimate.
 """
 import concurrent.futures
 import dataclasses
@@ -200,9 +201,12 @@ class AutoTuner:
                 prims[i] = self._elaborate(c)
             except Exception as e:  # noqa: BLE001 - any failure skips the config
                 results[i].status, results[i].message = "compile error", _short(e)
+        held = {}
         if self.top_k is not None:
-            self._select_top_k(prims, results)
+            held = self._select_top_k(prims, results)
         kernels = self._compile_all(configs, prims, results, timeout)
+        if held:
+            self._refill_top_k(configs, held, results, kernels, timeout)
 
         # 2. Check and time each compiled config.
         p = self.profile_args
@@ -306,10 +310,12 @@ class AutoTuner:
         ranked.sort()
         order = [i for _, i in ranked] + unranked
         keep = set(order[:self.top_k])
+        held = {}   # rank order (dicts keep insertion order): the next candidates if a kept one fails
         for rank_pos, i in enumerate(order):
             if i in keep:
                 continue
             est = results[i].estimate
+            held[i] = prims[i]
             results[i].status = "not measured"
             results[i].message = (f"TileSight rank {rank_pos + 1} of {len(order)}"
                                   + (f", estimated {est.time_ms:.4f} ms ({est.bound}-bound)" if est else "")
@@ -318,6 +324,25 @@ class AutoTuner:
         dropped = sum(1 for r in results if r.status == "does not fit")
         self._log(f"TileSight: {len(keep)} of {len(prims)} configs to measure (top_k={self.top_k}), "
                   f"{dropped} do not fit")
+        return held
+
+    def _refill_top_k(self, configs, held, results, kernels, timeout):
+        """When some of the top_k configurations fail to compile, compiles the next-ranked ones in
+        their place until top_k compiled or none is left."""
+        queue = list(held)
+        while queue:
+            missing = self.top_k - sum(1 for k in kernels if k is not None)
+            if missing <= 0:
+                return
+            take, queue = queue[:missing], queue[missing:]
+            prims = [None] * len(configs)
+            for i in take:
+                prims[i] = held[i]
+                results[i].status = "ok"
+                results[i].message = "measured in place of a better-ranked configuration that failed to compile"
+            for i, k in enumerate(self._compile_all(configs, prims, results, timeout)):
+                if k is not None:
+                    kernels[i] = k
 
     def _compile_all(self, configs, prims, results, timeout):
         kernels = [None] * len(configs)

@@ -234,6 +234,23 @@ def test_autotune_top_k_measures_exactly_k(capsys):
     np.testing.assert_allclose(result.kernel(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
+def test_autotune_top_k_replaces_a_config_that_fails_to_compile():
+    # the best-ranked config carries an unknown pass config: it fails to compile, and the next-ranked
+    # one is compiled and measured in its place, so that still exactly top_k configs are measured
+    configs = [{"block_M": 64, "block_N": 64, "pass_configs": {"tl.no_such_option": True}},
+               {"block_M": 32, "block_N": 64}, {"block_M": 16, "block_N": 16}, {"block_M": 16, "block_N": 32}]
+
+    @tilelang.autotune(configs=configs, warmup=1, rep=3, top_k=2, verbose=False)
+    @tilelang.jit(out_idx=[-1], target="cpu")
+    def matmul(M, N, K, block_M=32, block_N=32):
+        return gemm(M, N, K, block_M, block_N, 32, dtype="float32", accum="float32")
+
+    result = matmul.get_tuner_result(128, 128, 64)
+    st = {(r.config["block_M"], r.config["block_N"]): r.status for r in result.results}
+    assert st == {(64, 64): "compile error", (32, 64): "ok", (16, 32): "ok", (16, 16): "not measured"}, st
+    assert result.config == {"block_M": 32, "block_N": 64} or result.config == {"block_M": 16, "block_N": 32}
+
+
 def test_autotune_drops_configs_that_do_not_fit_before_compiling():
     # cuda target: nothing can run here, and nothing needs to: every config overflows shared memory or
     # registers, so none is compiled and the error lists each reason.
