@@ -42,7 +42,7 @@ from .tvm import DataType  # noqa: E402,F401
 from .engine import lower, register_c_postproc, register_cuda_postproc, register_hip_postproc  # noqa: E402,F401
 
 # Imported on first use (they pull in pytest, or are rarely needed).
-_LAZY_SUBMODULES = ("testing", "utils", "carver", "engine", "transform", "autotuner", "math")
+_LAZY_SUBMODULES = ("testing", "utils", "carver", "engine", "transform", "autotuner", "math", "tilesight")
 
 
 def __getattr__(name):

@@ -94,6 +94,28 @@ void bind_ascend(nb::module_& parent) {
         for (int i = 1; i < sim::kNumMems; ++i) d[sim::mem_name(sim::Mem(i))] = mm.mem_bytes[i];
         d["hbm_bytes_per_s"] = mm.hbm_bytes_per_s;
         d["l2_bytes"] = mm.l2_bytes;
+        // The rest of the timing model's constants, for analytic estimates (tilelang.tilesight).
+        d["l2_bytes_per_s"] = mm.l2_bytes_per_s;
+        nb::dict copy_gib, copy_start;
+        for (int i = 0; i < sim::kNumCopyPaths; ++i) {
+          copy_gib[sim::copy_path_name(sim::CopyPath(i))] = mm.copy_gib_per_s[i];
+          copy_start[sim::copy_path_name(sim::CopyPath(i))] = mm.copy_start_cycles[i];
+        }
+        d["copy_gib_per_s"] = copy_gib;
+        d["copy_start_cycles"] = copy_start;
+        d["mmad_startup_cycles"] = mm.mmad_startup_cycles;
+        d["mmad_cycles_per_fractal_b16"] = mm.mmad_cycles_per_fractal_b16;
+        d["mmad_cycles_per_fractal_b32"] = mm.mmad_cycles_per_fractal_b32;
+        d["mmad_cycles_per_fractal_b8"] = mm.mmad_cycles_per_fractal_b8;
+        nb::dict vec;
+        for (auto& [name, c] : mm.vector_costs) vec[name.c_str()] = nb::make_tuple(c.startup, c.slope_b16, c.slope_b32);
+        d["vector_costs"] = vec;
+        d["default_vector_cost"] =
+            nb::make_tuple(mm.default_vector.startup, mm.default_vector.slope_b16, mm.default_vector.slope_b32);
+        d["vector_repeat_bytes"] = mm.vector_repeat_bytes;
+        d["block_launch_cycles"] = mm.block_launch_cycles;
+        d["scalar_op_cycles"] = mm.scalar_op_cycles;
+        d["gemm_v0_k_chunk"] = mm.gemm_v0_k_chunk;
         return d;
       },
       nb::arg("name") = "A2");

@@ -59,8 +59,10 @@ class ConfigResult:
     """What happened to one configuration."""
     config: Dict[str, Any]
     latency: Optional[float] = None  # ms; None when the config was skipped
-    status: str = "ok"               # "ok", "compile error", "check failed", "timeout", "run error"
+    status: str = "ok"               # "ok", "compile error", "check failed", "timeout", "run error",
+                                     # with top_k: "does not fit" (dropped before compiling), "not measured"
     message: str = ""
+    estimate: Any = None             # with top_k: the tilelang.tilesight Estimate that ranked it
 
 
 @dataclass

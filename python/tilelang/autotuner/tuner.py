@@ -18,6 +18,13 @@ Configurations are built in the calling thread (the frontend runs Python), compi
 threads (the system compiler runs in parallel processes), then checked and timed one at a time. A
 configuration that fails to build, fails the check or exceeds `timeout` seconds is skipped and
 reported; if none survives, RuntimeError lists why each failed.
+
+`top_k=N` (tilelang-cpp's addition; TileLang's autotuner has no such option) ranks the built
+configurations with TileSight (tilelang.tilesight: a cost model over the IR, nothing is compiled or
+run), drops those that cannot fit the target (shared memory, registers, UB: status "does not fit",
+the reason in the message) and compiles and measures only the N best-ranked (a kept one that fails
+to compile is replaced by the next-ranked); the others are reported as "not measured" with their
+estimate.
 """
 import concurrent.futures
 import dataclasses
@@ -44,6 +51,15 @@ _logger_handlers_initialized = True
 _PASS_CONFIGS_KEY = "pass_configs"  # a config entry with per-config pass configs, not a builder argument
 
 
+def _check_top_k(top_k):
+    if top_k is None:
+        return None
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise ValueError(f"autotune: top_k must be a positive int (how many TileSight-ranked configs to "
+                         f"measure) or None, got {top_k!r}")
+    return top_k
+
+
 def _freeze(x):
     from ..jit import _freeze as f
     return f(x)
@@ -64,21 +80,29 @@ class AutoTuner:
     _memory_cache = {}
     _lock = threading.Lock()
 
-    def __init__(self, fn, configs):
+    def __init__(self, fn, configs, top_k=None):
         self.fn = fn
         self.configs = configs
+        self.top_k = _check_top_k(top_k)
         self.compile_args = CompileArgs()
         self.profile_args = ProfileArgs()
         self.jit_compile = None     # prim_func, config -> kernel (set by AutoTuneImpl)
         self.jit_elaborate = None   # **config -> prim_func
+        self.jit_target = None      # the @tilelang.jit target (TileSight estimates for it)
         self._kernel_parameters = None
         self._function_parameters = None
         self.verbose = True
 
     @classmethod
-    def from_kernel(cls, kernel, configs):
-        """An AutoTuner for `kernel`, a function returning a @T.prim_func for a config's keywords."""
-        return cls(kernel, configs)
+    def from_kernel(cls, kernel, configs, top_k=None):
+        """An AutoTuner for `kernel`, a function returning a @T.prim_func for a config's keywords.
+        `top_k`: measure only the N configurations TileSight ranks best (None: all)."""
+        return cls(kernel, configs, top_k)
+
+    def set_top_k(self, top_k):
+        """Measure only the `top_k` configurations TileSight ranks best (None: all of them)."""
+        self.top_k = _check_top_k(top_k)
+        return self
 
     def set_compile_args(self, out_idx=None, target="auto", execution_backend="auto", target_host=None, verbose=False,
                          pass_configs=None, compile_flags=None):
@@ -117,7 +141,7 @@ class AutoTuner:
             return None
         return repr((src, _freeze(self._kernel_parameters), _freeze(extra_parameters),
                      _freeze(self.configs if not callable(self.configs) else None), hash(self.compile_args),
-                     hash(self.profile_args)))
+                     hash(self.profile_args), self.top_k))
 
     def _log(self, msg):
         if self.verbose:
@@ -177,7 +201,12 @@ class AutoTuner:
                 prims[i] = self._elaborate(c)
             except Exception as e:  # noqa: BLE001 - any failure skips the config
                 results[i].status, results[i].message = "compile error", _short(e)
+        held = {}
+        if self.top_k is not None:
+            held = self._select_top_k(prims, results)
         kernels = self._compile_all(configs, prims, results, timeout)
+        if held:
+            self._refill_top_k(configs, held, results, kernels, timeout)
 
         # 2. Check and time each compiled config.
         p = self.profile_args
@@ -223,6 +252,8 @@ class AutoTuner:
                 self._log(f"config {results[i].config}: {results[i].latency:.4f} ms")
 
         for r in results:
+            if r.status == "not measured":
+                continue
             if r.status != "ok":
                 first = r.message.splitlines()[0] if r.message else ""
                 self._log(f"config {r.config} skipped ({r.status}): {first}")
@@ -233,7 +264,7 @@ class AutoTuner:
             raise RuntimeError(f"autotune: none of the {len(configs)} configs of {name} compiled and ran "
                                f"correctly:\n{details}")
         best = min(ok, key=lambda i: results[i].latency)
-        skipped = [r for r in results if r.status != "ok"]
+        skipped = [r for r in results if r.status not in ("ok", "not measured")]
         if skipped:
             self._log(f"{len(skipped)} of {len(configs)} configs skipped")
         self._log(f"best config {results[best].config}: {results[best].latency:.4f} ms")
@@ -242,6 +273,76 @@ class AutoTuner:
         return AutotuneResult(latency=results[best].latency, config=results[best].config, ref_latency=ref_latency,
                               libcode=kernel.get_kernel_source(), func=kernel.prim_func, kernel=kernel,
                               results=results)
+
+    def _estimate_target(self, prim):
+        target = self.compile_args.target
+        if self.jit_target is not None:
+            target = self.jit_target
+        target = str(getattr(target, "tilelang_target", target) or "auto")
+        try:
+            from .. import _core  # noqa: PLC0415
+            from ..jit.kernel import _ir_of  # noqa: PLC0415
+            return str(_core.resolve_target(target, _ir_of(prim)))
+        except Exception:  # noqa: BLE001 - the estimate then resolves "auto" itself
+            return target
+
+    def _select_top_k(self, prims, results):
+        """Ranks the built configurations with TileSight; marks those that do not fit and those ranked
+        below top_k so that they are not compiled (prims[i] = None)."""
+        from .. import tilesight  # noqa: PLC0415
+        ranked, unranked = [], []
+        for i, prim in enumerate(prims):
+            if prim is None:
+                continue
+            try:
+                est = tilesight.estimate(prim, target=self._estimate_target(prim))
+            except Exception as e:  # noqa: BLE001 - an unestimable config is measured after the ranked ones
+                results[i].message = f"TileSight could not estimate it: {_short(e)}"
+                unranked.append(i)
+                continue
+            results[i].estimate = est
+            if not est.fits:
+                results[i].status = "does not fit"
+                results[i].message = "; ".join(est.reasons)
+                prims[i] = None
+                continue
+            ranked.append((est.time_s, i))
+        ranked.sort()
+        order = [i for _, i in ranked] + unranked
+        keep = set(order[:self.top_k])
+        held = {}   # rank order (dicts keep insertion order): the next candidates if a kept one fails
+        for rank_pos, i in enumerate(order):
+            if i in keep:
+                continue
+            est = results[i].estimate
+            held[i] = prims[i]
+            results[i].status = "not measured"
+            results[i].message = (f"TileSight rank {rank_pos + 1} of {len(order)}"
+                                  + (f", estimated {est.time_ms:.4f} ms ({est.bound}-bound)" if est else "")
+                                  + f"; top_k={self.top_k}")
+            prims[i] = None
+        dropped = sum(1 for r in results if r.status == "does not fit")
+        self._log(f"TileSight: {len(keep)} of {len(prims)} configs to measure (top_k={self.top_k}), "
+                  f"{dropped} do not fit")
+        return held
+
+    def _refill_top_k(self, configs, held, results, kernels, timeout):
+        """When some of the top_k configurations fail to compile, compiles the next-ranked ones in
+        their place until top_k compiled or none is left."""
+        queue = list(held)
+        while queue:
+            missing = self.top_k - sum(1 for k in kernels if k is not None)
+            if missing <= 0:
+                return
+            take, queue = queue[:missing], queue[missing:]
+            prims = [None] * len(configs)
+            for i in take:
+                prims[i] = held[i]
+                results[i].status = "ok"
+                results[i].message = "measured in place of a better-ranked configuration that failed to compile"
+            for i, k in enumerate(self._compile_all(configs, prims, results, timeout)):
+                if k is not None:
+                    kernels[i] = k
 
     def _compile_all(self, configs, prims, results, timeout):
         kernels = [None] * len(configs)
@@ -313,6 +414,7 @@ class AutoTuneImpl:
     early_stop: bool = False
     early_stop_factor: float = 2.0
     verbose: bool = True
+    top_k: Optional[int] = None
 
     def __post_init__(self):
         self._tuner_cache = {}
@@ -329,7 +431,8 @@ class AutoTuneImpl:
     def get_tunner(self):
         """The AutoTuner this decorator runs (TileLang's spelling)."""
         impl = self.jit_impl
-        tuner = AutoTuner(impl.func, configs=self.configs)
+        tuner = AutoTuner(impl.func, configs=self.configs, top_k=self.top_k)
+        tuner.jit_target = impl.target
         tuner.set_profile_args(warmup=self.warmup, rep=self.rep, timeout=self.timeout, supply_type=self.supply_type,
                                ref_prog=self.ref_prog, supply_prog=self.supply_prog, rtol=self.rtol, atol=self.atol,
                                max_mismatched_ratio=self.max_mismatched_ratio, skip_check=self.skip_check,
@@ -462,11 +565,14 @@ class AutoTuneImpl:
 def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, supply_type=TensorSupplyType.Auto,
              ref_prog=None, supply_prog=None, rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False,
              manual_check_prog=None, cache_input_tensors=False, do_not_specialize=None, early_stop=False,
-             early_stop_factor=2.0, verbose=True):
+             early_stop_factor=2.0, verbose=True, top_k=None):
     """Decorator stacked above @tilelang.jit. `configs`: a list of dicts of builder keyword
     arguments, or a callable taking the builder's other arguments and returning such a list
     (`tilelang.autotune([...])` with the list as first argument is accepted too). `warmup` and
-    `rep` are timing budgets in ms; `timeout` (s) bounds each config's compile and its run."""
+    `rep` are timing budgets in ms; `timeout` (s) bounds each config's compile and its run.
+    `top_k`: compile and measure only the N configurations TileSight ranks best; configurations
+    that cannot fit the target are dropped before compiling (None: measure every config)."""
+    _check_top_k(top_k)
     from ..jit import JITImpl  # noqa: PLC0415
     if func is not None:
         if isinstance(func, JITImpl):
@@ -488,6 +594,6 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, supply
                             max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check,
                             manual_check_prog=manual_check_prog, cache_input_tensors=cache_input_tensors,
                             do_not_specialize=do_not_specialize, early_stop=early_stop,
-                            early_stop_factor=early_stop_factor, verbose=verbose)
+                            early_stop_factor=early_stop_factor, verbose=verbose, top_k=top_k)
 
     return decorate

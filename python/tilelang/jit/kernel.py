@@ -183,6 +183,17 @@ class JITKernel(_core.CompiledKernel):
     # to every launch. cuda kernels take device tensors; a cuda kernel called with numpy arrays is
     # handed by the C++ call path to _call_staged below.
 
+    def estimate(self, machine=None, dyn=None, verbose=True):
+        """TileSight's estimate of this kernel on its target (or on `machine`, e.g.
+        tilelang.tilesight.A100_SXM), from its IR, without running it: time, bound (compute / memory /
+        latency / occupancy), occupancy, waves. Printed when `verbose`; returned as a
+        tilelang.tilesight.Estimate. `dyn`: values of dynamic dimensions ({"M": 4096})."""
+        from .. import tilesight  # noqa: PLC0415
+        est = tilesight.estimate(self, target=self.target, machine=machine, dyn=dyn)
+        if verbose:
+            print(est)
+        return est
+
     def get_profiler(self, tensor_supply_type=None):
         from ..profiler import Profiler, TensorSupplyType
         return Profiler(self, TensorSupplyType.Auto if tensor_supply_type is None else tensor_supply_type)

@@ -1,0 +1,435 @@
+"""TileSight validation: for each workload, estimate every configuration (no run), then compile and
+measure each one, and report the Spearman rank correlation between estimate and measurement, the
+measured time of the estimated-best configuration against the measured best (and of the best of the
+estimated top 3, what `tilelang.autotune(top_k=3)` would keep), and the tuning wall time exhaustive vs
+top_k=3.
+
+    python bench/tilesight_validate.py --target cuda --out tilesight_cuda.json [--deadline 1500]
+    python bench/tilesight_validate.py --target cpu --out tilesight_cpu.json
+    python bench/tilesight_validate.py --target ascend --out tilesight_ascend.json
+
+Workloads:
+  cuda   GEMM fp16 (fp32 accumulate) at 4096^3, 8192x8192x1024 and 512x4096x8192, 24 configs each
+         (block_M/N/K, stages, threads); flash-attention forward B8 H16 S4096 D128 fp16, causal and not,
+         24 configs each (block_M/N, stages, threads; 64 x 256 / 2 stages overflows shared memory and is
+         reported as not fitting, not measured). Kernels: tests/python/kernel_zoo.py, launched
+         through bench/gpu_common.TorchKernel, timed with CUDA events (median, L2 flushed), results
+         checked against torch. Machine description: H100 SXM on sm_90 (H200 SXM when the device is
+         an H200), A100 SXM below. --workloads gemm / flash runs one family (each takes ~5 minutes
+         on an H100).
+  cpu    GEMM fp32 1024^3, 24 tilings, on this machine: all compiled first, then timed in --cpu-rounds
+         interleaved rounds (the runtime's profiler), the median kept per configuration.
+  ascend the Expert GEMM of examples/ascend/gemm_expert.py at 2048^3 (24 block_M/N, K_L1 choices), measured
+         as the simulator's modelled time (TL_ASCEND_SIM_TIMING_ONLY: timing, no values).
+
+Every configuration runs in its own try/except (a failure is recorded, not fatal); --deadline (seconds)
+stops starting new configurations once passed; the JSON (--out) is rewritten after every workload.
+After the per-config sweep, tilelang's AutoTuner itself runs over the same configurations twice, exhaustive
+and with top_k=3, each with a fresh kernel cache (cpu, ascend, and the first cuda GEMM shape; --no-autotune
+skips it): its wall times and the latency of the configuration each picks go under "autotune".
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+sys.path.insert(0, os.path.join(ROOT, "examples", "ascend"))
+sys.path.insert(0, HERE)
+
+import tilelang  # noqa: E402
+from tilelang import tilesight  # noqa: E402
+
+import kernel_zoo as zoo  # noqa: E402
+
+T0 = time.time()
+
+
+def log(msg):
+    print(f"[{time.time() - T0:7.1f}s] {msg}", flush=True)
+
+
+class Deadline:
+    def __init__(self, seconds):
+        self.end = T0 + seconds if seconds else None
+
+    def passed(self):
+        return self.end is not None and time.time() > self.end
+
+
+def summarize(name, rows, k=3):
+    ok = [r for r in rows if r.get("measured_ms") is not None and r.get("est_ms") is not None]
+    out = {"workload": name, "configs": len(rows), "measured": len(ok),
+           "failed": [{"config": r["config"], "error": r.get("error")} for r in rows if r.get("error")]}
+    if len(ok) >= 3:
+        est = [r["est_ms"] for r in ok]
+        meas = [r["measured_ms"] for r in ok]
+        out["spearman"] = tilesight.spearman(est, meas)
+        best_meas = min(ok, key=lambda r: r["measured_ms"])
+        best_est = min(ok, key=lambda r: r["est_ms"])
+        topk = sorted(ok, key=lambda r: r["est_ms"])[:k]
+        best_topk = min(topk, key=lambda r: r["measured_ms"])
+        out.update(
+            measured_best_ms=best_meas["measured_ms"], measured_best_config=best_meas["config"],
+            estimated_best_config=best_est["config"], estimated_best_measured_ms=best_est["measured_ms"],
+            estimated_best_over_measured_best=best_est["measured_ms"] / best_meas["measured_ms"],
+            top_k=k, top_k_best_measured_ms=best_topk["measured_ms"],
+            top_k_best_over_measured_best=best_topk["measured_ms"] / best_meas["measured_ms"])
+        exhaustive = sum(r.get("compile_s", 0) + r.get("measure_s", 0) for r in ok)
+        topk_cost = sum(r.get("compile_s", 0) + r.get("measure_s", 0) for r in topk) + \
+            sum(r.get("estimate_s", 0) for r in ok)
+        out.update(tuning_wall_exhaustive_s=exhaustive, tuning_wall_top_k_s=topk_cost,
+                   tuning_speedup=exhaustive / topk_cost if topk_cost > 0 else None)
+        if all(r.get("round_ms") for r in ok):
+            # cpu: the fastest round of each configuration (the least disturbed by other processes)
+            mins = [min(r["round_ms"]) for r in ok]
+            out["spearman_vs_fastest_round"] = tilesight.spearman(est, mins)
+            best_min = min(mins)
+            out["estimated_best_fastest_round_over_best"] = min(best_est["round_ms"]) / best_min
+            out["top_k_best_fastest_round_over_best"] = min(min(r["round_ms"]) for r in topk) / best_min
+        bounds = {}
+        for r in ok:
+            bounds[r["bound"]] = bounds.get(r["bound"], 0) + 1
+        out["bounds"] = bounds
+    log(f"== {name}: " + ", ".join(f"{k2}={v:.3f}" if isinstance(v, float) else f"{k2}={v}"
+                                    for k2, v in out.items() if k2 not in ("failed",)))
+    return out
+
+
+def run_workload(name, configs, build, measure, machine, deadline, dyn=None):
+    """configs: list of dicts; build(cfg) -> prim func; measure(cfg, func) -> (ms, compile_s, measure_s)."""
+    rows = []
+    log(f"workload {name}: {len(configs)} configs on {machine.name}")
+    for i, cfg in enumerate(configs):
+        row = {"config": cfg}
+        rows.append(row)
+        if deadline.passed():
+            row["error"] = "skipped: deadline passed"
+            continue
+        try:
+            f = build(cfg)
+            t = time.time()
+            est = tilesight.estimate(f, machine=machine, dyn=dyn)
+            row["estimate_s"] = time.time() - t
+            row.update(est_ms=est.time_ms if est.fits else None, bound=est.bound, fits=est.fits,
+                       est_compute_ms=est.compute_s * 1e3, est_memory_ms=est.memory_s * 1e3,
+                       est_latency_ms=est.latency_s * 1e3, blocks_per_unit=est.blocks_per_unit,
+                       waves=est.waves, shared_bytes=est.shared_bytes, est_registers=est.registers_per_thread)
+            if not est.fits:
+                row["reasons"] = est.reasons
+        except Exception as e:  # noqa: BLE001
+            row["error"] = f"estimate: {type(e).__name__}: {str(e)[:300]}"
+            log(f"  [{i + 1}/{len(configs)}] {cfg}: {row['error']}")
+            continue
+        try:
+            ms, cs, mts, extra = measure(cfg, f)
+            row.update(measured_ms=ms, compile_s=cs, measure_s=mts, **extra)
+        except Exception as e:  # noqa: BLE001
+            row["error"] = f"measure: {type(e).__name__}: {str(e)[:300]}"
+            if os.environ.get("TL_VALIDATE_TRACE"):
+                traceback.print_exc()
+        est_txt = f"{row['est_ms']:.4f} ms ({row['bound']})" if row.get("est_ms") else f"does not fit {row.get('reasons')}"
+        meas_txt = f"{row['measured_ms']:.4f} ms" if row.get("measured_ms") else row.get("error", "")
+        log(f"  [{i + 1}/{len(configs)}] {cfg}: est {est_txt}, measured {meas_txt}")
+    return {"summary": summarize(name, rows), "rows": rows}
+
+
+def autotune_end_to_end(name, builder, configs, target, k=3, warmup=5, rep=20, sweep=None):
+    """Wall time of tilelang's AutoTuner over `configs`, exhaustive and with top_k=k, each with a fresh
+    kernel cache (nothing compiled before), and the latency of the configuration each one picks (as the
+    tuner measured it, and as the sweep `sweep` (a workload result) measured it)."""
+    import tempfile
+    from tilelang import _core
+    from tilelang.autotuner import AutoTuner
+    out = {"workload": name, "configs": len(configs), "top_k": k}
+    for mode, top_k in (("exhaustive", None), (f"top_{k}", k)):
+        os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"tl-tilesight-{mode}-")
+        _core.clear_memo()
+        t = time.time()
+        try:
+            tuner = AutoTuner.from_kernel(kernel=builder, configs=configs, top_k=top_k)
+            tuner.set_compile_args(out_idx=[-1], target=target).set_profile_args(skip_check=True)
+            tuner.verbose = False
+            res = tuner.run(warmup=warmup, rep=rep)
+            out[mode] = {"wall_s": time.time() - t, "latency_ms": res.latency, "config": res.config,
+                         "measured": sum(1 for r in res.results if r.status == "ok")}
+        except Exception as e:  # noqa: BLE001
+            out[mode] = {"wall_s": time.time() - t, "error": f"{type(e).__name__}: {str(e)[:300]}"}
+        log(f"  autotune {mode}: {out[mode]}")
+    ex, tk = out.get("exhaustive", {}), out.get(f"top_{k}", {})
+    if "latency_ms" in ex and "latency_ms" in tk:
+        out["wall_speedup"] = ex["wall_s"] / tk["wall_s"]
+        out["top_k_latency_over_exhaustive"] = tk["latency_ms"] / ex["latency_ms"]
+        if sweep is not None:
+            by_cfg = {json.dumps(r["config"], sort_keys=True): r.get("measured_ms") for r in sweep["rows"]}
+            a = by_cfg.get(json.dumps(ex["config"], sort_keys=True))
+            b = by_cfg.get(json.dumps(tk["config"], sort_keys=True))
+            if a and b:
+                out["picks_in_sweep_ms"] = {"exhaustive": a, f"top_{k}": b, "ratio": b / a}
+    log(f"== autotune {name}: wall speed-up {out.get('wall_speedup')}, picked latency ratio "
+        f"{out.get('top_k_latency_over_exhaustive')}")
+    return out
+
+
+# ---- cuda --------------------------------------------------------------------------------------------------
+GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 1024), (512, 4096, 8192)]
+GEMM_CONFIGS = [dict(block_M=bm, block_N=bn, block_K=bk, num_stages=st, threads=th) for bm, bn, bk, st, th in [
+    (128, 128, 32, 2, 128), (128, 128, 32, 3, 128), (128, 128, 64, 3, 128), (128, 128, 64, 2, 256),
+    (128, 256, 32, 3, 256), (128, 256, 64, 3, 256), (256, 128, 32, 3, 256), (256, 128, 64, 3, 256),
+    (64, 64, 32, 2, 128), (64, 64, 64, 4, 128), (64, 128, 32, 3, 128), (128, 64, 32, 3, 128),
+    (64, 256, 32, 3, 128), (256, 64, 32, 3, 128), (128, 128, 32, 1, 128), (64, 64, 32, 1, 128),
+    (128, 256, 32, 4, 256), (256, 256, 32, 2, 256), (32, 64, 32, 2, 128), (64, 32, 64, 2, 128),
+    (128, 128, 128, 2, 128), (256, 128, 32, 2, 128), (128, 64, 64, 4, 128), (64, 128, 64, 2, 256)]]
+FLASH_CONFIGS = [dict(block_M=bm, block_N=bn, num_stages=st, threads=th) for bm, bn, st, th in [
+    (64, 64, 1, 128), (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 128), (128, 128, 2, 128),
+    (128, 64, 2, 256), (128, 128, 2, 256), (128, 128, 1, 256), (64, 32, 2, 128), (64, 64, 2, 256),
+    (128, 32, 2, 256), (64, 128, 1, 128), (128, 64, 1, 128), (128, 64, 3, 256), (64, 64, 3, 128),
+    (256, 64, 2, 256), (64, 256, 2, 128), (128, 256, 1, 256), (64, 32, 1, 128), (256, 32, 2, 256),
+    (128, 128, 3, 256), (64, 128, 3, 128), (128, 32, 3, 128), (64, 32, 3, 128)]]
+
+
+def cuda_workloads(args, deadline, results, flush):
+    import torch
+    from gpu_common import TorchKernel, bench
+    cap = torch.cuda.get_device_capability()
+    name = torch.cuda.get_device_name()
+    machine = (tilesight.A100_SXM if cap < (9, 0) else tilesight.H200_SXM if "H200" in name else tilesight.H100_SXM)
+    results["device"] = torch.cuda.get_device_name()
+    results["machine_description"] = machine.name
+    torch.manual_seed(0)
+
+    for (M, N, K) in (GEMM_SHAPES[: args.gemm_shapes] if "gemm" in args.workloads else []):
+        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+        ref = (a.float() @ b.float())
+
+        def build(cfg, M=M, N=N, K=K):
+            return zoo.gemm(M, N, K, cfg["block_M"], cfg["block_N"], cfg["block_K"], "float16", "float32",
+                            "float16", num_stages=cfg["num_stages"], threads=cfg["threads"])
+
+        def measure(cfg, f, a=a, b=b, ref=ref, M=M, N=N):
+            t = time.time()
+            kern = TorchKernel(f)
+            cs = time.time() - t
+            c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+            kern(a, b, c)
+            torch.cuda.synchronize()
+            err = ((c.float() - ref).abs().max() / ref.abs().max()).item()
+            if not err < 1e-2:
+                raise AssertionError(f"wrong result (max rel err {err:.3e})")
+            t = time.time()
+            ms = bench(lambda: kern(a, b, c), max_seconds=2.0)
+            return ms, cs, time.time() - t, {"registers": kern.registers, "tflops": 2.0 * M * N * K / ms / 1e9}
+
+        results["workloads"].append(run_workload(f"cuda gemm fp16 {M}x{N}x{K}", GEMM_CONFIGS, build, measure,
+                                                 machine, deadline))
+        flush()
+        if args.autotune and (M, N, K) == GEMM_SHAPES[0] and not deadline.passed():
+            results["autotune"].append(autotune_end_to_end(
+                f"cuda gemm fp16 {M}x{N}x{K}", lambda block_M, block_N, block_K, num_stages, threads, M=M, N=N, K=K:
+                zoo.gemm(M, N, K, block_M, block_N, block_K, "float16", "float32", "float16", num_stages=num_stages,
+                         threads=threads), GEMM_CONFIGS, "cuda", sweep=results["workloads"][-1]))
+            flush()
+        del a, b, ref
+        torch.cuda.empty_cache()
+
+    if "flash" not in args.workloads:
+        return
+    B, H, S, D = args.flash_shape
+    q, k, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    for causal in (False, True):
+        qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+        ref = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal).transpose(1, 2).float()
+        flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+
+        def build(cfg, causal=causal):
+            return zoo.flashattn(B, H, S, D, causal, block_M=cfg["block_M"], block_N=cfg["block_N"],
+                                 num_stages=cfg["num_stages"], threads=cfg["threads"])
+
+        def measure(cfg, f, ref=ref, flops=flops):
+            t = time.time()
+            kern = TorchKernel(f)
+            cs = time.time() - t
+            o = torch.empty_like(q)
+            kern(q, k, v, o)
+            torch.cuda.synchronize()
+            err = ((o.float() - ref).abs().max() / ref.abs().max()).item()
+            if not err < 2e-2:
+                raise AssertionError(f"wrong result (max rel err {err:.3e})")
+            t = time.time()
+            ms = bench(lambda: kern(q, k, v, o), max_seconds=2.0)
+            return ms, cs, time.time() - t, {"registers": kern.registers, "tflops": flops / ms / 1e9}
+
+        results["workloads"].append(run_workload(f"cuda flash fwd B{B} H{H} S{S} D{D} causal={causal}",
+                                                 FLASH_CONFIGS, build, measure, machine, deadline))
+        flush()
+
+
+# ---- cpu ---------------------------------------------------------------------------------------------------
+CPU_GEMM_CONFIGS = [dict(block_M=bm, block_N=bn, block_K=bk) for bm, bn, bk in [
+    (16, 16, 16), (16, 64, 32), (32, 32, 32), (32, 64, 64), (32, 128, 32), (64, 32, 32), (64, 64, 32),
+    (64, 64, 64), (64, 128, 64), (64, 256, 64), (128, 32, 64), (128, 64, 32), (128, 128, 32), (128, 128, 64),
+    (128, 128, 128), (128, 256, 64), (256, 64, 64), (256, 128, 64), (256, 256, 32), (256, 256, 64),
+    (256, 256, 128), (512, 256, 64), (16, 256, 64), (64, 16, 64)]]
+
+
+def cpu_workloads(args, deadline, results, flush):
+    import numpy as np
+    machine = tilesight.local_cpu()
+    results["device"] = machine.name
+    results["machine_description"] = machine.name
+    n = args.cpu_size
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+
+    def build(cfg):
+        return zoo.gemm(n, n, n, cfg["block_M"], cfg["block_N"], cfg["block_K"], "float32", "float32", "float32",
+                        num_stages=1)
+
+    # The shared build VM's load drifts within seconds: every configuration is compiled and checked
+    # first, then all are timed in interleaved rounds and each keeps its median, so that a change of
+    # load hits every configuration alike (a sequential sweep would rank them by when they ran).
+    compiled, failures = {}, {}
+    for cfg in CPU_GEMM_CONFIGS:
+        key = tuple(cfg.values())
+        try:
+            t = time.time()
+            kern = tilelang.compile(build(cfg), out_idx=[-1], target="cpu")
+            cs = time.time() - t
+            c = kern(a, b)
+            err = float(np.abs(c - ref).max() / np.abs(ref).max())
+            if not err < 1e-4:
+                raise AssertionError(f"wrong result (max rel err {err:.3e})")
+            compiled[key] = (kern, cs, [], [0.0])
+        except Exception as e:  # noqa: BLE001
+            failures[key] = e
+    log(f"cpu: {len(compiled)} kernels compiled and checked; timing in {args.cpu_rounds} interleaved rounds")
+    for rnd in range(args.cpu_rounds):
+        if deadline.passed():
+            break
+        for key, (kern, _cs, times, spent) in compiled.items():
+            t = time.time()
+            times.append(kern.get_profiler().do_bench(warmup=5, rep=60))
+            spent[0] += time.time() - t
+
+    def measure(cfg, f):
+        key = tuple(cfg.values())
+        if key in failures:
+            raise failures[key]
+        kern, cs, times, spent = compiled[key]
+        if not times:
+            raise RuntimeError("not timed before the deadline")
+        ms = sorted(times)[len(times) // 2]
+        return ms, cs, spent[0], {"gflops": 2.0 * n ** 3 / ms / 1e6, "round_ms": times}
+
+    results["workloads"].append(run_workload(f"cpu gemm fp32 {n}^3", CPU_GEMM_CONFIGS, build, measure, machine,
+                                             deadline))
+    flush()
+    if args.autotune and not deadline.passed():
+        results["autotune"].append(autotune_end_to_end(
+            f"cpu gemm fp32 {n}^3", lambda block_M, block_N, block_K: zoo.gemm(
+                n, n, n, block_M, block_N, block_K, "float32", "float32", "float32", num_stages=1),
+            CPU_GEMM_CONFIGS, "cpu", sweep=results["workloads"][-1]))
+        flush()
+
+
+# ---- ascend ------------------------------------------------------------------------------------------------
+ASCEND_CONFIGS = [dict(block_M=bm, block_N=bn, K_L1=kl, core_num=cn) for bm, bn, kl, cn in [
+    (64, 64, 64, 24), (64, 64, 128, 24), (64, 128, 128, 24), (128, 64, 128, 24), (128, 128, 64, 24),
+    (128, 128, 128, 24), (128, 128, 256, 24), (128, 256, 128, 24), (256, 128, 128, 24), (64, 256, 128, 24),
+    (256, 64, 128, 24), (64, 128, 256, 24), (128, 64, 256, 24), (256, 128, 256, 24), (128, 256, 256, 24),
+    (128, 128, 128, 16), (128, 128, 128, 8), (64, 64, 128, 12), (256, 128, 128, 20), (128, 256, 128, 20),
+    (64, 64, 256, 24), (256, 64, 256, 24), (64, 256, 256, 24), (128, 128, 512, 24)]]
+
+
+def ascend_workloads(args, deadline, results, flush):
+    import numpy as np
+    import gemm_expert
+    os.environ["TL_ASCEND_SIM_TIMING_ONLY"] = "1"
+    machine = tilesight.ascend_machine("A2")
+    results["device"] = "Ascend A2 simulator (src/sim)"
+    results["machine_description"] = machine.name
+    n = args.ascend_size
+    a = np.zeros((n, n), np.float16)
+    b = np.zeros((n, n), np.float16)
+
+    def build(cfg):
+        return gemm_expert.matmul.get_tir(n, n, n, cfg["block_M"], cfg["block_N"], cfg["K_L1"],
+                                          core_num=cfg["core_num"])
+
+    def measure(cfg, f):
+        t = time.time()
+        kern = tilelang.compile(f, out_idx=[-1], target="ascend")
+        cs = time.time() - t
+        t = time.time()
+        kern(a, b)
+        ms = kern.info()["simulated_ms"]
+        return ms, cs, time.time() - t, {"tflops": 2.0 * n ** 3 / ms / 1e9}
+
+    results["workloads"].append(run_workload(f"ascend gemm_v0 fp16 {n}^3 (A2 simulator)", ASCEND_CONFIGS, build,
+                                             measure, machine, deadline))
+    flush()
+    if args.autotune and not deadline.passed():
+        results["autotune"].append(autotune_end_to_end(
+            f"ascend gemm_v0 fp16 {n}^3", lambda block_M, block_N, K_L1, core_num: gemm_expert.matmul.get_tir(
+                n, n, n, block_M, block_N, K_L1, core_num=core_num), ASCEND_CONFIGS, "ascend", warmup=0, rep=0,
+            sweep=results["workloads"][-1]))
+        flush()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", choices=["cuda", "cpu", "ascend", "all"], default="cuda")
+    ap.add_argument("--out", required=True, help="JSON output path")
+    ap.add_argument("--deadline", type=float, default=0, help="seconds after which no new config starts")
+    ap.add_argument("--gemm-shapes", type=int, default=len(GEMM_SHAPES), help="how many GEMM shapes (cuda)")
+    ap.add_argument("--workloads", default="gemm,flash", help="cuda: comma-separated subset of gemm,flash")
+    ap.add_argument("--flash-shape", type=int, nargs=4, default=[8, 16, 4096, 128], metavar=("B", "H", "S", "D"))
+    ap.add_argument("--cpu-size", type=int, default=1024)
+    ap.add_argument("--cpu-rounds", type=int, default=5, help="interleaved timing rounds on cpu (median kept)")
+    ap.add_argument("--ascend-size", type=int, default=2048)
+    ap.add_argument("--no-autotune", dest="autotune", action="store_false",
+                    help="skip the end-to-end tilelang.autotune runs (exhaustive vs top_k=3, fresh caches)")
+    args = ap.parse_args()
+    deadline = Deadline(args.deadline)
+    results = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "host": platform.node(),
+               "cpu": platform.processor() or platform.machine(), "target": args.target, "workloads": [],
+               "autotune": []}
+
+    def flush():
+        tmp = args.out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(results, f, indent=1, default=str)
+        os.replace(tmp, args.out)
+
+    targets = ["cpu", "ascend", "cuda"] if args.target == "all" else [args.target]
+    for t in targets:
+        try:
+            {"cuda": cuda_workloads, "cpu": cpu_workloads, "ascend": ascend_workloads}[t](args, deadline, results,
+                                                                                             flush)
+        except Exception as e:  # noqa: BLE001
+            results.setdefault("errors", []).append(f"{t}: {type(e).__name__}: {e}")
+            log(f"{t} workloads failed: {type(e).__name__}: {e}")
+            traceback.print_exc()
+    results["wall_s"] = time.time() - T0
+    flush()
+    log(f"wrote {args.out}")
+    for w in results["workloads"]:
+        s = w["summary"]
+        if "spearman" in s:
+            log(f"{s['workload']}: spearman {s['spearman']:.3f}, est-best/measured-best "
+                f"{s['estimated_best_over_measured_best']:.3f}, top-3 best/measured-best "
+                f"{s['top_k_best_over_measured_best']:.3f}, tuning speed-up {s['tuning_speedup']:.1f}x")
+    return 0 if all("spearman" in w["summary"] for w in results["workloads"]) and results["workloads"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""tilelang.tilesight: a cost model that estimates a kernel's time from its IR without running it.
+
+    est = tilelang.tilesight.estimate(prim_func, target="cuda")     # or machine=tilesight.H100_SXM
+    print(est)             # time, bound (compute / memory / latency / occupancy), occupancy, waves, ...
+    kernel.estimate()      # the same for a compiled kernel, on its target
+
+    ranked = tilelang.tilesight.rank([(cfg, prim_func), ...], target="cuda")   # best first, misfits last
+
+The analysis (analysis.py) walks the tile-level IR once and counts per block the FLOPs of every tile op,
+the global / shared bytes it moves and the on-chip footprint (shared memory with pipeline stages,
+fragments, Ascend L1/L0/UB); the model (model.py) puts that on a machine description (machine.py:
+H100 / A100 for cuda, the local cpu, the Ascend simulator's own machine model) as a roofline with
+occupancy, pipeline overlap and wave quantisation. The autotuner's `top_k` and the carver's templates
+use it. docs/TILESIGHT.md explains the model and its validation.
+"""
+import math
+
+from .analysis import GemmInfo, KernelProfile, analyze
+from .machine import (A100_SXM, H100_SXM, H200_SXM, AscendMachine, CpuMachine, CudaMachine, ascend_machine, local_cpu,
+                      machine_for)
+from .model import Estimate, estimate_profile
+
+__all__ = ["estimate", "analyze", "rank", "spearman", "Estimate", "KernelProfile", "GemmInfo", "CudaMachine",
+           "CpuMachine", "AscendMachine", "H100_SXM", "H200_SXM", "A100_SXM", "local_cpu", "ascend_machine", "machine_for",
+           "estimate_profile", "hints"]
+
+
+def _target_of(func, target):
+    if target not in (None, "auto"):
+        return target
+    kt = getattr(func, "target", None)
+    if isinstance(kt, str) and kt:
+        return kt
+    try:
+        from .analysis import _prim_of
+        body = _prim_of(func).body
+        if "is_npu" in repr(body)[:4000]:
+            return "ascend"
+    except Exception:  # noqa: BLE001
+        pass
+    return "auto"
+
+
+def estimate(func, target="auto", machine=None, dyn=None) -> Estimate:
+    """TileSight's Estimate of `func` (a @T.prim_func, PrimFunc or compiled kernel) on `target`
+    ("cpu", "cuda" = H100 SXM, "cuda -arch=sm_80" = A100, "ascend", "auto": the kernel's own target or
+    this machine's) or on an explicit `machine` description. `dyn`: values of dynamic dimensions.
+    A kernel that cannot run there (shared memory, registers, UB) gives fits=False with the reasons."""
+    m = machine_for(_target_of(func, target), machine)
+    if isinstance(m, AscendMachine):
+        # Ascend: the analysis reads the lowered program (scopes L1 / L0 / UB assigned, gemms expanded
+        # into their copies and cube instructions); lowering is cheap and runs nothing. A kernel whose
+        # buffers do not fit is refused by the memory planner, which is the fit check here.
+        lowered = _ascend_lowered(func, m)
+        if isinstance(lowered, Estimate):
+            return lowered
+        return estimate_profile(analyze(lowered, dyn), m)
+    return estimate_profile(analyze(func, dyn), m)
+
+
+def _ascend_lowered(func, m):
+    from .. import _core
+    from ..errors import ResourceError
+    from .analysis import _prim_of
+    stage = getattr(func, "stage_func", None)
+    if stage is not None and str(getattr(func, "target", "")).startswith("ascend"):
+        return stage("final")
+    prim = _prim_of(func)
+    model = "A3" if "A3" in m.name else "A2"
+    try:
+        return _core.ascend.compile(prim, None, f"ascend -model={model}").lowered
+    except ResourceError as e:
+        return Estimate(kernel=getattr(prim, "name", "kernel"), machine=m.name, target=m.target, time_s=math.inf,
+                        bound="does not fit", fits=False, reasons=[str(e).splitlines()[0]])
+
+
+def rank(candidates, target="auto", machine=None, dyn=None):
+    """Estimates of `candidates` (an iterable of (key, func) pairs), fastest first; those that do not fit
+    come last, each with its reasons. Returns a list of (key, Estimate)."""
+    out = [(k, estimate(f, target, machine, dyn)) for k, f in candidates]
+    out.sort(key=lambda kv: (not kv[1].fits, kv[1].time_s))
+    return out
+
+
+def spearman(xs, ys):
+    """Spearman's rank correlation of two equal-length sequences (average ranks for ties)."""
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise ValueError("spearman needs two sequences of the same length >= 2")
+
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2.0
+            i = j + 1
+        return r
+
+    rx, ry = ranks(list(xs)), ranks(list(ys))
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = math.sqrt(sum((a - mx) ** 2 for a in rx))
+    syy = math.sqrt(sum((b - my) ** 2 for b in ry))
+    if sxx == 0 or syy == 0:
+        return 0.0
+    return sxy / (sxx * syy)
+
+
+from . import hints  # noqa: E402

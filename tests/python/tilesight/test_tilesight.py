@@ -1,0 +1,352 @@
+"""tilelang.tilesight: IR counts against hand-computed values, the model's scaling laws, fit checks,
+the autotuner's top_k and the hint generators. No timing asserts here except one with a wide margin
+between configurations that differ several-fold (bench/tilesight_validate.py measures the rest)."""
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang import tilesight
+from tilelang.tilesight import A100_SXM, H100_SXM
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import kernel_zoo as zoo  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples", "ascend"))
+
+
+def gemm(M, N, K, bm, bn, bk, stages=2, threads=128, dtype="float16", accum="float32"):
+    return zoo.gemm(M, N, K, bm, bn, bk, dtype, accum, dtype, num_stages=stages, threads=threads)
+
+
+def elementwise_add(n, block=1024, dtype="float32"):
+    @T.prim_func
+    def add(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((n,), dtype)):
+        with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+    return add
+
+
+# ---- analysis: counts against hand-computed values ------------------------------------------------------------
+@pytest.mark.parametrize("M,N,K,bm,bn,bk", [(1024, 512, 256, 128, 64, 32), (256, 256, 512, 64, 128, 64)])
+def test_gemm_counts_match_the_algebra(M, N, K, bm, bn, bk):
+    p = tilesight.analyze(gemm(M, N, K, bm, bn, bk))
+    assert p.grid == (N // bn, M // bm)
+    assert p.threads == 128
+    assert p.total("tensor_flops") == 2.0 * M * N * K
+    # every block reads its A row panel and B column panel once, writes its C tile once (fp16)
+    assert p.total("global_read_bytes") == 2.0 * (M * K * (N // bn) + K * N * (M // bm))
+    assert p.total("global_write_bytes") == 2.0 * M * N
+    assert p.pipeline_stages == 2 and p.pipeline_iters == K // bk
+    assert p.shared_bytes == 2 * (bm * bk + bk * bn) * 2        # A and B tiles, two pipeline stages
+    assert p.fragment_bytes == bm * bn * 4
+    assert p.global_buffer_bytes == 2.0 * (M * K + K * N + M * N)
+
+
+def test_elementwise_counts():
+    p = tilesight.analyze(elementwise_add(1 << 16, 512))
+    assert p.num_blocks == 128
+    assert p.total("vector_flops") == 1 << 16
+    assert p.total("global_read_bytes") == 2 * 4 * (1 << 16)
+    assert p.total("global_write_bytes") == 4 * (1 << 16)
+
+
+def test_causal_attention_counts_half_the_blocks():
+    full = tilesight.analyze(zoo.flashattn(1, 4, 1024, 64, False, block_M=64, block_N=64))
+    causal = tilesight.analyze(zoo.flashattn(1, 4, 1024, 64, True, block_M=64, block_N=64))
+    assert full.total("tensor_flops") == 4.0 * 4 * 1024 * 1024 * 64
+    # causal: block bx runs bx + 1 of the 16 key blocks; on average (16 + 1) / 2 of 16
+    assert causal.total("tensor_flops") == pytest.approx(full.total("tensor_flops") * 8.5 / 16, rel=1e-9)
+    assert full.transcendental_ops > 0
+    # the last query block runs all 16 key blocks: 16 / 8.5 times the average block
+    assert causal.imbalance == pytest.approx(16 / 8.5) and full.imbalance == 1.0
+
+
+def test_dynamic_dimensions_need_values():
+    f = zoo.gemm(T.dynamic("m"), 256, 256, 64, 64, 32, "float16", "float32", "float32")
+    with pytest.raises(ValueError, match="dyn="):
+        tilesight.estimate(f, machine=H100_SXM)
+    e = tilesight.estimate(f, machine=H100_SXM, dyn={"m": 1024})
+    assert e.fits and e.flops == pytest.approx(2.0 * 1024 * 256 * 256)
+
+
+# ---- model ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("machine", [H100_SXM, A100_SXM, "cpu"])
+def test_estimates_are_finite_and_positive(machine):
+    kw = {"machine": machine} if not isinstance(machine, str) else {"target": machine}
+    for f in (gemm(2048, 2048, 1024, 128, 128, 32), elementwise_add(1 << 20),
+              zoo.flashattn(2, 8, 1024, 64, True, block_M=64, block_N=64)):
+        e = tilesight.estimate(f, **kw)
+        assert e.fits, e.reasons
+        assert math.isfinite(e.time_s) and e.time_s > 0
+        assert e.bound in ("compute", "memory", "latency", "occupancy")
+        assert e.compute_s >= 0 and e.memory_s > 0
+        text = str(e)
+        assert "bound:" in text and e.kernel in text
+
+
+def test_compute_bound_time_scales_with_flops():
+    a = tilesight.estimate(gemm(8192, 8192, 4096, 128, 256, 64, 3, 256), machine=H100_SXM)
+    b = tilesight.estimate(gemm(8192, 8192, 8192, 128, 256, 64, 3, 256), machine=H100_SXM)
+    assert a.bound == b.bound == "compute"
+    assert b.flops == 2 * a.flops
+    assert 1.85 < b.time_s / a.time_s < 2.05
+    # the estimate stays under the tensor-core peak and within 2x of it for a large tile
+    assert a.flops / H100_SXM.tensor_rate("float16") < a.time_s < 2 * a.flops / H100_SXM.tensor_rate("float16")
+
+
+def test_memory_bound_time_scales_with_bytes():
+    a = tilesight.estimate(elementwise_add(1 << 24), machine=H100_SXM)
+    b = tilesight.estimate(elementwise_add(1 << 25), machine=H100_SXM)
+    assert a.bound == b.bound == "memory"
+    assert 1.8 < (b.time_s - b.overhead_s) / (a.time_s - a.overhead_s) < 2.2
+    # 12 bytes per element at the DRAM bandwidth
+    assert a.time_s - a.overhead_s == pytest.approx(12 * (1 << 24) / H100_SXM.dram_bytes_per_s, rel=0.05)
+
+
+def test_wave_quantisation_and_occupancy():
+    # 144 KiB of shared memory and 40K registers per block: one block per SM; 132 blocks fill one
+    # wave, 133 need two
+    one = tilesight.estimate(gemm(256 * 12, 128 * 11, 2048, 256, 128, 64, 3, 256), machine=H100_SXM)
+    two = tilesight.estimate(gemm(256 * 7, 128 * 19, 2048, 256, 128, 64, 3, 256), machine=H100_SXM)
+    assert one.blocks_per_unit == two.blocks_per_unit == 1
+    assert one.occupancy_limit in ("shared memory", "registers")
+    assert one.num_blocks == 132 and two.num_blocks == 133
+    assert one.waves == 1.0 and two.wave_efficiency == pytest.approx(133 / 264)
+    assert two.time_s > 1.7 * one.time_s
+    assert two.bound == "occupancy"
+    tiny = tilesight.estimate(gemm(128, 128, 8192, 128, 128, 64), machine=H100_SXM)
+    assert tiny.num_blocks == 1 and tiny.bound == "occupancy"
+
+
+def test_pipelining_hides_latency():
+    times = [tilesight.estimate(gemm(1024, 1024, 4096, 64, 64, 32, s), machine=H100_SXM).time_s for s in (1, 2, 3)]
+    assert times[0] > times[1] >= times[2]
+    lat = tilesight.estimate(gemm(256, 256, 8192, 64, 64, 32, 1), machine=A100_SXM)
+    assert lat.latency_s > lat.compute_s
+
+
+def test_shared_memory_overflow_does_not_fit():
+    e = tilesight.estimate(gemm(4096, 4096, 4096, 256, 256, 128, 4), machine=H100_SXM)
+    assert not e.fits and math.isinf(e.time_s)
+    assert any("shared memory" in r and str(4 * 2 * (256 * 128 * 2)) in r for r in e.reasons), e.reasons
+    assert "does not fit" in str(e)
+    # 196 KiB fits an H100 block (227 KiB) but not an A100 one (163 KiB)
+    f = gemm(4096, 4096, 4096, 256, 128, 64, 4, 256)
+    assert tilesight.estimate(f, machine=H100_SXM).fits
+    assert not tilesight.estimate(f, machine=A100_SXM).fits
+
+
+def test_register_overflow_does_not_fit():
+    e = tilesight.estimate(gemm(4096, 4096, 4096, 256, 256, 32, 2, 128), machine=H100_SXM)
+    assert not e.fits and any(r.startswith("registers") for r in e.reasons), e.reasons
+    # a 256 x 256 fp32 accumulator is 64K registers: no thread count makes it fit one SM's register file
+    e = tilesight.estimate(gemm(4096, 4096, 4096, 256, 256, 32, 2, 1024), machine=H100_SXM)
+    assert not e.fits and "registers" in e.reasons[0]
+    assert tilesight.estimate(gemm(4096, 4096, 4096, 128, 256, 32, 2, 256), machine=H100_SXM).fits
+
+
+def test_machine_descriptions():
+    assert tilesight.machine_for("cuda -arch=sm_80") is A100_SXM
+    assert tilesight.machine_for("cuda -arch=sm_90a") is H100_SXM
+    cpu = tilesight.machine_for("cpu")
+    assert cpu.cores == tilelang._core.hardware_threads() and cpu.vector_bits in (128, 256, 512)
+    assert cpu.l1d_bytes > 0 and cpu.l2_bytes >= cpu.l1d_bytes
+    asc = tilesight.machine_for("ascend")
+    mm = tilelang._core.ascend.machine_model("A2")
+    assert asc.cube_cores == mm["cube_cores"] and asc.mem_bytes["UB"] == mm["UB"]
+    assert tilesight.machine_for("ascend -model=A3").name.startswith("Ascend A3")
+    with pytest.raises(ValueError, match="no machine description"):
+        tilesight.machine_for("metal")
+    with pytest.raises(TypeError):
+        tilesight.estimate(gemm(64, 64, 64, 32, 32, 32), machine=42)
+
+
+def test_spearman():
+    assert tilesight.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert tilesight.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(30), rng.standard_normal(30)
+    rx, ry = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
+    assert tilesight.spearman(x, y) == pytest.approx(np.corrcoef(rx, ry)[0, 1])
+
+
+# ---- compiled kernels ---------------------------------------------------------------------------------------------
+def test_kernel_estimate_prints_and_returns(capsys):
+    k = tilelang.compile(gemm(256, 256, 256, 64, 64, 32, dtype="float32", accum="float32"), out_idx=[-1],
+                         target="cpu")
+    e = k.estimate()
+    assert isinstance(e, tilesight.Estimate) and e.fits and e.target == "cpu"
+    out = capsys.readouterr().out
+    assert "TileSight estimate" in out and "bound:" in out
+    e2 = k.estimate(machine=H100_SXM, verbose=False)
+    assert e2.target == "cuda" and e2.flops == pytest.approx(2.0 * 256 ** 3)
+
+
+def test_ascend_estimate_against_the_simulator_and_l0c_overflow():
+    import gemm_expert
+    f = gemm_expert.matmul.get_tir(512, 512, 512, 128, 128, 128)
+    e = tilesight.estimate(f, target="ascend")
+    assert e.fits and e.target == "ascend" and math.isfinite(e.time_s) and e.time_s > 0
+    assert e.flops >= 2.0 * 512 ** 3
+    k = tilelang.compile(f, out_idx=[-1], target="ascend")
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((512, 512)).astype(np.float16)
+    b = rng.standard_normal((512, 512)).astype(np.float16)
+    c = k(a, b)
+    np.testing.assert_allclose(c.astype(np.float64), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-2, atol=0.1)
+    sim_ms = k.info()["simulated_ms"]
+    # 16 output tiles on 24 cores: 16 cores work, the average core does 2/3 of a busy one's work
+    assert e.details["imbalance"] == pytest.approx(1.5)
+    assert 0.25 < e.time_ms / sim_ms < 4.0, (e.time_ms, sim_ms)   # same machine model, same order of magnitude
+    big = tilesight.estimate(gemm_expert.matmul.get_tir(512, 512, 512, 256, 256, 128), target="ascend")
+    assert not big.fits and any("L0C" in r for r in big.reasons), big.reasons
+
+
+# ---- autotuner ------------------------------------------------------------------------------------------------
+def test_autotune_top_k_measures_exactly_k(capsys):
+    configs = [{"block_M": bm, "block_N": bn} for bm in (16, 32, 64) for bn in (16, 64)]
+
+    @tilelang.autotune(configs=configs, warmup=1, rep=3, top_k=2,
+                       ref_prog=lambda a, b: a @ b, atol=1e-3, rtol=1e-3)
+    @tilelang.jit(out_idx=[-1], target="cpu")
+    def matmul(M, N, K, block_M=32, block_N=32):
+        return gemm(M, N, K, block_M, block_N, 32, dtype="float32", accum="float32")
+
+    result = matmul.get_tuner_result(128, 128, 64)
+    statuses = [r.status for r in result.results]
+    assert statuses.count("ok") == 2 and statuses.count("not measured") == 4, statuses
+    measured = [r for r in result.results if r.status == "ok"]
+    assert all(r.latency > 0 and r.estimate is not None for r in measured)
+    # the measured ones are the two best-ranked
+    est = sorted(result.results, key=lambda r: r.estimate.time_s)
+    assert {id(r) for r in est[:2]} == {id(r) for r in measured}
+    assert all("TileSight rank" in r.message for r in result.results if r.status == "not measured")
+    assert "top_k=2" in capsys.readouterr().err
+    a = np.random.default_rng(0).standard_normal((128, 64)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((64, 128)).astype(np.float32)
+    np.testing.assert_allclose(result.kernel(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_autotune_top_k_replaces_a_config_that_fails_to_compile():
+    # the best-ranked config carries an unknown pass config: it fails to compile, and the next-ranked
+    # one is compiled and measured in its place, so that still exactly top_k configs are measured
+    configs = [{"block_M": 64, "block_N": 64, "pass_configs": {"tl.no_such_option": True}},
+               {"block_M": 32, "block_N": 64}, {"block_M": 16, "block_N": 16}, {"block_M": 16, "block_N": 32}]
+
+    @tilelang.autotune(configs=configs, warmup=1, rep=3, top_k=2, verbose=False)
+    @tilelang.jit(out_idx=[-1], target="cpu")
+    def matmul(M, N, K, block_M=32, block_N=32):
+        return gemm(M, N, K, block_M, block_N, 32, dtype="float32", accum="float32")
+
+    result = matmul.get_tuner_result(128, 128, 64)
+    st = {(r.config["block_M"], r.config["block_N"]): r.status for r in result.results}
+    assert st == {(64, 64): "compile error", (32, 64): "ok", (16, 32): "ok", (16, 16): "not measured"}, st
+    assert result.config == {"block_M": 32, "block_N": 64} or result.config == {"block_M": 16, "block_N": 32}
+
+
+def test_autotune_drops_configs_that_do_not_fit_before_compiling():
+    # cuda target: nothing can run here, and nothing needs to: every config overflows shared memory or
+    # registers, so none is compiled and the error lists each reason.
+    configs = [{"block_M": 256, "block_N": 256, "block_K": 128, "num_stages": 4},
+               {"block_M": 256, "block_N": 256, "block_K": 32, "num_stages": 1}]
+
+    @tilelang.autotune(configs=configs, top_k=1, verbose=False)
+    @tilelang.jit(out_idx=[-1], target="cuda -arch=sm_90a")
+    def matmul(M, N, K, block_M=64, block_N=64, block_K=32, num_stages=2):
+        return gemm(M, N, K, block_M, block_N, block_K, num_stages)
+
+    t = time.time()
+    with pytest.raises(RuntimeError) as info:
+        matmul(4096, 4096, 4096)
+    msg = str(info.value)
+    assert msg.count("does not fit") == 2 and "shared memory" in msg and "registers" in msg
+    assert time.time() - t < 30
+
+
+def test_autotune_top_k_on_ascend_drops_l0c_overflow():
+    import gemm_expert
+    configs = [{"block_M": bm, "block_N": bn} for bm, bn in ((64, 64), (128, 128), (256, 256), (128, 64))]
+
+    @tilelang.autotune(configs=configs, top_k=2, warmup=1, rep=1, verbose=False)
+    @tilelang.jit(out_idx=[-1], target="ascend")
+    def matmul(M, N, K, block_M=128, block_N=128):
+        return gemm_expert.matmul.get_tir(M, N, K, block_M, block_N, 128)
+
+    result = matmul.get_tuner_result(512, 512, 256)
+    by = {(r.config["block_M"], r.config["block_N"]): r for r in result.results}
+    assert by[(256, 256)].status == "does not fit" and "L0C" in by[(256, 256)].message
+    assert [r.status for r in result.results].count("ok") == 2
+    assert [r.status for r in result.results].count("not measured") == 1
+
+
+def test_top_k_validation():
+    with pytest.raises(ValueError, match="top_k"):
+        tilelang.autotune(configs=[{"a": 1}], top_k=0)
+    with pytest.raises(ValueError, match="top_k"):
+        tilelang.autotuner.AutoTuner.from_kernel(lambda: None, [{}], top_k="3")
+
+
+def test_cpu_estimated_best_is_near_the_measured_best():
+    """Three tilings that differ several-fold on any cpu (16 x 16 tiles pay per-block and per-call
+    overheads on 2 KFLOP-sized gemm calls): the estimate's pick must measure within 1.5x of the fastest.
+    Each is timed three times, interleaved, keeping its fastest (robust on a loaded machine); the rank
+    correlation over many configurations is bench/tilesight_validate.py's job."""
+    M = N = K = 512
+    cands = [(16, 16, 16), (16, 32, 16), (128, 128, 64)]
+    funcs = {c: gemm(M, N, K, *c, stages=1, dtype="float32", accum="float32") for c in cands}
+    est = {c: tilesight.estimate(f, target="cpu").time_s for c, f in funcs.items()}
+    a = np.random.default_rng(0).standard_normal((M, K)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((K, N)).astype(np.float32)
+    kernels = {}
+    for c, f in funcs.items():
+        kernels[c] = tilelang.compile(f, out_idx=[-1], target="cpu")
+        np.testing.assert_allclose(kernels[c](a, b), a.astype(np.float64) @ b, rtol=1e-3, atol=1e-3)
+    meas = {c: math.inf for c in cands}
+    for _ in range(3):
+        for c, k in kernels.items():
+            meas[c] = min(meas[c], k.get_profiler().do_bench(warmup=5, rep=30))
+    best_est = min(est, key=est.get)
+    assert best_est == (128, 128, 64)
+    assert meas[best_est] <= 1.5 * min(meas.values()), (est, meas)
+
+
+# ---- hints -------------------------------------------------------------------------------------------------------
+def test_hint_generators_fit_and_rank():
+    g = tilesight.hints.gemm_configs(4096, 4096, 4096, machine=H100_SXM, topk=5)
+    assert len(g) == 5 and all(c["estimated_ms"] > 0 for c in g)
+    assert [c["estimated_ms"] for c in g] == sorted(c["estimated_ms"] for c in g)
+    for c in g:   # each proposal fits when built as the real kernel
+        f = gemm(4096, 4096, 4096, c["block_M"], c["block_N"], c["block_K"], c["num_stages"], c["threads"])
+        assert tilesight.estimate(f, machine=H100_SXM).fits
+    assert g[0]["block_M"] * g[0]["block_N"] >= 128 * 128       # big tiles win a big GEMM on H100
+    a = tilesight.hints.attention_configs(8, 16, 4096, 4096, 128, machine=H100_SXM, topk=3)
+    assert len(a) == 3 and {"block_M", "block_N", "num_stages", "threads"} <= set(a[0])
+    r = tilesight.hints.reduction_configs(8192, 4096, machine=A100_SXM, topk=3)
+    assert len(r) == 3 and all(c["bound"] in ("memory", "latency", "occupancy", "compute") for c in r)
+    e = tilesight.hints.elementwise_configs(1 << 24, machine=H100_SXM, topk=3)
+    assert len(e) == 3 and e[0]["bound"] == "memory"
+    assert tilesight.hints.gemm_configs(512, 512, 512, target="cpu", topk=3)
+    with pytest.raises(NotImplementedError, match="hints cover cuda and cpu"):
+        tilesight.hints.gemm_configs(512, 512, 512, target="ascend")
+
+
+def test_carver_templates():
+    from tilelang.carver.arch import CPU, CUDA
+    from tilelang.carver.template import ElementwiseTemplate, FlashAttentionTemplate, GeneralReductionTemplate
+    arch = CUDA("cuda -arch=sm_90a")
+    hints = FlashAttentionTemplate(batch_size=8, num_heads=16, head_dim=128, seq_length=4096,
+                                   seq_kv_length=4096).with_arch(arch).recommend_hints(4)
+    assert len(hints) == 4 and hints[0].config["block_M"] in (32, 64, 128, 256) and hints[0].estimated_ms > 0
+    red = GeneralReductionTemplate(structure="SR", shape=[1024, 1024], dtype="float32").with_arch(CPU("cpu"))
+    assert red.get_hardware_aware_configs(topk=2)
+    ew = ElementwiseTemplate(shape=[1 << 20], dtype="float32").with_arch(arch).recommend_hints(2)
+    assert ew[0].block and ew[0].thread
+    with pytest.raises(ValueError, match="structure"):
+        GeneralReductionTemplate(structure="SX", shape=[2, 2])
