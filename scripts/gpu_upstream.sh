@@ -18,10 +18,12 @@ cmake --build "$BUILD" -j "${JOBS:-16}" --target _core > "$OUT/build.log" 2>&1 |
 export PYTHONPATH=$PWD/python TILELANG_SOURCE_DIR=$PWD
 WORK=${UPSTREAM_WORK:-$PWD/.upstream_work}
 LEFT=${UPSTREAM_DEADLINE:-480}
-cp -r "$WORK" /tmp/uw_cpu  # separate logs per device
-TILELANG_CACHE_DIR=/tmp/tl-cache-cuda timeout "$LEFT" $PY scripts/upstream_suite.py --device cuda --work "$WORK" \
-  -j "${UPSTREAM_JOBS_CUDA:-6}" --timeout "${UPSTREAM_TIMEOUT:-150}" --json "$OUT/upstream_cuda.json" > "$OUT/upstream_cuda.txt" 2>&1 &
-TILELANG_CACHE_DIR=/tmp/tl-cache-cpu timeout "$LEFT" $PY scripts/upstream_suite.py --device cpu --work /tmp/uw_cpu \
-  -j "${UPSTREAM_JOBS_CPU:-4}" --timeout "${UPSTREAM_TIMEOUT:-150}" --json "$OUT/upstream_cpu.json" > "$OUT/upstream_cpu.txt" 2>&1 &
+DEVICES=${UPSTREAM_DEVICES:-cuda cpu}
+for d in $DEVICES; do
+  w=$WORK; jobs=${UPSTREAM_JOBS_CUDA:-6}
+  if [ "$d" = cpu ]; then w=/tmp/uw_cpu; rm -rf "$w"; cp -r "$WORK" "$w"; jobs=${UPSTREAM_JOBS_CPU:-4}; fi  # own logs
+  TILELANG_CACHE_DIR=/tmp/tl-cache-$d timeout "$LEFT" $PY scripts/upstream_suite.py --device "$d" --work "$w" \
+    -j "$jobs" --timeout "${UPSTREAM_TIMEOUT:-150}" --json "$OUT/upstream_$d.json" > "$OUT/upstream_$d.txt" 2>&1 &
+done
 wait
-for d in cuda cpu; do echo "== $d"; grep -v '^pass ' "$OUT/upstream_$d.txt" | cut -c1-220; done
+for d in $DEVICES; do echo "== $d"; grep -v '^pass ' "$OUT/upstream_$d.txt" | cut -c1-220; done
