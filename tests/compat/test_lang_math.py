@@ -164,3 +164,9 @@ def test_dp4a_sums_four_int8_products_in_int32():
     C = dot_rows_dp4a(M, K)(A, B)
     ref = (A.long() * B.long()).sum(dim=1)
     assert torch.equal(C.long().cpu(), ref.cpu())
+
+
+def test_dtype_objects_know_their_torch_dtype_and_size():
+    assert T.float16.as_torch() is torch.float16 and T.bfloat16.as_torch() is torch.bfloat16
+    assert T.int8.as_torch() is torch.int8 and T.float32.as_torch() is torch.float32
+    assert (T.float16.bits, T.float16.bytes, T.float64.bits, T.int8.bytes) == (16, 2, 64, 1)

@@ -37,6 +37,22 @@ class dtype(str):
     def __repr__(self):
         return f"T.{str.__str__(self)}"
 
+    @property
+    def bits(self):
+        """Bits of one element (TileLang's dtype.bits)."""
+        _, bits, lanes = _core.dtype_info(str(self))
+        return bits * lanes
+
+    @property
+    def bytes(self):
+        """Bytes of one element (at least 1)."""
+        return max(1, self.bits // 8)
+
+    def as_torch(self):
+        """The torch dtype of the same elements (TileLang's dtype.as_torch())."""
+        from ..jit.adapter import torch_dtype  # noqa: PLC0415 (torch stays optional)
+        return torch_dtype(str(self))
+
 
 _cache = {}
 
