@@ -4,6 +4,7 @@
 
 #include "target/cuda/expand_tile_ops.h"
 #include "target/cuda/lower_tile_ops_cuda.h"
+#include "transform/bound_parallel_extents.h"
 #include "transform/config_index_bitwidth.h"
 #include "transform/inject_pipeline.h"
 #include "ir/error.h"
@@ -20,6 +21,7 @@ namespace {
 
 PrimFunc lower_cuda_once(const PrimFunc& f, PassContext& ctx) {
   PassRunner r(f, ctx);
+  r.run("bound_parallel_extents", bound_parallel_extents);  // T.Parallel(T.min(n, 512)): 512 + guard
   r.run("config_index_bitwidth", config_index_bitwidth);  // int64 where indices can exceed int32
   r.run("cuda.expand_tile_ops", expand_cuda_tile_ops);
   r.run("legalize_safe_memory_access", legalize_safe_memory_access);

@@ -119,3 +119,22 @@ def test_epilogue_buffer_reuses_pipeline_stages_when_persistent_form_does_not_fi
     assert "tile_iter" not in src  # the persistent form was given up
     r = build(_mla_like(), "sm_90a")
     assert r["cubin"][:4] == b"\x7fELF"
+
+
+@requires_nvrtc
+def test_parallel_over_a_bounded_runtime_extent_compiles():
+    """TileLang's test_tilelang_language_parallel: `T.Parallel(T.min(valid_len, max_len))`."""
+    import tilelang.language as T
+
+    @T.prim_func
+    def main(A: T.Tensor((512,), "float32"), B: T.Tensor((512,), "float32"), valid_len: T.int32):
+        with T.Kernel(1, threads=256) as _:
+            for i in T.Parallel(512):
+                B[i] = 0.0
+            span = T.min(valid_len, 512)
+            for i in T.Parallel(span):
+                B[i] = A[i] - 1.0
+
+    r = build(main, "sm_90a")
+    assert r["cubin"][:4] == b"\x7fELF"
+    assert re.search(r"< span|span\)", r["source"]), r["source"]
