@@ -192,7 +192,20 @@ class Vectorizer : public StmtMutator {
     if (!n.store) return s;
     Lowerer l(n, &counter_);
     Stmt out = l.run();
-    return out.defined() ? out : s;
+    if (out.defined()) return out;
+    if (n.vars.size() >= 2) {
+      // A row or column broadcast (x[i, j] - m[i], c[i, j] + bias[j]): the outer loop becomes serial
+      // and each row is one set of vector ops, m[i] a scalar operand (as Expert kernels write it).
+      Nest inner;
+      inner.vars.assign(n.vars.begin() + 1, n.vars.end());
+      inner.mins.assign(n.mins.begin() + 1, n.mins.end());
+      inner.extents.assign(n.extents.begin() + 1, n.extents.end());
+      inner.store = n.store;
+      Lowerer l2(inner, &counter_);
+      Stmt rows = l2.run();
+      if (rows.defined()) return make_for(n.vars[0], n.mins[0], n.extents[0], ForKind::kSerial, rows, {}, s.span());
+    }
+    return s;
   }
 
  private:

@@ -1,0 +1,244 @@
+"""Developer mode on the ascend target: one kernel with T.gemm, T.Parallel, T.copy, fragments and
+shared buffers, no scopes and no flags. Scope inference picks the memories, ascend_cv_split splits
+the kernel into its cube and vector programs with GM workspaces between them, ascend_vid_reduction
+gives each of the two vector cores half of the rows, ascend_cross_sync adds the cross-core flags and
+ascend_insert_sync the intra-core ones. Every launch runs under the strict checker (races, flag
+misuse, deadlocks, flags left set are errors), and every value is compared with numpy in float64."""
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import ResourceError, TileLangSyntaxError
+
+CV = {"tl.ascend_auto_cv_combine": True, "tl.ascend_auto_cross_core_sync": True}
+
+
+def compile_ascend(func, configs=None, target="ascend"):
+    return tilelang._core.ascend.compile(func.ir, configs or {}, target)
+
+
+def minicv(M, N, K, block_M, block_N, kernel="default", dtype="float16", accum="float32"):
+    """gemm into a fragment, exp of it on the vector cores, both copied out (TileLang-Ascend's
+    'minicv', written in Developer form)."""
+    m_num, n_num = M // block_M, N // block_N
+    if kernel == "default":
+        launch = lambda: T.Kernel(m_num * n_num, is_npu=True)  # noqa: E731
+    else:
+        launch = lambda: T.Kernel(m_num * n_num, threads=kernel, is_npu=True)  # noqa: E731
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
+             D: T.Tensor((M, N), accum)):
+        with launch() as cid:
+            bx = cid // n_num
+            by = cid % n_num
+            A_BUF = T.alloc_shared((block_M, K), dtype)
+            B_BUF = T.alloc_shared((K, block_N), dtype)
+            C_BUF = T.alloc_fragment((block_M, block_N), accum)
+            D_BUF = T.alloc_fragment((block_M, block_N), accum)
+            T.copy(A[bx * block_M, 0], A_BUF)
+            T.copy(B[0, by * block_N], B_BUF)
+            T.gemm(A_BUF, B_BUF, C_BUF, initC=True)
+            T.exp(C_BUF, D_BUF)
+            T.copy(C_BUF, C[bx * block_M, by * block_N])
+            T.copy(D_BUF, D[bx * block_M, by * block_N])
+    return main
+
+
+def inputs(rng, *shapes, scale=1.0, dtype=np.float16):
+    return [(rng.standard_normal(s) * scale).astype(dtype) for s in shapes]
+
+
+def f64(x):
+    return x.astype(np.float64)
+
+
+def check_minicv(k, M, N, K, seed):
+    rng = np.random.default_rng(seed)
+    a, b = inputs(rng, (M, K), (K, N), scale=0.25)
+    c = np.zeros((M, N), np.float16)
+    d = np.zeros((M, N), np.float32)
+    k.launch([a, b, c, d])
+    ref = f64(a) @ f64(b)
+    np.testing.assert_allclose(f64(c), ref, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(f64(d), np.exp(ref), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kernel", ["default", 1, 2])
+def test_minicv_npuir_matches_numpy(kernel):
+    M, N, K = 256, 512, 64
+    # One vector core cannot hold two 128 x 256 fp32 tiles (256 KiB > 192 KiB of UB).
+    bn = 128 if kernel == 1 else 256
+    k = compile_ascend(minicv(M, N, K, 128, bn, kernel), target="npuir")
+    src = k.source
+    assert f"alloc C_BUF: L0C float32[128, {bn}]" in src     # gemm C -> L0C (exactly full for 256)
+    assert "cv_ws0_C_BUF" in src                              # the L0C -> UB transfer goes through GM
+    assert "set_cross_flag" in src and "wait_cross_flag" in src
+    rows = 128 if kernel == 1 else 64                         # vid reduction halves the UB tiles
+    assert f"alloc D_BUF: UB float32[{rows}, {bn}]" in src
+    check_minicv(k, M, N, K, seed=150 + (kernel if isinstance(kernel, int) else 0))
+    info = k.info()
+    blocks = (M // 128) * (N // bn)
+    assert info["blocks"] == blocks
+    assert info["vector_cores"] == blocks * (1 if kernel == 1 else 2)
+
+
+def test_minicv_threads_1_full_tile_overflows_ub():
+    with pytest.raises(ResourceError) as e:
+        compile_ascend(minicv(256, 512, 64, 128, 256, 1), target="npuir")
+    msg = str(e.value)
+    assert "UB over capacity" in msg and "'C_BUF_ub' float32[128, 256] = 131072 bytes" in msg and "'D_BUF'" in msg
+
+
+def test_minicv_with_pass_configs_on_target_ascend():
+    M, N, K = 128, 256, 128
+    k = compile_ascend(minicv(M, N, K, 64, 128), CV | {"tl.ascend_auto_sync": True})
+    check_minicv(k, M, N, K, seed=151)
+
+
+def test_minicv_without_cv_combine_names_the_ambiguous_buffer():
+    with pytest.raises(TileLangSyntaxError) as e:
+        compile_ascend(minicv(128, 256, 64, 64, 128))
+    msg = str(e.value)
+    assert "'C_BUF'" in msg and "ambiguous" in msg and "TL_ASCEND_AUTO_CV_COMBINE" in msg and "npuir" in msg
+    assert "T.gemm" in msg and "tile.exp" in msg
+
+
+def test_cv_sync_without_cv_combine_is_an_error():
+    with pytest.raises(ValueError, match="requires TL_ASCEND_AUTO_CV_COMBINE"):
+        compile_ascend(minicv(128, 256, 64, 64, 128), {"tl.ascend_auto_cross_core_sync": True})
+
+
+def test_vector_only_fragment_is_ub_without_cv_combine():
+    """A fragment that only vector work touches is UB (it used to default to L0C)."""
+    M, N = 64, 128
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=1, is_npu=True) as cid:
+            x = T.alloc_fragment((M, N), "float32")
+            y = T.alloc_fragment((M, N), "float32")
+            T.copy(X[0, 0], x)
+            T.exp(x, y)
+            T.copy(y, Y[0, 0])
+    k = compile_ascend(main, {"tl.ascend_auto_sync": True})
+    assert "alloc y: UB float32[64, 128]" in k.source
+    x = np.random.default_rng(3).standard_normal((M, N)).astype(np.float32)
+    y = np.zeros_like(x)
+    k.launch([x, y])
+    np.testing.assert_allclose(f64(y), np.exp(f64(x)), rtol=1e-5)
+
+
+def gemm_epilogue_loop(M, N, K, block_M, block_N, block_K, threads=2):
+    """Per K step: S = A_k @ B_k on the cube, acc += exp(S) on the vector cores: an L0C -> UB transfer
+    inside a loop (cross-core flags at the loop, workspace reuse guarded by the back flag)."""
+    m_num, n_num = M // block_M, N // block_N
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), O: T.Tensor((M, N), "float32")):
+        with T.Kernel(m_num * n_num, threads=threads, is_npu=True) as cid:
+            bx = cid // n_num
+            by = cid % n_num
+            a_s = T.alloc_shared((block_M, block_K), "float16")
+            b_s = T.alloc_shared((block_K, block_N), "float16")
+            s_f = T.alloc_fragment((block_M, block_N), "float32")
+            acc = T.alloc_fragment((block_M, block_N), "float32")
+            T.fill(acc, 0)
+            for k in T.serial(K // block_K):
+                T.copy(A[bx * block_M, k * block_K], a_s)
+                T.copy(B[k * block_K, by * block_N], b_s)
+                T.gemm(a_s, b_s, s_f, initC=True)
+                for i, j in T.Parallel(block_M, block_N):
+                    acc[i, j] = acc[i, j] + T.exp(s_f[i, j])
+            T.copy(acc, O[bx * block_M, by * block_N])
+    return main
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_transfer_inside_a_loop(threads):
+    M, N, K = 128, 128, 256
+    k = compile_ascend(gemm_epilogue_loop(M, N, K, 64, 128, 64, threads), target="npuir")
+    rng = np.random.default_rng(152)
+    a, b = inputs(rng, (M, K), (K, N), scale=0.2)
+    o = np.zeros((M, N), np.float32)
+    k.launch([a, b, o])
+    ref = sum(np.exp(f64(a[:, s:s + 64]) @ f64(b[s:s + 64])) for s in range(0, K, 64))
+    np.testing.assert_allclose(f64(o), ref, rtol=1e-4, atol=1e-4)
+    assert k.info()["blocks"] == 2
+
+
+def vector_then_cube(M, N, K, block_M, threads=2):
+    """P = exp(X) on the vector cores feeds T.gemm on the cube: a UB -> L1 transfer."""
+    @T.prim_func
+    def main(X: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(M // block_M, threads=threads, is_npu=True) as cid:
+            x_s = T.alloc_shared((block_M, K), "float16")
+            p_s = T.alloc_shared((block_M, K), "float16")
+            b_s = T.alloc_shared((K, N), "float16")
+            c_f = T.alloc_fragment((block_M, N), "float32")
+            T.copy(X[cid * block_M, 0], x_s)
+            T.copy(B[0, 0], b_s)
+            for i, j in T.Parallel(block_M, K):
+                p_s[i, j] = T.exp(x_s[i, j])
+            T.gemm(p_s, b_s, c_f, initC=True)
+            T.copy(c_f, C[cid * block_M, 0])
+    return main
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_vector_result_feeds_the_cube(threads):
+    M, N, K = 128, 128, 64
+    k = compile_ascend(vector_then_cube(M, N, K, 64, threads), target="npuir")
+    src = k.source
+    assert "alloc p_s: L1" in src and "alloc p_s_ub: UB" in src
+    rng = np.random.default_rng(153)
+    x, b = inputs(rng, (M, K), (K, N), scale=0.5)
+    c = np.zeros((M, N), np.float32)
+    k.launch([x, b, c])
+    p = np.exp(f64(x)).astype(np.float16)
+    np.testing.assert_allclose(f64(c), f64(p) @ f64(b), rtol=2e-3, atol=2e-3)
+
+
+def test_vector_result_into_gemm_accumulator_fails_closed():
+    M = N = K = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=1, is_npu=True) as cid:
+            a_s = T.alloc_shared((M, K), "float16")
+            b_s = T.alloc_shared((K, N), "float16")
+            c_f = T.alloc_fragment((M, N), "float32")
+            T.copy(A[0, 0], a_s)
+            T.copy(B[0, 0], b_s)
+            T.gemm(a_s, b_s, c_f, initC=True)
+            for i, j in T.Parallel(M, N):
+                c_f[i, j] = c_f[i, j] * 2.0
+            T.gemm(a_s, b_s, c_f)  # marker: accumulate-after-vector
+            T.copy(c_f, C[0, 0])
+    with pytest.raises(TileLangSyntaxError) as e:
+        compile_ascend(main, target="npuir")
+    msg = str(e.value)
+    assert "'c_f'" in msg and "L0C" in msg and "vector core" in msg and "initC=True" in msg
+
+
+def test_gemm_operand_fragment_used_by_vector_fails_closed():
+    M = N = K = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=1, is_npu=True) as cid:
+            a_s = T.alloc_shared((M, K), "float16")
+            a_l0 = T.alloc_L0A((M, K), "float16")
+            b_s = T.alloc_shared((K, N), "float16")
+            b_l0 = T.alloc_L0B((K, N), "float16")
+            c_f = T.alloc_fragment((M, N), "float32")
+            T.copy(A[0, 0], a_s)
+            T.copy(B[0, 0], b_s)
+            T.copy(a_s, a_l0)
+            T.copy(b_s, b_l0)
+            T.tile.exp(a_l0, a_l0)
+            T.gemm(a_l0, b_l0, c_f, initC=True)
+            T.copy(c_f, C[0, 0])
+    with pytest.raises(TileLangSyntaxError, match=r"'a_l0' is in L0A"):
+        compile_ascend(main, target="npuir")
