@@ -100,6 +100,30 @@ Stmt flag_call(const std::string& op, std::vector<Expr> args, const Span& sp) {
 
 class Inserter : public StmtMutator {
  public:
+  // Workspaces versioned by pipeline stage: name -> (stages, stage index expression).
+  std::map<std::string, std::pair<int64_t, Expr>> staged;
+  Stmt mutate_tile_op(const TileOpNode* op, const Stmt& s) override {
+    std::vector<TileArg> args;
+    bool changed = false;
+    for (auto& a : op->args) {
+      auto it = a.is_region() ? staged.find(a.region.buffer.name()) : staged.end();
+      if (it == staged.end() || a.region.buffer.scope() != MemScope::kGlobal) {
+        args.push_back(a);
+        continue;
+      }
+      Buffer& nb = staged_bufs_[a.region.buffer.get()];  // one new buffer for all uses
+      if (!nb.defined()) {
+        std::vector<Expr> shape{make_int(it->second.first)};
+        for (auto& e : a.region.buffer.shape()) shape.push_back(e);
+        nb = a.region.buffer.with_shape(shape);
+      }
+      std::vector<Range> rr{Range(it->second.second, make_int(1))};
+      for (auto& r : a.region.region) rr.push_back(r);
+      args.emplace_back(BufferRegion(nb, rr));
+      changed = true;
+    }
+    return changed ? make_tile_op(op->op, args, op->attrs, op->span) : s;
+  }
   std::map<const StmtNode*, std::vector<Stmt>> before, after;
   Stmt mutate(const Stmt& s) override {
     Stmt r = StmtMutator::mutate(s);
@@ -113,6 +137,9 @@ class Inserter : public StmtMutator {
     return make_seq(seq, s.span());
   }
   using StmtMutator::mutate;
+
+ private:
+  std::map<const BufferNode*, Buffer> staged_bufs_;
 };
 
 bool in_scope_attr(const std::vector<Stmt>& path, size_t upto) {
@@ -210,18 +237,31 @@ PrimFunc ascend_cross_sync(const PrimFunc& f, const PassContext& ctx) {
       if (loop >= 0) {
         int bid = new_id(desc + " (workspace reuse)");
         const Stmt& L = w->path[loop];
+        // A T.Pipelined loop (num_stages = k): k versions of the workspace, indexed by iteration
+        // mod k, and k pre-armed back flags, so the writer runs up to k iterations ahead.
+        auto* lf = L.as<ForNode>();
+        int64_t stages = 1;
+        if (workspaces.count(name) && attr_bool(lf->annotations, "ascend_pipelined", false))
+          stages = std::max<int64_t>(1, attr_int(lf->annotations, "num_stages", 1));
+        if (stages > model.cross_flag_max_pending)
+          throw_error<NotImplemented>(at(lf->span), ": not implemented: T.Pipelined(num_stages=", stages,
+                                      ") over cube/vector hand-offs: a cross-core flag counts at most ",
+                                      model.cross_flag_max_pending, " pending sets");
+        if (stages > 1) ins.staged[name] = {stages, floormod(lf->var - lf->min, make_int(stages))};
         ins.after[r.path[ar].get()].push_back(scoped(
             r.side, flag_call("ascend.set_cross_flag", {make_string(r.pipe), make_int(bid), make_int(2)}, sp), r.path, ar));
         ins.before[w->path[aw].get()].insert(
             ins.before[w->path[aw].get()].begin(),
             scoped(w->side, flag_call("ascend.wait_cross_flag", {make_int(bid)}, w->op->span), w->path, aw));
-        ins.before[L.get()].push_back(scoped(
-            r.side, flag_call("ascend.set_cross_flag", {make_string(r.pipe), make_int(bid), make_int(2)}, sp), w->path,
-            static_cast<size_t>(loop)));
-        ins.after[L.get()].push_back(
-            scoped(w->side, flag_call("ascend.wait_cross_flag", {make_int(bid)}, w->op->span), w->path,
-                   static_cast<size_t>(loop)));
-        inserted += 4;
+        for (int64_t k = 0; k < stages; ++k) {
+          ins.before[L.get()].push_back(scoped(
+              r.side, flag_call("ascend.set_cross_flag", {make_string(r.pipe), make_int(bid), make_int(2)}, sp),
+              w->path, static_cast<size_t>(loop)));
+          ins.after[L.get()].push_back(
+              scoped(w->side, flag_call("ascend.wait_cross_flag", {make_int(bid)}, w->op->span), w->path,
+                     static_cast<size_t>(loop)));
+        }
+        inserted += 2 + 2 * static_cast<int>(stages);
       }
     }
   }
