@@ -99,6 +99,9 @@ class Reducer : public StmtMutator {
   BufferRegion half(const BufferRegion& r, const TileOpNode& op) {
     const Buffer& b = r.buffer;
     int64_t m = rows(b), mn = const_or(r.region[0].min, -1), ext = const_or(r.region[0].extent, -1);
+    // One row of a halved row loop (`for h in range(rows): T.tile.sub(x[h, :], ...)`): a local row.
+    if (auto* v = r.region[0].min.as<VarNode>(); v && row_loops_.count(v) && ext == 1)
+      return BufferRegion(split_.at(b), r.region);
     if (mn != 0 || ext != m)
       throw_error<NotImplemented>(op_error_prefix(op), "not implemented: the vector cores split UB tile '", b.name(),
                                   "' by rows (vid reduction, threads=2), but this region covers rows [",
@@ -109,9 +112,32 @@ class Reducer : public StmtMutator {
     return BufferRegion(split_.at(b), rg);
   }
 
+  // Scalar operands m[h] of a split row vector inside a halved row loop read the local row.
+  Expr local_rows(const Expr& e) {
+    class Sub : public ExprMutator {
+     public:
+      Sub(const std::map<Buffer, Buffer, BufferLess>& sp, const std::set<const VarNode*>& rl) : sp_(sp), rl_(rl) {}
+      Expr mutate_load(const BufferLoadNode* l, const Expr& e) override {
+        auto it = sp_.find(l->buffer);
+        auto* v = l->indices.empty() ? nullptr : l->indices[0].as<VarNode>();
+        if (it == sp_.end() || !v || !rl_.count(v)) return ExprMutator::mutate_load(l, e);
+        return make_load(it->second, l->indices);
+      }
+      const std::map<Buffer, Buffer, BufferLess>& sp_;
+      const std::set<const VarNode*>& rl_;
+    } sub(split_, row_loops_);
+    return sub.mutate(e);
+  }
+
   Stmt mutate_tile_op(const TileOpNode* op, const Stmt& s) override {
     bool any = false;
-    for (auto& a : op->args) any |= a.is_region() && split_.count(a.region.buffer);
+    for (auto& a : op->args) {
+      any |= a.is_region() && split_.count(a.region.buffer);
+      if (a.is_expr())
+        for_each_subexpr(a.expr, [&](const Expr& x) {
+          if (auto* l = x.as<BufferLoadNode>()) any |= split_.count(l->buffer) > 0;
+        });
+    }
     if (op->op == "copy" && op->args.size() >= 2 && op->args[0].is_region() && op->args[1].is_region()) {
       const BufferRegion& src = op->args[0].region;
       const BufferRegion& dst = op->args[1].region;
@@ -141,7 +167,7 @@ class Reducer : public StmtMutator {
     std::vector<TileArg> args;
     for (auto& a : op->args) {
       if (!a.is_region()) {
-        args.push_back(a);
+        args.push_back(a.is_expr() ? TileArg(local_rows(a.expr)) : a);
         continue;
       }
       const BufferRegion& r = a.region;
@@ -164,8 +190,69 @@ class Reducer : public StmtMutator {
     return make_tile_op(op->op, args, op->attrs, s.span());
   }
 
+  // Rows of a split buffer that a sequential loop walks (the loop variable is the dim-0 index or
+  // region start of split buffers): -1 when it indexes none, 0 when it is used otherwise too.
+  int64_t walked_rows(const ForNode* n) {
+    int64_t m = -1;
+    bool other = false;
+    const VarNode* v = n->var.get();
+    auto is_v = [&](const Expr& e) { return e.get() == static_cast<const ExprNode*>(v); };
+    post_order_visit(n->body, [&](const Stmt& st) {
+      if (auto* op = st.as<TileOpNode>())
+        for (auto& a : op->args)
+          if (a.is_region() && split_.count(a.region.buffer) && is_v(a.region.region[0].min)) m = rows(a.region.buffer);
+      if (auto* w = st.as<BufferStoreNode>(); w && split_.count(w->buffer) && !w->indices.empty() && is_v(w->indices[0]))
+        m = rows(w->buffer);
+    });
+    for_each_expr(n->body, [&](const Expr& e) {
+      for_each_subexpr(e, [&](const Expr& x) {
+        if (auto* l = x.as<BufferLoadNode>(); l && split_.count(l->buffer) && !l->indices.empty() && is_v(l->indices[0]))
+          m = rows(l->buffer);
+      });
+    });
+    if (m < 0) return -1;
+    // Every other use of the variable would see the local row where it needs the global one.
+    post_order_visit(n->body, [&](const Stmt& st) {
+      if (auto* op = st.as<TileOpNode>()) {
+        for (auto& a : op->args) {
+          if (a.is_expr()) {
+            for_each_subexpr(a.expr, [&](const Expr& x) {
+              if (auto* l = x.as<BufferLoadNode>()) {
+                if (!split_.count(l->buffer)) other |= uses_var_expr(x, v);
+              }
+            });
+            continue;
+          }
+          if (!a.is_region()) continue;
+          for (size_t d = 0; d < a.region.region.size(); ++d) {
+            bool dim0_split = d == 0 && split_.count(a.region.buffer);
+            if (!dim0_split && (uses_var_expr(a.region.region[d].min, v) || uses_var_expr(a.region.region[d].extent, v)))
+              other = true;
+          }
+        }
+      }
+    });
+    return other ? 0 : m;
+  }
+  static bool uses_var_expr(const Expr& e, const VarNode* v) {
+    bool used = false;
+    for_each_subexpr(e, [&](const Expr& x) { used |= x.get() == static_cast<const ExprNode*>(v); });
+    return used;
+  }
+
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
-    if (n->for_kind != ForKind::kParallel) return StmtMutator::mutate_for(n, s);
+    if (n->for_kind != ForKind::kParallel) {
+      int64_t m = walked_rows(n);
+      if (m < 0) return StmtMutator::mutate_for(n, s);
+      if (m == 0 || const_or(n->min, -1) != 0 || const_or(n->extent, -1) != m)
+        throw_error<NotImplemented>(at(n->span), ": not implemented: the loop over '", n->var->name,
+                                    "' walks the rows of a UB tile that the two vector cores split (vid reduction, "
+                                    "threads=2), but it does not run over exactly its ", m > 0 ? m : 0,
+                                    " rows from 0 or uses the row elsewhere; use threads=1");
+      row_loops_.insert(n->var.get());
+      Stmt body = mutate(n->body);
+      return make_for(n->var, n->min, make_int(m / 2), n->for_kind, body, n->annotations, n->span);
+    }
     auto nest = parallel_nest(n);
     const Stmt& body = nest.back()->body;
     std::vector<Access> acc;
@@ -227,6 +314,7 @@ class Reducer : public StmtMutator {
  private:
   std::map<Buffer, Buffer, BufferLess> split_;
   Expr vid_;
+  std::set<const VarNode*> row_loops_;
 };
 
 }  // namespace

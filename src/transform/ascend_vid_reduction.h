@@ -13,6 +13,9 @@
 //   - GM <-> UB copies of split buffers move the GM region by vid * rows/2 along the GM dimension
 //     that maps to UB dim 0 (GM workspaces of ascend_cv_split alike: each vector core moves its half);
 //   - T.Parallel nests over split buffers halve the row loop and offset its uses in whole buffers;
+//   - a sequential loop whose variable walks the rows of split buffers (`for h in range(rows):
+//     T.tile.sub(x[h, :], x[h, :], m[h])`, TileLang-Ascend's per-row form) is halved when it runs
+//     over exactly their rows and uses the row nowhere else;
 //   - the kernel gets its vid variable (Developer form: a new one, block var 1, attribute npu_vid).
 // Fails closed (typed error naming the buffer and the statement): a dim-0 region that is not the
 // whole tile, a reduction over dim 0 of a split buffer, scalar accesses of a split buffer outside

@@ -264,3 +264,172 @@ def test_cv_pipelining_runs_the_cube_ahead(threads):
     piped = run_epilogue_loop(3, threads)
     assert "cv_ws0_s_f: global float32[3, 64, 128]" in piped.source or "float32[3, 64, 128]" in piped.source
     assert piped.info()["cycles"] < serial.info()["cycles"]
+
+
+PASS_CONFIGS = {
+    tilelang.PassConfigKey.TL_ASCEND_AUTO_CV_COMBINE: True,
+    tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC: True,
+    tilelang.PassConfigKey.TL_ASCEND_MEMORY_PLANNING: True,
+    tilelang.PassConfigKey.TL_ASCEND_AUTO_CV_SYNC: True,
+}
+
+
+def test_tilelang_ascend_matmul_add_developer():
+    """TileLang-Ascend's examples/developer_mode/matmul_add_developer.py (torch_npu replaced by
+    numpy): threads=2, full-tile UB buffers, an explicit T.copy(C_L0, c_ub) L0C -> UB."""
+    @tilelang.jit(out_idx=[2], pass_configs=PASS_CONFIGS, target="ascend")
+    def matmul_add(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float"):
+        m_num = M // block_M
+        n_num = N // block_N
+
+        @T.prim_func
+        def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
+                 D: T.Tensor((M, N), dtype)):
+            with T.Kernel(m_num * n_num, threads=2, is_npu=True) as (cid):
+                bx = cid // n_num
+                by = cid % n_num
+                A_L1 = T.alloc_shared((block_M, block_K), dtype)
+                B_L1 = T.alloc_shared((block_K, block_N), dtype)
+                C_L0 = T.alloc_fragment((block_M, block_N), accum_dtype)
+                d_ub = T.alloc_shared((block_M, block_N), dtype)
+                c_ub = T.alloc_shared((block_M, block_N), dtype)
+                loop_k = T.ceildiv(K, block_K)
+                for k in T.serial(loop_k):
+                    T.copy(A[bx * block_M, k * block_K], A_L1)
+                    T.copy(B[k * block_K, by * block_N], B_L1)
+                    if k == 0:
+                        T.gemm_v0(A_L1, B_L1, C_L0, init=True)
+                    else:
+                        T.gemm_v0(A_L1, B_L1, C_L0)
+                T.copy(C_L0, c_ub)
+                T.copy(D[bx * block_M, by * block_N], d_ub)
+                T.tile.add(c_ub, c_ub, d_ub)
+                T.copy(c_ub, C[bx * block_M, by * block_N])
+        return main
+
+    M = N = 256
+    K = 256
+    func = matmul_add(M, N, K, 128, 256, 64)
+    rng = np.random.default_rng(155)
+    a, b, d = inputs(rng, (M, K), (K, N), (M, N), scale=0.5)
+    c = func(a, b, d)
+    ref = f64(a) @ f64(b) + f64(d)
+    np.testing.assert_allclose(f64(c), ref, rtol=1e-2, atol=1e-2)
+    assert "cv_ws0_C_L0" in func.get_kernel_source()
+
+
+def test_tilelang_ascend_gemm_developer():
+    """TileLang-Ascend's examples/developer_mode/gemm_developer.py: `as (cid, _)`, no vector work."""
+    @tilelang.jit(out_idx=[-1], pass_configs=PASS_CONFIGS, target="ascend")
+    def matmul(M, N, K, block_M, block_N, K_L1, dtype="float16", accum_dtype="float"):
+        m_num = M // block_M
+        n_num = N // block_N
+
+        @T.prim_func
+        def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+            with T.Kernel(m_num * n_num, is_npu=True) as (cid, _):
+                bx = cid // n_num
+                by = cid % n_num
+                A_L1 = T.alloc_shared((block_M, K_L1), dtype)
+                B_L1 = T.alloc_shared((K_L1, block_N), dtype)
+                C_L0 = T.alloc_fragment((block_M, block_N), accum_dtype)
+                loop_k = T.ceildiv(K, K_L1)
+                for k in T.serial(loop_k):
+                    T.copy(A[bx * block_M, k * K_L1], A_L1)
+                    T.copy(B[k * K_L1, by * block_N], B_L1)
+                    T.gemm_v0(A_L1, B_L1, C_L0, init=(k == 0))
+                T.copy(C_L0, C[bx * block_M, by * block_N])
+        return main
+
+    M = N = K = 256
+    func = matmul(M, N, K, 128, 256, 64)
+    rng = np.random.default_rng(156)
+    a, b = inputs(rng, (M, K), (K, N))
+    c = func(a, b)
+    np.testing.assert_allclose(f64(c), f64(a) @ f64(b), rtol=1e-2, atol=1e-1)
+
+
+def test_tilelang_ascend_flash_attn_bshd_developer():
+    """TileLang-Ascend's examples/developer_mode/flash_attn_bshd_developer.py (torch_npu replaced by
+    numpy, S = 128): threads=2, explicit L0C -> UB and UB -> L1 copies, per-row T.tile loops over
+    `range(block_M)` that vid reduction halves, T.Pipelined(num_stages=2) over cube and vector work."""
+    B, S, H, D = 1, 128, 1, 128
+
+    @tilelang.jit(out_idx=[3], pass_configs=PASS_CONFIGS, target="ascend")
+    def flash_attention_fwd(heads, dim):
+        block_M, block_N = 32, 64
+        batch, seq_len = B, S
+        dtype, accum_dtype = "float16", "float"
+        sm_scale = (1.0 / dim) ** 0.5
+        shape = [batch, heads, seq_len, dim]
+        block_num = seq_len // block_M * heads * batch
+
+        @T.prim_func
+        def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype),
+                 Output: T.Tensor(shape, dtype)):
+            with T.Kernel(block_num, threads=2, is_npu=True) as (cid):
+                bx = cid % (seq_len // block_M)
+                by = cid // (seq_len // block_M) % heads
+                bz = cid // (seq_len // block_M) // heads % batch
+                q_l1 = T.alloc_shared([block_M, dim], dtype)
+                k_l1 = T.alloc_shared([block_N, dim], dtype)
+                v_l1 = T.alloc_shared([block_N, dim], dtype)
+                acc_s_l1 = T.alloc_shared([block_M, block_N], dtype)
+                acc_s_l0c = T.alloc_fragment([block_M, block_N], accum_dtype)
+                acc_o_l0c = T.alloc_fragment([block_M, dim], accum_dtype)
+                acc_o = T.alloc_shared([block_M, dim], accum_dtype)
+                sumexp = T.alloc_shared([block_M], accum_dtype)
+                m_i = T.alloc_shared([block_M], accum_dtype)
+                acc_s_ub = T.alloc_shared([block_M, block_N], accum_dtype)
+                m_i_prev = T.alloc_shared([block_M], accum_dtype)
+                acc_s_ub_ = T.alloc_shared([block_M, block_N], accum_dtype)
+                sumexp_i_ub = T.alloc_shared([block_M], accum_dtype)
+                acc_s_half = T.alloc_shared([block_M, block_N], dtype)
+                acc_o_ub = T.alloc_shared([block_M, dim], accum_dtype)
+                acc_o_half = T.alloc_shared([block_M, dim], dtype)
+
+                T.tile.fill(acc_o, 0.0)
+                T.tile.fill(sumexp, 0.0)
+                T.tile.fill(m_i, -(2**30))
+                T.copy(Q[bz, by, bx * block_M:(bx + 1) * block_M, :], q_l1)
+
+                for k in T.Pipelined(T.ceildiv(seq_len, block_N), num_stages=2):
+                    T.copy(K[bz, by, k * block_N:(k + 1) * block_N, :], k_l1)
+                    T.gemm_v0(q_l1, k_l1, acc_s_l0c, transpose_B=True, init=True)
+                    T.copy(acc_s_l0c, acc_s_ub_)
+                    T.tile.fill(acc_s_ub, 0.0)
+                    T.copy(m_i, m_i_prev)
+                    T.tile.add(acc_s_ub, acc_s_ub, acc_s_ub_)
+                    T.tile.mul(acc_s_ub, acc_s_ub, sm_scale)
+                    T.reduce_max(acc_s_ub, m_i, dim=-1)
+                    T.tile.max(m_i, m_i, m_i_prev)
+                    T.tile.sub(m_i_prev, m_i_prev, m_i)
+                    T.tile.exp(m_i_prev, m_i_prev)
+                    for h_i in range(block_M):
+                        T.tile.sub(acc_s_ub[h_i, :], acc_s_ub[h_i, :], m_i[h_i])
+                    T.tile.exp(acc_s_ub, acc_s_ub)
+                    T.reduce_sum(acc_s_ub, sumexp_i_ub, dim=-1)
+                    T.tile.mul(sumexp, sumexp, m_i_prev)
+                    T.tile.add(sumexp, sumexp, sumexp_i_ub)
+                    T.copy(acc_s_ub, acc_s_half)
+                    T.copy(acc_s_half, acc_s_l1)
+                    T.copy(V[bz, by, k * block_N:(k + 1) * block_N, :], v_l1)
+                    T.gemm_v0(acc_s_l1, v_l1, acc_o_l0c, init=True)
+                    T.copy(acc_o_l0c, acc_o_ub)
+                    for h_i in range(block_M):
+                        T.tile.mul(acc_o[h_i, :], acc_o[h_i, :], m_i_prev[h_i])
+                    T.tile.add(acc_o, acc_o, acc_o_ub)
+                for h_i in range(block_M):
+                    T.tile.div(acc_o[h_i, :], acc_o[h_i, :], sumexp[h_i])
+                T.copy(acc_o, acc_o_half)
+                T.copy(acc_o_half, Output[bz, by, bx * block_M:bx * block_M + block_M, :])
+        return main
+
+    func = flash_attention_fwd(heads=H, dim=D)
+    rng = np.random.default_rng(157)
+    q, k, v = inputs(rng, (B, H, S, D), (B, H, S, D), (B, H, S, D))
+    o = func(q, k, v)
+    s = np.einsum("bhsd,bhkd->bhsk", f64(q), f64(k)) * (1.0 / D) ** 0.5
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    ref = np.einsum("bhsk,bhkd->bhsd", p / p.sum(axis=-1, keepdims=True), f64(v))
+    np.testing.assert_allclose(f64(o), ref, rtol=2e-2, atol=2e-3)
