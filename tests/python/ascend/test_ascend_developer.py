@@ -433,3 +433,29 @@ def test_tilelang_ascend_flash_attn_bshd_developer():
     p = np.exp(s - s.max(axis=-1, keepdims=True))
     ref = np.einsum("bhsk,bhkd->bhsd", p / p.sum(axis=-1, keepdims=True), f64(v))
     np.testing.assert_allclose(f64(o), ref, rtol=2e-2, atol=2e-3)
+
+
+def test_l1_value_needed_by_vector_fails_closed():
+    """A shared tile loaded from GM feeds T.gemm (so it lives in L1) and is also read by vector work:
+    L1 has no path to UB, so the split refuses it and says what to do."""
+    M = N = K = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32"),
+             D: T.Tensor((M, K), "float16")):
+        with T.Kernel(1, threads=1, is_npu=True) as cid:
+            a_s = T.alloc_shared((M, K), "float16")
+            b_s = T.alloc_shared((K, N), "float16")
+            d_s = T.alloc_shared((M, K), "float16")
+            c_f = T.alloc_fragment((M, N), "float32")
+            T.copy(A[0, 0], a_s)
+            T.copy(B[0, 0], b_s)
+            T.gemm(a_s, b_s, c_f, initC=True)
+            for i, j in T.Parallel(M, K):
+                d_s[i, j] = a_s[i, j] * 2.0  # marker: l1-read-by-vector
+            T.copy(c_f, C[0, 0])
+            T.copy(d_s, D[0, 0])
+    with pytest.raises(TileLangSyntaxError) as e:
+        compile_ascend(main, target="npuir")
+    msg = str(e.value)
+    assert "'a_s'" in msg and "L1" in msg and "from GM" in msg
