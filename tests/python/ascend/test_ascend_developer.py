@@ -79,6 +79,8 @@ def test_minicv_npuir_matches_numpy(kernel):
     assert f"alloc D_BUF: UB float32[{rows}, {bn}]" in src
     check_minicv(k, M, N, K, seed=150 + (kernel if isinstance(kernel, int) else 0))
     info = k.info()
+    assert info["cv_workspaces"] == 1 and info["cross_syncs_inserted"] == 2  # one hand-off, no loop
+    assert info["workspace_bytes_per_core_group"] == 128 * bn * 4
     blocks = (M // 128) * (N // bn)
     assert info["blocks"] == blocks
     assert info["vector_cores"] == blocks * (1 if kernel == 1 else 2)
@@ -459,3 +461,44 @@ def test_l1_value_needed_by_vector_fails_closed():
         compile_ascend(main, target="npuir")
     msg = str(e.value)
     assert "'a_s'" in msg and "L1" in msg and "from GM" in msg
+
+
+def test_minicv_more_blocks_than_core_groups_reuses_workspaces():
+    """32 blocks on 24 core groups: the second wave reuses its group's GM workspace (the checker
+    forgets a group's workspace accesses when its next block starts; races inside a block are
+    still checked)."""
+    M, N, K = 512, 512, 64
+    k = compile_ascend(minicv(M, N, K, 64, 128), target="npuir")
+    check_minicv(k, M, N, K, seed=158)
+    assert k.info()["blocks"] == 32
+
+
+def test_minicv_fp16_fragments_as_cid_subid():
+    """The seed's spelling: fp16 fragments for the gemm result and its exp, `as (cid, subid)` with
+    subid unused (the compiler splits the rows between the vector cores)."""
+    M, N, K = 128, 256, 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16"),
+             D: T.Tensor((M, N), "float16")):
+        with T.Kernel(2, is_npu=True) as (cid, subid):
+            A_BUF = T.alloc_shared((64, K), "float16")
+            B_BUF = T.alloc_shared((K, N), "float16")
+            C_BUF = T.alloc_fragment((64, N), "float16")
+            D_BUF = T.alloc_fragment((64, N), "float16")
+            T.copy(A[cid * 64, 0], A_BUF)
+            T.copy(B[0, 0], B_BUF)
+            T.gemm(A_BUF, B_BUF, C_BUF, initC=True)
+            T.exp(C_BUF, D_BUF)
+            T.copy(C_BUF, C[cid * 64, 0])
+            T.copy(D_BUF, D[cid * 64, 0])
+    k = compile_ascend(main, target="npuir")
+    assert "alloc D_BUF: UB float16[32, 256]" in k.source
+    rng = np.random.default_rng(159)
+    a, b = inputs(rng, (M, K), (K, N), scale=0.25)
+    c = np.zeros((M, N), np.float16)
+    d = np.zeros((M, N), np.float16)
+    k.launch([a, b, c, d])
+    ref = f64(a) @ f64(b)
+    np.testing.assert_allclose(f64(c), ref, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(f64(d), np.exp(f64(c)), rtol=2e-3, atol=2e-3)
