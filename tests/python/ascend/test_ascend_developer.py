@@ -502,3 +502,45 @@ def test_minicv_fp16_fragments_as_cid_subid():
     ref = f64(a) @ f64(b)
     np.testing.assert_allclose(f64(c), ref, rtol=2e-3, atol=2e-3)
     np.testing.assert_allclose(f64(d), np.exp(f64(c)), rtol=2e-3, atol=2e-3)
+
+
+def test_tilelang_ascend_gelu_mul_developer():
+    """TileLang-Ascend's examples/developer_mode/gelu_mul_developer.py (torch replaced by numpy):
+    vector-only Developer kernel, threads=2, scalar tile operands."""
+    @tilelang.jit(out_idx=[1], pass_configs={tilelang.PassConfigKey.TL_ASCEND_AUTO_SYNC: True,
+                                             tilelang.PassConfigKey.TL_ASCEND_AUTO_CV_COMBINE: True},
+                  target="ascend")
+    def gelu_mul(M, N, block_M, block_N, dtype="float"):
+        m_num = T.ceildiv(M, block_M)
+        n_num = T.ceildiv(N // 2, block_N)
+
+        @T.prim_func
+        def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N // 2), dtype)):
+            with T.Kernel(m_num * n_num, threads=2, is_npu=True) as (cid):
+                bx = cid // n_num
+                by = cid % n_num
+                a1_ub = T.alloc_shared((block_M, block_N), dtype)
+                a2_ub = T.alloc_shared((block_M, block_N), dtype)
+                b_ub = T.alloc_shared((block_M, block_N), dtype)
+                temp_ub = T.alloc_shared((block_M, block_N), dtype)
+                T.copy(A[bx * block_M, by * block_N], a1_ub)
+                T.copy(A[bx * block_M, by * block_N + N // 2], a2_ub)
+                T.tile.mul(temp_ub, a1_ub, a1_ub)
+                T.tile.mul(temp_ub, a1_ub, temp_ub)
+                T.tile.mul(temp_ub, temp_ub, 0.044715)
+                T.tile.add(temp_ub, a1_ub, temp_ub)
+                T.tile.mul(temp_ub, temp_ub, -1.5957691)
+                T.tile.exp(temp_ub, temp_ub)
+                T.tile.add(temp_ub, temp_ub, 1.0)
+                T.tile.div(temp_ub, a1_ub, temp_ub)
+                T.tile.mul(b_ub, temp_ub, a2_ub)
+                T.copy(b_ub, B[bx * block_M, by * block_N])
+        return main
+
+    for M, N, block_M, block_N in [(256, 256, 64, 64), (256, 512, 128, 128)]:
+        func = gelu_mul(M, N, block_M, block_N)
+        a = np.random.default_rng(160).standard_normal((M, N)).astype(np.float32)
+        b = func(a)
+        x1, x2 = f64(a[:, :N // 2]), f64(a[:, N // 2:])
+        gelu = 0.5 * x1 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x1 + 0.044715 * x1 ** 3)))
+        np.testing.assert_allclose(f64(b), gelu * x2, rtol=1e-4, atol=1e-5)
