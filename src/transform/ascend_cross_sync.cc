@@ -228,32 +228,46 @@ PrimFunc ascend_cross_sync(const PrimFunc& f, const PassContext& ctx) {
         return make_attr("scope", Attr(std::string(side == kC ? "C" : "V")), s, s.span());
       };
       const Span& sp = r.op->span;
+      // The common loop: T.Pipelined (num_stages = k) versions the workspace k times, indexed by
+      // iteration mod k, and pre-arms k back flags, so the writer runs up to k iterations ahead;
+      // cross_interval = n (dividing k) then sets and waits once per group of n iterations.
+      const ForNode* lf = loop >= 0 ? w->path[loop].as<ForNode>() : nullptr;
+      int64_t stages = 1, interval = 1;
+      if (lf && workspaces.count(name) && attr_bool(lf->annotations, "ascend_pipelined", false)) {
+        stages = std::max<int64_t>(1, attr_int(lf->annotations, "num_stages", 1));
+        interval = std::max<int64_t>(1, attr_int(lf->annotations, "cross_interval", 1));
+        if (interval > stages || stages % interval != 0) interval = 1;  // documented: ignored
+      }
+      if (stages > model.cross_flag_max_pending)
+        throw_error<NotImplemented>(at(lf->span), ": not implemented: T.Pipelined(num_stages=", stages,
+                                    ") over cube/vector hand-offs: a cross-core flag counts at most ",
+                                    model.cross_flag_max_pending, " pending sets");
+      Expr it_in_group, group_end;
+      if (interval > 1) {
+        it_in_group = floormod(lf->var - lf->min, make_int(interval));
+        group_end = eq(it_in_group, make_int(interval - 1)) || eq(lf->var, lf->min + lf->extent - make_int(1));
+      }
+      auto at_end = [&](Stmt s) { return interval > 1 ? make_if(group_end, s, Stmt(), s.span()) : s; };
+      auto at_start = [&](Stmt s) { return interval > 1 ? make_if(eq(it_in_group, make_int(0)), s, Stmt(), s.span()) : s; };
       ins.after[w->path[aw].get()].push_back(scoped(
-          w->side, flag_call("ascend.set_cross_flag", {make_string(w->pipe), make_int(fid), make_int(2)}, w->op->span),
+          w->side,
+          at_end(flag_call("ascend.set_cross_flag", {make_string(w->pipe), make_int(fid), make_int(2)}, w->op->span)),
           w->path, aw));
       ins.before[r.path[ar].get()].push_back(
-          scoped(r.side, flag_call("ascend.wait_cross_flag", {make_int(fid)}, sp), r.path, ar));
+          scoped(r.side, at_start(flag_call("ascend.wait_cross_flag", {make_int(fid)}, sp)), r.path, ar));
       inserted += 2;
       if (loop >= 0) {
         int bid = new_id(desc + " (workspace reuse)");
         const Stmt& L = w->path[loop];
-        // A T.Pipelined loop (num_stages = k): k versions of the workspace, indexed by iteration
-        // mod k, and k pre-armed back flags, so the writer runs up to k iterations ahead.
-        auto* lf = L.as<ForNode>();
-        int64_t stages = 1;
-        if (workspaces.count(name) && attr_bool(lf->annotations, "ascend_pipelined", false))
-          stages = std::max<int64_t>(1, attr_int(lf->annotations, "num_stages", 1));
-        if (stages > model.cross_flag_max_pending)
-          throw_error<NotImplemented>(at(lf->span), ": not implemented: T.Pipelined(num_stages=", stages,
-                                      ") over cube/vector hand-offs: a cross-core flag counts at most ",
-                                      model.cross_flag_max_pending, " pending sets");
         if (stages > 1) ins.staged[name] = {stages, floormod(lf->var - lf->min, make_int(stages))};
         ins.after[r.path[ar].get()].push_back(scoped(
-            r.side, flag_call("ascend.set_cross_flag", {make_string(r.pipe), make_int(bid), make_int(2)}, sp), r.path, ar));
+            r.side,
+            at_end(flag_call("ascend.set_cross_flag", {make_string(r.pipe), make_int(bid), make_int(2)}, sp)),
+            r.path, ar));
         ins.before[w->path[aw].get()].insert(
             ins.before[w->path[aw].get()].begin(),
-            scoped(w->side, flag_call("ascend.wait_cross_flag", {make_int(bid)}, w->op->span), w->path, aw));
-        for (int64_t k = 0; k < stages; ++k) {
+            scoped(w->side, at_start(flag_call("ascend.wait_cross_flag", {make_int(bid)}, w->op->span)), w->path, aw));
+        for (int64_t k = 0; k < stages / interval; ++k) {
           ins.before[L.get()].push_back(scoped(
               r.side, flag_call("ascend.set_cross_flag", {make_string(r.pipe), make_int(bid), make_int(2)}, sp),
               w->path, static_cast<size_t>(loop)));
@@ -261,7 +275,7 @@ PrimFunc ascend_cross_sync(const PrimFunc& f, const PassContext& ctx) {
               scoped(w->side, flag_call("ascend.wait_cross_flag", {make_int(bid)}, w->op->span), w->path,
                      static_cast<size_t>(loop)));
         }
-        inserted += 2 + 2 * static_cast<int>(stages);
+        inserted += 2 + 2 * static_cast<int>(stages / interval);
       }
     }
   }

@@ -15,7 +15,9 @@
 // When L is a T.Pipelined loop (num_stages = k, serial after ascend_multi_version) and the tensor is
 // a workspace of ascend_cv_split, the workspace gets k versions indexed by (iteration - min) % k and
 // the back flag is pre-armed and drained k times: the writer runs up to k iterations ahead (CV
-// pipelining; k is at most the model's 15 pending sets).
+// pipelining; k is at most the model's 15 pending sets). With cross_interval = n dividing k, sets
+// happen once per group of n iterations (at (i - min) % n == n - 1 or the last iteration) and waits
+// at (i - min) % n == 0, with k / n pre-armed back flags.
 // With several vector cores mode 2 makes the cube's counter rise once every vector core has set,
 // and a cube set reach all of them, so the same flags serve the 1:2 ratio.
 // Flag ids start above the largest id the kernel uses itself; more than the model's 16 is a

@@ -132,7 +132,7 @@ def test_vector_only_fragment_is_ub_without_cv_combine():
     np.testing.assert_allclose(f64(y), np.exp(f64(x)), rtol=1e-5)
 
 
-def gemm_epilogue_loop(M, N, K, block_M, block_N, block_K, threads=2, stages=0):
+def gemm_epilogue_loop(M, N, K, block_M, block_N, block_K, threads=2, stages=0, interval=1):
     """Per K step: S = A_k @ B_k on the cube, acc += exp(S) on the vector cores: an L0C -> UB transfer
     inside a loop (cross-core flags at the loop, workspace reuse guarded by the back flag)."""
     m_num, n_num = M // block_M, N // block_N
@@ -147,7 +147,8 @@ def gemm_epilogue_loop(M, N, K, block_M, block_N, block_K, threads=2, stages=0):
             s_f = T.alloc_fragment((block_M, block_N), "float32")
             acc = T.alloc_fragment((block_M, block_N), "float32")
             T.fill(acc, 0)
-            for k in (T.Pipelined(K // block_K, num_stages=stages) if stages else T.serial(K // block_K)):
+            for k in (T.Pipelined(K // block_K, num_stages=stages, cross_interval=interval) if stages
+                      else T.serial(K // block_K)):
                 T.copy(A[bx * block_M, k * block_K], a_s)
                 T.copy(B[k * block_K, by * block_N], b_s)
                 T.gemm(a_s, b_s, s_f, initC=True)
@@ -246,9 +247,9 @@ def test_gemm_operand_fragment_used_by_vector_fails_closed():
         compile_ascend(main, target="npuir")
 
 
-def run_epilogue_loop(stages, threads=2):
-    M, N, K = 128, 128, 512
-    k = compile_ascend(gemm_epilogue_loop(M, N, K, 64, 128, 64, threads, stages), target="npuir")
+def run_epilogue_loop(stages, threads=2, interval=1, K=512):
+    M, N = 128, 128
+    k = compile_ascend(gemm_epilogue_loop(M, N, K, 64, 128, 64, threads, stages, interval), target="npuir")
     rng = np.random.default_rng(154)
     a, b = inputs(rng, (M, K), (K, N), scale=0.2)
     o = np.zeros((M, N), np.float32)
@@ -544,3 +545,14 @@ def test_tilelang_ascend_gelu_mul_developer():
         x1, x2 = f64(a[:, :N // 2]), f64(a[:, N // 2:])
         gelu = 0.5 * x1 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x1 + 0.044715 * x1 ** 3)))
         np.testing.assert_allclose(f64(b), gelu * x2, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("K", [512, 448])  # 8 steps, and 7 (a partial last group)
+def test_cross_interval_sets_and_waits_once_per_group(K):
+    every = run_epilogue_loop(4, K=K)
+    grouped = run_epilogue_loop(4, interval=2, K=K)
+    src = grouped.source
+    assert "floormod(k, 2) == 1" in src  # the set at the end of each group of 2 (or the last step)
+    # 2 per hand-off + 2 per pre-armed back flag: 4 stages / 2 per group = 2 pre-arms
+    assert grouped.info()["cross_syncs_inserted"] == 2 + 2 + 2 * 2
+    assert every.info()["cross_syncs_inserted"] == 2 + 2 + 2 * 4
