@@ -219,6 +219,16 @@ class Splitter {
   }
 
   void leaf(const Stmt& s, State& st) {
+    // A GM tile loaded into an L1 buffer that vector work also reads: L1 has no path to UB, so the
+    // tile is loaded twice, into L1 and into the UB twin (both versions current).
+    if (auto* op = s.as<TileOpNode>(); op && op->op == "copy" && op->args.size() >= 2 && op->args[0].is_region() &&
+                                         op->args[1].is_region() && gm(op->args[0].region.buffer) &&
+                                         cross(op->args[1].region.buffer) &&
+                                         in_mem(op->args[1].region.buffer, {Mem::kL1})) {
+      dual_load_.insert(s.get());
+      st[op->args[1].region.buffer.get()] = kC | kV;
+      return;
+    }
     std::vector<BufUse> us = uses_of(s, st);
     for (auto& u : us) {
       if (u.side == kV) to_twin_[s.get()].insert(u.b.get());
@@ -238,6 +248,7 @@ class Splitter {
   std::map<const StmtNode*, std::set<std::pair<const BufferNode*, int>>> transfers_;
   std::map<const BufferNode*, Buffer> transfer_buf_;
   std::set<const BufferNode*> vector_written_;
+  std::set<const StmtNode*> dual_load_;
 };
 
 // Adds the twins' allocations, moves vector statements to the twins and inserts the transfers.
@@ -247,6 +258,10 @@ class Rewriter : public StmtMutator {
 
  protected:
   Stmt leaf(const Stmt& s) {
+    if (s_.dual_load_.count(s.get())) {
+      const Buffer& dst = s.as<TileOpNode>()->args[1].region.buffer;
+      return make_seq({s, substitute_buffers(s, {{dst, s_.twins.at(dst)}})}, s.span());
+    }
     Stmt r = s;
     auto tw = s_.to_twin_.find(s.get());
     if (tw != s_.to_twin_.end()) {

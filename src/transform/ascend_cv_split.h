@@ -8,7 +8,8 @@
 //   2. tracks, in program order, on which core each such buffer holds its current value (loops to a
 //      fixed point, branches joined) and inserts a copy between the two versions wherever a
 //      statement reads a version that is stale: L0C -> UB (a gemm result for the vector core) or
-//      UB -> L1 (a vector result for the cube); GM copies of such a buffer use a current version;
+//      UB -> L1 (a vector result for the cube); GM copies of such a buffer use a current version,
+//      and a GM tile loaded into an L1 buffer that vector work also reads is loaded into both;
 //   3. rewrites every L0C -> UB and UB -> L1 copy (inserted or written by the user) into a round trip
 //      through a GM workspace `cv_ws<i>`: a GM buffer that is no parameter, allocated by the
 //      runtime (the simulator gives each core group its own, Program::workspace_bytes) and invisible
@@ -18,7 +19,7 @@
 // The function gets "enable_auto_sync": the intra-core syncs around the new copies are inserted by
 // ascend_insert_sync. Fails closed with a typed error naming the buffer and the statement on
 // anything it cannot place: L0A/L0B buffers used by vector work, a vector result needed in L0C or
-// an L1 value needed by the vector core (no path through GM), workspaces of dynamic size.
+// an L1 value (not loaded from GM) needed by the vector core, workspaces of dynamic size.
 // A no-op when the split is off (Expert-mode rules in ascend_check then reject such kernels).
 #pragma once
 
