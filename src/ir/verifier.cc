@@ -25,6 +25,14 @@ class Verifier : public ScopeWalker {
   }
 
   void on_free_buffer(const Buffer& b) override {
+    // GM workspaces that the runtime allocates (Ascend Developer mode, ascend_cv_split) are declared
+    // by name in the function attribute "ascend.cv_workspaces" instead of an allocation.
+    if (b.scope() == MemScope::kGlobal) {
+      auto it = func_.attrs().find("ascend.cv_workspaces");
+      if (it != func_.attrs().end() && it->second.kind() == Attr::kStrList)
+        for (auto& n : it->second.as_str_list())
+          if (n == b.name()) return;
+    }
     fail("buffer '" + b.name() + "' (" + scope_name(b.scope()) +
          ") is used outside its allocation scope: it is neither a parameter nor allocated by an enclosing alloc");
   }

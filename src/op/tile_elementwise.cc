@@ -11,7 +11,7 @@
 //                                       bit i%8) when dst's last extent is a's divided by 8
 //   tile.select(dst, mask, a, b)        mask != 0 ? a : b (mask per element or a bit mask)
 //   tile.transpose(dst, src)            2-D transpose
-//   tile.broadcast(dst, src)            src's unit dimensions repeated to dst's shape
+//   tile.broadcast(dst, src)            src's unit dimensions (and missing trailing ones) repeated to dst's shape
 // Math is computed in float32 for 16/8-bit floats. tile.sort / topk / reduce_* have no loop form.
 #include <functional>
 #include <map>
@@ -310,11 +310,14 @@ void check_broadcast(const TileOpNode& op) {
   const BufferRegion& src = region_arg(op, 1, "src");
   check_region_well_formed(op, dst, "dst");
   check_region_well_formed(op, src, "src");
-  bool ok = dst.region.size() == src.region.size();
-  for (size_t d = 0; ok && d < dst.region.size(); ++d)
+  // A lower-rank src lines up with dst's leading dimensions (a row vector [R] -> [R, C]: each element
+  // repeated along its row, as TileLang-Ascend's brcb-style broadcast).
+  bool ok = src.region.size() <= dst.region.size() && !src.region.empty();
+  for (size_t d = 0; ok && d < src.region.size(); ++d)
     ok = is_one(src.region[d].extent) || extents_may_equal(src.region[d].extent, dst.region[d].extent);
   if (!ok)
-    throw_op_error_value(op, "broadcast needs src with dst's rank and, per dimension, extent 1 or dst's extent; got dst " +
+    throw_op_error_value(op, "broadcast needs src with dst's rank (or fewer dimensions, lining up with dst's leading "
+                             "ones) and, per dimension, extent 1 or dst's extent; got dst " +
                                  describe_region(dst) + " and src " + describe_region(src));
 }
 

@@ -91,6 +91,22 @@ class ProgramCompiler {
       throw_error<SyntaxError>(f->span.str(), f->span.defined() ? ": " : "", "kernel '", f.name(),
                                "' has no T.Kernel(..., is_npu=True) launch");
     place_unaddressed_buffers();
+    place_workspaces();
+  }
+
+  // GM buffers that are not parameters are workspaces of the runtime (ascend_cv_split's transfers):
+  // static shapes, one arena per core group, 512 B aligned.
+  void place_workspaces() {
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      if (p_.buffers[i].is_local || p_.buffers[i].mem != Mem::kGM || p_.buffers[i].param_index >= 0) continue;
+      int64_t n = 1;
+      for (auto& e : buffer_objs_[i].shape()) n *= get_const_int(e, "GM workspace extent");
+      compile_shape(p_.buffers[i], buffer_objs_[i]);  // may grow p_.buffers: index again below
+      SimBuffer& b = p_.buffers[i];
+      b.workspace = true;
+      b.workspace_offset = p_.workspace_bytes;
+      p_.workspace_bytes += (n * b.dtype.element_bytes() + 511) / 512 * 512;
+    }
   }
 
  private:

@@ -97,6 +97,7 @@ Engine::Engine(const Program& p, const std::vector<TLArg>& args, const SimOption
     gm_[i] = std::move(g);
   }
   grid_ = eval_int(tmp, prog_.grid_expr);
+  if (prog_.workspace_bytes > 0) ws_.assign(num_slots_, std::vector<uint8_t>(prog_.workspace_bytes, 0));
   sites_.resize(prog_.templates.size());
   for (size_t i = 0; i < prog_.templates.size(); ++i) sites_[i] = AccessSite{prog_.templates[i].span, prog_.templates[i].text};
 }

@@ -215,6 +215,7 @@ class Engine {
     std::vector<int64_t> shape, strides;
   };
   std::vector<GmInfo> gm_;
+  std::vector<std::vector<uint8_t>> ws_;  // GM workspace arena per core group (Program::workspace_bytes)
   std::vector<Value> base_frame_;
   // Event heap.
   struct Event {

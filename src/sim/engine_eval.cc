@@ -213,6 +213,14 @@ Value Engine::eval(Core& c, int32_t idx) {
 
 Engine::BufferView Engine::buffer_view(Core& c, const SimBuffer& sb) {
   BufferView v;
+  if (sb.workspace) {
+    for (int32_t e : sb.shape) v.shape.push_back(eval_int(c, e));
+    v.strides.assign(v.shape.size(), 1);
+    for (size_t d = v.shape.size(); d-- > 1;) v.strides[d - 1] = v.strides[d] * v.shape[d];
+    v.base = ws_[c.slot].data() + sb.workspace_offset;
+    v.addr0 = int64_t(reinterpret_cast<intptr_t>(v.base));
+    return v;
+  }
   if (sb.mem == Mem::kGM) {
     const GmInfo& g = gm_[sb.param_index];
     v.shape = g.shape;
@@ -259,7 +267,7 @@ Value Engine::scalar_access(Core& c, int32_t buffer, const std::vector<int32_t>&
     PipeState& sp = c.pipes[int(Pipe::kS)];
     AccessInfo a;
     a.mem = sb.mem;
-    a.space = sb.mem == Mem::kGM ? -1 : c.index;
+    a.space = sb.workspace ? c.slot * kCoresPerBlock : sb.mem == Mem::kGM ? -1 : c.index;
     int64_t one = 1;
     a.box = make_box(addr0 + off * eb, eb, 1, &one, &one);
     a.write = write;

@@ -133,7 +133,8 @@ void Engine::check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, 
       if (pass == 0 ? !(r && !w) : !w) continue;
       AccessInfo& a = acc[n++];
       a.mem = o.mem;
-      a.space = o.mem == Mem::kGM ? -1 : c.index;
+      // A core group's workspace is its own: forgotten with its private memories when a block ends.
+      a.space = o.buf->workspace ? c.slot * kCoresPerBlock : o.mem == Mem::kGM ? -1 : c.index;
       int64_t st[4];
       for (int d = 0; d < o.nd; ++d) st[d] = o.stride[d];
       a.box = make_box(o.addr, o.dt.element_bytes(), o.nd, o.valid, st);
@@ -148,7 +149,8 @@ void Engine::check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, 
       a.seq = in.seq;
       a.site = &sites_[in.site->tmpl];
       a.buffer = o.buf->name;
-      a.buffer_base = o.mem == Mem::kGM ? int64_t(reinterpret_cast<intptr_t>(gm_[o.buf->param_index].ptr))
+      a.buffer_base = o.buf->workspace ? int64_t(reinterpret_cast<intptr_t>(ws_[c.slot].data() + o.buf->workspace_offset))
+                    : o.mem == Mem::kGM ? int64_t(reinterpret_cast<intptr_t>(gm_[o.buf->param_index].ptr))
                                         : o.buf->address;
     }
   for (int i = 0; i < n; ++i) checker_.check(acc[i], vc);

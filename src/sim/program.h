@@ -47,6 +47,11 @@ struct SimBuffer {
   Mem mem = Mem::kGM;
   bool is_local = false;        // frame storage, private to the core, never race-checked
   int param_index = -1;         // GM: index of the kernel parameter
+  // GM workspace the runtime allocates (a GM buffer that is no parameter: the Developer-mode cube/
+  // vector transfers of ascend_cv_split). One private copy per core group, at this byte offset of
+  // the group's workspace arena; invisible to the caller.
+  bool workspace = false;
+  int64_t workspace_offset = 0;
   std::vector<int32_t> shape;   // expression roots (GM shapes may be dynamic)
   std::vector<int32_t> strides; // expression roots; empty = row-major
   int64_t address = -1;         // on-chip byte address
@@ -146,6 +151,7 @@ struct Program {
   };
   std::vector<ParamInfo> params;
   std::vector<int32_t> dynamic_slots;  // PrimFunc::dynamic_vars() order
+  int64_t workspace_bytes = 0;          // GM workspace arena per core group (SimBuffer::workspace)
   // Static facts for KernelModule::info().
   int64_t peak_bytes[kNumMems] = {0, 0, 0, 0, 0, 0};
 };

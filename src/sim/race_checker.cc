@@ -133,7 +133,7 @@ bool box_contains(const Box& outer, const Box& inner) {
 }
 
 RaceChecker::Shadow& RaceChecker::shadow(Mem mem, int space) {
-  if (mem == Mem::kGM) {
+  if (mem == Mem::kGM && space < 0) {
     gm_.shift = 16;  // GM tiles are strided over large tensors: coarse pages keep the lists short
     return gm_;
   }
@@ -141,7 +141,7 @@ RaceChecker::Shadow& RaceChecker::shadow(Mem mem, int space) {
 }
 
 void RaceChecker::reset_space(int space) {
-  for (int m = 1; m < kNumMems; ++m) private_.erase(int64_t(space) * kNumMems + m);
+  for (int m = 0; m < kNumMems; ++m) private_.erase(int64_t(space) * kNumMems + m);  // m = GM: workspaces
   // The page lists of this space are gone, so its record slots can be reused.
   auto it = space_records_.find(space);
   if (it == space_records_.end()) return;
@@ -164,7 +164,7 @@ int32_t RaceChecker::new_record(const AccessInfo& a) {
     records_.push_back(Record{a, true});
   }
   ++live_;
-  if (a.mem != Mem::kGM) space_records_[a.space].push_back(id);
+  if (a.space >= 0) space_records_[a.space].push_back(id);
   return id;
 }
 

@@ -59,7 +59,7 @@ struct AccessSite {
 
 struct AccessInfo {
   Mem mem = Mem::kGM;
-  int space = -1;     // private memories: physical core index; GM: -1
+  int space = -1;     // private memories: physical core index; GM: -1; GM workspace: its core group's AIC index
   Box box;
   bool write = false;
   bool atomic = false;  // atomic adds do not conflict with each other

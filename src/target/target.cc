@@ -29,7 +29,7 @@ std::string Target::str() const {
   switch (kind) {
     case kCPU: return "cpu";
     case kCUDA: return "cuda -arch=" + arch;
-    case kAscend: return "ascend -model=" + model;
+    case kAscend: return (npuir ? "npuir -model=" : "ascend -model=") + model;
   }
   return "?";
 }
@@ -66,6 +66,7 @@ Target Target::parse(const std::string& text, bool cuda_available, bool is_npu) 
   } else if (kind == "ascend" || kind == "npu" || kind == "npuir") {
     t.kind = kAscend;
     t.model = "A2";
+    t.npuir = kind == "npuir";
   } else {
     throw_error<ValueError>("unknown target '", text, "'; ", kSupported);
   }

@@ -12,6 +12,9 @@ struct Target {
   std::string arch;
   // ascend: "A2" or "A3".
   std::string model;
+  // ascend spelled "npuir" (TileLang-Ascend's NPUIR route): the compiler does the cube/vector split
+  // and inserts every synchronisation (TL_ASCEND_AUTO_CV_COMBINE, _AUTO_CV_SYNC, _AUTO_SYNC on).
+  bool npuir = false;
 
   bool is_cpu() const { return kind == kCPU; }
   bool is_cuda() const { return kind == kCUDA; }

@@ -201,11 +201,6 @@ class Checker : public IRVisitor {
 }  // namespace
 
 PrimFunc ascend_check(const PrimFunc& f, const PassContext& ctx) {
-  if (config_bool(ctx.configs, "tl.ascend_auto_cv_combine"))
-    throw_error<NotImplemented>("not implemented: TL_ASCEND_AUTO_CV_COMBINE (automatic cube/vector split, Developer "
-                                "mode) on target ascend; write the cube part in T.Scope(\"C\") and the vector part in "
-                                "T.Scope(\"V\") with T.set_cross_flag / T.wait_cross_flag through a GM workspace "
-                                "(Expert mode)");
   const sim::MachineModel& model = sim::machine_model(ctx.target.model);
   Checker c(model, attr_bool(f.attrs(), "ascend.scopes_inferred", false));
   c.visit(f.body());

@@ -1,5 +1,7 @@
 #include "transform/ascend_expand_gemm.h"
 
+#include "transform/pass_config.h"
+
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "op/tile_op.h"
@@ -34,7 +36,7 @@ BufferRegion narrow(const BufferRegion& r, int axis, Expr start, int64_t len) {
 
 class GemmExpander : public StmtMutator {
  public:
-  explicit GemmExpander(const sim::MachineModel& m) : model_(m) {}
+  GemmExpander(const sim::MachineModel& m, bool lean) : model_(m), lean_(lean) {}
 
  protected:
   Stmt mutate_tile_op(const TileOpNode* op, const Stmt& s) override {
@@ -118,6 +120,16 @@ class GemmExpander : public StmtMutator {
         set_flag("m", "fix", make_int(0), sp),     wait_flag("m", "fix", make_int(0), sp),
         set_flag("mte1", "mte2", make_int(0), sp), wait_flag("mte1", "mte2", make_int(0), sp),
     };
+    if (lean_ && op->op == "gemm") {
+      // A Developer T.gemm under automatic sync: the L1 and L0C hazards with the surrounding
+      // copies (MTE2 -> MTE1 before, MTE1 -> MTE2 / M -> FIX / FIX -> M around) are left to
+      // ascend_insert_sync, which rotates them over multi-versioned L1 tiles, so the next tile's
+      // GM -> L1 load overlaps this gemm. Only the L0 ping-pong of the macro stays.
+      seq = {set_flag("m", "mte1", make_int(0), sp), set_flag("m", "mte1", make_int(1), sp),
+             make_for(kk, make_int(0), make_int(nchunks), ForKind::kSerial, make_seq(body), {}, sp),
+             wait_flag("m", "mte1", make_int(0), sp), wait_flag("m", "mte1", make_int(1), sp),
+             set_flag("mte1", "m", make_int(0), sp),  wait_flag("mte1", "m", make_int(0), sp)};
+    }
     Stmt pin = make_seq({make_tile_op("annotate_address", {BufferRegion::full(l0a), make_int(0)}, {}, sp),
                          make_tile_op("annotate_address", {BufferRegion::full(l0b), make_int(0)}, {}, sp)});
     return make_allocate(l0a, make_allocate(l0b, make_seq({pin, make_seq(seq, sp)}), sp), sp);
@@ -125,12 +137,15 @@ class GemmExpander : public StmtMutator {
 
  private:
   const sim::MachineModel& model_;
+  bool lean_;
 };
 
 }  // namespace
 
 PrimFunc ascend_expand_gemm(const PrimFunc& f, const PassContext& ctx) {
-  GemmExpander e(sim::machine_model(ctx.target.model));
+  bool auto_sync = config_bool(ctx.configs, "tl.ascend_auto_sync") || attr_bool(f.attrs(), "enable_auto_sync", false) ||
+                   attr_bool(f.attrs(), "ascend.pipelined", false);
+  GemmExpander e(sim::machine_model(ctx.target.model), auto_sync);
   Stmt b = e.mutate(f.body());
   return b.same_as(f.body()) ? f : f.with_body(b);
 }

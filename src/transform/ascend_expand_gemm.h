@@ -11,7 +11,11 @@
 //
 // The halves are the whole L0A and L0B (pinned at byte 0 and 32768), and the event ids are 0 and
 // 1, as in the real macro: a user buffer in L0A/L0B or a user flag on these ids collides with it.
-// A T.gemm on L0A/L0B operands becomes one T.mma.
+// A T.gemm on L0A/L0B operands becomes one T.mma. A generic T.gemm on L1 operands in a kernel under
+// automatic sync (TL_ASCEND_AUTO_SYNC, enable_auto_sync, T.Pipelined; Developer mode) keeps only the
+// L0 ping-pong and the closing MTE1 -> M pair: its L1 / L0C hazards with the surrounding copies are
+// left to ascend_insert_sync, which rotates them over multi-versioned L1 tiles so that the next
+// tile's GM -> L1 load overlaps this gemm (T.gemm_v0 always keeps the macro's full sequence).
 #pragma once
 
 #include "transform/pass.h"

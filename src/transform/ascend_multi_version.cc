@@ -17,6 +17,7 @@ std::string loc(const Span& s) { return s.prefix(); }
 // used nowhere else.
 class Planner : public IRVisitor {
  public:
+  explicit Planner(bool cv_split) : cv_split_(cv_split) {}
   std::map<const ForNode*, std::set<const BufferNode*>> versioned;
   std::map<const BufferNode*, int> uses_outside;  // uses not inside the loop that writes it
   std::map<const BufferNode*, int> total_uses, inside_uses;
@@ -45,10 +46,13 @@ class Planner : public IRVisitor {
       if (op->op == "copy" && c.cls == sim::InstrClass::kCopy && op->args[0].region.buffer.scope() == MemScope::kGlobal)
         versioned[f].insert(op->args[1].region.buffer.get());
     });
-    if (kinds == 3)
+    // With the Developer-mode split, ascend_cross_sync versions the loop's GM workspaces by stage
+    // instead (the cube runs up to num_stages iterations ahead of the vector cores).
+    if (kinds == 3 && !cv_split_)
       throw_error<NotImplemented>(loc(f->span), "not implemented: a T.Pipelined loop with both cube and vector work "
                                   "(an inter-core pipeline) on target ascend; pipeline the cube loop and the vector "
-                                  "loop separately and hand tiles over with T.set_cross_flag / T.wait_cross_flag");
+                                  "loop separately and hand tiles over with T.set_cross_flag / T.wait_cross_flag, or "
+                                  "let the compiler split the kernel (TL_ASCEND_AUTO_CV_COMBINE, target \"npuir\")");
     current_ = f;
     IRVisitor::visit_for(f);
     current_ = nullptr;
@@ -73,6 +77,7 @@ class Planner : public IRVisitor {
   }
 
  private:
+  bool cv_split_;
   const ForNode* current_ = nullptr;
 };
 
@@ -145,7 +150,7 @@ class Versioner : public StmtMutator {
 }  // namespace
 
 PrimFunc ascend_multi_version(const PrimFunc& f, const PassContext& ctx) {
-  Planner p;
+  Planner p(f.attrs().count("ascend.cv_workspaces") > 0);
   p.visit(f.body());
   if (p.versioned.empty()) return f;
   std::map<const BufferNode*, std::pair<Buffer, int64_t>> nb;

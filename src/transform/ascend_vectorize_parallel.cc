@@ -68,6 +68,18 @@ class Lowerer {
     return BufferRegion(b, rr);
   }
 
+  // The region of a lower-rank UB buffer indexed by the nest's leading variables in order (m[i] in an
+  // (i, j) nest), or undefined.
+  BufferRegion leading_box(const Buffer& b, const std::vector<Expr>& idx) {
+    if (b.scope() != MemScope::kUB || idx.size() != b.ndim() || idx.empty() || idx.size() >= n_.vars.size()) return {};
+    std::vector<Range> rr;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      if (!idx[k].same_as(n_.vars[k])) return {};
+      rr.emplace_back(n_.mins[k], n_.extents[k]);
+    }
+    return BufferRegion(b, rr);
+  }
+
   // Operand of a vector op: a region (tile) or a loop-invariant scalar.
   struct Val {
     BufferRegion region;
@@ -79,9 +91,13 @@ class Lowerer {
     if (!uses_any(e, n_.vars)) return Val{{}, e, true};
     if (!e.dtype().is_float()) return fail();
     if (auto* l = e.as<BufferLoadNode>()) {
+      if (l->buffer.dtype() != dtype_) return fail();
       BufferRegion r = box(l->buffer, l->indices);
-      if (!r.defined() || l->buffer.dtype() != dtype_) return fail();
-      return Val{r, Expr(), true};
+      if (r.defined()) return Val{r, Expr(), true};
+      // A row vector m[i] in an [i, j] nest: broadcast it to the tile first (brcb), then whole-tile ops.
+      BufferRegion row = leading_box(l->buffer, l->indices);
+      if (!row.defined()) return fail();
+      return emit("tile.broadcast", {Val{row, Expr(), true}});
     }
     if (auto* b = e.as<BinaryNode>()) {
       static const std::map<BinOp, const char*> ops = {{BinOp::kAdd, "add"}, {BinOp::kSub, "sub"}, {BinOp::kMul, "mul"},
@@ -122,7 +138,15 @@ class Lowerer {
     const BufferStoreNode* st = n_.store;
     dtype_ = st->buffer.dtype();
     BufferRegion dst = box(st->buffer, st->indices);
-    if (!dst.defined() || !dtype_.is_float() || st->value.dtype() != dtype_) return {};
+    if (!dst.defined() || !dtype_.is_float()) return {};
+    if (auto* c = st->value.as<CastNode>(); c && st->value.dtype() == dtype_) {
+      // D[i, j] = cast(A[i, j]): one vector conversion.
+      auto* l = c->value.as<BufferLoadNode>();
+      BufferRegion src = l ? box(l->buffer, l->indices) : BufferRegion();
+      if (src.defined() && l->buffer.dtype().is_float() && l->buffer.dtype() != dtype_)
+        return make_tile_op("tile.cast", {dst, src}, {{"mode", Attr(std::string("CAST_NONE"))}}, st->span);
+    }
+    if (st->value.dtype() != dtype_) return {};
     dst_ = dst;
     Val v = lower(st->value);
     if (!v.ok) return {};
@@ -192,7 +216,20 @@ class Vectorizer : public StmtMutator {
     if (!n.store) return s;
     Lowerer l(n, &counter_);
     Stmt out = l.run();
-    return out.defined() ? out : s;
+    if (out.defined()) return out;
+    if (n.vars.size() >= 2) {
+      // A row or column broadcast (x[i, j] - m[i], c[i, j] + bias[j]): the outer loop becomes serial
+      // and each row is one set of vector ops, m[i] a scalar operand (as Expert kernels write it).
+      Nest inner;
+      inner.vars.assign(n.vars.begin() + 1, n.vars.end());
+      inner.mins.assign(n.mins.begin() + 1, n.mins.end());
+      inner.extents.assign(n.extents.begin() + 1, n.extents.end());
+      inner.store = n.store;
+      Lowerer l2(inner, &counter_);
+      Stmt rows = l2.run();
+      if (rows.defined()) return make_for(n.vars[0], n.mins[0], n.extents[0], ForKind::kSerial, rows, {}, s.span());
+    }
+    return s;
   }
 
  private:

@@ -23,6 +23,11 @@ class AscendModule : public KernelModule {
     static_["model"] = Attr(prog_->model->name);
     static_["syncs_inserted"] = Attr(attr_int(a, "ascend.syncs_inserted", 0));
     static_["sync_fallbacks"] = Attr(attr_int(a, "ascend.sync_fallbacks", 0));
+    static_["cross_syncs_inserted"] = Attr(attr_int(a, "ascend.cross_syncs_inserted", 0));
+    auto ws = a.find("ascend.cv_workspaces");
+    static_["cv_workspaces"] =
+        Attr(int64_t(ws != a.end() && ws->second.kind() == Attr::kStrList ? ws->second.as_str_list().size() : 0));
+    static_["workspace_bytes_per_core_group"] = Attr(prog_->workspace_bytes);
     static_["memory_planning"] = Attr(attr_bool(a, "ascend.memory_planning", false));
     static_["lenient"] = Attr(options().lenient);
     auto it = a.find("ascend.peak_bytes");

@@ -106,14 +106,14 @@ TEST(AscendPlanMemory, PinnedAddressesAreHonouredAndChecked) {
 }
 
 TEST(AscendPlanMemory, OverCapacityIsAResourceErrorListingBuffers) {
-  // 4 buffers of 64 KiB: 256 KiB > 196352 bytes of UB without reuse.
+  // 4 buffers of 64 KiB: 256 KiB > 196608 bytes of UB without reuse.
   int64_t n = 16384;
   try {
     lower(two_phases(n), configs(false));
     FAIL() << "expected ResourceError";
   } catch (const ResourceError& e) {
     std::string m = e.what();
-    for (const char* part : {"UB over capacity", "196352", "'x' float32[16384] = 65536 bytes", "'w'",
+    for (const char* part : {"UB over capacity", "196608", "'x' float32[16384] = 65536 bytes", "'w'",
                              "TL_ASCEND_MEMORY_PLANNING"})
       EXPECT_NE(m.find(part), std::string::npos) << part << " missing in: " << m;
   }

@@ -109,12 +109,11 @@ def test_race_names_both_python_lines_and_pipes():
     assert np.all(b == 1)
 
 
-def test_auto_cv_combine_is_not_implemented():
+def test_auto_cv_sync_requires_cv_combine():
     @T.prim_func
     def k(A: T.Tensor((64,), "float32")):
         with T.Kernel(1, is_npu=True) as (cid, vid):
             pass
-    with pytest.raises(NotImplementedError, match="TL_ASCEND_AUTO_CV_COMBINE"):
-        compile_ascend(k, {"tl.ascend_auto_cv_combine": True})
+    compile_ascend(k, {"tl.ascend_auto_cv_combine": True})  # an empty kernel splits into nothing
     with pytest.raises(ValueError, match="requires TL_ASCEND_AUTO_CV_COMBINE"):
         compile_ascend(k, {"tl.ascend_auto_cross_core_sync": True})

@@ -16,7 +16,7 @@ def compile_ascend(func, configs=None):
 def test_info_reports_time_utilisation_memory_and_syncs():
     k = compile_ascend(vector_add_expert.vec_add.build(8192, 2048))
     info = k.info()
-    assert info["peak_bytes.UB"] == 3 * 1024 * 2 and info["capacity_bytes.UB"] == 196352
+    assert info["peak_bytes.UB"] == 3 * 1024 * 2 and info["capacity_bytes.UB"] == 196608
     assert info["syncs_inserted"] == 0 and "simulated_ms" not in info
     a = np.ones(8192, np.float16)
     k.launch([a, a, np.zeros(8192, np.float16)])

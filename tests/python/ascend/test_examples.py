@@ -17,6 +17,13 @@ EXAMPLES = [
     ("gemm_persistent", ["--m", "200", "--n", "330", "--k", "256"]),
     ("softmax_tile", ["--m", "64", "--n", "512"]),
     ("flash_attention_fwd", ["--bh", "1", "--seq", "128"]),
+    # Developer mode (no scopes, no flags; each also runs its Expert counterpart)
+    ("developer_minicv", ["--m", "256", "--n", "512", "--k", "64"]),
+    ("developer_gemm", ["--m", "256", "--n", "512", "--k", "512"]),
+    ("developer_gemm_bias_relu", ["--m", "256", "--n", "256", "--k", "256"]),
+    ("developer_softmax", ["--m", "64", "--n", "512"]),
+    ("developer_layernorm", ["--m", "64", "--n", "512"]),
+    ("developer_flash_attention", ["--bh", "1", "--seq", "128"]),
 ]
 
 
@@ -55,7 +62,7 @@ def test_example_without_hand_syncs_under_auto_sync(name, args, capsys, monkeypa
                 obj.clear_memo()
     assert "Kernel Output Match!" in capsys.readouterr().out
     assert kernels
-    if name not in ("gemm_expert", "gemm_persistent"):  # gemm_v0's own flags cover those two
+    if name not in ("gemm_expert", "gemm_persistent", "developer_gemm"):  # gemm_v0's own flags cover these
         assert any(k.info()["syncs_inserted"] > 0 for k in kernels)
     for k in kernels:
         assert "barrier_all" not in k.get_kernel_source(), "auto sync fell back to barrier_all"
