@@ -599,7 +599,9 @@ class Solver {
         else if (!a.dims.empty() && !known) open_broadcast = true;
       }
       if (!open_broadcast || full_known) continue;
-      map_.loops[n.root] = default_fragment(n.nest.extents, threads(), 1);
+      // Vectors as wide as the copies would have chosen (16-byte accesses), so fragments filled
+      // from global memory keep their vector loads.
+      map_.loops[n.root] = default_fragment(n.nest.extents, threads(), std::max<int64_t>(1, 16 / n.max_elem_bytes));
       loop_origin_[n.root] = "the default loop layout (it broadcasts a fragment)";
       return true;
     }
