@@ -155,10 +155,10 @@ Stmt lower_cuda_gemm(const TileOpNode& op, CudaLowerCtx& ctx) {
   std::string at = cuda_type_name(a.buffer.dtype()), bt = cuda_type_name(b.buffer.dtype()),
               ct = cuda_type_name(c.buffer.dtype());
   std::ostringstream callee;
-  if (oa.in_regs && ob.in_regs)
-    throw_error<NotImplemented>(op_error_prefix(op), "not implemented: both T.gemm operands in fragments on target "
-                                "cuda; keep B in shared memory");
-  if (oa.in_regs) {
+  if (oa.in_regs && ob.in_regs) {
+    callee << "tl::gemm_rr<" << m << ", " << n << ", " << k << ", " << plan.warps.warps_m << ", "
+           << plan.warps.warps_n << ", " << at << ", " << bt << ", " << ct << ">";
+  } else if (oa.in_regs) {
     callee << "tl::gemm_rs<" << m << ", " << n << ", " << k << ", " << plan.warps.warps_m << ", "
            << plan.warps.warps_n << ", " << b2s(tb) << ", " << b2s(ob.swizzled) << ", " << ob.cols << ", " << at
            << ", " << bt << ", " << ct << ">";

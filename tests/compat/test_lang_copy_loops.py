@@ -140,3 +140,30 @@ def test_broadcast_fragments_follow_the_loop():
     B = randn(128, seed=6).half()
     C = outer_add(A, B)
     close(C.double(), (A.double()[:, None] + B.double()[None, :]).half().double(), rtol=1e-3, atol=1e-3)
+
+
+@tilelang.jit
+def matmul_in_fragments(A, B, BLOCK_M: int = 64, BLOCK_N: int = 64, BLOCK_K: int = 32):
+    # TileLang's matrix puzzle (naive form): both operands copied into fragments, then T.gemm.
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((K, N), T.float16)
+    C = T.empty((M, N), T.float16)
+    with T.Kernel(T.ceildiv(N, BLOCK_N), T.ceildiv(M, BLOCK_M), threads=128) as (pid_n, pid_m):
+        A_local = T.alloc_fragment((BLOCK_M, BLOCK_K), T.float16)
+        B_local = T.alloc_fragment((BLOCK_K, BLOCK_N), T.float16)
+        C_local = T.alloc_fragment((BLOCK_M, BLOCK_N), T.float32)
+        T.clear(C_local)
+        for k in T.Serial(K // BLOCK_K):
+            T.copy(A[pid_m * BLOCK_M, k * BLOCK_K], A_local)
+            T.copy(B[k * BLOCK_K, pid_n * BLOCK_N], B_local)
+            T.gemm(A_local, B_local, C_local)
+        T.copy(C_local, C[pid_m * BLOCK_M, pid_n * BLOCK_N])
+    return C
+
+
+def test_gemm_of_two_fragments():
+    A = randn(128, 96, seed=7).half()
+    B = randn(96, 64, seed=8).half()
+    C = matmul_in_fragments(A, B)
+    close(C.double(), A.double() @ B.double(), rtol=2e-2, atol=5e-2)

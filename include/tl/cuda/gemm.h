@@ -244,6 +244,34 @@ TL_DEVICE void gemm_rs(const AT* A, const BT* B, CT* C) {
   }
 }
 
+// A and B in registers (make_mma_a_fragment and make_mma_b_fragment layouts, as in gemm_rs and
+// gemm_sr): TileLang's "rr" GEMM of two tiles copied from global memory into fragments.
+template <int M, int N, int K, int kWarpsM, int kWarpsN, typename AT, typename BT, typename CT>
+TL_DEVICE void gemm_rr(const AT* A, const BT* B, CT* C) {
+  constexpr int kK = mma_k_of<AT>::value;
+  constexpr int kMT = M / kWarpsM / 16, kNT = N / kWarpsN / 8, kKT = K / kK;
+  constexpr int kP = 4 / int(sizeof(BT));
+  static_assert(M % (16 * kWarpsM) == 0 && N % (8 * kWarpsN) == 0 && K % kK == 0, "gemm tile does not split");
+  const int tid = static_cast<int>(thread_linear()), warp = tid >> 5;
+  if (warp >= kWarpsM * kWarpsN) return;
+#pragma unroll
+  for (int kt = 0; kt < kKT; ++kt) {
+    uint32_t a[kMT][4], b[kNT][2];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) gemm_detail::pack_regs(a[mt], A + (kt + kKT * mt) * (kK / 2));
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) {
+      const BT* e = B + (kt + kKT * nt) * (kK / 4);
+      b[nt][0] = gemm_detail::pack_reg(e);
+      b[nt][1] = gemm_detail::pack_reg(e + kP);
+    }
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt) gemm_detail::mma_acc<AT, BT>(C + 4 * (nt + kNT * mt), a[mt], b[nt]);
+  }
+}
+
 // A in shared memory, B in registers (make_mma_b_fragment: tile (kt, nt) at B[(kt + KT * nt) * kK / 4]).
 template <int M, int N, int K, int kWarpsM, int kWarpsN, bool kTransA, bool kSwzA, int kColsA, typename AT,
           typename BT, typename CT>

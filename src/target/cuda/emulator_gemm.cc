@@ -1,4 +1,4 @@
-// The cuda emulator's GEMMs: tl::gemm_ss/rs/sr (mma.sync, include/tl/cuda/gemm.h) and
+// The cuda emulator's GEMMs: tl::gemm_ss/rs/sr/rr (mma.sync, include/tl/cuda/gemm.h) and
 // tl::wgmma_gemm_ss/rs (include/tl/cuda/wgmma.h), computed from the operands their layouts place.
 #include "target/cuda/emulator_impl.h"
 
@@ -37,6 +37,8 @@ void Emulator::gemm(const CallNode* c, const Template& tp, const std::vector<cha
   } else if (kind == "rs") {
     tb = B_(5), sb = B_(6), ldb = I(7);
     ti = 8;
+  } else if (kind == "rr") {
+    ti = 5;
   } else {
     ta = B_(5), sa = B_(6), lda = I(7);
     ti = 8;
@@ -73,7 +75,7 @@ void Emulator::gemm(const CallNode* c, const Template& tp, const std::vector<cha
   };
   // float operands: gemm.h splits each into two tf32 parts (3xTF32), about fp32-accurate.
   auto tf32 = [&](DataType, double v) { return v; };
-  if (kind == "rs") {
+  if (kind == "rs" || kind == "rr") {
     for (int64_t t = 0; t < threads_; ++t) {
       int64_t warp = t / 32, lane = t % 32, g = lane / 4, tg = lane % 4;
       if (warp >= WM * WN) continue;
@@ -93,7 +95,7 @@ void Emulator::gemm(const CallNode* c, const Template& tp, const std::vector<cha
         A[static_cast<size_t>(m * K + k)] =
             tf32(at, ta ? read_shared(c->args[1], at, k, m, lda, sa) : read_shared(c->args[1], at, m, k, lda, sa));
   }
-  if (kind == "sr") {
+  if (kind == "sr" || kind == "rr") {
     for (int64_t t = 0; t < threads_; ++t) {
       int64_t warp = t / 32, lane = t % 32, g = lane / 4, tg = lane % 4;
       if (warp >= WM * WN) continue;

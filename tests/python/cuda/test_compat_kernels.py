@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from cuda_util import EmuRunner
+from cuda_util import EmuRunner, build
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "compat"))
 import attention_kernels as AK  # noqa: E402
@@ -257,3 +257,37 @@ def test_reducers_on_emulator():
     A = rng.standard_normal((M, N)).astype(np.float32)
     out = emulate(v2, A, np.zeros(M, np.float32))[1]
     np.testing.assert_array_equal(out, np.maximum(A.max(1), 0.25))
+
+
+def _gemm_rr(M, N, K, bm=64, bn=64, bk=32):
+    import tilelang.language as T
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_local = T.alloc_fragment((bm, bk), "float16")
+            B_local = T.alloc_fragment((bk, bn), "float16")
+            C_local = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_local)
+            for k in T.serial(K // bk):
+                T.copy(A[by * bm, k * bk], A_local)
+                T.copy(B[k * bk, bx * bn], B_local)
+                T.gemm(A_local, B_local, C_local)
+            T.copy(C_local, C[by * bm, bx * bn])
+
+    return main
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_gemm_with_both_operands_in_fragments_on_emulator(arch):
+    """TileLang's matrix puzzle: A and B copied from global memory into fragments, then T.gemm
+    (mma.sync with both operands in registers, tl::gemm_rr)."""
+    M, N, K = 128, 64, 96
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    r = EmuRunner(_gemm_rr(M, N, K), arch=arch)
+    out = r(a, b, np.zeros((M, N), np.float16))
+    assert r.report["races"] == [], r.report["races"][:3]
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(out[2].astype(np.float64), ref, rtol=2e-2, atol=5e-2)
+    assert "tl::gemm_rr<" in build(_gemm_rr(M, N, K), arch)["source"]
