@@ -70,9 +70,16 @@ class Fragment(Layout):
         if not isinstance(replicate, int) or replicate < 1:
             raise ValueError(f"T.Fragment: replicate must be a positive int, got {replicate!r}")
         self.replicate = replicate
+        self.replicate_var = None
         if forward_fn is not None:
             self.forward_vars = _index_vars(forward_fn, len(self.shape))
-            out = _as_list(forward_fn(*self.forward_vars))
+            extra = []
+            code = getattr(forward_fn, "__code__", None)
+            if code is not None and code.co_argcount == len(self.shape) + 1:
+                # TileLang's replicated form: forward_fn(i, ..., rep), rep < replicate selects the copy.
+                self.replicate_var = Var(code.co_varnames[len(self.shape)])
+                extra = [self.replicate_var]
+            out = _as_list(forward_fn(*self.forward_vars, *extra))
             if len(out) < 2:
                 raise ValueError("T.Fragment: forward_fn must return (thread, index, ...)")
             self.forward_thread, self.forward_index = out[0], out[1:]
@@ -89,7 +96,9 @@ class Fragment(Layout):
             self.forward_fn = None
 
     def _attrs(self):
-        return {"kind": "fragment", "vars": self.forward_vars, "exprs": self.forward_index,
+        # The replica variable (if any) follows the index variables.
+        extra = [self.replicate_var] if self.replicate_var is not None else []
+        return {"kind": "fragment", "vars": self.forward_vars + extra, "exprs": self.forward_index,
                 "thread": self.forward_thread, "replicate": self.replicate}
 
     def __repr__(self):

@@ -27,6 +27,10 @@ def test_layout_objects():
     assert repr(frag.forward_thread) == "floormod(i, 32)" and frag.replicate == 1
     frag2 = T.Fragment((64,), forward_fn=lambda r: (r % 8, r // 8), replicate=2)
     assert repr(frag2.forward_thread) == "floormod(r, 8)" and [repr(e) for e in frag2.forward_index] == ["floordiv(r, 8)"]
+    # TileLang's replicated form: forward_fn takes the copy index after the element index.
+    frag3 = T.Fragment((4,), forward_fn=lambda i, rep: (rep, i), replicate=64)
+    assert frag3.replicate_var.name == "rep" and repr(frag3.forward_thread) == "rep"
+    assert [repr(e) for e in frag3.forward_index] == ["i"] and frag3.replicate == 64
 
 
 def test_annotate_layout_forms():
