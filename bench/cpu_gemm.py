@@ -82,11 +82,11 @@ def ratio_cell(ms, peer, refusal):
     return round(ms.ratio(peer, "ours"), 3)
 
 
-def main(threads=2, rounds=5, quick=False, rep=30):
+def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None):
     import ml_dtypes
     try:
         import threadpoolctl
-        threadpoolctl.threadpool_limits(limits=threads, user_api="blas")
+        _limits = threadpoolctl.threadpool_limits(limits=threads, user_api="blas")  # noqa: F841 (kept alive)
     except ImportError:  # numpy's OpenBLAS then uses every core (2 on the build VM)
         pass
     try:
@@ -101,12 +101,17 @@ def main(threads=2, rounds=5, quick=False, rep=30):
     np_refusal = common.fp32_peer_refusal(ob["level"], cpu_level)
     torch_refusal = common.fp32_peer_refusal(tp["fp32_level"], cpu_level) if tp else "torch not installed"
     bf16_refusal = common.bf16_peer_refusal(tp["bf16_impl"], flags) if tp else "torch not installed"
-    table = common.Table("cpu_gemm", f"cpu GEMM, {threads} threads (GFLOP/s; ratio = ours / peer, same process)",
+    if timer == "thread_cpu" and threads != 1:
+        raise ValueError("--timer thread_cpu needs --threads 1 (every contender computes on the calling thread)")
+    name = "cpu_gemm" if timer == "wall" else "cpu_gemm_1t_cputime"
+    what = "wall clock" if timer == "wall" else "thread CPU time"
+    table = common.Table(name, f"cpu GEMM, {threads} thread{'s' if threads > 1 else ''}, {what} (GFLOP/s; "
+                         "ratio = ours / peer, same process)",
                          ["workload", "config", "ours GFLOP/s", "numpy GFLOP/s", "vs numpy", "torch GFLOP/s",
                           "vs torch"])
     rng = np.random.default_rng(0)
     for label, M, N, K, (bm, bn, bk), dtype in SHAPES:
-        if quick and label not in QUICK:
+        if (quick and label not in QUICK) or (only and not any(o in label for o in only)):
             continue
         kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype), target="cpu",
                                   pass_configs={"tl.cpu_num_threads": threads})
@@ -133,13 +138,15 @@ def main(threads=2, rounds=5, quick=False, rep=30):
                 tc = torch.matmul(ta, tb)
                 check(tc.float().numpy(), a32, b32, f"{label} (torch)", 1e-2)
                 fns["torch"] = lambda: torch.matmul(ta, tb, out=tc)
-        ms = common.interleaved(fns, rounds=rounds, warmup=5, rep=rep)
+        ms = common.interleaved(fns, rounds=rounds, warmup=3 if timer != "wall" else 5, rep=rep, timer=timer)
         flops = 2.0 * M * N * K
         gf = lambda name: common.gflops(flops, ms[name]) if name in ms else ""  # noqa: E731
         vs_np = ratio_cell(ms, "numpy", np_refusal) if "numpy" in ms else "n/a (numpy has no bf16 GEMM)"
         t_ref = (bf16_refusal if dtype == "bfloat16" else torch_refusal)
         vs_t = ratio_cell(ms, "torch", t_ref) if "torch" in ms else "n/a"
         table.add(label, f"{bm}x{bn}x{bk}", gf("ours"), gf("numpy"), vs_np, gf("torch"), vs_t)
+        print(f"  {label}: " + ", ".join(f"{n} {gf(n):.1f}" for n in ms) + f" GFLOP/s; vs numpy {vs_np}, "
+              f"vs torch {vs_t}", flush=True)
     table.note(f"numpy peer: {ob.get('internal_api')} {ob.get('version')}, kernel '{ob.get('architecture')}' "
                f"({ob.get('level')} tier; from {ob.get('source')})")
     if tp:
@@ -150,8 +157,8 @@ def main(threads=2, rounds=5, quick=False, rep=30):
     removed = m["peer_env_removed"]
     table.note("peer environment clean" + (f" (re-executed without {removed})" if removed else
                                           " (no OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE / ISA caps set)"))
-    table.note("GFLOP/s from median times; ratio = median over rounds of the paired time ratios; "
-               f"{threads} threads for ours (tl.cpu_num_threads), OpenBLAS (threadpoolctl) and torch")
+    table.note(f"GFLOP/s from median {what} per call; ratio = median over rounds of the paired time ratios; "
+               f"{threads} thread(s) for ours (tl.cpu_num_threads), OpenBLAS (threadpoolctl) and torch")
     table.note(f"{m['cpu']}; load average at the end {m['load_average']:.1f}")
     table.finish()
     return table
@@ -163,5 +170,9 @@ if __name__ == "__main__":
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rep", type=int, default=30)
     ap.add_argument("--quick", action="store_true", help="only 2048^3, tall-skinny, decode M=16 and bf16")
+    ap.add_argument("--only", nargs="*", help="only workloads whose label contains one of these")
+    ap.add_argument("--timer", choices=["wall", "thread_cpu"], default="wall",
+                    help="thread_cpu (with --threads 1): CPU time of the calling thread, robust to an overloaded "
+                         "machine; results go to cpu_gemm_1t_cputime.json")
     args = ap.parse_args()
-    main(threads=args.threads, rounds=args.rounds, quick=args.quick, rep=args.rep)
+    main(threads=args.threads, rounds=args.rounds, quick=args.quick, rep=args.rep, timer=args.timer, only=args.only)
