@@ -46,6 +46,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DUMP_IR_PATH", "tl.dump_ir_path", Attr::kStr, "directory for TL_ENABLE_DUMP_IR (default ./dump_ir)"},
       {"TL_CPU_NUM_THREADS", "tl.cpu_num_threads", Attr::kInt,
        "cpu: worker threads for the grid (default: all cores)"},
+      {"TL_DISABLE_CPU_GEMM_FORWARDING", "tl.disable_cpu_gemm_forwarding", Attr::kBool,
+       "cpu: keep the T.copy of a global tile into shared memory that only feeds a T.gemm (by default the GEMM "
+       "reads the global tile in place)"},
       {"TL_CPU_ISA", "tl.cpu_isa", Attr::kStr,
        "cpu: highest instruction set kernels are compiled for: portable, avx2, avx512 or native (default: native, "
        "the set the CPU reports at run time; the environment variable TL_CPU_ISA does the same)"},
