@@ -23,6 +23,43 @@ PERF_DOC = os.path.join(ROOT, "docs", "PERFORMANCE.md")
 sys.path.insert(0, os.path.join(ROOT, "python"))
 os.environ.setdefault("TILELANG_SOURCE_DIR", ROOT)
 
+# Variables that make a peer library run below its speed: OpenBLAS's forced core type and L2 size
+# (some machines here set OPENBLAS_CORETYPE to an older core: Haswell runs ~2/3, Sandybridge ~2/5 of
+# the AVX-512 kernels' rate), MKL's and oneDNN's instruction-set caps, ATen's vector capability.
+# A benchmark process never measures a peer with any of them set: it re-executes itself without them
+# (peer_env_clean below), before any peer library is loaded.
+PEER_SLOWING_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_VERBOSE", "MKL_ENABLE_INSTRUCTIONS",
+                    "MKL_DEBUG_CPU_TYPE", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
+                    "ONEDNN_CPU_ISA_HINTS", "ATEN_CPU_CAPABILITY")
+
+
+def clean_peer_env(env=None):
+    """A copy of `env` (default os.environ) without PEER_SLOWING_ENV."""
+    env = dict(os.environ if env is None else env)
+    for v in PEER_SLOWING_ENV:
+        env.pop(v, None)
+    return env
+
+
+def ensure_clean_peer_process():
+    """Re-executes this benchmark in a clean process when the environment has a variable that slows a
+    peer (OPENBLAS_CORETYPE, ...): OpenBLAS and MKL read them once, when loaded, so they cannot be
+    undone in-process. The removed names are kept in TL_BENCH_REMOVED_ENV for the record."""
+    bad = [v for v in PEER_SLOWING_ENV if v in os.environ]
+    if not bad or os.environ.get("TL_BENCH_NO_REEXEC"):
+        return
+    env = clean_peer_env()
+    env["TL_BENCH_REMOVED_ENV"] = ",".join(bad)
+    env["TL_BENCH_NO_REEXEC"] = "1"  # never loop
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+# Only a benchmark script run from bench/ is re-executed (tests that import these helpers are not).
+if sys.argv and sys.argv[0] and os.path.dirname(os.path.abspath(sys.argv[0])) == HERE:
+    ensure_clean_peer_process()
+
 
 def do_bench(fn, warmup=25, rep=100):
     """Median wall-clock milliseconds of fn() (tilelang.profiler.do_bench)."""
@@ -69,16 +106,169 @@ def wait_for_idle(max_wait_s=5.0, quiet_samples=10):
     return time.time() - t0
 
 
-def interleaved(fns, rounds=5, warmup=25, rep=100):
+def thread_cpu_bench(fn, warmup=3, rep=20):
+    """Median CPU time (ms) of the calling thread per fn() call: for single-threaded contenders that
+    compute on the caller (ours with tl.cpu_num_threads=1, OpenBLAS and MKL limited to 1 thread), a
+    measure that time slices given to other processes on an overloaded machine do not inflate
+    (their cache pollution still does)."""
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(rep):
+        t0 = time.thread_time_ns()
+        fn()
+        ts.append((time.thread_time_ns() - t0) * 1e-6)
+    return statistics.median(ts)
+
+
+def interleaved(fns, rounds=5, warmup=25, rep=100, timer="wall"):
     """Timings of several callables measured in alternation, `rounds` times each (each round after
     a short wait for the machine to be idle): a burst of load from other processes on this shared
-    machine then hits every contender, not just one."""
+    machine then hits every contender, not just one. timer="thread_cpu" uses thread_cpu_bench."""
     samples = {name: [] for name in fns}
+    bench = do_bench if timer == "wall" else thread_cpu_bench
     for _ in range(rounds):
         wait_for_idle()
         for name, fn in fns.items():
-            samples[name].append(do_bench(fn, warmup=warmup, rep=rep))
+            samples[name].append(bench(fn, warmup=warmup, rep=rep))
     return Timings(samples)
+
+
+# ---- the CPU and the peers' kernels --------------------------------------------------------------
+
+ISA_FLAGS = ("avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx512_bf16",
+             "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "amx_fp16")
+LEVEL_RANK = {"sse": 0, "avx": 1, "avx2": 2, "avx512": 3}
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^flags\s*:\s*(.*)$", f.read(), re.M)
+        return set(m.group(1).split()) if m else set()
+    except OSError:
+        return set()
+
+
+def cpu_isa_features(flags=None):
+    """The ISA features a GEMM peer may use that this CPU reports, in ISA_FLAGS order."""
+    flags = cpu_flags() if flags is None else flags
+    return [f for f in ISA_FLAGS if f in flags]
+
+
+def cpu_vector_level(flags=None):
+    """sse | avx | avx2 | avx512: the widest fp32 FMA tier of this CPU."""
+    flags = cpu_flags() if flags is None else flags
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        return "avx512"
+    if {"avx2", "fma"} <= flags:
+        return "avx2"
+    return "avx" if "avx" in flags else "sse"
+
+
+# OpenBLAS DYNAMIC_ARCH core names (lower case) and the fp32 tier of their kernels.
+OPENBLAS_CORE_LEVEL = {
+    "sapphirerapids": "avx512", "cooperlake": "avx512", "skylakex": "avx512",
+    "haswell": "avx2", "zen": "avx2", "excavator": "avx2",
+    "sandybridge": "avx", "bulldozer": "avx", "piledriver": "avx", "steamroller": "avx",
+}
+
+
+def openblas_peer():
+    """numpy's BLAS: {internal_api, version, architecture, num_threads, level} from threadpoolctl
+    (its `architecture` is OpenBLAS's core name), else from OpenBLAS's own get_corename."""
+    import numpy as np  # noqa: F401  (loads the BLAS)
+    info = None
+    try:
+        import threadpoolctl
+        for lib in threadpoolctl.threadpool_info():
+            if lib.get("user_api") == "blas" and "numpy" in lib.get("filepath", ""):
+                info = {k: lib.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+                info["source"] = "threadpoolctl"
+                break
+    except ImportError:
+        pass
+    if info is None:
+        import ctypes
+        import glob
+        for path in glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "numpy.libs", "*openblas*")):
+            lib = ctypes.CDLL(path)
+            for sym in ("scipy_openblas_get_corename64_", "openblas_get_corename64_", "openblas_get_corename"):
+                if hasattr(lib, sym):
+                    fn = getattr(lib, sym)
+                    fn.restype = ctypes.c_char_p
+                    info = {"internal_api": "openblas", "version": None, "architecture": fn().decode(),
+                            "num_threads": None, "source": "openblas_get_corename (no threadpoolctl)"}
+                    break
+    if info is None:
+        return {"internal_api": "unknown", "architecture": "unknown", "level": "unknown", "source": "none"}
+    arch = (info.get("architecture") or "").lower()
+    info["level"] = OPENBLAS_CORE_LEVEL.get(arch, "sse" if arch else "unknown")
+    return info
+
+
+TORCH_PROBE = r"""
+import torch
+torch.set_num_threads(2)
+a = torch.randn(64, 64); b = torch.randn(64, 64)
+torch.matmul(a, b)
+torch.matmul(a.bfloat16(), b.bfloat16())
+print("TL_TORCH", torch.__version__, torch.backends.cpu.get_cpu_capability(), flush=True)
+"""
+
+
+def torch_peer():
+    """torch's kernels, read in a clean child process with MKL_VERBOSE / ONEDNN_VERBOSE on: the MKL
+    build line names the instruction set MKL dispatches to (fp32 matmul), oneDNN's exec line names
+    the bf16 matmul implementation (e.g. brg_matmul:avx10_1_512_amx). None without torch."""
+    try:
+        import importlib.util
+        if importlib.util.find_spec("torch") is None:
+            return None
+    except Exception:
+        return None
+    env = clean_peer_env()
+    env.update(MKL_VERBOSE="1", ONEDNN_VERBOSE="1")
+    r = subprocess.run([sys.executable, "-c", TORCH_PROBE], env=env, capture_output=True, text=True, timeout=300)
+    out = r.stdout + r.stderr
+    info = {"version": None, "aten_capability": None, "mkl": None, "fp32_level": "unknown", "bf16_impl": None}
+    m = re.search(r"^TL_TORCH (\S+) (\S+)", out, re.M)
+    if m:
+        info["version"], info["aten_capability"] = m.group(1), m.group(2)
+    m = re.search(r"^MKL_VERBOSE (oneMKL|Intel\(R\) MKL) (.*?) for Intel\(R\) 64 architecture (.*?)(, Lnx|$)", out, re.M)
+    if m:
+        info["mkl"] = f"{m.group(1)} {m.group(2)}: {m.group(3)}"
+        isa = m.group(3)
+        info["fp32_level"] = ("avx512" if "AVX-512" in isa or "AVX10" in isa else "avx2" if "AVX2" in isa else
+                              "avx" if "AVX" in isa else "sse")
+        info["fp32_impl"] = "MKL sgemm"
+    m = re.search(r"^onednn_verbose,.*?exec,cpu,matmul,([^,]+),", out, re.M)
+    if m:
+        info["bf16_impl"] = m.group(1)
+    return info
+
+
+def fp32_peer_refusal(peer_level, cpu_level=None):
+    """None when a ratio against an fp32 peer whose kernels are of tier `peer_level` is honest on this
+    CPU; else why not (the peer runs an older core type than the CPU supports, or it is unknown)."""
+    cpu_level = cpu_level or cpu_vector_level()
+    if peer_level not in LEVEL_RANK:
+        return f"peer kernel tier unknown ({peer_level}); CPU supports {cpu_level}"
+    if LEVEL_RANK[peer_level] < LEVEL_RANK[cpu_level]:
+        return f"peer runs {peer_level} kernels, CPU supports {cpu_level}"
+    return None
+
+
+def bf16_peer_refusal(impl, flags=None):
+    """None when a bf16 peer implementation (oneDNN name) uses the best bf16 units of this CPU."""
+    flags = cpu_flags() if flags is None else flags
+    if not impl:
+        return "peer bf16 implementation unknown"
+    if "amx_bf16" in flags and "amx" not in impl:
+        return f"peer bf16 runs '{impl}', CPU has AMX-BF16"
+    if "avx512_bf16" in flags and not any(s in impl for s in ("amx", "bf16", "avx10")):
+        return f"peer bf16 runs '{impl}', CPU has AVX512-BF16"
+    return None
 
 
 def cpu_model():
@@ -91,31 +281,21 @@ def cpu_model():
     family = re.search(r"^cpu family\s*:\s*(\d+)$", text, re.M)
     flags = re.search(r"^flags\s*:\s*(.*)$", text, re.M)
     flagset = set(flags.group(1).split()) if flags else set()
-    isa = [f for f in ("avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "avx512_vnni",
-                       "avx512_fp16", "amx_tile", "amx_bf16") if f in flagset]
+    isa = cpu_isa_features(flagset)
     name = model.group(1).strip() if model else "unknown"
+    cpu_model_no = re.search(r"^model\s*:\s*(\d+)$", text, re.M)
     if family:
-        name += f" (family {family.group(1)})"
+        name += f" (family {family.group(1)}" + (f", model {cpu_model_no.group(1)})" if cpu_model_no else ")")
     return f"{name}; {os.cpu_count()} cores; " + " ".join(isa)
 
 
 def blas_info():
     try:
         import numpy as np
-        cfg = np.show_config(mode="dicts")
-        blas = cfg["Build Dependencies"]["blas"]
-        core = ""
-        try:
-            import ctypes
-            import glob
-            for lib in glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "numpy.libs", "*openblas*")):
-                fn = ctypes.CDLL(lib).scipy_openblas_get_corename64_
-                fn.restype = ctypes.c_char_p
-                core = f", kernels for '{fn().decode()}'"
-        except Exception:
-            pass
-        return f"numpy {np.__version__}, {blas.get('name')} {blas.get('version')}{core}"
-    except Exception as e:  # show_config(mode=...) needs numpy >= 1.25
+        p = openblas_peer()
+        return (f"numpy {np.__version__}, {p.get('internal_api')} {p.get('version') or ''}, kernels for "
+                f"'{p.get('architecture')}' ({p.get('level')}; {p.get('source')})")
+    except Exception as e:
         return f"numpy (BLAS unknown: {e})"
 
 
@@ -127,6 +307,9 @@ def machine():
         "python": platform.python_version(),
         "compiler": subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0],
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "isa": cpu_isa_features(),
+        "peer_env_removed": os.environ.get("TL_BENCH_REMOVED_ENV", ""),
+        "peer_env_set": [v for v in PEER_SLOWING_ENV if v in os.environ],
     }
 
 

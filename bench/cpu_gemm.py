@@ -1,23 +1,30 @@
 """cpu GEMM: the TileLang tiled GEMM (T.copy into shared tiles, T.gemm on tiles, T.Pipelined over K)
-compiled for cpu, against numpy (OpenBLAS) and oneDNN in the same run.
+compiled for cpu, against numpy (OpenBLAS) and torch.matmul (MKL for fp32, oneDNN for bf16) in the
+same process, with the peers at full speed:
 
-  fp32 C = A @ B at 512 / 1024 / 2048 / 4096: vs numpy float32 matmul (and oneDNN f32 matmul when
-  libdnnl is installed);
-  bf16 A, B with an fp32 C: vs oneDNN's bf16 matmul when libdnnl is installed, else vs numpy fp32
-  (numpy has no bf16 GEMM; the row says which peer it is).
+  - the process has none of the variables that slow a peer (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE,
+    MKL/oneDNN ISA caps: bench/common.py re-executes the script without them);
+  - each peer's kernel is recorded (threadpoolctl's OpenBLAS `architecture`; MKL's and oneDNN's
+    verbose lines from a probe process), with the CPU model and its ISA features;
+  - a ratio against a peer whose kernels are of an older core type than the CPU supports is refused
+    (the cell says why), never printed.
+
+  shapes: fp32 square 2048^3 (and 1024^3), tall-skinny M=8192 N=256 K=2048, decode M=16 N=K=4096
+  (and M=1); bf16 A, B with fp32 C at 2048^3 against torch.matmul in bf16 (oneDNN).
+
+  python bench/cpu_gemm.py [--threads 2] [--rounds 5] [--quick]
 
 The block configuration is the cpu one documented in docs/PERFORMANCE.md (CPU_CONFIG below): the
 kernel source is TileLang's, only block_M / block_N / block_K differ from the GPU examples.
 """
-import ctypes
+import argparse
 import os
-import subprocess
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import common  # noqa: E402
+import common  # noqa: E402  (first: re-executes without peer-slowing variables before numpy loads)
+
+import numpy as np  # noqa: E402
 
 import tilelang  # noqa: E402
 import tilelang.language as T  # noqa: E402
@@ -30,8 +37,20 @@ import tilelang.language as T  # noqa: E402
 # TileLang's GEMM examples, groups the block order by 4 rows of tiles (their A tiles stay in L3).
 CPU_CONFIG = {"float32": (256, 256, 64), "bfloat16": (256, 256, 128)}
 
+# (label, M, N, K, (block_M, block_N, block_K), dtype)
+SHAPES = [
+    ("fp32 2048^3", 2048, 2048, 2048, (256, 256, 64), "float32"),
+    ("fp32 1024^3", 1024, 1024, 1024, (256, 256, 64), "float32"),
+    ("fp32 tall-skinny 8192x256x2048", 8192, 256, 2048, (256, 256, 64), "float32"),
+    ("fp32 decode 16x4096x4096", 16, 4096, 4096, (16, 256, 64), "float32"),
+    ("fp32 decode 1x4096x4096", 1, 4096, 4096, (1, 256, 256), "float32"),
+    ("bf16 2048^3 (fp32 acc)", 2048, 2048, 2048, (256, 256, 128), "bfloat16"),
+]
+QUICK = ("fp32 2048^3", "fp32 tall-skinny 8192x256x2048", "fp32 decode 16x4096x4096", "bf16 2048^3 (fp32 acc)")
+
 
 def matmul(M, N, K, block_M, block_N, block_K, dtype="float32", accum_dtype="float32"):
+    """TileLang's tiled GEMM example; M, N, K need not be multiples of the blocks."""
     @T.prim_func
     def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), accum_dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
@@ -48,43 +67,6 @@ def matmul(M, N, K, block_M, block_N, block_K, dtype="float32", accum_dtype="flo
     return gemm
 
 
-class OneDNN:
-    """oneDNN matmul through bench/cpu_onednn.c, or None when libdnnl is not installed."""
-
-    @staticmethod
-    def load():
-        src = os.path.join(common.HERE, "cpu_onednn.c")
-        lib = os.path.join(common.ROOT, "build", "bench", "libcpu_onednn.so")
-        if not os.path.exists("/usr/include/oneapi/dnnl/dnnl.h"):
-            return None
-        if not os.path.exists(lib) or os.path.getmtime(lib) < os.path.getmtime(src):
-            os.makedirs(os.path.dirname(lib), exist_ok=True)
-            r = subprocess.run(["gcc", "-O2", "-shared", "-fPIC", src, "-o", lib, "-ldnnl"], capture_output=True,
-                               text=True)
-            if r.returncode != 0:
-                print(f"  oneDNN peer unavailable: {r.stderr.strip()[:300]}")
-                return None
-        dll = ctypes.CDLL(lib)
-        dll.onednn_matmul_create.restype = ctypes.c_void_p
-        dll.onednn_matmul_create.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_int]
-        dll.onednn_matmul_impl.restype = ctypes.c_char_p
-        dll.onednn_matmul_impl.argtypes = [ctypes.c_void_p]
-        dll.onednn_matmul_run.restype = ctypes.c_int
-        dll.onednn_matmul_run.argtypes = [ctypes.c_void_p] * 4
-        return dll
-
-    def __init__(self, dll, m, n, k, bf16):
-        self.dll = dll
-        self.h = dll.onednn_matmul_create(m, n, k, 1 if bf16 else 0)
-        if not self.h:
-            raise RuntimeError("oneDNN could not create the matmul primitive")
-        self.impl = dll.onednn_matmul_impl(self.h).decode()
-
-    def __call__(self, a, b, c):
-        if self.dll.onednn_matmul_run(self.h, a.ctypes.data, b.ctypes.data, c.ctypes.data) != 0:
-            raise RuntimeError("oneDNN matmul failed")
-
-
 def check(c, a, b, what, rtol):
     ref = a.astype(np.float64) @ b.astype(np.float64)
     err = np.abs(c - ref).max() / max(np.abs(ref).max(), 1e-30)
@@ -93,67 +75,104 @@ def check(c, a, b, what, rtol):
     return err
 
 
-def main(sizes=(512, 1024, 2048, 4096), rounds=5):
-    import ml_dtypes
-    threads = tilelang._core.hardware_threads()
-    table = common.Table("cpu_gemm", f"cpu GEMM, {threads} threads (GFLOP/s; ratio = ours / peer, same run)",
-                         ["workload", "config", "ours GFLOP/s", "peer", "peer GFLOP/s", "ratio", "vs oneDNN f32"])
-    dnnl = OneDNN.load()
-    rng = np.random.default_rng(0)
-    for n in sizes:
-        bm, bn, bk = CPU_CONFIG["float32"]
-        kernel = tilelang.compile(matmul(n, n, n, bm, bn, bk), target="cpu")
-        a = rng.standard_normal((n, n), dtype=np.float32)
-        b = rng.standard_normal((n, n), dtype=np.float32)
-        c, c_np = np.empty((n, n), np.float32), np.empty((n, n), np.float32)
-        kernel(a, b, c)
-        if n <= 2048:  # a float64 reference of 4096^3 takes too long for a benchmark run
-            check(c, a, b, f"fp32 GEMM {n}", 1e-5)
-        fns = {"ours": lambda: kernel(a, b, c), "numpy": lambda: np.matmul(a, b, out=c_np)}
-        if dnnl:
-            d = OneDNN(dnnl, n, n, n, False)
-            c_d = np.empty((n, n), np.float32)
-            fns["onednn"] = lambda: d(a, b, c_d)
-        ms = common.interleaved(fns, rounds=rounds if n < 4096 else max(2, rounds // 2))
-        flops = 2.0 * n ** 3
-        vs_dnnl = f"{ms.ratio('onednn', 'ours'):.2f}" if dnnl else "n/a"
-        table.add(f"fp32 {n}^3", f"{bm}x{bn}x{bk}", common.gflops(flops, ms["ours"]), "numpy",
-                  common.gflops(flops, ms["numpy"]), ms.ratio("numpy", "ours"), vs_dnnl)
-        if dnnl and n == sizes[0]:
-            table.note(f"oneDNN f32 implementation: {d.impl}")
+def ratio_cell(ms, peer, refusal):
+    """The paired ratio ours vs `peer`, or the refusal (a peer below its speed flatters us)."""
+    if refusal:
+        return f"refused: {refusal}"
+    return round(ms.ratio(peer, "ours"), 3)
 
-    # bf16 inputs, fp32 accumulation and output.
-    for n in [s for s in sizes if s in (1024, 2048)]:
-        bm, bn, bk = CPU_CONFIG["bfloat16"]
-        kernel = tilelang.compile(matmul(n, n, n, bm, bn, bk, dtype="bfloat16"), target="cpu")
-        a = rng.standard_normal((n, n), dtype=np.float32).astype(ml_dtypes.bfloat16)
-        b = rng.standard_normal((n, n), dtype=np.float32).astype(ml_dtypes.bfloat16)
-        c, c_peer = np.empty((n, n), np.float32), np.empty((n, n), np.float32)
-        kernel(a, b, c)
-        check(c, a.astype(np.float32), b.astype(np.float32), f"bf16 GEMM {n}", 1e-5)
-        fns = {"ours": lambda: kernel(a, b, c)}
-        if dnnl:
-            d = OneDNN(dnnl, n, n, n, True)
-            d(a, b, c_peer)
-            check(c_peer, a.astype(np.float32), b.astype(np.float32), f"oneDNN bf16 GEMM {n}", 1e-5)
-            fns["peer"] = lambda: d(a, b, c_peer)
-            peer = "oneDNN bf16"
-            if n == 1024:
-                table.note(f"oneDNN bf16 implementation: {d.impl}")
+
+def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None):
+    import ml_dtypes
+    try:
+        import threadpoolctl
+        _limits = threadpoolctl.threadpool_limits(limits=threads, user_api="blas")  # noqa: F841 (kept alive)
+    except ImportError:  # numpy's OpenBLAS then uses every core (2 on the build VM)
+        pass
+    try:
+        import torch
+        torch.set_num_threads(threads)
+    except ImportError:
+        torch = None
+    cpu_level = common.cpu_vector_level()
+    flags = common.cpu_flags()
+    ob = common.openblas_peer()
+    tp = common.torch_peer() if torch is not None else None
+    np_refusal = common.fp32_peer_refusal(ob["level"], cpu_level)
+    torch_refusal = common.fp32_peer_refusal(tp["fp32_level"], cpu_level) if tp else "torch not installed"
+    bf16_refusal = common.bf16_peer_refusal(tp["bf16_impl"], flags) if tp else "torch not installed"
+    if timer == "thread_cpu" and threads != 1:
+        raise ValueError("--timer thread_cpu needs --threads 1 (every contender computes on the calling thread)")
+    name = "cpu_gemm" if timer == "wall" else "cpu_gemm_1t_cputime"
+    what = "wall clock" if timer == "wall" else "thread CPU time"
+    table = common.Table(name, f"cpu GEMM, {threads} thread{'s' if threads > 1 else ''}, {what} (GFLOP/s; "
+                         "ratio = ours / peer, same process)",
+                         ["workload", "config", "ours GFLOP/s", "numpy GFLOP/s", "vs numpy", "torch GFLOP/s",
+                          "vs torch"])
+    rng = np.random.default_rng(0)
+    for label, M, N, K, (bm, bn, bk), dtype in SHAPES:
+        if (quick and label not in QUICK) or (only and not any(o in label for o in only)):
+            continue
+        kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype), target="cpu",
+                                  pass_configs={"tl.cpu_num_threads": threads})
+        a32 = rng.standard_normal((M, K), dtype=np.float32)
+        b32 = rng.standard_normal((K, N), dtype=np.float32)
+        if dtype == "bfloat16":
+            a, b = a32.astype(ml_dtypes.bfloat16), b32.astype(ml_dtypes.bfloat16)
+            a32, b32 = a.astype(np.float32), b.astype(np.float32)
         else:
-            af, bf = a.astype(np.float32), b.astype(np.float32)
-            fns["peer"] = lambda: np.matmul(af, bf, out=c_peer)
-            peer = "numpy fp32 (no oneDNN)"
-        ms = common.interleaved(fns, rounds=rounds)
-        flops = 2.0 * n ** 3
-        table.add(f"bf16 {n}^3 (fp32 acc)", f"{bm}x{bn}x{bk}", common.gflops(flops, ms["ours"]), peer,
-                  common.gflops(flops, ms["peer"]), ms.ratio("peer", "ours"), "")
-    table.note("GFLOP/s from median times; ratio = median over rounds of the paired time ratios")
+            a, b = a32, b32
+        c = np.empty((M, N), np.float32)
+        kernel(a, b, c)
+        check(c, a32, b32, f"{label} (ours)", 1e-5)
+        fns = {"ours": lambda: kernel(a, b, c)}
+        c_np = np.empty((M, N), np.float32)
+        if dtype == "float32":
+            fns["numpy"] = lambda: np.matmul(a, b, out=c_np)
+        if torch is not None:
+            if dtype == "float32":
+                ta, tb, tc = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(c_np.copy())
+                fns["torch"] = lambda: torch.matmul(ta, tb, out=tc)
+            else:  # bf16 in, bf16 out (torch has no bf16 x bf16 -> fp32 matmul); fp32 accumulation inside
+                ta, tb = torch.from_numpy(a32).bfloat16(), torch.from_numpy(b32).bfloat16()
+                tc = torch.matmul(ta, tb)
+                check(tc.float().numpy(), a32, b32, f"{label} (torch)", 1e-2)
+                fns["torch"] = lambda: torch.matmul(ta, tb, out=tc)
+        ms = common.interleaved(fns, rounds=rounds, warmup=3 if timer != "wall" else 5, rep=rep, timer=timer)
+        flops = 2.0 * M * N * K
+        gf = lambda name: common.gflops(flops, ms[name]) if name in ms else ""  # noqa: E731
+        vs_np = ratio_cell(ms, "numpy", np_refusal) if "numpy" in ms else "n/a (numpy has no bf16 GEMM)"
+        t_ref = (bf16_refusal if dtype == "bfloat16" else torch_refusal)
+        vs_t = ratio_cell(ms, "torch", t_ref) if "torch" in ms else "n/a"
+        table.add(label, f"{bm}x{bn}x{bk}", gf("ours"), gf("numpy"), vs_np, gf("torch"), vs_t)
+        print(f"  {label}: " + ", ".join(f"{n} {gf(n):.1f}" for n in ms) + f" GFLOP/s; vs numpy {vs_np}, "
+              f"vs torch {vs_t}", flush=True)
+    table.note(f"numpy peer: {ob.get('internal_api')} {ob.get('version')}, kernel '{ob.get('architecture')}' "
+               f"({ob.get('level')} tier; from {ob.get('source')})")
+    if tp:
+        table.note(f"torch peer: torch {tp['version']} (ATen capability {tp['aten_capability']}); fp32: "
+                   f"{tp.get('fp32_impl')} {tp['mkl']} ({tp['fp32_level']} tier); bf16: oneDNN {tp['bf16_impl']}")
+    table.note(f"CPU fp32 tier {cpu_level}; ratios are refused against a peer of an older tier")
     m = common.machine()
-    table.note(f"{m['cpu']}; {m['blas']}; load average at the end {m['load_average']:.1f}")
+    removed = m["peer_env_removed"]
+    table.note("peer environment clean" + (f" (re-executed without {removed})" if removed else
+                                          " (no OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE / ISA caps set)"))
+    table.note(f"GFLOP/s from median {what} per call; ratio = median over rounds of the paired time ratios; "
+               f"{threads} thread(s) for ours (tl.cpu_num_threads), OpenBLAS (threadpoolctl) and torch")
+    table.note(f"{m['cpu']}; load average at the end {m['load_average']:.1f}")
     table.finish()
     return table
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rep", type=int, default=30)
+    ap.add_argument("--quick", action="store_true", help="only 2048^3, tall-skinny, decode M=16 and bf16")
+    ap.add_argument("--only", nargs="*", help="only workloads whose label contains one of these")
+    ap.add_argument("--timer", choices=["wall", "thread_cpu"], default="wall",
+                    help="thread_cpu (with --threads 1): CPU time of the calling thread, robust to an overloaded "
+                         "machine; results go to cpu_gemm_1t_cputime.json")
+    args = ap.parse_args()
+    main(threads=args.threads, rounds=args.rounds, quick=args.quick, rep=args.rep, timer=args.timer, only=args.only)

@@ -46,6 +46,12 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DUMP_IR_PATH", "tl.dump_ir_path", Attr::kStr, "directory for TL_ENABLE_DUMP_IR (default ./dump_ir)"},
       {"TL_CPU_NUM_THREADS", "tl.cpu_num_threads", Attr::kInt,
        "cpu: worker threads for the grid (default: all cores)"},
+      {"TL_DISABLE_CPU_GEMM_FORWARDING", "tl.disable_cpu_gemm_forwarding", Attr::kBool,
+       "cpu: keep the T.copy of a global tile into shared memory that only feeds a T.gemm (by default the GEMM "
+       "reads the global tile in place)"},
+      {"TL_CPU_ISA", "tl.cpu_isa", Attr::kStr,
+       "cpu: highest instruction set kernels are compiled for: portable, avx2, avx512 or native (default: native, "
+       "the set the CPU reports at run time; the environment variable TL_CPU_ISA does the same)"},
   };
   return keys;
 }
@@ -76,6 +82,12 @@ AttrMap validate_pass_configs(const AttrMap& configs) {
         if (v.kind() != Attr::kStr) throw_error<ValueError>("pass config '", info->key, "' expects a string");
         break;
       default: break;
+    }
+    if (std::string(info->key) == "tl.cpu_isa") {
+      const std::string c = val.as_str();
+      if (c != "portable" && c != "avx2" && c != "avx512" && c != "native")
+        throw_error<ValueError>("pass config 'tl.cpu_isa' must be one of portable, avx2, avx512, native; got '", c,
+                                "'");
     }
     if (std::string(info->key) == "tl.config_index_bitwidth" && val.as_int() != 32 && val.as_int() != 64)
       throw_error<ValueError>("pass config 'tl.config_index_bitwidth' must be 32 or 64, got ", val.as_int());

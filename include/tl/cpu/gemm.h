@@ -9,10 +9,11 @@
  *   - the macro loop walks C in column strips of NV vectors (the strip of B, k x NR, stays in L1
  *     while every MR-row block of A passes over it) and, inside a strip, in MR-row blocks; k is
  *     cut into chunks so that a strip takes at most 3/4 of the L1 data cache (size from cpuid);
- *   - operands are read in place when they already have the accumulator type and the layout the
- *     micro-kernel wants (row-contiguous B, any A): fp32 tiles in shared memory need no packing.
- *     Otherwise they are packed (converted, transposed, padded to whole vectors) into stack
- *     buffers of at most ~96 KiB per call, in chunks of k when the tile is larger;
+ *   - A is read in place when it has the accumulator type and its rows are close (a shared-memory
+ *     tile); B is packed into NR-wide column panels (converted, transposed, padded to whole
+ *     vectors) in stack buffers of at most ~96 KiB per call, in chunks of k when the tile is larger,
+ *     except an fp32 B of whole vectors feeding fewer than 96 rows of C, which is read in place;
+ *   - bfloat16 / int8 inputs use AMX tiles (tdpbf16ps / tdpbssd) when compiled for and granted;
  *   - bfloat16 inputs with a float32 C use vdpbf16ps (AVX512_BF16) on pairs of k: B is packed as
  *     k-pairs interleaved per column, A's pairs are broadcast as one 32-bit word. float16 inputs
  *     are converted to float32 while packing (vcvtph2ps; there is no AVX512_FP16 arithmetic here).
@@ -40,6 +41,19 @@ namespace gemm_impl {
 
 constexpr int kPackBytes = 96 * 1024;  // stack used for packed operands per call
 constexpr int kTempCBytes = 64 * 1024;  // stack used for a converted C (non-accumulator C dtype)
+/* A B that the micro-kernel could read in place is still packed into panels from this many rows of
+ * C on: the copy pays for itself once enough row blocks reuse it (measured on an AVX-512 Xeon: +10%
+ * at 256 x 256 x 64 and 96 x 256 x 64, -20% at 16 x 256 x 256, -5% at 64 x 256 x 128). */
+#ifndef TL_CPU_GEMM_PACK_B_MIN_M
+#define TL_CPU_GEMM_PACK_B_MIN_M 96
+#endif
+constexpr int kPackBMinM = TL_CPU_GEMM_PACK_B_MIN_M;
+/* An fp32 A read in place whose rows are at least this many bytes apart (a tile of a global matrix,
+ * which T.gemm reads directly when forward_gemm_operands dropped its copy) is copied row by row into
+ * a compact buffer of at most kPackABytes first: the micro-kernel broadcasts from MR rows at once,
+ * and rows 8 KiB apart share one L1 set (measured: 89 instead of 112 GFLOP/s at 2048^3). */
+constexpr int64_t kDirectAMaxRowBytes = 1024;
+constexpr int kPackABytes = 64 * 1024;
 
 constexpr int cmin(int a, int b) { return a < b ? a : b; }
 constexpr int cmax(int a, int b) { return a > b ? a : b; }
@@ -160,35 +174,39 @@ inline void tail_columns(int k, const typename Kernel::AType* a, int64_t a_rs, i
 }
 
 /* ---- macro loop over one k chunk --------------------------------------------------------------
- * C[M, N] (+)= A-chunk * B-chunk. B must be readable (zero-padded) up to N rounded up to whole
- * vectors; the last partial vector of C goes through a small temporary. */
+ * C[M, N] (+)= A-chunk * B-chunk. Column strip s (NR = NV vectors wide) of B starts at b + s * b_ss
+ * with rows b_ks apart: b_ss = NR * BC for B stored row by row (a row of the whole width is b_ks),
+ * b_ss = k * NR for B packed in panels (each strip contiguous, b_ks = NR). B must be readable
+ * (zero-padded) up to whole vectors; the last partial vector of C goes through a small temporary. */
 template <typename Kernel, int VB, int M, int N, typename Acc>
 inline void macro_chunk(int k, const typename Kernel::AType* a, int64_t a_rs, int64_t a_ks,
-                       const typename Kernel::BType* b, int64_t b_ks, Acc* c, int64_t ldc, bool load_c) {
+                       const typename Kernel::BType* b, int64_t b_ks, int64_t b_ss, Acc* c, int64_t ldc,
+                       bool load_c) {
   constexpr int L = Kernel::kLanes, MR = Blocking<VB>::MR, NV = Blocking<VB>::NV, NR = NV * L;
   constexpr int NF = N / NR * NR;        // columns in full strips
   constexpr int NV2 = (N - NF) / L;      // whole vectors in the last strip
   constexpr int NT = N % L;              // columns of the last, partial vector
   constexpr int MF = M / MR * MR, MT = M % MR;
   constexpr int BC = Kernel::kBPerColumn;
+  auto bcol = [&](int j) { return b + (j / NR) * b_ss + (j % NR) * BC; };  // B at column j
   for (int j0 = 0; j0 < NF; j0 += NR) {
     for (int i0 = 0; i0 < MF; i0 += MR)
-      Kernel::template call<MR, NV>(k, a + i0 * a_rs, a_rs, a_ks, b + j0 * BC, b_ks, c + i0 * ldc + j0, ldc, load_c);
+      Kernel::template call<MR, NV>(k, a + i0 * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + i0 * ldc + j0, ldc, load_c);
     if constexpr (MT > 0)
-      Kernel::template call<MT, NV>(k, a + MF * a_rs, a_rs, a_ks, b + j0 * BC, b_ks, c + MF * ldc + j0, ldc, load_c);
+      Kernel::template call<MT, NV>(k, a + MF * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + MF * ldc + j0, ldc, load_c);
   }
   if constexpr (NV2 > 0) {
     for (int i0 = 0; i0 < MF; i0 += MR)
-      Kernel::template call<MR, NV2>(k, a + i0 * a_rs, a_rs, a_ks, b + NF * BC, b_ks, c + i0 * ldc + NF, ldc, load_c);
+      Kernel::template call<MR, NV2>(k, a + i0 * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + i0 * ldc + NF, ldc, load_c);
     if constexpr (MT > 0)
-      Kernel::template call<MT, NV2>(k, a + MF * a_rs, a_rs, a_ks, b + NF * BC, b_ks, c + MF * ldc + NF, ldc, load_c);
+      Kernel::template call<MT, NV2>(k, a + MF * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + MF * ldc + NF, ldc, load_c);
   }
   if constexpr (NT > 0) {
     constexpr int J0 = N - NT;
     for (int i0 = 0; i0 < MF; i0 += MR)
-      tail_columns<Kernel, MR>(k, a + i0 * a_rs, a_rs, a_ks, b + J0 * BC, b_ks, c + i0 * ldc + J0, ldc, NT, load_c);
+      tail_columns<Kernel, MR>(k, a + i0 * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + i0 * ldc + J0, ldc, NT, load_c);
     if constexpr (MT > 0)
-      tail_columns<Kernel, MT>(k, a + MF * a_rs, a_rs, a_ks, b + J0 * BC, b_ks, c + MF * ldc + J0, ldc, NT, load_c);
+      tail_columns<Kernel, MT>(k, a + MF * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + MF * ldc + J0, ldc, NT, load_c);
   }
 }
 
@@ -197,13 +215,14 @@ inline void macro_chunk(int k, const typename Kernel::AType* a, int64_t a_rs, in
  * MR rows of A. Each chunk after the first accumulates onto C. */
 template <typename Kernel, int VB, int M, int N, typename Acc>
 inline void macro_tile(int k, const typename Kernel::AType* a, int64_t a_rs, int64_t a_ks,
-                       const typename Kernel::BType* b, int64_t b_ks, Acc* c, int64_t ldc, bool load_c) {
+                       const typename Kernel::BType* b, int64_t b_ks, int64_t b_ss, Acc* c, int64_t ldc,
+                       bool load_c) {
   constexpr int kStripBytesPerK = Blocking<VB>::NV * Kernel::kLanes * Kernel::kBPerColumn *
                                   static_cast<int>(sizeof(typename Kernel::BType));
   const int kc = cmax(8, isa().l1d_bytes * 3 / 4 / kStripBytesPerK);
   const int64_t a_step = Kernel::a_step(a_ks);
   for (int k0 = 0; k0 < k; k0 += kc)
-    macro_chunk<Kernel, VB, M, N>(k - k0 < kc ? k - k0 : kc, a + k0 * a_step, a_rs, a_ks, b + k0 * b_ks, b_ks, c,
+    macro_chunk<Kernel, VB, M, N>(k - k0 < kc ? k - k0 : kc, a + k0 * a_step, a_rs, a_ks, b + k0 * b_ks, b_ks, b_ss, c,
                                   ldc, load_c || k0 > 0);
 }
 
@@ -258,53 +277,85 @@ inline void pack_a(const TA* A, int64_t lda, int k0, int kc, Acc* dst, int dst_l
   }
 }
 
-/* dst[kk * NP + j] = B(k0 + kk, j) for kk < kc, j < N; zero for N <= j < NP. */
-template <int VB, int N, int NP, bool TRANS_B, typename TB, typename Acc>
+/* B(k0 + kk, j) for kk < kc, j < N into column panels NR wide: strip s = j / NR at dst + s * kc * NR,
+ * row kk of it at + kk * NR (so a micro-kernel streams one contiguous panel, and no two k rows of a
+ * strip compete for the same L1 sets, as rows of a 1 KiB-strided tile do); zero past N. */
+template <int VB, int N, int NR, bool TRANS_B, typename TB, typename Acc>
 inline void pack_b(const TB* B, int64_t ldb, int k0, int kc, Acc* dst) {
+  constexpr int NS = (N + NR - 1) / NR;  // strips
   if constexpr (TRANS_B) {
-    for (int kk = 0; kk < kc; ++kk)
-      for (int j = N; j < NP; ++j) dst[kk * NP + j] = Acc(0);
-    /* B is [N, K]: blocks of 8 rows of B, so that each packed row gets 8 adjacent stores. */
+    /* B is [N, K]: 8 rows of B at a time, so that each packed row gets 8 adjacent stores. */
     for (int j0 = 0; j0 < N; j0 += 8) {
       const int jn = N - j0 < 8 ? N - j0 : 8;
       for (int kk = 0; kk < kc; ++kk)
-        for (int j = 0; j < jn; ++j) dst[kk * NP + j0 + j] = to_acc<Acc>(B[(j0 + j) * ldb + k0 + kk]);
+        for (int j = 0; j < jn; ++j) {
+          const int jj = j0 + j;
+          dst[(jj / NR) * kc * NR + kk * NR + jj % NR] = to_acc<Acc>(B[jj * ldb + k0 + kk]);
+        }
     }
+    if constexpr (NS * NR > N)
+      for (int kk = 0; kk < kc; ++kk)
+        for (int j = N; j < NS * NR; ++j) dst[(NS - 1) * kc * NR + kk * NR + j % NR] = Acc(0);
   } else {
     for (int kk = 0; kk < kc; ++kk) {
-      Acc* d = dst + kk * NP;
-      if constexpr (same_type<TB, half_t>::value && same_type<Acc, float>::value) {
-        half_run_to_float<VB>(B + (k0 + kk) * ldb, d, N);
-      } else {
+      const TB* row = B + (k0 + kk) * ldb;
+      for (int st = 0; st < NS; ++st) {
+        Acc* d = dst + st * kc * NR + kk * NR;
+        const int j0 = st * NR, w = N - j0 < NR ? N - j0 : NR;
+        if constexpr (same_type<TB, half_t>::value && same_type<Acc, float>::value) {
+          half_run_to_float<VB>(row + j0, d, w);
+        } else if (w == NR) {
 #pragma GCC ivdep
-        for (int j = 0; j < N; ++j) d[j] = to_acc<Acc>(B[(k0 + kk) * ldb + j]);
+          for (int j = 0; j < NR; ++j) d[j] = to_acc<Acc>(row[j0 + j]);
+        } else {
+#pragma GCC ivdep
+          for (int j = 0; j < w; ++j) d[j] = to_acc<Acc>(row[j0 + j]);
+        }
+        for (int j = w; j < NR; ++j) d[j] = Acc(0);
       }
-      for (int j = N; j < NP; ++j) d[j] = Acc(0);
     }
   }
 }
 
 /* ---- drivers --------------------------------------------------------------------------------- */
 
-/* C (Acc, row-major with ldc) (+)= op(A) op(B) with multiply-adds in Acc. */
+/* C (Acc, row-major with ldc) (+)= op(A) op(B) with multiply-adds in Acc. B is read in place only
+ * when it already has the micro-kernel's layout and there is little reuse to pay for packing (at
+ * most one MR-row block); otherwise it is packed into NR-wide panels, per chunk of k. */
 template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
 inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
   typedef MulAddKernel<Acc, VB> Kernel;
-  constexpr int L = Kernel::kLanes, NP = round_up(N, L);
+  constexpr int L = Kernel::kLanes, NR = Blocking<VB>::NV * L, NPS = round_up(N, NR);
   constexpr bool kDirectA = same_type<TA, Acc>::value;
-  constexpr bool kDirectB = same_type<TB, Acc>::value && !TRANS_B && N % L == 0;
-  constexpr int kPerK = (kDirectA ? 0 : M) + (kDirectB ? 0 : NP);  // packed elements per k
+  constexpr bool kDirectB = same_type<TB, Acc>::value && !TRANS_B && N % L == 0 && M < kPackBMinM;
+  constexpr int kPerK = (kDirectA ? 0 : M) + (kDirectB ? 0 : NPS);  // packed elements per k
   constexpr int KC = kPerK == 0 ? K : cmax(1, cmin(K, kPackBytes / (kPerK * static_cast<int>(sizeof(Acc)))));
   alignas(64) Acc a_pack[kDirectA ? 1 : M * KC];
-  alignas(64) Acc b_pack[kDirectB ? 1 : KC * NP];
-  for (int k0 = 0; k0 < K; k0 += KC) {
-    const int kc = K - k0 < KC ? K - k0 : KC;
+  alignas(64) Acc b_pack[kDirectB ? 1 : KC * NPS];
+  /* A of the accumulator type with far-apart rows: compacted at run time (kDirectAMaxRowBytes). */
+  constexpr bool kMayCompactA = kDirectA && !TRANS_A && M > 1;
+  constexpr int KA = kMayCompactA ? cmax(1, cmin(K, kPackABytes / (M * static_cast<int>(sizeof(Acc))))) : 1;
+  alignas(64) Acc a_rows[kMayCompactA ? M * KA : 1];
+  const bool compact_a = kMayCompactA && lda * static_cast<int64_t>(sizeof(Acc)) >= kDirectAMaxRowBytes;
+  const int kstep = compact_a ? cmin(KC, KA) : KC;
+  for (int k0 = 0; k0 < K; k0 += kstep) {
+    const int kc = K - k0 < kstep ? K - k0 : kstep;
     const Acc* a;
     int64_t a_rs, a_ks;
     if constexpr (kDirectA) {
       a = TRANS_A ? A + k0 * lda : A + k0;
       a_rs = TRANS_A ? 1 : lda;
       a_ks = TRANS_A ? lda : 1;
+      if (compact_a) {
+        for (int i = 0; i < M; ++i) {
+          const Acc* src = reinterpret_cast<const Acc*>(A) + i * lda + k0;
+          Acc* d = a_rows + i * KA;
+#pragma GCC ivdep
+          for (int kk = 0; kk < kc; ++kk) d[kk] = src[kk];
+        }
+        a = a_rows;
+        a_rs = KA;
+      }
     } else {
       pack_a<VB, M, TRANS_A>(A, lda, k0, kc, a_pack, KC);
       a = a_pack;
@@ -312,16 +363,18 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
       a_ks = 1;
     }
     const Acc* b;
-    int64_t b_ks;
+    int64_t b_ks, b_ss;
     if constexpr (kDirectB) {
       b = B + k0 * ldb;
       b_ks = ldb;
+      b_ss = NR;
     } else {
-      pack_b<VB, N, NP, TRANS_B>(B, ldb, k0, kc, b_pack);
+      pack_b<VB, N, NR, TRANS_B>(B, ldb, k0, kc, b_pack);
       b = b_pack;
-      b_ks = NP;
+      b_ks = NR;
+      b_ss = int64_t(kc) * NR;
     }
-    macro_tile<Kernel, VB, M, N>(kc, a, a_rs, a_ks, b, b_ks, C, ldc, load_c || k0 > 0);
+    macro_tile<Kernel, VB, M, N>(kc, a, a_rs, a_ks, b, b_ks, b_ss, C, ldc, load_c || k0 > 0);
   }
 }
 
@@ -378,14 +431,175 @@ inline void gemm_bf16(const bfloat16_t* A, int64_t lda, const bfloat16_t* B, int
       a = a_pack;
       a_rs = PC * 2;
     }
-    macro_tile<Bf16Kernel, 64, M, N>(pc, a, a_rs, 0, b_pack, NP * 2, C, ldc, load_c || p0 > 0);
+    macro_tile<Bf16Kernel, 64, M, N>(pc, a, a_rs, 0, b_pack, NP * 2, Blocking<64>::NV * 16 * 2, C, ldc,
+                                     load_c || p0 > 0);
   }
+}
+#endif
+
+#if TL_CPU_COMPILED_AMX_BF16 || TL_CPU_COMPILED_AMX_INT8
+/* ---- AMX tiles ----------------------------------------------------------------------------------
+ * Eight tile registers of 16 rows x 64 bytes: tmm0..3 hold a 32 x 32 block of C (2 x 2 tiles of
+ * 16 x 16 float or int32), tmm4..5 two 16-row slices of A (16 rows x 64 bytes of k: 32 bf16 or 64
+ * int8), tmm6..7 two 16-column slices of B packed in groups of 4 bytes per column (k-pairs of bf16,
+ * k-quads of int8: "VNNI" layout, one 64-byte row of a tile per group). tdpbf16ps / tdpbssd add
+ * the products of each group in float32 / int32. The tile instructions are inline assembly (the
+ * headers avoid <immintrin.h>); register numbers are part of the mnemonic, so each is a macro. */
+struct alignas(64) AmxTileConfig {
+  uint8_t palette, start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+#define TL_AMX_LOAD(t, p, stride) \
+  __asm__ __volatile__("tileloadd (%0,%1,1), %%tmm" #t ::"r"(p), "r"(static_cast<int64_t>(stride)) : "memory")
+#define TL_AMX_STORE(t, p, stride) \
+  __asm__ __volatile__("tilestored %%tmm" #t ", (%0,%1,1)" ::"r"(p), "r"(static_cast<int64_t>(stride)) : "memory")
+#define TL_AMX_ZERO(t) __asm__ __volatile__("tilezero %%tmm" #t ::: "memory")
+#define TL_AMX_DP(op, c, a, b) __asm__ __volatile__(op " %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::: "memory")
+
+inline void amx_configure() {
+  AmxTileConfig cfg;
+  __builtin_memset(&cfg, 0, sizeof cfg);
+  cfg.palette = 1;
+  for (int t = 0; t < 8; ++t) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  __asm__ __volatile__("ldtilecfg %0" ::"m"(cfg) : "memory");
+}
+inline void amx_release() { __asm__ __volatile__("tilerelease" ::: "memory"); }
+
+/* One MT x NT block of 16 x 16 C tiles (MT, NT in {1, 2}) over `steps` tile steps of k: A rows
+ * at `a` (row stride a_ld bytes, 64 bytes of k per step), B groups at `b` (row stride b_ld bytes,
+ * 16 group rows per step), C at `c` (row stride c_ld bytes). */
+template <bool BF16, int MT, int NT>
+inline void amx_block(int steps, const char* a, int64_t a_ld, const char* b, int64_t b_ld, char* c, int64_t c_ld,
+                      bool load_c) {
+  if (load_c) {
+    TL_AMX_LOAD(0, c, c_ld);
+    if constexpr (NT > 1) TL_AMX_LOAD(1, c + 64, c_ld);
+    if constexpr (MT > 1) TL_AMX_LOAD(2, c + 16 * c_ld, c_ld);
+    if constexpr (MT > 1 && NT > 1) TL_AMX_LOAD(3, c + 16 * c_ld + 64, c_ld);
+  } else {
+    TL_AMX_ZERO(0);
+    if constexpr (NT > 1) TL_AMX_ZERO(1);
+    if constexpr (MT > 1) TL_AMX_ZERO(2);
+    if constexpr (MT > 1 && NT > 1) TL_AMX_ZERO(3);
+  }
+  for (int s = 0; s < steps; ++s) {
+    const char* as = a + s * 64;
+    const char* bs = b + s * 16 * b_ld;
+    TL_AMX_LOAD(4, as, a_ld);
+    TL_AMX_LOAD(6, bs, b_ld);
+    if constexpr (MT > 1) TL_AMX_LOAD(5, as + 16 * a_ld, a_ld);
+    if constexpr (NT > 1) TL_AMX_LOAD(7, bs + 64, b_ld);
+    if constexpr (BF16) {
+      TL_AMX_DP("tdpbf16ps", 0, 4, 6);
+      if constexpr (NT > 1) TL_AMX_DP("tdpbf16ps", 1, 4, 7);
+      if constexpr (MT > 1) TL_AMX_DP("tdpbf16ps", 2, 5, 6);
+      if constexpr (MT > 1 && NT > 1) TL_AMX_DP("tdpbf16ps", 3, 5, 7);
+    } else {
+      TL_AMX_DP("tdpbssd", 0, 4, 6);
+      if constexpr (NT > 1) TL_AMX_DP("tdpbssd", 1, 4, 7);
+      if constexpr (MT > 1) TL_AMX_DP("tdpbssd", 2, 5, 6);
+      if constexpr (MT > 1 && NT > 1) TL_AMX_DP("tdpbssd", 3, 5, 7);
+    }
+  }
+  TL_AMX_STORE(0, c, c_ld);
+  if constexpr (NT > 1) TL_AMX_STORE(1, c + 64, c_ld);
+  if constexpr (MT > 1) TL_AMX_STORE(2, c + 16 * c_ld, c_ld);
+  if constexpr (MT > 1 && NT > 1) TL_AMX_STORE(3, c + 16 * c_ld + 64, c_ld);
+}
+
+/* Whether the AMX driver takes this GEMM: row-major A whose rows are read in place, whole 16 x 16
+ * C tiles, whole tile steps of k, and 16 group rows of packed B within the pack budget. Other
+ * shapes take the AVX-512 paths. */
+template <int M, int N, int K, bool TRANS_A, int ELEM> struct AmxFits {
+  static constexpr int KT = 64 / ELEM;  // k per tile step
+  static constexpr bool value = !TRANS_A && M % 16 == 0 && N % 16 == 0 && K % KT == 0 && 16 * N * 4 <= kPackBytes;
+};
+
+/* C (float for bf16, int32 for int8; row-major) (+)= A B with A [M, K] row-major and B [K, N]
+ * (TRANS_B: [N, K]), through the tiles; B is packed per chunk of k into groups of 4 bytes. */
+template <int M, int N, int K, bool TRANS_B, typename T, typename Acc>
+inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
+  constexpr int ELEM = static_cast<int>(sizeof(T));
+  constexpr bool kBf16 = ELEM == 2;
+  constexpr int E = 4 / ELEM;                                 // elements per 4-byte group
+  constexpr int G = K / E;                                    // groups of k (a multiple of 16)
+  constexpr int GC = cmin(G, kPackBytes / (N * 4) / 16 * 16);  // groups per chunk (a multiple of 16)
+  alignas(64) uint32_t b_pack[GC * N];
+  amx_configure();
+  for (int g0 = 0; g0 < G; g0 += GC) {
+    const int gc = G - g0 < GC ? G - g0 : GC;
+    const int k0 = g0 * E;
+    for (int g = 0; g < gc; ++g) {
+      uint32_t* d = b_pack + g * N;
+      const int kb = k0 + g * E;
+      if constexpr (TRANS_B) {
+        for (int j = 0; j < N; ++j) __builtin_memcpy(d + j, B + j * ldb + kb, 4);
+      } else if constexpr (kBf16) {
+        const uint16_t* r0 = reinterpret_cast<const uint16_t*>(B + kb * ldb);
+        const uint16_t* r1 = reinterpret_cast<const uint16_t*>(B + (kb + 1) * ldb);
+#pragma GCC ivdep
+        for (int j = 0; j < N; ++j) d[j] = static_cast<uint32_t>(r0[j]) | (static_cast<uint32_t>(r1[j]) << 16);
+      } else {
+        const uint8_t* r0 = reinterpret_cast<const uint8_t*>(B + kb * ldb);
+        const uint8_t* r1 = reinterpret_cast<const uint8_t*>(B + (kb + 1) * ldb);
+        const uint8_t* r2 = reinterpret_cast<const uint8_t*>(B + (kb + 2) * ldb);
+        const uint8_t* r3 = reinterpret_cast<const uint8_t*>(B + (kb + 3) * ldb);
+#pragma GCC ivdep
+        for (int j = 0; j < N; ++j)
+          d[j] = static_cast<uint32_t>(r0[j]) | (static_cast<uint32_t>(r1[j]) << 8) |
+                 (static_cast<uint32_t>(r2[j]) << 16) | (static_cast<uint32_t>(r3[j]) << 24);
+      }
+    }
+    const int steps = gc / 16;
+    const bool lc = load_c || g0 > 0;
+    const char* a0 = reinterpret_cast<const char*>(A + k0);
+    const char* bp = reinterpret_cast<const char*>(b_pack);
+    char* c0 = reinterpret_cast<char*>(C);
+    const int64_t a_ld = lda * ELEM, b_ld = int64_t(N) * 4, c_ld = ldc * 4;
+    constexpr int NF = N / 32 * 32, MF = M / 32 * 32;
+    for (int j0 = 0; j0 < NF; j0 += 32) {
+      for (int i0 = 0; i0 < MF; i0 += 32)
+        amx_block<kBf16, 2, 2>(steps, a0 + i0 * a_ld, a_ld, bp + j0 * 4, b_ld, c0 + i0 * c_ld + j0 * 4, c_ld, lc);
+      if constexpr (MF < M)
+        amx_block<kBf16, 1, 2>(steps, a0 + MF * a_ld, a_ld, bp + j0 * 4, b_ld, c0 + MF * c_ld + j0 * 4, c_ld, lc);
+    }
+    if constexpr (NF < N) {
+      for (int i0 = 0; i0 < MF; i0 += 32)
+        amx_block<kBf16, 2, 1>(steps, a0 + i0 * a_ld, a_ld, bp + NF * 4, b_ld, c0 + i0 * c_ld + NF * 4, c_ld, lc);
+      if constexpr (MF < M)
+        amx_block<kBf16, 1, 1>(steps, a0 + MF * a_ld, a_ld, bp + NF * 4, b_ld, c0 + MF * c_ld + NF * 4, c_ld, lc);
+    }
+  }
+  amx_release();
 }
 #endif
 
 /* One tier with an accumulator-typed C: the bf16 instructions when usable, else multiply-adds. */
 template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
 inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
+#if TL_CPU_COMPILED_AMX_BF16
+  if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
+                same_type<Acc, float>::value && AmxFits<M, N, K, TRANS_A, 2>::value) {
+    if (isa().amx_bf16) {
+      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      return;
+    }
+  }
+#endif
+#if TL_CPU_COMPILED_AMX_INT8
+  if constexpr (VB == 64 && same_type<TA, int8_t>::value && same_type<TB, int8_t>::value &&
+                same_type<Acc, int32_t>::value && AmxFits<M, N, K, TRANS_A, 1>::value) {
+    if (isa().amx_int8) {
+      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      return;
+    }
+  }
+#endif
 #if TL_CPU_COMPILED_AVX512_BF16
   if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
                 same_type<Acc, float>::value) {

@@ -10,7 +10,9 @@
  *     TL_CPU_ISA = portable | avx2 | avx512 | native (default)
  *
  * which can only lower the tier (tests force the portable path with it; it is read once per
- * loaded kernel). AVX512_BF16 (vdpbf16ps) is used by the AVX-512 tier only when the CPU has it.
+ * loaded kernel; the compiler also reads it, so a kernel compiled under it lacks the higher tiers
+ * altogether). AVX512_BF16 (vdpbf16ps) and AMX tiles are used by the AVX-512 tier only when the CPU
+ * has them and TL_CPU_ISA is unset or native.
  * The data cache sizes (cpuid leaf 4 / 0x8000001D) set the GEMM's k blocking.
  *
  * Lean on purpose: only <stdint.h> and <stdlib.h> (getenv). */
@@ -38,6 +40,26 @@
 #define TL_CPU_COMPILED_AVX512_BF16 0
 #endif
 
+/* AMX tiles: compiled only when the kernel is built with -mamx-tile and -mamx-bf16 / -mamx-int8,
+ * which the compiler adds only when the host reported AMX and the OS granted the tile state
+ * (src/target/cpu/host_isa.cc); still checked at run time (cpuid, xgetbv, arch_prctl). */
+#if TL_CPU_COMPILED_AVX512 && defined(__x86_64__) && defined(__AMX_TILE__) && defined(__AMX_BF16__) && \
+    !defined(TL_CPU_NO_AMX)
+#define TL_CPU_COMPILED_AMX_BF16 1
+#else
+#define TL_CPU_COMPILED_AMX_BF16 0
+#endif
+#if TL_CPU_COMPILED_AVX512 && defined(__x86_64__) && defined(__AMX_TILE__) && defined(__AMX_INT8__) && \
+    !defined(TL_CPU_NO_AMX)
+#define TL_CPU_COMPILED_AMX_INT8 1
+#else
+#define TL_CPU_COMPILED_AMX_INT8 0
+#endif
+#if TL_CPU_COMPILED_AMX_BF16 || TL_CPU_COMPILED_AMX_INT8
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace tl {
 namespace cpu {
 
@@ -47,6 +69,8 @@ struct HostIsa {
   bool avx2_fma = false;  // AVX2 + FMA + F16C, with the OS saving ymm state
   bool avx512 = false;    // AVX-512 F/BW/VL/DQ, with the OS saving zmm state
   bool avx512_bf16 = false;
+  bool amx_bf16 = false;  // AMX-TILE + AMX-BF16, OS tile state on, permission granted
+  bool amx_int8 = false;  // AMX-TILE + AMX-INT8, likewise
   int l1d_bytes = 32 * 1024;  // per core; defaults when cpuid does not say
   int l2_bytes = 1024 * 1024;
 };
@@ -98,10 +122,26 @@ inline HostIsa detect_host_isa() {
   const uint32_t max_sub7 = a;
   h.avx2_fma = os_ymm && avx2 && fma && f16c;
   h.avx512 = h.avx2_fma && os_zmm && f512 && dq && bw && vl;
+  const bool amx_bf16 = (d >> 22) & 1u, amx_tile = (d >> 24) & 1u, amx_int8 = (d >> 25) & 1u;
   if (h.avx512 && max_sub7 >= 1) {
     __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7u), "c"(1u));
     h.avx512_bf16 = (a >> 5) & 1u;
   }
+#if TL_CPU_COMPILED_AMX_BF16 || TL_CPU_COMPILED_AMX_INT8
+  /* XTILECFG and XTILEDATA enabled by the OS, and (Linux >= 5.16) this process's permission for the
+   * tile data state: without it the first tile instruction raises SIGILL. */
+  if (h.avx512 && amx_tile && ((xlo >> 17) & 3u) == 3u) {
+    const long kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    unsigned long bitmask = 0;
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0 &&
+        syscall(SYS_arch_prctl, kArchGetXcompPerm, &bitmask) == 0 && ((bitmask >> kXfeatureXtiledata) & 1ul)) {
+      h.amx_bf16 = amx_bf16;
+      h.amx_int8 = amx_int8;
+    }
+  }
+#else
+  (void)amx_bf16, (void)amx_tile, (void)amx_int8;
+#endif
 #endif
   return h;
 }
@@ -110,6 +150,7 @@ inline HostIsa detect_host_isa() {
 struct IsaChoice {
   int level;
   bool bf16;  // vdpbf16ps in the AVX-512 tier
+  bool amx_bf16, amx_int8;  // AMX tiles (only with TL_CPU_ISA unset or native)
   int l1d_bytes, l2_bytes;
 };
 
@@ -119,7 +160,10 @@ inline IsaChoice choose_isa() {
   if (level >= kIsaAvx512 && !h.avx512) level = kIsaAvx2;
   if (level >= kIsaAvx2 && !h.avx2_fma) level = kIsaPortable;
   if (level == kIsaAvx2 && !TL_CPU_COMPILED_AVX2) level = kIsaPortable;  // an AVX-512 build has no AVX2 tier
+  bool capped = false;
   if (const char* env = getenv("TL_CPU_ISA")) {
+    capped = !(env[0] == 0 || (env[0] == 'n' && env[1] == 'a' && env[2] == 't' && env[3] == 'i' && env[4] == 'v' &&
+                               env[5] == 'e' && env[6] == 0));
     int cap = level;
     const char* e = env;
     auto is = [e](const char* s) {
@@ -134,7 +178,9 @@ inline IsaChoice choose_isa() {
   }
   IsaChoice c;
   c.level = level;
-  c.bf16 = level == kIsaAvx512 && TL_CPU_COMPILED_AVX512_BF16 && h.avx512_bf16;
+  c.bf16 = level == kIsaAvx512 && TL_CPU_COMPILED_AVX512_BF16 && h.avx512_bf16 && !capped;
+  c.amx_bf16 = level == kIsaAvx512 && TL_CPU_COMPILED_AMX_BF16 && h.amx_bf16 && !capped;
+  c.amx_int8 = level == kIsaAvx512 && TL_CPU_COMPILED_AMX_INT8 && h.amx_int8 && !capped;
   c.l1d_bytes = h.l1d_bytes;
   c.l2_bytes = h.l2_bytes;
   return c;
@@ -148,7 +194,10 @@ inline const IsaChoice& isa() {
 
 inline const char* isa_name() {
   const IsaChoice& c = isa();
-  if (c.level == kIsaAvx512) return c.bf16 ? "avx512+bf16" : "avx512";
+  if (c.level == kIsaAvx512) {
+    if (c.amx_bf16 || c.amx_int8) return c.bf16 ? "avx512+bf16+amx" : "avx512+amx";
+    return c.bf16 ? "avx512+bf16" : "avx512";
+  }
   if (c.level == kIsaAvx2) return "avx2";
   return "portable";
 }

@@ -13,6 +13,7 @@
 #include "runtime/process.h"
 #include "runtime/sha256.h"
 #include "target/cpu/codegen.h"
+#include "target/cpu/host_isa.h"
 #include "target/cpu/module.h"
 #include "target/cpu/pipeline.h"
 #include "transform/pass_config.h"
@@ -32,8 +33,8 @@ std::vector<std::string> system_cxx() {
   return argv;
 }
 
-// The host CPU's identity: kernels are built with -march=native, so a cache shared between
-// machines must not hand one CPU's kernels to another.
+// The host CPU's identity (-mtune=native, and what cpuid reports beyond the ISA set of the key), so
+// that a cache shared between machines does not hand one CPU's kernels to another.
 const std::string& host_cpu_identity() {
   static const std::string id = [] {
     std::ifstream in("/proc/cpuinfo");
@@ -66,11 +67,17 @@ class CpuBackend : public TargetBackend {
   }
 
   void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) override {
-    write_text_file(dir + "/kernel.cc", kernel_source);
+    // The ISA set the kernel is compiled for (host's, capped by TL_CPU_ISA / tl.cpu_isa) is also
+    // recorded in the object, so that loading it on a CPU without one of them is a typed error
+    // rather than SIGILL (load_cpu_module).
+    const CpuIsa isa = target_cpu_isa(opts.pass_configs);
+    write_text_file(dir + "/kernel.cc", kernel_source + "\nextern \"C\" __attribute__((visibility(\"default\"))) "
+                                                        "const char tl_kernel_build_isa[] = \"" + isa.names() + "\";\n");
     std::vector<std::string> argv = system_cxx();
     // cpu_compiler_flags carries -shared -fPIC and -I for our headers; user flags come last so
     // they can override (e.g. -O3).
-    for (auto& f : cpu_compiler_flags(config_bool(opts.pass_configs, "tl.enable_fast_math"))) argv.push_back(f);
+    for (auto& f : cpu_compiler_flags(config_bool(opts.pass_configs, "tl.enable_fast_math"), cpu_isa_flags(isa)))
+      argv.push_back(f);
     for (auto& f : opts.compile_flags) argv.push_back(f);
     ProcessOptions po;
     po.timeout_s = compile_timeout_s();
@@ -125,6 +132,13 @@ class CpuBackend : public TargetBackend {
   std::vector<std::string> artifact_files() const override { return {"kernel.so", "kernel.cc"}; }
 
   std::string compiler_version(const CompileOptions& opts) override {
+    // The ISA set kernels are compiled for is part of the key: TL_CPU_ISA=avx2 (or another host)
+    // never reuses an AVX-512 or AMX kernel.
+    return toolchain_version() + "isa " + target_cpu_isa(opts.pass_configs).names() + "\n";
+  }
+
+ private:
+  std::string toolchain_version() {
     static std::mutex mu;
     static std::unordered_map<std::string, std::string> memo;
     std::vector<std::string> cxx = system_cxx();

@@ -24,10 +24,13 @@ std::string codegen_cpu(const PrimFunc& lowered);
 std::string cpu_include_dir();
 
 // Flags for the system compiler (g++) building emitted code into a shared object, besides the
-// input and `-o out.so`: C++17, -O2 with the dynamic vectorizer cost model, -march=native,
+// input and `-o out.so`: C++17, -O2 with the dynamic vectorizer cost model, the ISA flags
+// (`isa_flags`; by default those of the host's run-time ISA set capped by $TL_CPU_ISA,
+// target/cpu/host_isa.h),
 // -fPIC -shared, IEEE floating point (no -ffast-math unless `fast_math`, i.e. TL_ENABLE_FAST_MATH;
 // fused multiply-add contraction allowed as on GPUs), no exceptions/RTTI, and -I cpu_include_dir().
 // Chosen so that a cold compile of a GEMM kernel takes well under 1.5 s.
 std::vector<std::string> cpu_compiler_flags(bool fast_math);
+std::vector<std::string> cpu_compiler_flags(bool fast_math, const std::vector<std::string>& isa_flags);
 
 }  // namespace tl

@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "runtime/thread_pool.h"
+#include "target/cpu/host_isa.h"
 
 namespace tl {
 
@@ -111,6 +112,20 @@ std::unique_ptr<KernelModule> load_cpu_module(const std::string& load_path, cons
       throw_error<Error>("kernel '", kernel_name, "' in '", so_path, "' was built for cpu ABI version ", *ver,
                          " but this runtime speaks version ", TL_CPU_ABI_VERSION,
                          "; clear the kernel cache (tilelang.cache.clear_cache())");
+    }
+  }
+  // The ISA set the object was compiled for (backend.cc appends it): running it on a CPU without
+  // one of those features would end the process with SIGILL, so that is a typed error instead. (The
+  // cache key holds the set, so this only fires for objects moved between machines by hand.)
+  if (auto* sym = static_cast<const char*>(dlsym(handle, "tl_kernel_build_isa"))) {
+    const std::string built = sym;  // copied: the object is closed before the message is built
+    std::string missing = missing_cpu_features(built, host_cpu_isa());
+    if (!missing.empty()) {
+      dlclose(handle);
+      throw_error<RuntimeError>("kernel '", kernel_name, "' in '", so_path, "' was compiled for the instruction set ",
+                                built, " but this CPU lacks ", missing, " (it reports ", host_cpu_isa().names(),
+                                "); recompile it on this machine (clear the kernel cache with "
+                                "tilelang.cache.clear_cache()) or build with TL_CPU_ISA set lower");
     }
   }
   return std::make_unique<CpuKernelModule>(handle, entry, so_path, kernel_name, num_threads);

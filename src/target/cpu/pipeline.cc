@@ -1,5 +1,6 @@
 #include "target/cpu/pipeline.h"
 
+#include "target/cpu/forward_gemm_operands.h"
 #include "target/cpu/lower_tile_ops_cpu.h"
 #include "transform/config_index_bitwidth.h"
 #include "transform/check_cpu_constructs.h"
@@ -18,6 +19,7 @@ PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
   runner.run("check_cpu_constructs", check_cpu_constructs);
   runner.run("serialize_threads", serialize_threads);
   runner.run("simplify", simplify);  // constant regions let the GEMM take its static form
+  runner.run("forward_gemm_operands", forward_gemm_operands);  // T.gemm reads global tiles, not their copies
   runner.run("lower_tile_ops", [](const PrimFunc& fn, const PassContext& c) {
     return lower_tile_ops(fn, c, lower_tile_op_cpu);
   });

@@ -43,6 +43,7 @@ CASES = [
     # M, N, K, blocks, dtype, acc, trans_A, trans_B
     (128, 256, 128, (64, 128, 64), "float32", "float32", False, False),
     (100, 72, 50, (32, 32, 16), "float32", "float32", False, False),  # partial tiles: guarded copies
+    (224, 128, 96, (112, 128, 48), "float32", "float32", False, False),  # B packed into panels, row tail
     (96, 80, 70, (48, 40, 32), "float32", "float32", False, True),    # row, vector and lane tails
     (64, 48, 40, (32, 48, 8), "float32", "float32", True, False),
     (40, 56, 36, (40, 56, 12), "float32", "float32", True, True),
@@ -69,7 +70,7 @@ def test_gemm_matches_float64(case, accumulate, rng):
         np.testing.assert_array_equal(c, ref.astype(np.int64))
     else:
         np.testing.assert_allclose(c, ref, rtol=0, atol=2e-6 * K + 1e-6 * np.abs(ref).max())
-    assert kernel_isa(kernel) in ("avx512+bf16", "avx512", "avx2", "portable")
+    assert kernel_isa(kernel) in ("avx512+bf16+amx", "avx512+amx", "avx512+bf16", "avx512", "avx2", "portable")
 
 
 @pytest.mark.parametrize("panel,order", [(2, "row"), (3, "col"), (8, "row")])

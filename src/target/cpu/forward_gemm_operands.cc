@@ -1,0 +1,213 @@
+#include "target/cpu/forward_gemm_operands.h"
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "ir/functor.h"
+#include "ir/structural.h"
+#include "op/op_util.h"
+#include "op/tile_op.h"
+#include "transform/pass_config.h"
+
+namespace tl {
+
+namespace {
+
+bool is_staging(MemScope s) { return s == MemScope::kShared || s == MemScope::kFragment; }
+
+// Every use of every buffer: which tile ops name it (op, argument position), and which buffers are
+// written or escape (stores, tile-op writes, address_of) or are touched by scalar loads.
+class UseCollector : public IRVisitor {
+ public:
+  std::map<const BufferNode*, std::vector<std::pair<const TileOpNode*, size_t>>> tile_uses;
+  std::set<const BufferNode*> written, scalar_used;
+
+  void visit_load(const BufferLoadNode* n) override {
+    scalar_used.insert(n->buffer.get());
+    IRVisitor::visit_load(n);
+  }
+  void visit_store(const BufferStoreNode* n) override {
+    written.insert(n->buffer.get());
+    scalar_used.insert(n->buffer.get());
+    IRVisitor::visit_store(n);
+  }
+  void visit_call(const CallNode* n) override {
+    if (n->op == "tl.address_of")  // a pointer into the buffer may be written through
+      for (const Expr& a : n->args)
+        if (auto* l = a.as<BufferLoadNode>()) written.insert(l->buffer.get());
+    IRVisitor::visit_call(n);
+  }
+  void visit_tile_op(const TileOpNode* n) override {
+    for (size_t i = 0; i < n->args.size(); ++i)
+      if (n->args[i].is_region()) tile_uses[n->args[i].region.buffer.get()].emplace_back(n, i);
+    if (const TileOpDef* def = find_tile_op(n->op); def && def->access) {
+      for (const BufferRegion& w : def->access(*n).writes) written.insert(w.buffer.get());
+    } else {
+      for (const TileArg& a : n->args)  // unknown op: assume it writes every buffer it names
+        if (a.is_region()) written.insert(a.region.buffer.get());
+    }
+    IRVisitor::visit_tile_op(n);
+  }
+};
+
+bool loads_nothing(const Expr& e) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visit_load(const BufferLoadNode*) override { found = true; }
+  } f;
+  f.visit(e);
+  return !f.found;
+}
+
+bool covers_whole(const BufferRegion& r) {
+  const std::vector<Expr>& shape = r.buffer.shape();
+  if (r.region.size() != shape.size()) return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!is_zero(r.region[d].min) || !structural_equal(r.region[d].extent, shape[d])) return false;
+  return true;
+}
+
+class Forwarder : public StmtMutator {
+ public:
+  Forwarder(const UseCollector& uses, LowerContext base) : uses_(uses), ctx_(std::move(base)) {}
+  using StmtMutator::mutate;
+  int forwarded = 0;
+
+ protected:
+  Stmt mutate_kernel(const KernelLaunchNode* n, const Stmt& s) override {
+    Scope scope(this);
+    for (size_t i = 0; i < n->block_vars.size(); ++i) bind(n->block_vars[i], make_int(0, n->grid[i].dtype()), n->grid[i]);
+    for (size_t i = 0; i < n->thread_vars.size(); ++i)
+      bind(n->thread_vars[i], make_int(0, n->threads[i].dtype()), n->threads[i]);
+    return StmtMutator::mutate_kernel(n, s);
+  }
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    Scope scope(this);
+    bind(n->var, n->min, n->extent);
+    return StmtMutator::mutate_for(n, s);
+  }
+  Stmt mutate_let(const LetStmtNode* n, const Stmt& s) override {
+    Scope scope(this);
+    int64_t lo, hi;
+    if (n->var.dtype().is_integer() && const_bounds(n->value, ctx_.var_ranges, &lo, &hi))
+      bind(n->var, make_int(lo, n->var.dtype()), make_int(hi - lo + 1, n->var.dtype()));
+    return StmtMutator::mutate_let(n, s);
+  }
+
+  Stmt mutate_seq(const SeqStmtNode* n, const Stmt& s) override {
+    std::vector<Stmt> seq = n->seq;  // rewritten statements; uses_ refers to the originals in n->seq
+    bool changed = false;
+    for (size_t i = 0; i < seq.size(); ++i) {
+      auto* copy = seq[i].as<TileOpNode>();
+      if (!copy || copy->op != "copy" || copy->args.size() != 2 || !copy->args[0].is_region() ||
+          !copy->args[1].is_region())
+        continue;
+      const BufferRegion& src = copy->args[0].region;
+      const BufferRegion& dst = copy->args[1].region;
+      std::optional<size_t> arg = gemm_reader(dst.buffer, copy);
+      if (!arg) continue;
+      for (size_t j = i + 1; j < seq.size(); ++j) {
+        auto* orig = n->seq[j].as<TileOpNode>();
+        auto* gemm = seq[j].as<TileOpNode>();  // may already have its other operand forwarded
+        if (!orig || !gemm || !uses_one(dst.buffer, orig)) continue;
+        if (!forwardable(src, dst)) break;
+        std::vector<TileArg> args = gemm->args;
+        args[*arg] = TileArg(src);
+        seq[j] = make_tile_op(gemm->op, std::move(args), gemm->attrs, gemm->span);
+        seq[i] = make_evaluate(make_int(0), copy->span);
+        changed = true;
+        ++forwarded;
+        break;
+      }
+    }
+    if (!changed) return StmtMutator::mutate_seq(n, s);
+    return StmtMutator::mutate(make_seq(std::move(seq), n->span));
+  }
+
+ private:
+  // The argument position (0: A, 1: B) at which the one GEMM reading S does so, when S's uses
+  // are exactly `copy` (writing all of S) and one gemm reading all of S.
+  std::optional<size_t> gemm_reader(const Buffer& s, const TileOpNode* copy) const {
+    if (!is_staging(s.scope()) || uses_.scalar_used.count(s.get())) return std::nullopt;
+    auto it = uses_.tile_uses.find(s.get());
+    if (it == uses_.tile_uses.end() || it->second.size() != 2) return std::nullopt;
+    const TileOpNode* gemm = nullptr;
+    size_t pos = 0;
+    for (auto& [op, i] : it->second) {
+      if (op == copy) {
+        if (i != 1) return std::nullopt;
+        continue;
+      }
+      if ((op->op != "gemm" && op->op != "gemm_v0") || i > 1 || gemm) return std::nullopt;
+      gemm = op;
+      pos = i;
+    }
+    if (!gemm || !covers_whole(gemm->args[pos].region)) return std::nullopt;
+    return pos;
+  }
+  bool uses_one(const Buffer& s, const TileOpNode* op) const {
+    for (auto& [o, i] : uses_.tile_uses.at(s.get()))
+      if (o == op) return true;
+    return false;
+  }
+  bool forwardable(const BufferRegion& src, const BufferRegion& dst) const {
+    const Buffer& g = src.buffer;
+    const Buffer& sb = dst.buffer;
+    if (g.scope() != MemScope::kGlobal || uses_.written.count(g.get()) || g.dtype() != sb.dtype()) return false;
+    if (!covers_whole(dst) || sb.ndim() != 2 || src.region.size() < 2) return false;
+    if (!is_one(g.effective_strides().back())) return false;
+    size_t n = src.region.size();
+    for (size_t d = 0; d + 2 < n; ++d)
+      if (!is_one(src.region[d].extent)) return false;
+    if (!structural_equal(src.region[n - 2].extent, sb.shape()[0]) ||
+        !structural_equal(src.region[n - 1].extent, sb.shape()[1]))
+      return false;
+    for (const Range& r : src.region)
+      if (!loads_nothing(r.min) || !loads_nothing(r.extent)) return false;
+    // In bounds everywhere: the copy's own guards would be empty.
+    LoopNest nest = make_loop_nest(src.squeezed_extents(), "f");
+    LowerContext c = ctx_;
+    c.guard_global_bounds = true;
+    return global_bounds_guards(g, region_indices(src, nest.indices()), c, &nest).empty();
+  }
+
+  struct Scope {
+    Forwarder* self;
+    std::vector<std::pair<Var, std::optional<Range>>> saved;
+    explicit Scope(Forwarder* f) : self(f) { f->scopes_.push_back(this); }
+    ~Scope() {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+        if (it->second) self->ctx_.var_ranges[it->first] = *it->second;
+        else self->ctx_.var_ranges.erase(it->first);
+      }
+      self->scopes_.pop_back();
+    }
+  };
+  void bind(const Var& v, const Expr& min, const Expr& extent) {
+    auto it = ctx_.var_ranges.find(v);
+    scopes_.back()->saved.emplace_back(v, it == ctx_.var_ranges.end() ? std::nullopt : std::optional<Range>(it->second));
+    ctx_.var_ranges[v] = Range(min, extent);
+  }
+
+  const UseCollector& uses_;
+  LowerContext ctx_;
+  std::vector<Scope*> scopes_;
+};
+
+}  // namespace
+
+PrimFunc forward_gemm_operands(const PrimFunc& f, const PassContext& ctx) {
+  if (config_bool(ctx.configs, "tl.disable_cpu_gemm_forwarding")) return f;
+  UseCollector uses;
+  uses.visit(f.body());
+  LowerContext base;
+  base.target = ctx.target;
+  Forwarder fw(uses, base);
+  Stmt body = fw.mutate(f.body());
+  return fw.forwarded == 0 ? f : f.with_body(body);
+}
+
+TL_REGISTER_PASS("forward_gemm_operands", forward_gemm_operands);
+
+}  // namespace tl

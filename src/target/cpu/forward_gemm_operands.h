@@ -1,0 +1,28 @@
+// forward_gemm_operands (cpu): T.gemm reads a global tile in place instead of its copy in
+// shared memory, when the copy's only purpose is to feed that GEMM.
+//
+// TileLang kernels stage operands with `T.copy(A[by * bm, k * bk], A_shared)` before
+// `T.gemm(A_shared, ...)`. On a GPU that copy moves data into fast on-chip memory; on cpu it is a
+// second pass over the data that the GEMM then reads again (and packs where it needs to), which
+// costs about a fifth of a fp32 GEMM kernel's time and doubles the traffic of a decode GEMV
+// (docs/PERFORMANCE.md). The rewrite `T.copy(G[r], S); ...; T.gemm(S, ...)` -> `T.gemm(G[r], ...)`
+// is done when all of these hold, so the GEMM reads the very values the copy would have stored:
+//   - S is a shared/fragment buffer whose only uses in the function are this copy (writing all of
+//     S) and this GEMM (reading all of S as A or B); no scalar load, store or other op touches it;
+//   - the copy and the GEMM are statements of the same sequence, the copy first (so the GEMM always
+//     follows an execution of the copy in the same scope);
+//   - G is a global buffer that nothing in the function writes (no store, no tile op writing it,
+//     no address taken), of S's dtype, with a unit last stride; r's extents are S's shape (leading
+//     unit dimensions allowed) and its indices load nothing;
+//   - r lies inside G for every value of the surrounding block, loop and let variables (the copy
+//     would otherwise zero-fill the outside part).
+// S's allocation stays (unused). Off with the pass config tl.disable_cpu_gemm_forwarding.
+#pragma once
+
+#include "transform/pass.h"
+
+namespace tl {
+
+PrimFunc forward_gemm_operands(const PrimFunc& f, const PassContext& ctx);
+
+}  // namespace tl

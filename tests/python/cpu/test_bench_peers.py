@@ -1,0 +1,61 @@
+"""The cpu benchmark's guards against flattering peers (bench/common.py, issue 17): a process with
+OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE set re-executes itself without them before OpenBLAS loads, the
+peer's kernel is recorded, and a ratio against a peer on an older core type than the CPU is refused."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import common  # noqa: E402  (imported from a test: never re-executes)
+
+
+def test_refusal_rules():
+    assert common.fp32_peer_refusal("avx2", "avx512") == "peer runs avx2 kernels, CPU supports avx512"
+    assert common.fp32_peer_refusal("avx", "avx2") is not None
+    assert common.fp32_peer_refusal("avx512", "avx512") is None
+    assert common.fp32_peer_refusal("avx2", "avx2") is None
+    assert "unknown" in common.fp32_peer_refusal("unknown", "avx2")
+    amx = {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_bf16", "amx_bf16", "amx_tile"}
+    assert common.bf16_peer_refusal("brg_matmul:avx10_1_512_amx", amx) is None
+    assert "AMX-BF16" in common.bf16_peer_refusal("brg_matmul:avx512_core_bf16", amx)
+    assert common.bf16_peer_refusal("brg_matmul:avx512_core_bf16", amx - {"amx_bf16", "amx_tile"}) is None
+    assert "AVX512-BF16" in common.bf16_peer_refusal("gemm:jit", {"avx512_bf16"})
+    assert common.OPENBLAS_CORE_LEVEL["haswell"] == "avx2" and common.OPENBLAS_CORE_LEVEL["skylakex"] == "avx512"
+
+
+def test_cpu_vector_level_from_flags():
+    assert common.cpu_vector_level({"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq"}) == "avx512"
+    assert common.cpu_vector_level({"avx2", "fma", "avx512f"}) == "avx2"
+    assert common.cpu_vector_level({"avx"}) == "avx"
+    assert common.cpu_vector_level(set()) == "sse"
+
+
+PROBE = r"""
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # re-executes this script without the peer-slowing variables
+p = common.openblas_peer()
+print("CORETYPE", os.environ.get("OPENBLAS_CORETYPE"), "REMOVED", os.environ.get("TL_BENCH_REMOVED_ENV"),
+      "ARCH", p["architecture"], "LEVEL", p["level"], "CPU", common.cpu_vector_level())
+"""
+
+
+def test_benchmark_reexecutes_without_openblas_coretype():
+    probe = os.path.join(ROOT, "bench", "_test_peer_env_probe.py")  # must live in bench/ to re-execute
+    with open(probe, "w") as f:
+        f.write(PROBE)
+    try:
+        env = dict(os.environ, OPENBLAS_CORETYPE="Sandybridge", OPENBLAS_L2_SIZE="262144")
+        env.pop("TL_BENCH_NO_REEXEC", None)
+        r = subprocess.run([sys.executable, probe], env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        os.remove(probe)
+    assert r.returncode == 0, r.stderr[-2000:]
+    words = r.stdout.split()
+    got = dict(zip(words[0::2], words[1::2]))
+    assert got["CORETYPE"] == "None"
+    assert got["REMOVED"] == "OPENBLAS_CORETYPE,OPENBLAS_L2_SIZE"
+    assert got["ARCH"] != "unknown", "numpy's OpenBLAS kernel could not be read"
+    assert got["ARCH"].lower() != "sandybridge"
+    assert common.LEVEL_RANK[got["LEVEL"]] >= common.LEVEL_RANK["avx"]

@@ -1,0 +1,140 @@
+"""forward_gemm_operands (src/target/cpu/forward_gemm_operands.h): on cpu, T.gemm reads a global
+tile in place instead of the shared-memory copy that only feeds it. Checked against numpy in
+float64 (int64) on random inputs, against the same kernel with the copies kept
+(tl.disable_cpu_gemm_forwarding: bit for bit, the GEMM's summation order does not depend on where
+its operands live), and on the emitted C++ (which copies are gone, which are kept)."""
+import os
+import re
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # tests/python: kernel_zoo
+import kernel_zoo as zoo  # noqa: E402
+
+KEEP = {"tl.disable_cpu_gemm_forwarding": True}
+
+
+def source(kernel):
+    with open(os.path.join(kernel.artifact_dir, "kernel.cc")) as f:
+        return f.read()
+
+
+def stores_to(src, name):
+    """Whether the emitted C++ stores into buffer `name` (its declaration does not count)."""
+    return re.search(name + r"\[[^\]]*\] = ", src) is not None
+
+
+def operand(shape, dtype, rng):
+    if dtype == "int8":
+        return rng.integers(-100, 100, shape).astype(np.int8)
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    return x.astype(ml_dtypes.bfloat16) if dtype == "bfloat16" else x
+
+
+def reference(a, b, ta, tb, wide):
+    a, b = a.astype(wide), b.astype(wide)
+    return (a.T if ta else a) @ (b.T if tb else b)
+
+
+# M, N, K, blocks, dtype, acc, trans_A, trans_B, forwarded (A, B)
+CASES = [
+    (256, 192, 128, (64, 96, 32), "float32", "float32", False, False, (True, True)),
+    (192, 128, 96, (96, 64, 48), "float32", "float32", False, True, (True, True)),   # B [N, K]
+    (128, 96, 64, (64, 48, 32), "float32", "float32", True, False, (True, True)),    # A [K, M]
+    (1, 512, 256, (1, 128, 64), "float32", "float32", False, False, (True, True)),   # decode GEMV
+    (100, 72, 50, (32, 32, 16), "float32", "float32", False, False, (False, False)),  # partial tiles: kept
+    (128, 128, 128, (64, 64, 64), "bfloat16", "float32", False, False, (True, True)),
+    (64, 64, 128, (32, 32, 64), "int8", "int32", False, True, (True, True)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[4]}-{c[0]}x{c[1]}x{c[2]}-tA{int(c[6])}-tB{int(c[7])}")
+def test_forwarded_gemm_matches_numpy_and_the_copying_kernel(case, rng):
+    M, N, K, (bm, bn, bk), dtype, acc, ta, tb, (fwd_a, fwd_b) = case
+    prog = zoo.gemm(M, N, K, bm, bn, bk, dtype, acc, acc, trans_A=ta, trans_B=tb)
+    a = operand((K, M) if ta else (M, K), dtype, rng)
+    b = operand((N, K) if tb else (K, N), dtype, rng)
+    fast = tilelang.compile(prog, target="cpu")
+    kept = tilelang.compile(prog, target="cpu", pass_configs=KEEP)
+    c1, c2 = np.zeros((M, N), acc), np.zeros((M, N), acc)
+    fast(a, b, c1)
+    kept(a, b, c2)
+    if dtype == "int8":
+        np.testing.assert_array_equal(c1.astype(np.int64), reference(a, b, ta, tb, np.int64))
+    else:
+        np.testing.assert_allclose(c1, reference(a, b, ta, tb, np.float64), rtol=0, atol=2e-6 * K)
+    np.testing.assert_array_equal(c1, c2)
+    src, src_kept = source(fast), source(kept)
+    assert stores_to(src_kept, "A_shared") and stores_to(src_kept, "B_shared")
+    assert (not stores_to(src, "A_shared")) == fwd_a, src[src.find("_block("):][:3000]
+    assert (not stores_to(src, "B_shared")) == fwd_b, src[src.find("_block("):][:3000]
+
+
+def test_shared_tile_with_another_reader_is_kept(rng):
+    """A_shared is also copied out: the copy stays (the GEMM still reads it) and values are right."""
+    M = N = K = 64
+    bm = bn = bk = 32
+
+    @T.prim_func
+    def f(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"), C: T.Tensor((M, N), "float32"),
+          D: T.Tensor((M, K), "float32")):
+        with T.Kernel(N // bn, M // bm, threads=128) as (bx, by):
+            A_shared = T.alloc_shared((bm, bk), "float32")
+            B_shared = T.alloc_shared((bk, bn), "float32")
+            C_local = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(K // bk, num_stages=1):
+                T.copy(A[by * bm, k * bk], A_shared)
+                T.copy(B[k * bk, bx * bn], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+                T.copy(A_shared, D[by * bm, k * bk])
+            T.copy(C_local, C[by * bm, bx * bn])
+
+    kernel = tilelang.compile(f, target="cpu")
+    a, b = operand((M, K), "float32", rng), operand((K, N), "float32", rng)
+    c, d = np.zeros((M, N), np.float32), np.zeros((M, K), np.float32)
+    kernel(a, b, c, d)
+    np.testing.assert_allclose(c, reference(a, b, False, False, np.float64), rtol=0, atol=1e-4)
+    np.testing.assert_array_equal(d, a)
+    src = source(kernel)
+    assert stores_to(src, "A_shared") and not stores_to(src, "B_shared")
+
+
+def test_written_global_is_not_forwarded(rng):
+    """The kernel writes A (C = A @ B, then A += 1 in place): A's copy must stay, since another
+    block may already have changed A."""
+    M = N = K = 64
+    bm = bn = bk = 32
+
+    @T.prim_func
+    def f(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // bn, M // bm, threads=128) as (bx, by):
+            A_shared = T.alloc_shared((bm, bk), "float32")
+            B_shared = T.alloc_shared((bk, bn), "float32")
+            C_local = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(K // bk, num_stages=1):
+                T.copy(A[by * bm, k * bk], A_shared)
+                T.copy(B[k * bk, bx * bn], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * bm, bx * bn])
+        with T.Kernel(1, threads=1) as bx:
+            for i, j in T.Parallel(M, K):
+                A[i, j] = A[i, j] + 1.0
+
+    kernel = tilelang.compile(f, target="cpu")
+    a, b = operand((M, K), "float32", rng), operand((K, N), "float32", rng)
+    a0 = a.copy()
+    c = np.zeros((M, N), np.float32)
+    kernel(a, b, c)
+    np.testing.assert_allclose(c, reference(a0, b, False, False, np.float64), rtol=0, atol=1e-4)
+    np.testing.assert_array_equal(a, a0 + 1)
+    src = source(kernel)
+    assert stores_to(src, "A_shared") and not stores_to(src, "B_shared")
