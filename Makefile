@@ -8,8 +8,9 @@ BUILD    := build
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 APT_PKGS := cmake g++ make libgtest-dev python3-venv
 # torch: the compatibility tier (tests/compat) runs TileLang-style programs with torch CPU tensors;
-# the core itself does not need it (tests/compat/test_compat_numpy_only.py).
-PY_PKGS  := numpy ml_dtypes nanobind pytest torch
+# the core itself does not need it (tests/compat/test_compat_numpy_only.py). threadpoolctl: bench/ records
+# which kernel the BLAS peers run (docs/PERFORMANCE.md).
+PY_PKGS  := numpy ml_dtypes nanobind pytest torch threadpoolctl
 export PYTHONPATH := $(CURDIR)/python
 export TILELANG_SOURCE_DIR := $(CURDIR)
 
