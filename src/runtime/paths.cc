@@ -80,8 +80,11 @@ std::string build_identity(const std::string& version, const std::string& binary
 const std::string& tl_build_identity() {
   static const std::string identity = [] {
     Dl_info info;
-    bool known = dladdr(reinterpret_cast<void*>(&tl_include_dir), &info) && info.dli_fname;
-    return build_identity(tl_version(), known ? info.dli_fname : "");
+    if (!dladdr(reinterpret_cast<void*>(&tl_include_dir), &info) || !info.dli_fname)
+      return build_identity(tl_version(), "");
+    std::error_code ec;
+    fs::path binary = fs::canonical(info.dli_fname, ec);  // an executable's name may be relative
+    return build_identity(tl_version(), ec ? std::string(info.dli_fname) : binary.string());
   }();
   return identity;
 }

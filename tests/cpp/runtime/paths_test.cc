@@ -28,6 +28,7 @@ TEST(IncludeDir, InstalledPackageHeadersAreFoundNextToTheLibrary) {
   // site-packages/tilelang/_core*.so with site-packages/tilelang/include/tl/...
   std::string pkg = make_headers(root, "site-packages/tilelang/include");
   std::string lib = root + "/site-packages/tilelang";
+  fs::create_directories(lib);
   EXPECT_EQ(find_include_dir("tl/cpu/kernel.h", "", "", lib), pkg);
   // The package's own headers win over a source checkout around it.
   make_headers(root, "include");
@@ -38,7 +39,8 @@ TEST(IncludeDir, InstalledPackageHeadersAreFoundNextToTheLibrary) {
 TEST(IncludeDir, SourceCheckoutLayoutsAreFound) {
   std::string root = make_temp_dir("tl-paths-");
   std::string inc = make_headers(root, "include");
-  // `make`: python/tilelang/_core*.so and build/tl_tests.
+  // `make`: python/tilelang/_core*.so and build/tl_tests (the binary's directory exists).
+  fs::create_directories(root + "/python/tilelang");
   EXPECT_EQ(find_include_dir("tl/cpu/kernel.h", "", "", root + "/python/tilelang"), inc);
   fs::create_directories(root + "/build");
   EXPECT_EQ(find_include_dir("tl/cpu/kernel.h", "", "", root + "/build"), inc);
@@ -51,6 +53,7 @@ TEST(IncludeDir, EnvironmentOverridesComeFirst) {
   std::string mine = make_headers(root, "mine");
   std::string src = make_headers(root, "src/include");
   std::string lib = root + "/pkg/tilelang";
+  fs::create_directories(lib);
   EXPECT_EQ(find_include_dir("tl/cpu/kernel.h", mine, root + "/src", lib), mine);
   EXPECT_EQ(find_include_dir("tl/cpu/kernel.h", "", root + "/src", lib), src);
   // A TILELANG_SOURCE_DIR without headers falls through to the package.

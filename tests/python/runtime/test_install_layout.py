@@ -60,7 +60,9 @@ def test_installed_layout_finds_its_own_headers(tmp_path):
            if k not in ("PYTHONPATH", "TILELANG_SOURCE_DIR", "TILELANG_INCLUDE_DIR")}
     env["PYTHONPATH"] = str(site)  # what site-packages gives an installed package
     env["TILELANG_CACHE_DIR"] = str(tmp_path / "cache")
-    r = subprocess.run([sys.executable, "-c", SCRIPT, str(site)], cwd=work, env=env,
+    script = work / "run_axpy.py"  # a file: @T.prim_func reads the kernel's source
+    script.write_text(SCRIPT)
+    r = subprocess.run([sys.executable, str(script), str(site)], cwd=work, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"INCLUDE {site / 'tilelang' / 'include'}\n" in r.stdout, r.stdout
