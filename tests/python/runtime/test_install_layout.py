@@ -4,7 +4,9 @@ cpu kernel from another directory with no PYTHONPATH to the checkout and no TILE
 TILELANG_INCLUDE_DIR; and the one version number (CMakeLists.txt, read by pyproject.toml) is what
 tilelang reports and what the cache key holds."""
 import os
+import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -69,13 +71,20 @@ def test_installed_layout_finds_its_own_headers(tmp_path):
     assert r.stdout.rstrip().endswith("OK"), r.stdout
 
 
-def test_no_checkout_path_in_the_extension():
-    # The clone's location is not compiled in: the extension holds no string naming the checkout.
-    ext = tilelang._core.__file__
-    with open(ext, "rb") as f:
-        data = f.read()
-    assert (ROOT + "/include").encode() not in data
-    assert (ROOT + "\0").encode() not in data
+def test_no_checkout_path_is_compiled_in():
+    # The clone's location reaches no shipped code through a define (it once did: TL_SOURCE_DIR, so
+    # moving the clone broke the installation). compile_commands.json is what `make` compiled with.
+    commands = os.path.join(ROOT, "build", "compile_commands.json")
+    assert os.path.exists(commands), "run `make build` first"
+    with open(commands) as f:
+        entries = json.load(f)
+    shipped = [e for e in entries if e["file"].startswith(os.path.join(ROOT, "src") + os.sep)]
+    assert len(shipped) > 50, len(shipped)
+    for e in shipped:
+        args = shlex.split(e["command"]) if "command" in e else e["arguments"]
+        defines = [a for a in args if a.startswith("-D")]
+        assert not [d for d in defines if ROOT in d], (e["file"], defines)
+        assert any(d.startswith("-DTL_VERSION=") for d in defines), (e["file"], defines)
 
 
 def test_cache_root_is_the_user_cache_directory(tmp_path, monkeypatch):
