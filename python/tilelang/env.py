@@ -11,8 +11,10 @@ __all__ = ["env", "Environment", "EnvVar", "CUDA_HOME", "TILELANG_CACHE_DIR"]
 
 
 def _cache_default():
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return os.path.join(xdg, "tilelang") if xdg else os.path.expanduser("~/.cache/tilelang")
+    # The runtime's own choice (XDG_CACHE_HOME, ~/.cache/tilelang, or the private per-user fallback of
+    # docs/SECURITY.md), so both always name the same directory.
+    from tilelang import _core
+    return _core.cache_root()
 
 
 def _cuda_home():

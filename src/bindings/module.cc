@@ -2,7 +2,7 @@
 
 NB_MODULE(_core, m) {
   m.doc() = "tilelang-cpp compiler core";
-  m.attr("__version__") = "0.1.0";
+  m.attr("__version__") = TL_VERSION;
   tl::bind::bind_errors(m);
   tl::bind::bind_ir(m);
   tl::bind::bind_runtime(m);

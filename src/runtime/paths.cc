@@ -11,15 +11,13 @@
 #include "ir/error.h"
 #include "runtime/sha256.h"
 
-#ifndef TL_SOURCE_DIR
-#define TL_SOURCE_DIR ""
+#ifndef TL_VERSION
+#error "TL_VERSION must be defined by the build (CMakeLists.txt: project VERSION)"
 #endif
 
 namespace tl {
 
 namespace fs = std::filesystem;
-
-static constexpr const char* kVersion = "0.1.0";
 
 namespace {
 
@@ -39,38 +37,54 @@ std::string absolute_dir(const std::string& dir) {
 
 }  // namespace
 
-std::string tl_include_dir(const std::string& probe) {
+const char* tl_version() { return TL_VERSION; }
+
+std::string find_include_dir(const std::string& probe, const std::string& env_include,
+                             const std::string& env_source, const std::string& library_dir) {
   std::error_code ec;
-  if (const char* d = std::getenv("TILELANG_INCLUDE_DIR"); d && *d) {
-    if (fs::exists(std::string(d) + "/" + probe, ec)) return absolute_dir(d);
-    throw_error<ValueError>("TILELANG_INCLUDE_DIR='", d, "' does not contain ", probe,
+  if (!env_include.empty()) {
+    if (fs::exists(env_include + "/" + probe, ec)) return absolute_dir(env_include);
+    throw_error<ValueError>("TILELANG_INCLUDE_DIR='", env_include, "' does not contain ", probe,
                             "; point it at the 'include' directory of tilelang-cpp, or unset it");
   }
   std::vector<std::string> tried;
-  if (const char* s = std::getenv("TILELANG_SOURCE_DIR"); s && *s) tried.push_back(std::string(s) + "/include");
-  if (*TL_SOURCE_DIR) tried.push_back(std::string(TL_SOURCE_DIR) + "/include");
-  if (std::string self = library_dir(); !self.empty())
-    for (const char* rel : {"/include", "/../include", "/../../include"}) tried.push_back(self + rel);
+  if (!env_source.empty()) tried.push_back(env_source + "/include");
+  if (!library_dir.empty())  // the installed package first, then a source checkout
+    for (const char* rel : {"/include", "/../../include", "/../include"}) tried.push_back(library_dir + rel);
   for (const std::string& dir : tried)
     if (fs::exists(dir + "/" + probe, ec)) return absolute_dir(dir);
   std::string list;
   for (auto& t : tried) list += " '" + t + "'";
+  if (tried.empty()) list = " nothing (the location of the tilelang library is unknown)";
   throw_error<Error>("cannot find tilelang's device headers (", probe, "); tried:", list,
-                     ". Set TILELANG_INCLUDE_DIR to the 'include' directory of tilelang-cpp");
+                     ". Reinstall tilelang (pip install .), or set TILELANG_INCLUDE_DIR to the 'include' "
+                     "directory of tilelang-cpp");
+}
+
+std::string tl_include_dir(const std::string& probe) {
+  const char* inc = std::getenv("TILELANG_INCLUDE_DIR");
+  const char* src = std::getenv("TILELANG_SOURCE_DIR");
+  return find_include_dir(probe, inc ? inc : "", src ? src : "", library_dir());
+}
+
+std::string build_identity(const std::string& version, const std::string& binary_path) {
+  std::string id = "tilelang " + version;
+  struct stat st;
+  if (!binary_path.empty() && ::stat(binary_path.c_str(), &st) == 0) {
+    id += " binary " + binary_path + " size " + std::to_string(st.st_size) + " mtime " +
+          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  }
+  return id;
 }
 
 const std::string& tl_build_identity() {
   static const std::string identity = [] {
-    std::string id = std::string("tilelang ") + kVersion;
     Dl_info info;
-    if (dladdr(reinterpret_cast<void*>(&tl_include_dir), &info) && info.dli_fname) {
-      struct stat st;
-      if (::stat(info.dli_fname, &st) == 0) {
-        id += " binary " + std::string(info.dli_fname) + " size " + std::to_string(st.st_size) + " mtime " +
-              std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
-      }
-    }
-    return id;
+    if (!dladdr(reinterpret_cast<void*>(&tl_include_dir), &info) || !info.dli_fname)
+      return build_identity(tl_version(), "");
+    std::error_code ec;
+    fs::path binary = fs::canonical(info.dli_fname, ec);  // an executable's name may be relative
+    return build_identity(tl_version(), ec ? std::string(info.dli_fname) : binary.string());
   }();
   return identity;
 }

@@ -1,4 +1,4 @@
-"""The on-disk kernel cache ($TILELANG_CACHE_DIR, default ~/.cache/tilelang)."""
+"""The on-disk kernel cache: $TILELANG_CACHE_DIR, else the user cache directory (docs/INSTALL.md)."""
 import os
 
 from .. import _core

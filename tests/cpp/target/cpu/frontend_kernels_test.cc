@@ -13,7 +13,7 @@ namespace {
 
 using namespace tl::test;
 
-std::string kernels_dir() { return std::string(TL_SOURCE_DIR) + "/tests/cpp/target/cpu/kernels"; }
+std::string kernels_dir() { return std::string(TL_TEST_SOURCE_DIR) + "/tests/cpp/target/cpu/kernels"; }
 
 PrimFunc load_kernel(const std::string& name) {
   std::string path = kernels_dir() + "/" + name + ".tir";
