@@ -29,13 +29,8 @@ def lower(func_or_mod, target=None, target_host=None, runtime_only=False, enable
     from ..jit import compile as _compile
     from ..tvm.target import Target
     from ..tvm.transform import PassContext
-    if target is None:
-        current = Target.current(allow_none=True)
-        target = str(current) if current is not None else "auto"
-    elif isinstance(target, Target):
-        target = str(target)
-    else:
-        target = Target(target).tilelang_target
+    if target is not None and not isinstance(target, Target):
+        target = Target(target)  # TileLang's spellings ("c", "llvm", ...); None: compile reads the scope
     ctx = PassContext.current()
     configs = dict(ctx.config) if ctx is not None and ctx.config else None
     out_idx = kwargs.get("out_idx")
