@@ -195,6 +195,15 @@ void bind_cuda(nb::module_& parent) {
     cuda_memset(reinterpret_cast<void*>(dst), byte, bytes, dev);
   });
   m.def("synchronize", &cuda_device_synchronize);
+  // CUDA IPC for the symmetric heaps of tilelang.distributed.
+  m.def("ipc_get_handle", [](uintptr_t p, int dev) {
+    std::string h = cuda_ipc_get_handle(reinterpret_cast<void*>(p), dev);
+    return nb::bytes(h.data(), h.size());
+  });
+  m.def("ipc_open_handle", [](nb::bytes h, int dev) {
+    return reinterpret_cast<uintptr_t>(cuda_ipc_open_handle(std::string(h.c_str(), h.size()), dev));
+  });
+  m.def("ipc_close_handle", [](uintptr_t p, int dev) { cuda_ipc_close_handle(reinterpret_cast<void*>(p), dev); });
   m.def("pointer_device", [](uintptr_t p) { return cuda_pointer_device(reinterpret_cast<void*>(p)); });
 
   // The cuda backend without the runtime: lower + codegen + NVRTC for a PrimFunc, and a launcher

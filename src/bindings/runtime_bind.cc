@@ -24,6 +24,7 @@
 #include "runtime/cache.h"
 #include "runtime/compile.h"
 #include "runtime/cuda_probe.h"
+#include "runtime/distributed.h"
 #include "runtime/paths.h"
 #include "runtime/source_backend.h"
 #include "runtime/thread_pool.h"
@@ -702,6 +703,33 @@ void bind_runtime(nb::module_& m) {
   m.def("clear_memo", &clear_compile_memo);
   m.def("cuda_available", [] { return probe_cuda().available; });
   m.def("hardware_threads", &ThreadPool::hardware_threads);
+  m.def("dist_set_context", [](int rank, int world, uint64_t heap_size, double timeout_s, uint64_t ctrl_offset,
+                               const std::vector<uint64_t>& bases) {
+    if (bases.size() > static_cast<size_t>(kDistMaxRanks))
+      throw_error<ValueError>("at most ", kDistMaxRanks, " ranks are supported, got ", bases.size());
+    DistContext c;
+    c.rank = rank;
+    c.world = world;
+    c.heap_size = heap_size;
+    c.timeout_ns = timeout_s <= 0 ? 0 : static_cast<uint64_t>(timeout_s * 1e9);
+    c.ctrl_offset = ctrl_offset;
+    for (size_t i = 0; i < bases.size(); ++i) c.bases[i] = bases[i];
+    dist_set_context(c);
+  }, "Installs the distributed context (python/tilelang/distributed); world 0 clears it.");
+  m.def("dist_context", [] {
+    DistContext c = dist_context();
+    nb::dict d;
+    d["rank"] = c.rank;
+    d["world"] = c.world;
+    d["heap_size"] = c.heap_size;
+    d["timeout_ns"] = c.timeout_ns;
+    d["ctrl_offset"] = c.ctrl_offset;
+    std::vector<uint64_t> b(c.bases, c.bases + (c.world > 0 ? c.world : 0));
+    d["bases"] = b;
+    return d;
+  });
+  m.attr("dist_ctrl_bytes") = kDistCtrlBytes;
+  m.attr("dist_max_ranks") = kDistMaxRanks;
   m.def("include_dir", &tl_include_dir);
 }
 

@@ -36,6 +36,7 @@ std::vector<std::string> registered_tile_ops() {
 std::string op_error_prefix(const TileOpNode& op) {
   std::string loc = op.span.str();
   std::string name = op.op;
+  if (name.rfind("dist.", 0) == 0) name = name.substr(5);  // dist.copy is the user's T.copy(..., dst=peer)
   return (loc.empty() ? "" : loc + ": ") + "T." + name + ": ";
 }
 

@@ -61,6 +61,14 @@ class SafeAccessGuard : public StmtMutator {
   }
 
   Expr mutate_call(const CallNode* n, const Expr& e) override {
+    if (n->op == "tl.address_of" && !n->args.empty() && n->args[0].as<BufferLoadNode>()) {
+      // An address, not an access: whoever takes it bounds what it touches (the distributed
+      // builtins clamp their extents to the tensors). Its indices are legalized, the load kept.
+      const auto* ref = n->args[0].as<BufferLoadNode>();
+      std::vector<Expr> idx;
+      mutate_list(ref->indices, &idx);
+      return make_call(n->dtype, n->op, {make_load(ref->buffer, idx)});
+    }
     if (!is_atomic(n)) return StmtMutator::mutate_call(n, e);
     Expr cond;
     Expr call = atomic_call(n, &cond);

@@ -151,6 +151,7 @@ from .math import (  # noqa: F401
     truncmod,
     trunc,
 )
+from .distributed import Scale, barrier, get_num_ranks, get_rank, signal, wait  # noqa: F401
 from .eager import const, empty  # noqa: F401
 from .parser import Macro, PrimFunc, Ref, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401

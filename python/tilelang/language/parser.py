@@ -311,9 +311,28 @@ class _Rewriter:
         return [ast.If(test=_call("while_is_runtime", _thunk(self.expr(copy.deepcopy(s.test)))), body=runtime_branch,
                        orelse=static_branch)]
 
+    @staticmethod
+    def _merge_scale_targets(items):
+        """`with T.Scale("device") as rank, world:` is, to Python, two with-items (the second one a
+        bare name); TileScale means one item with two targets. Merge them."""
+        out = []
+        for item in items:
+            prev = out[-1] if out else None
+            if (prev is not None and item.optional_vars is None and isinstance(item.context_expr, ast.Name)
+                    and isinstance(prev.context_expr, ast.Call)
+                    and getattr(prev.context_expr.func, "attr", getattr(prev.context_expr.func, "id", None)) == "Scale"
+                    and prev.optional_vars is not None):
+                names = prev.optional_vars.elts if isinstance(prev.optional_vars, ast.Tuple) else [prev.optional_vars]
+                tgt = ast.Tuple(elts=list(names) + [ast.Name(id=item.context_expr.id, ctx=ast.Store())],
+                                ctx=ast.Store())
+                out[-1] = ast.copy_location(ast.withitem(context_expr=prev.context_expr, optional_vars=tgt), prev)
+                continue
+            out.append(item)
+        return out
+
     def s_With(self, s):  # noqa: N802
         items = []
-        for item in s.items:
+        for item in self._merge_scale_targets(s.items):
             names = () if item.optional_vars is None else self._target_names(item.optional_vars, "'with ... as'")
             ctx_expr = _call("with_", _name(_N), self.expr(item.context_expr), _const(names))
             var = None

@@ -134,12 +134,49 @@ def _size_list(x):
 
 # ---- copy / gemm ---------------------------------------------------------------------------------
 
-def copy(src, dst, size=None, *, coalesced_width=None, disable_tma=False, eviction_policy=None,
-         enable_relu=False, transpose=False, pad_value=None, annotations=None, loop_layout=None):
+_NO_ARG = object()
+
+
+def copy(*args, size=None, coalesced_width=None, disable_tma=False, eviction_policy=None,
+         enable_relu=False, transpose=False, pad_value=None, annotations=None, loop_layout=None,
+         src=_NO_ARG, dst=_NO_ARG):
     """Tile copy between any two memories: `T.copy(A[by*bm, k*bk], A_shared)`.
 
     `size` is the Developer form's explicit extents (`T.copy(src, dst, [m, n])`).
+    With both operands given positionally, `dst=peer` copies into device `peer`'s copy of the
+    destination and `src=peer` reads device `peer`'s copy of the source (T.Scale("device"),
+    docs/DISTRIBUTED.md); otherwise `src=` / `dst=` name the operands.
     """
+    if len(args) > 3:
+        raise TypeError(f"T.copy takes at most 3 positional arguments (src, dst, size), got {len(args)}")
+    args = list(args)
+    if len(args) == 3:
+        if size is not None:
+            raise TypeError("T.copy got the size both positionally and as size=")
+        size = args.pop()
+    dst_pe = src_pe = None
+    if len(args) == 2:
+        src_op, dst_op = args
+        dst_pe = None if dst is _NO_ARG else dst
+        src_pe = None if src is _NO_ARG else src
+    elif len(args) == 1:
+        if src is not _NO_ARG:
+            raise TypeError("T.copy got the source both positionally and as src=")
+        if dst is _NO_ARG:
+            raise TypeError("T.copy(src, dst): the destination is missing")
+        src_op, dst_op = args[0], dst
+    else:
+        if src is _NO_ARG or dst is _NO_ARG:
+            raise TypeError("T.copy(src, dst): both operands are needed")
+        src_op, dst_op = src, dst
+    src, dst = src_op, dst_op
+    if dst_pe is not None or src_pe is not None:
+        from .distributed import remote_copy
+        if size is not None:
+            raise TypeError("T.copy with a peer (dst=/src=) takes no size list")
+        s, d = _pair(src, dst, "T.copy src", "T.copy dst")
+        remote_copy(s, d, dst_pe=dst_pe, src_pe=src_pe)
+        return
     if size is not None:
         if not _size_list(size):
             raise TypeError(f"T.copy: the third argument is the Developer-form size list [m, n], got {size!r}")

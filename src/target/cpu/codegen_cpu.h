@@ -58,6 +58,8 @@ class CodeGenCPU {
   void for_loop(const ForNode* n);
   void allocate(const AllocateNode* n);
   void evaluate(const EvaluateNode* n);
+  // tl.dist.copy / barrier / signal / wait (include/tl/cpu/dist.h): a call returning 0 or 1 (failed).
+  std::string dist_call(const CallNode* n);
   void launch(const KernelLaunchNode* n);
   std::string block_function(const KernelLaunchNode* n, const std::string& base, std::vector<Var>* captured_vars,
                              std::vector<Buffer>* captured_buffers);
@@ -77,6 +79,7 @@ class CodeGenCPU {
   std::vector<std::string> block_functions_;  // text of each kernel's block function + task
   int kernel_count_ = 0;
   bool in_block_ = false;
+  bool uses_dist_ = false;  // the kernel calls tl.dist.*: include tl/cpu/dist.h
   int64_t stack_bytes_ = 0;  // of the function being emitted
   Span span_;                // of the statement being emitted (for messages)
 };

@@ -337,6 +337,31 @@ std::string CodeGenCPU::math_call(const CallNode* n) {
   return "__builtin_" + base + f + "(" + join() + ")";
 }
 
+std::string CodeGenCPU::dist_call(const CallNode* n) {
+  uses_dist_ = true;
+  const std::string& op = n->op;
+  auto a = [&](size_t i) { return expr(n->args.at(i)); };
+  auto what = [&]() { return c_string_literal(string_arg(n, n->args.size() - 1)); };
+  if (op == "tl.dist.copy") {
+    if (n->args.size() != 9) throw_error<TypeError>("tl.dist.copy expects 9 arguments");
+    return "tl::cpu::dist::copy(api, (void*)" + a(0) + ", (const void*)" + a(1) + ", " + a(2) + ", " + a(3) + ", " +
+           a(4) + ", " + a(5) + ", " + a(6) + ", " + a(7) + ", " + what() + ")";
+  }
+  if (op == "tl.dist.barrier") {
+    if (n->args.size() != 2) throw_error<TypeError>("tl.dist.barrier expects 2 arguments");
+    return "tl::cpu::dist::barrier(api, " + a(0) + ", " + what() + ")";
+  }
+  if (op == "tl.dist.signal") {
+    if (n->args.size() != 5) throw_error<TypeError>("tl.dist.signal expects 5 arguments");
+    return "tl::cpu::dist::signal(api, " + a(0) + ", " + a(1) + ", " + a(2) + ", " + a(3) + ", " + what() + ")";
+  }
+  if (op == "tl.dist.wait") {
+    if (n->args.size() != 4) throw_error<TypeError>("tl.dist.wait expects 4 arguments");
+    return "tl::cpu::dist::wait(api, " + a(0) + ", " + a(1) + ", " + a(2) + ", " + what() + ")";
+  }
+  throw_error<NotImplemented>("not implemented: builtin '", op, "' on target cpu");
+}
+
 std::string CodeGenCPU::call(const CallNode* n) {
   static const std::set<std::string> math = {"exp",   "exp2", "log",   "log2",  "sqrt",  "rsqrt", "tanh",
                                              "sigmoid", "abs", "pow",  "floor", "ceil",  "sin",   "cos",
@@ -376,6 +401,12 @@ std::string CodeGenCPU::call(const CallNode* n) {
     if (!store) return is_small_float(t) ? "static_cast<float>(" + head + "))" : head + ")";
     return head + ", static_cast<" + storage_type(ref->buffer.dtype()) + ">(" + expr(n->args[1]) + "))";
   }
+  if (op == "tl.dist.rank" || op == "tl.dist.world") {
+    uses_dist_ = true;
+    return std::string("tl::cpu::dist::") + (op == "tl.dist.rank" ? "rank()" : "world()");
+  }
+  if (op.rfind("tl.dist.", 0) == 0)
+    throw_error<TypeError>(op, " is a statement; it cannot be used inside an expression");
   if (op == "tl.address_of") {
     const BufferLoadNode* ld = load_arg(n, 0);
     return "(" + name(ld->buffer) + " + " + offset(ld->buffer, ld->indices) + ")";

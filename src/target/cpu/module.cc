@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 
 #include "ir/error.h"
+#include "runtime/distributed.h"
 #include "runtime/thread_pool.h"
 #include "target/cpu/host_isa.h"
 
@@ -51,12 +53,22 @@ int api_print(void*, const char* text) {
 class CpuKernelModule : public KernelModule {
  public:
   CpuKernelModule(void* handle, TLKernelEntry entry, std::string path, std::string name, int num_threads)
-      : handle_(handle), entry_(entry), path_(std::move(path)), name_(std::move(name)), num_threads_(num_threads) {}
+      : handle_(handle), entry_(entry), path_(std::move(path)), name_(std::move(name)), num_threads_(num_threads) {
+    dist_slot_ = dlsym(handle, "tl_dist_ctx");  // present in kernels that use distributed operators
+  }
   ~CpuKernelModule() override {
     if (handle_) dlclose(handle_);
   }
 
   void launch(const std::vector<TLArg>& args, const LaunchEnv&) override {
+    if (dist_slot_) {
+      uint64_t gen = 0;
+      DistContext c = dist_context_for_launch(name_, &gen);
+      if (gen != dist_generation_) {
+        std::memcpy(dist_slot_, &c, sizeof c);
+        dist_generation_ = gen;
+      }
+    }
     CpuLaunch l;
     l.pool = &ThreadPool::global();
     l.max_threads = num_threads_;
@@ -89,6 +101,8 @@ class CpuKernelModule : public KernelModule {
   TLKernelEntry entry_;
   std::string path_, name_;
   int num_threads_;
+  void* dist_slot_ = nullptr;     // the kernel's tl_dist_ctx, if any
+  uint64_t dist_generation_ = 0;  // the context generation last copied into it
 };
 
 }  // namespace

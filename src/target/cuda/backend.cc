@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "ir/parser.h"
+#include "runtime/distributed.h"
 #include "runtime/paths.h"
 #include "layout/layout.h"
 #include "target/cuda/nvrtc.h"
@@ -293,6 +294,15 @@ void CudaKernelModule::launch_one(size_t index, const std::vector<TLArg>& args, 
     ptrs[i] = s->bytes;
   }
   PerDevice& d = on_device(env.device_id);
+  if (info_.distributed) {
+    uint64_t gen = 0;
+    DistContext c = dist_context_for_launch(info_.kernel_name, &gen);
+    if (gen != d.dist_generation) {
+      if (!d.module->write_global("tl_dist_ctx", &c, sizeof c))
+        throw_error<RuntimeError>("kernel '", info_.kernel_name, "' is marked distributed but defines no tl_dist_ctx");
+      d.dist_generation = gen;
+    }
+  }
   d.module->launch(d.fns[index], grid, block, static_cast<int>(info.dyn_smem_bytes), env.stream, ptrs,
                    info.kernel_name);
   if (info.has_device_assert) d.module->check_device_errors(env.stream, info.kernel_name);

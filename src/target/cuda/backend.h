@@ -33,6 +33,7 @@ class CudaKernelModule : public KernelModule {
   struct PerDevice {
     std::unique_ptr<CudaModule> module;
     std::vector<void*> fns;  // one per launch, in order
+    uint64_t dist_generation = 0;  // distributed kernels: the context generation in tl_dist_ctx
   };
   PerDevice& on_device(int device);
 

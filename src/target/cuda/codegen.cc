@@ -156,9 +156,10 @@ class CudaCodegen {
     // Block-wide barriers of the consumer warpgroups of a warp-specialized kernel (tl::sync_block):
     // one consumer count for the whole source.
     int64_t consumer_threads = 0;
-    bool fp8 = false;
+    bool fp8 = false, dist = false;
     for (const auto& [k, lets] : kernels) {
       fp8 |= uses_fp8_wgmma(k->body);
+      dist |= uses_distributed(k->body);
       if (attr_int(k->attrs, "cuda.producer_threads", 0) == 0) continue;
       int64_t c = 1;
       for (size_t i = 0; i < k->threads.size() && i < 3; ++i) c *= get_const_int(k->threads[i], "T.Kernel threads");
@@ -171,6 +172,8 @@ class CudaCodegen {
     if (consumer_threads) os_ << "#define TL_CONSUMER_THREADS " << consumer_threads << "\n";
     os_ << "#include \"tl/cuda/all.h\"\n";
     if (fp8) os_ << "#include \"tl/cuda/wgmma_ops_f8.h\"\n";
+    if (dist) os_ << "#include \"tl/cuda/dist.h\"\n";
+    info->distributed = dist;
     // Several T.Kernel blocks (TileLang's split + combine kernels): one __global__ each, launched
     // one after the other on the same stream with the same arguments.
     for (size_t k = 0; k < kernels.size(); ++k) {
@@ -475,6 +478,28 @@ class CudaCodegen {
     throw_error<Error>("internal error: unknown binary op");
   }
 
+  // tl.dist.* (include/tl/cuda/dist.h): executed by every thread of the block.
+  std::string dist_call(const CallNode* c) {
+    const std::string& op = c->op;
+    auto a = [&](size_t i) { return expr(c->args.at(i)); };
+    auto what = [&]() {
+      const auto* s = c->args.empty() ? nullptr : c->args.back().as<StringImmNode>();
+      TL_ICHECK(s, "tl.dist builtin without its source text");
+      return c_string_literal(s->value);
+    };
+    if (op == "tl.dist.rank") return "tl::dist::rank()";
+    if (op == "tl.dist.world") return "tl::dist::world()";
+    if (op == "tl.dist.copy" && c->args.size() == 9)
+      return "tl::dist::copy((void*)" + a(0) + ", (const void*)" + a(1) + ", " + a(2) + ", " + a(3) + ", " + a(4) +
+             ", " + a(5) + ", " + a(6) + ", " + a(7) + ", " + what() + ")";
+    if (op == "tl.dist.barrier" && c->args.size() == 2) return "tl::dist::barrier(" + a(0) + ", " + what() + ")";
+    if (op == "tl.dist.signal" && c->args.size() == 5)
+      return "tl::dist::signal(" + a(0) + ", " + a(1) + ", " + a(2) + ", " + a(3) + ", " + what() + ")";
+    if (op == "tl.dist.wait" && c->args.size() == 4)
+      return "tl::dist::wait(" + a(0) + ", " + a(1) + ", " + a(2) + ", " + what() + ")";
+    throw_error<Error>("internal error: malformed builtin ", op, " with ", c->args.size(), " arguments");
+  }
+
   // `&buf[index]` operand of a builtin, and its buffer.
   std::pair<std::string, Buffer> address(const Expr& e) {
     const auto* c = e.as<CallNode>();
@@ -498,6 +523,12 @@ class CudaCodegen {
       TL_ICHECK(l, "address_of without a load");
       return "(&" + access(l->buffer, l->indices) + ")";
     }
+    if (op == "tl.address_of") {
+      const auto* l = c->args.empty() ? nullptr : c->args[0].as<BufferLoadNode>();
+      TL_ICHECK(l, "address_of without a load");
+      return "(&" + access(l->buffer, l->indices) + ")";
+    }
+    if (op.rfind("tl.dist.", 0) == 0) return dist_call(c);
     if (op == "cuda.call" || op == "cuda.call_sync") {
       const auto* callee = c->args.empty() ? nullptr : c->args[0].as<StringImmNode>();
       TL_ICHECK(callee, "cuda.call without a callee");
@@ -792,6 +823,18 @@ class CudaCodegen {
     });
   }
 
+  // Whether the kernel uses distributed builtins (tl.dist.*; include/tl/cuda/dist.h).
+  static bool uses_distributed(const Stmt& body) {
+    bool hit = false;
+    for_each_expr(body, [&](const Expr& e) {
+      for_each_subexpr(e, [&](const Expr& x) {
+        const auto* c = x.as<CallNode>();
+        if (c && c->op.rfind("tl.dist.", 0) == 0) hit = true;
+      });
+    });
+    return hit;
+  }
+
   // Whether a wgmma GEMM has fp8 operands (its wrappers live in a header of their own).
   static bool uses_fp8_wgmma(const Stmt& body) {
     bool hit = false;
@@ -841,6 +884,7 @@ std::string CudaLaunchInfo::serialize() const {
   os << "smem " << dyn_smem_bytes << "\n";
   os << "assert " << (has_device_assert ? 1 : 0) << "\n";
   if (persistent) os << "persistent 1\n";
+  if (distributed) os << "dist 1\n";
   for (const Param& p : params) os << "param " << p.kind << " " << p.name << " " << p.source << "\n";
   for (const TensorMap& m : tensor_maps) {
     os << "tmap " << m.name << " " << m.param << " " << m.dtype << " " << m.swizzle << " " << m.box.size();
@@ -885,6 +929,10 @@ CudaLaunchInfo CudaLaunchInfo::parse(const std::string& text) {
       int a = 0;
       ls >> a;
       info.has_device_assert = a != 0;
+    } else if (key == "dist") {
+      int v = 0;
+      ls >> v;
+      info.distributed = v != 0;
     } else if (key == "persistent") {
       int v = 0;
       ls >> v;

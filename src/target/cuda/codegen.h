@@ -22,6 +22,8 @@ struct CudaLaunchInfo {
   std::vector<int64_t> block = {1, 1, 1};
   int64_t dyn_smem_bytes = 0;
   bool has_device_assert = false;
+  // The module defines tl_dist_ctx (include/tl/cuda/dist.h), filled by the runtime before a launch.
+  bool distributed = false;
   // A persistent kernel (warp_specialize): grid x is its number of tiles; the launch runs
   // min(tiles, SM count) CTAs, which loop over the tiles (cuda.num_ctas() = gridDim.x).
   bool persistent = false;

@@ -86,6 +86,10 @@ struct DriverApi {
   // Optional (resolved when present; only TMA kernels need it).
   CUresult (*tensor_map_encode_tiled)(void*, int, unsigned, void*, const unsigned long long*, const unsigned long long*,
                                       const unsigned*, const unsigned*, int, int, int, int) = nullptr;
+  // Optional (tilelang.distributed's symmetric heaps).
+  CUresult (*ipc_get_mem_handle)(void*, CUdeviceptr) = nullptr;  // CUipcMemHandle: 64 bytes
+  CUresult (*ipc_open_mem_handle)(CUdeviceptr*, const void*, unsigned) = nullptr;
+  CUresult (*ipc_close_mem_handle)(CUdeviceptr) = nullptr;
 };
 
 // TILELANG_CUDA_TRACE=1 logs every driver call and its result to stderr (flushed), so a crash
@@ -202,6 +206,13 @@ DriverApi& api() {
     sym(a.pointer_get_attribute, "cuPointerGetAttribute", "cuPointerGetAttribute");
     if (!missing.empty()) return fail("the CUDA driver " + a.path + " lacks " + missing);
     sym(a.tensor_map_encode_tiled, "cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled");
+    sym(a.ipc_get_mem_handle, "cuIpcGetMemHandle", "cuIpcGetMemHandle");
+    sym(a.ipc_close_mem_handle, "cuIpcCloseMemHandle", "cuIpcCloseMemHandle");
+    {
+      // cuIpcOpenMemHandle takes the 64-byte handle by value; resolved as a raw symbol and called
+      // through a struct of that size.
+      sym(a.ipc_open_mem_handle, "cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2");
+    }
     missing.clear();  // optional entry points: an error only when used
     if (trace_enabled()) {
       std::fprintf(stderr, "[tl.cuda] driver %s, CUDA %d, entry points via %s\n", a.path.c_str(), a.version,
@@ -370,6 +381,63 @@ void cuda_free(void* ptr, int device) {
   DriverApi& a = require_api();
   cuda_set_device(device);
   check(cu_call("cuMemFree", a.mem_free, reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree", "freeing device memory");
+}
+
+namespace {
+struct IpcHandle {
+  char reserved[64];
+};
+}  // namespace
+
+std::string cuda_ipc_get_handle(void* ptr, int device) {
+  DriverApi& a = require_api();
+  if (!a.ipc_get_mem_handle) throw_error<RuntimeError>("the CUDA driver ", a.path, " has no cuIpcGetMemHandle");
+  cuda_set_device(device);
+  IpcHandle h{};
+  check(cu_call("cuIpcGetMemHandle", a.ipc_get_mem_handle, static_cast<void*>(&h), reinterpret_cast<CUdeviceptr>(ptr)),
+        "cuIpcGetMemHandle", "exporting a symmetric heap of device " + std::to_string(device));
+  return std::string(h.reserved, sizeof h.reserved);
+}
+
+void* cuda_ipc_open_handle(const std::string& handle, int device) {
+  DriverApi& a = require_api();
+  if (!a.ipc_open_mem_handle) throw_error<RuntimeError>("the CUDA driver ", a.path, " has no cuIpcOpenMemHandle");
+  if (handle.size() != sizeof(IpcHandle))
+    throw_error<ValueError>("a CUDA IPC handle has ", sizeof(IpcHandle), " bytes, got ", handle.size());
+  cuda_set_device(device);
+  IpcHandle h{};
+  std::memcpy(h.reserved, handle.data(), sizeof h.reserved);
+  using OpenByValue = CUresult (*)(CUdeviceptr*, IpcHandle, unsigned);
+  auto open = reinterpret_cast<OpenByValue>(a.ipc_open_mem_handle);
+  CUdeviceptr p = 0;
+  constexpr unsigned kLazyEnablePeerAccess = 1;
+  check(cu_call("cuIpcOpenMemHandle", open, &p, h, kLazyEnablePeerAccess), "cuIpcOpenMemHandle",
+        "mapping a peer's symmetric heap on device " + std::to_string(device) +
+            " (the GPUs must be able to access each other: same node, peer access)");
+  return reinterpret_cast<void*>(p);
+}
+
+void cuda_ipc_close_handle(void* ptr, int device) {
+  DriverApi& a = require_api();
+  if (!a.ipc_close_mem_handle || !ptr) return;
+  cuda_set_device(device);
+  check(cu_call("cuIpcCloseMemHandle", a.ipc_close_mem_handle, reinterpret_cast<CUdeviceptr>(ptr)),
+        "cuIpcCloseMemHandle", "unmapping a peer's symmetric heap");
+}
+
+bool CudaModule::write_global(const std::string& name, const void* data, size_t bytes) const {
+  DriverApi& a = require_api();
+  cuda_set_device(device_);
+  CUdeviceptr slot = 0;
+  size_t size = 0;
+  CUresult r = cu_call("cuModuleGetGlobal", a.module_get_global, &slot, &size, module_, name.c_str());
+  if (r == kErrorNotFound) return false;
+  check(r, "cuModuleGetGlobal", "looking up " + name);
+  if (size != bytes)
+    throw_error<RuntimeError>("the module global ", name, " has ", size, " bytes, expected ", bytes,
+                              " (device headers and runtime disagree)");
+  check(cu_call("cuMemcpyHtoD", a.memcpy_htod, slot, data, bytes), "cuMemcpyHtoD", "writing " + name);
+  return true;
 }
 
 void cuda_memcpy_htod(void* dst, const void* src, size_t bytes, int device) {

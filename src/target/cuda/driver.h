@@ -95,6 +95,9 @@ class CudaModule {
   // Launches `fn` on `stream` (null = the legacy default stream) with kernelParams `args`.
   void launch(void* fn, LaunchDims grid, LaunchDims block, int dynamic_smem, void* stream, void** args,
               const std::string& kernel_name) const;
+  // Copies `bytes` into the module global `name`; false when the module has no such global.
+  // Throws RuntimeError when its size differs.
+  bool write_global(const std::string& name, const void* data, size_t bytes) const;
   // True when the module defines the device_assert slot (kernels that use T.device_assert).
   bool has_error_slot() const { return error_slot_ != 0; }
   // Waits for `stream`, then raises RuntimeError if a device_assert failed (and clears the slot).
@@ -106,6 +109,12 @@ class CudaModule {
   uint64_t error_slot_ = 0;  // CUdeviceptr of tl_device_error
   size_t error_slot_size_ = 0;
 };
+
+// CUDA IPC (the symmetric heaps of tilelang.distributed): the 64-byte handle of an allocation made
+// by cuda_malloc, and the mapping of a peer's allocation into this process (peer access enabled).
+std::string cuda_ipc_get_handle(void* ptr, int device);
+void* cuda_ipc_open_handle(const std::string& handle, int device);
+void cuda_ipc_close_handle(void* ptr, int device);
 
 // Encodes a TMA tensor map (cuTensorMapEncodeTiled) into `out` (128 bytes, 64-byte aligned):
 // `rank` dimensions innermost first, `strides` in bytes for dimensions 1 .. rank-1, a box of

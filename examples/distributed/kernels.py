@@ -1,0 +1,138 @@
+"""Multi-device kernels written with T.Scale("device") (docs/DISTRIBUTED.md).
+
+Each function returns a @T.prim_func for one rank of a `world`-rank job; the tensors named
+"symmetric" must come from tilelang.distributed.empty / zeros (peers read or write them).
+
+- allgather_gemm: C = AllGather(A) @ B with the gather fused into the GEMM. Every rank pushes its
+  rows of A to its peers tile by tile and signals each tile; GEMM tiles start with the local rows
+  and wait only for the remote tile they need, so communication overlaps computation.
+- gemm_reduce_scatter: Out_r = rows r of sum_s (A_s @ B_s). Tiles owned by peers are computed
+  first and pushed to their owner with a signal; a rank's own tiles come last and add the peers'
+  partial tiles as they arrive.
+- allreduce: Y = sum over ranks of X (two-shot: each rank reduces its chunk from all peers, then
+  writes the sum into every peer's Y).
+
+`epoch` (a scalar argument) must grow by one on every call: flags are compared with it, so they
+never need resetting.
+"""
+import tilelang.language as T
+
+
+def allgather_gemm(M_loc, N, K, world, block_M=128, block_N=128, block_K=64, dtype="float16",
+                   accum_dtype="float32", num_stages=3, threads=256):
+    """A (symmetric, [world*M_loc, K]): this rank's rows at [rank*M_loc, (rank+1)*M_loc) are filled
+    by the caller, the others arrive from the peers. B: [K, N]. C: [world*M_loc, N].
+    flags (symmetric, uint64, [world*M_loc // block_M])."""
+    assert M_loc % block_M == 0, "M_loc must be a multiple of block_M"
+    M = M_loc * world
+    tiles_loc = M_loc // block_M
+    tiles = M // block_M
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
+             flags: T.Tensor((tiles,), "uint64"), epoch: T.int64):
+        with T.Kernel(T.ceildiv(N, block_N), tiles, threads=threads) as (bx, by):
+            with T.Scale("device") as (rank, nranks):
+                A_shared = T.alloc_shared((block_M, block_K), dtype)
+                B_shared = T.alloc_shared((block_K, block_N), dtype)
+                C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+                # Local rows first: row tile t of this block, counted from this rank's first tile.
+                t = (by + rank * tiles_loc) % tiles
+                owner = t // tiles_loc
+                if owner == rank:
+                    if bx == 0:
+                        for i in T.serial(nranks - 1):
+                            peer = (rank + 1 + i) % nranks
+                            T.copy(A[t * block_M:(t + 1) * block_M, 0:K], A[t * block_M:(t + 1) * block_M, 0:K],
+                                   dst=peer)
+                            T.signal(flags[t], epoch, dst=peer)
+                else:
+                    T.wait(flags[t], epoch, cmp="ge")
+                T.clear(C_local)
+                for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                    T.copy(A[t * block_M, k * block_K], A_shared)
+                    T.copy(B[k * block_K, bx * block_N], B_shared)
+                    T.gemm(A_shared, B_shared, C_local)
+                T.copy(C_local, C[t * block_M, bx * block_N])
+
+    return main
+
+
+def gemm_reduce_scatter(M, N, K_loc, world, block_M=128, block_N=128, block_K=64, dtype="float16",
+                        accum_dtype="float32", num_stages=3, threads=256):
+    """A: [M, K_loc], B: [K_loc, N] (this rank's slice of K). Out: [M // world, N] = this rank's rows
+    of the sum over ranks. stage (symmetric, accum dtype, [M, N]): this rank's partial tiles.
+    recv (symmetric, accum dtype, [world, M // world, N]): peers' partial tiles of this rank's
+    rows. flags (symmetric, uint64, [M // world // block_M, ceil(N / block_N)])."""
+    assert M % (world * block_M) == 0, "M must be a multiple of world * block_M"
+    M_loc = M // world
+    tiles_loc = M_loc // block_M
+    tiles = M // block_M
+    n_tiles = (N + block_N - 1) // block_N
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K_loc), dtype), B: T.Tensor((K_loc, N), dtype), Out: T.Tensor((M_loc, N), dtype),
+             stage: T.Tensor((M, N), accum_dtype), recv: T.Tensor((world, M_loc, N), accum_dtype),
+             flags: T.Tensor((tiles_loc, n_tiles), "uint64"), epoch: T.int64):
+        with T.Kernel(n_tiles, tiles, threads=threads) as (bx, by):
+            with T.Scale("device") as (rank, nranks):
+                A_shared = T.alloc_shared((block_M, block_K), dtype)
+                B_shared = T.alloc_shared((block_K, block_N), dtype)
+                C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+                # Peers' tiles first (the next rank's rows first), this rank's own rows last.
+                t = (by + (rank + 1) * tiles_loc) % tiles
+                owner = t // tiles_loc
+                lt = t % tiles_loc
+                T.clear(C_local)
+                for k in T.Pipelined(T.ceildiv(K_loc, block_K), num_stages=num_stages):
+                    T.copy(A[t * block_M, k * block_K], A_shared)
+                    T.copy(B[k * block_K, bx * block_N], B_shared)
+                    T.gemm(A_shared, B_shared, C_local)
+                if owner != rank:
+                    T.copy(C_local, stage[t * block_M, bx * block_N])
+                    T.copy(stage[t * block_M:(t + 1) * block_M, bx * block_N:(bx + 1) * block_N],
+                           recv[rank, lt * block_M:(lt + 1) * block_M, bx * block_N:(bx + 1) * block_N], dst=owner)
+                    T.signal(flags[lt, bx], 1, dst=owner, op="add")
+                else:
+                    T.wait(flags[lt, bx], epoch * (nranks - 1), cmp="ge")
+                    for s in T.serial(nranks):
+                        if s != rank:
+                            for i, j in T.Parallel(block_M, block_N):
+                                C_local[i, j] += recv[s, lt * block_M + i, bx * block_N + j]
+                    T.copy(C_local, Out[lt * block_M, bx * block_N])
+
+    return main
+
+
+def allreduce(N, world, num_blocks=132, block=8192, dtype="float32", threads=512):
+    """X, Y (symmetric, [N]): Y = sum over ranks of X. stage ([world, N // world]): this rank's
+    gathered pieces of its chunk. N must be a multiple of world * block."""
+    assert N % (world * block) == 0, "N must be a multiple of world * block"
+    chunk = N // world
+    tiles = chunk // block
+    per_block = (tiles + num_blocks - 1) // num_blocks
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), dtype), Y: T.Tensor((N,), dtype), stage: T.Tensor((world, chunk), dtype)):
+        with T.Kernel(num_blocks, threads=threads) as bx:
+            with T.Scale("device") as (rank, nranks):
+                for it in T.serial(per_block):
+                    tile = bx + it * num_blocks
+                    if tile < tiles:
+                        base = rank * chunk + tile * block
+                        # Reduce-scatter: gather this rank's chunk from every rank, then sum.
+                        for s in T.serial(nranks):
+                            T.copy(X[base:base + block], stage[s, tile * block:(tile + 1) * block], src=s)
+                        for i in T.Parallel(block):
+                            acc = T.alloc_var(dtype)
+                            acc = stage[0, tile * block + i]
+                            for s in T.serial(nranks - 1):
+                                acc += stage[s + 1, tile * block + i]
+                            Y[base + i] = acc
+                        # All-gather: write the sum into every peer's Y.
+                        for i in T.serial(nranks - 1):
+                            peer = (rank + 1 + i) % nranks
+                            T.copy(Y[base:base + block], Y[base:base + block], dst=peer)
+                T.barrier()
+
+    return main
