@@ -233,10 +233,13 @@ def _init_cuda_heaps(torch):
     if not torch.cuda.is_available():
         raise DistributedError("tilelang.distributed.init(device=\"cuda\"): torch sees no GPU")
     n = torch.cuda.device_count()
-    if _S.local_rank >= n:
+    share = os.environ.get("TILELANG_DIST_SHARE_GPU", "0") not in ("", "0")
+    if _S.local_rank >= n and not share:
         raise DistributedError(f"rank {_S.rank} has LOCAL_RANK {_S.local_rank} but this node has {n} GPU(s); "
-                               "start one process per GPU")
-    dev = _S.local_rank
+                               "start one process per GPU (or set TILELANG_DIST_SHARE_GPU=1 to let several ranks "
+                               "share a GPU, for testing)")
+    dev = _S.local_rank % n
+    _S.local_rank = dev
     torch.cuda.set_device(dev)
     torch.cuda.init()
     cu = _core.cuda
@@ -401,11 +404,15 @@ def _child(r, nprocs, port, fn, args, kwargs, dev, heap_size, timeout, q):
         os._exit(1)
 
 
-def launch(fn, nprocs, *args, device="cpu", heap_size=None, timeout=None, join_timeout=None, **kwargs):
+def launch(fn, nprocs, *args, device="cpu", heap_size=None, timeout=None, join_timeout=None, share_gpu=False,
+           **kwargs):
     """Runs fn(*args, **kwargs) in `nprocs` new processes (ranks 0..nprocs-1 of one job on this
     node, each initialised with init(device, heap_size, timeout)) and returns their results, by rank.
     A rank that raises or exits makes launch raise DistributedError naming it (the others are
-    stopped). fn must be importable (a module-level function)."""
+    stopped). fn must be importable (a module-level function). share_gpu=True lets ranks share
+    GPUs when there are more ranks than GPUs (rank r uses GPU r % count; for testing)."""
+    if share_gpu:
+        os.environ["TILELANG_DIST_SHARE_GPU"] = "1"
     import multiprocessing as mp
     if not isinstance(nprocs, int) or nprocs < 1:
         raise ValueError(f"tilelang.distributed.launch: nprocs must be a positive int, got {nprocs!r}")

@@ -10,7 +10,7 @@ live in symmetric memory (tilelang.distributed.empty / zeros). The operators are
 block: every thread of a block executes them (on cpu a block is one worker thread).
 """
 from .. import _core
-from .context import Frame, current, syntax_error
+from .context import Frame, current
 from .tile_ops import _Origin, emit_tile_op, operand
 
 __all__ = ["Scale", "get_rank", "get_num_ranks", "barrier", "signal", "wait", "remote_copy"]
@@ -59,7 +59,8 @@ def _kernel(what):
     ctx = current(what)
     info = ctx.kernel(what)
     if info.is_npu:
-        raise syntax_error(f"{what} is not implemented on Ascend kernels (distributed operators run on cpu and cuda)")
+        raise NotImplementedError(f"{what} is not implemented on Ascend kernels (distributed operators run on cpu "
+                                  "and cuda)")
     return info
 
 
