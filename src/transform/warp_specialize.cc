@@ -87,6 +87,11 @@ class Specializer : public StmtMutator {
       }
     }
     if (!loop) return no("the T.Pipelined loop is nested in another statement");
+    // Distributed operators (T.wait, remote T.copy, ...) before the loop gate what the producer
+    // loads: they run with every thread before the roles split (build). Inside the loop they would
+    // need the producer's cooperation, which this schedule does not give.
+    if (has_dist_op(loop->body)) return no("a distributed operator (T.wait, remote T.copy, ...) in the pipelined loop");
+    has_dist_ = has_dist_op(k.body);
     std::vector<BodyItem> items = flatten_body(loop->body);
     PipelinePlan plan = plan_pipeline(*loop, items, buffers_used_outside(k.body, loop));
     const int64_t S = plan.num_stages;
@@ -165,7 +170,7 @@ class Specializer : public StmtMutator {
         }
       for (Group& g : groups) g.late_release = g.last_use == async_at;
     }
-    plan_persistent(k, top, *loop);
+    if (!has_dist_) plan_persistent(k, top, *loop);  // distributed kernels keep their own tile order
     // Ping-pong between the two consumer warpgroups (opt-in, TL_ENABLE_WARPGROUP_PINGPONG): a loop
     // body with two (synchronous) GEMMs and work between them (attention), each GEMM split by rows
     // only, so each warpgroup's rows are its own. Named barriers make their GEMMs alternate: one
@@ -292,10 +297,11 @@ class Specializer : public StmtMutator {
 
     // Kernel body: bindings (versioned allocations), the mbarriers, then the two roles.
     std::vector<BodyItem> bindings, tile_bindings;  // the latter: lets, inside the tile loop when persistent
-    std::vector<Stmt> consumer;
+    std::vector<Stmt> consumer, prologue;  // prologue: distributed operators before the loop, all threads
     for (size_t j = 0; j < top.size(); ++j) {
       if (top[j].is_stmt()) {
-        consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
+        if (j < loop_at && has_dist_op(top[j].stmt)) prologue.push_back(top[j].stmt);
+        else consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
         continue;
       }
       BodyItem b = top[j];
@@ -334,8 +340,9 @@ class Specializer : public StmtMutator {
     Stmt roles = make_if(tid < make_int(nc, tid.dtype()),
                          make_attr("cuda.warp_role", Attr("consumer"), make_seq(con)),
                          make_attr("cuda.warp_role", Attr("producer"), make_seq(pro)));
-    std::vector<Stmt> tail = {make_if(eq(tid, make_int(0, tid.dtype())), make_seq(init)), builtin("cuda.sync_all", {}),
-                              make_attr("cuda.warp_specialize", Attr(nc), roles)};
+    std::vector<Stmt> tail = {make_if(eq(tid, make_int(0, tid.dtype())), make_seq(init)), builtin("cuda.sync_all", {})};
+    tail.insert(tail.end(), prologue.begin(), prologue.end());
+    tail.push_back(make_attr("cuda.warp_specialize", Attr(nc), roles));
     BodyItem tail_item;
     tail_item.stmt = make_seq(tail);
     tail_item.span = loop.span;
@@ -347,6 +354,24 @@ class Specializer : public StmtMutator {
   std::vector<Param> params_;
 
  private:
+  // Whether `s` holds a distributed operator: a tile op dist.* (src/op/distributed.cc) or the
+  // tl.dist.* builtin it lowers to (cuda.expand_tile_ops may have lowered it already).
+  static bool has_dist_op(const Stmt& s) {
+    bool hit = false;
+    post_order_visit(s, [&](const Stmt& x) {
+      if (const auto* op = x.as<TileOpNode>(); op && op->op.rfind("dist.", 0) == 0) hit = true;
+    });
+    if (!hit)
+      for_each_expr(s, [&](const Expr& e) {
+        for_each_subexpr(e, [&](const Expr& y) {
+          const auto* c = y.as<CallNode>();
+          if (c && c->op.rfind("tl.dist.", 0) == 0 && c->op != "tl.dist.rank" && c->op != "tl.dist.world") hit = true;
+        });
+      });
+    return hit;
+  }
+  bool has_dist_ = false;
+
   // Persistent form: CTA `cta` of cuda.num_ctas() runs tiles cta, cta + num_ctas, ... of `tiles`.
   struct Persistent {
     bool on = false;

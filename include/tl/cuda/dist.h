@@ -58,18 +58,31 @@ __device__ __forceinline__ char* remote(const void* p, long long pe, const char*
   return reinterpret_cast<char*>(c.bases[pe] + (addr - base));
 }
 
-__device__ __forceinline__ int block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+// kConsumer: the op runs in the consumer warpgroups of a warp-specialized kernel (the producer
+// warpgroup does not take part), so it synchronizes and divides work among the consumers only.
+template <bool kConsumer>
+__device__ __forceinline__ int block_threads() {
+#ifdef TL_CONSUMER_THREADS
+  if (kConsumer) return TL_CONSUMER_THREADS;
+#endif
+  return blockDim.x * blockDim.y * blockDim.z;
+}
 __device__ __forceinline__ int block_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+template <bool kConsumer>
+__device__ __forceinline__ void block_sync() {
+  if (kConsumer) tl::sync_block();
+  else __syncthreads();
 }
 
 // rows x row_bytes from src to dst (row strides in bytes), by every thread of the block; either side
 // may be on a peer. 16-byte accesses when everything is 16-byte aligned, 4 or 1 otherwise.
-template <typename V>
+template <bool kConsumer, typename V>
 __device__ __forceinline__ void copy_rows(char* d, const char* s, long long rows, long long row_bytes,
                                           long long dst_ld, long long src_ld) {
   const long long per_row = row_bytes / (long long)sizeof(V), total = rows * per_row;
-  const int n = block_threads();
+  const int n = block_threads<kConsumer>();
   long long i = block_thread();
   constexpr int kUnroll = 4;
   for (; i + (kUnroll - 1) * (long long)n < total; i += kUnroll * (long long)n) {
@@ -92,20 +105,21 @@ __device__ __forceinline__ void copy_rows(char* d, const char* s, long long rows
   }
 }
 
+template <bool kConsumer = false>
 __device__ __forceinline__ void copy(void* dst, const void* src, long long rows, long long row_bytes,
                                      long long dst_ld, long long src_ld, long long dst_pe, long long src_pe,
                                      const char* what) {
-  __syncthreads();  // the block's earlier writes of src are done
+  block_sync<kConsumer>();  // the block's earlier writes of src are done
   if (rows > 0 && row_bytes > 0) {
     char* d = remote(dst, dst_pe, what);
     const char* s = remote(src, src_pe, what);
     const unsigned long long bits = reinterpret_cast<uint64_t>(d) | reinterpret_cast<uint64_t>(s) |
                                     (uint64_t)row_bytes | (uint64_t)(rows > 1 ? (dst_ld | src_ld) : 0);
-    if ((bits & 15) == 0) copy_rows<int4>(d, s, rows, row_bytes, dst_ld, src_ld);
-    else if ((bits & 3) == 0) copy_rows<int>(d, s, rows, row_bytes, dst_ld, src_ld);
-    else copy_rows<char>(d, s, rows, row_bytes, dst_ld, src_ld);
+    if ((bits & 15) == 0) copy_rows<kConsumer, int4>(d, s, rows, row_bytes, dst_ld, src_ld);
+    else if ((bits & 3) == 0) copy_rows<kConsumer, int>(d, s, rows, row_bytes, dst_ld, src_ld);
+    else copy_rows<kConsumer, char>(d, s, rows, row_bytes, dst_ld, src_ld);
   }
-  __syncthreads();
+  block_sync<kConsumer>();
 }
 
 __device__ __forceinline__ void spin_until_ge(const uint64_t* p, uint64_t want, const char* what) {
@@ -122,9 +136,10 @@ __device__ __forceinline__ void spin_until_ge(const uint64_t* p, uint64_t want, 
 
 // Block `block` of every rank meets here (T.barrier). The block's earlier writes, local and remote,
 // are visible to every rank's block `block` after it.
+template <bool kConsumer = false>
 __device__ __forceinline__ void barrier(long long block, const char* what) {
   __threadfence_system();
-  __syncthreads();
+  block_sync<kConsumer>();
   if (block_thread() == 0) {
     const TLDistCtx& c = tl_dist_ctx;
     if (block < 0 || block >= TL_DIST_MAX_BLOCKS) fail(what, "T.barrier: grid too large (block, max)", block, TL_DIST_MAX_BLOCKS);
@@ -136,15 +151,16 @@ __device__ __forceinline__ void barrier(long long block, const char* what) {
     }
     spin_until_ge(mine + block, g * (uint64_t)c.world, what);
   }
-  __syncthreads();
+  block_sync<kConsumer>();
+  fence_proxy_async();
 }
 
 // op 0: store, 1: add; on rank pe's copy of *flag, after the block's earlier writes.
-template <typename T>
+template <bool kConsumer = false, typename T>
 __device__ __forceinline__ void signal(T* flag, long long value, long long pe, int op, const char* what) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.signal flags are 32- or 64-bit integers");
   __threadfence_system();
-  __syncthreads();
+  block_sync<kConsumer>();
   if (block_thread() == 0) {
     T* f = reinterpret_cast<T*>(remote(flag, pe, what));
     if (sizeof(T) == 8) {
@@ -155,7 +171,15 @@ __device__ __forceinline__ void signal(T* flag, long long value, long long pe, i
       else asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(f), "r"((uint32_t)value) : "memory");
     }
   }
-  __syncthreads();
+  block_sync<kConsumer>();
+}
+
+// Data that arrived from a peer (generic-proxy writes, observed through an acquire) may next be read
+// by TMA, which goes through the async proxy: order the two.
+__device__ __forceinline__ void fence_proxy_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+#endif
 }
 
 template <typename T>
@@ -171,7 +195,7 @@ __device__ __forceinline__ bool compare(T x, T v, int cmp) {
 }
 
 // Waits until the local *flag compares true with value (cmp 0 ==, 1 !=, 2 >=, 3 >, 4 <=, 5 <).
-template <typename T>
+template <bool kConsumer = false, typename T>
 __device__ __forceinline__ void wait(T* flag, long long value, int cmp, const char* what) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.wait flags are 32- or 64-bit integers");
   if (block_thread() == 0) {
@@ -194,7 +218,8 @@ __device__ __forceinline__ void wait(T* flag, long long value, int cmp, const ch
       __nanosleep(64);
     }
   }
-  __syncthreads();
+  block_sync<kConsumer>();
+  fence_proxy_async();
 }
 
 }  // namespace dist

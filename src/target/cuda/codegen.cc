@@ -487,16 +487,18 @@ class CudaCodegen {
       TL_ICHECK(s, "tl.dist builtin without its source text");
       return c_string_literal(s->value);
     };
+    // In the consumer warpgroups of a warp-specialized kernel the op synchronizes only them.
+    const std::string tmpl = in_consumer_ ? "<true>" : "";
     if (op == "tl.dist.rank") return "tl::dist::rank()";
     if (op == "tl.dist.world") return "tl::dist::world()";
     if (op == "tl.dist.copy" && c->args.size() == 9)
-      return "tl::dist::copy((void*)" + a(0) + ", (const void*)" + a(1) + ", " + a(2) + ", " + a(3) + ", " + a(4) +
+      return "tl::dist::copy" + tmpl + "((void*)" + a(0) + ", (const void*)" + a(1) + ", " + a(2) + ", " + a(3) + ", " + a(4) +
              ", " + a(5) + ", " + a(6) + ", " + a(7) + ", " + what() + ")";
-    if (op == "tl.dist.barrier" && c->args.size() == 2) return "tl::dist::barrier(" + a(0) + ", " + what() + ")";
+    if (op == "tl.dist.barrier" && c->args.size() == 2) return "tl::dist::barrier" + tmpl + "(" + a(0) + ", " + what() + ")";
     if (op == "tl.dist.signal" && c->args.size() == 5)
-      return "tl::dist::signal(" + a(0) + ", " + a(1) + ", " + a(2) + ", " + a(3) + ", " + what() + ")";
+      return "tl::dist::signal" + tmpl + "(" + a(0) + ", " + a(1) + ", " + a(2) + ", " + a(3) + ", " + what() + ")";
     if (op == "tl.dist.wait" && c->args.size() == 4)
-      return "tl::dist::wait(" + a(0) + ", " + a(1) + ", " + a(2) + ", " + what() + ")";
+      return "tl::dist::wait" + tmpl + "(" + a(0) + ", " + a(1) + ", " + a(2) + ", " + what() + ")";
     throw_error<Error>("internal error: malformed builtin ", op, " with ", c->args.size(), " arguments");
   }
 
