@@ -4,7 +4,8 @@ Each function returns a @T.prim_func for one rank of a `world`-rank job; the ten
 "symmetric" must come from tilelang.distributed.empty / zeros (peers read or write them).
 
 - allgather_gemm: C = AllGather(A) @ B with the gather fused into the GEMM. Every rank pushes its
-  rows of A to its peers tile by tile and signals each tile; GEMM tiles start with the local rows
+  rows of A to its peers tile by tile (each block of a row tile a slice of its columns) and counts
+  each slice on the peer's flag of the tile; GEMM tiles start with the local rows
   and wait only for the remote tile they need, so communication overlaps computation.
 - gemm_reduce_scatter: Out_r = rows r of sum_s (A_s @ B_s). Tiles owned by peers are computed
   first and pushed to their owner with a signal; a rank's own tiles come last and add the peers'
@@ -18,8 +19,18 @@ never need resetting.
 import tilelang.language as T
 
 
+def _raster(bx, by, gx, rows, panel):
+    """Block (bx, by) of a (gx, rows) grid -> (row tile, column tile) walking `panel` row tiles at a
+    time across all columns (the tiles of B stay in L2 while the panel's rows use them)."""
+    pid = by * gx + bx
+    group = panel * gx
+    first = (pid // group) * panel
+    n_rows = T.min(rows - first, panel)
+    return first + (pid % group) % n_rows, (pid % group) // n_rows
+
+
 def allgather_gemm(M_loc, N, K, world, block_M=128, block_N=128, block_K=64, dtype="float16",
-                   accum_dtype="float32", num_stages=3, threads=256):
+                   accum_dtype="float32", num_stages=3, threads=256, panel=8):
     """A (symmetric, [world*M_loc, K]): this rank's rows at [rank*M_loc, (rank+1)*M_loc) are filled
     by the caller, the others arrive from the peers. B: [K, N]. C: [world*M_loc, N].
     flags (symmetric, uint64, [world*M_loc // block_M])."""
@@ -27,27 +38,31 @@ def allgather_gemm(M_loc, N, K, world, block_M=128, block_N=128, block_K=64, dty
     M = M_loc * world
     tiles_loc = M_loc // block_M
     tiles = M // block_M
+    n_cols = (N + block_N - 1) // block_N
+    k_slice = (K + n_cols - 1) // n_cols
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
              flags: T.Tensor((tiles,), "uint64"), epoch: T.int64):
-        with T.Kernel(T.ceildiv(N, block_N), tiles, threads=threads) as (bx, by):
+        with T.Kernel(T.ceildiv(N, block_N), tiles, threads=threads) as (bx0, by0):
             with T.Scale("device") as (rank, nranks):
                 A_shared = T.alloc_shared((block_M, block_K), dtype)
                 B_shared = T.alloc_shared((block_K, block_N), dtype)
                 C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+                row, bx = _raster(bx0, by0, T.ceildiv(N, block_N), tiles, panel)
                 # Local rows first: row tile t of this block, counted from this rank's first tile.
-                t = (by + rank * tiles_loc) % tiles
+                t = (row + rank * tiles_loc) % tiles
                 owner = t // tiles_loc
                 if owner == rank:
-                    if bx == 0:
-                        for i in T.serial(nranks - 1):
-                            peer = (rank + 1 + i) % nranks
-                            T.copy(A[t * block_M:(t + 1) * block_M, 0:K], A[t * block_M:(t + 1) * block_M, 0:K],
-                                   dst=peer)
-                            T.signal(flags[t], epoch, dst=peer)
+                    # Every block of a local row tile pushes one slice of its columns of A to each
+                    # peer and counts it on the peer's flag of that tile.
+                    for i in T.serial(nranks - 1):
+                        peer = (rank + 1 + i) % nranks
+                        T.copy(A[t * block_M:(t + 1) * block_M, bx * k_slice:(bx + 1) * k_slice],
+                               A[t * block_M:(t + 1) * block_M, bx * k_slice:(bx + 1) * k_slice], dst=peer)
+                        T.signal(flags[t], 1, dst=peer, op="add")
                 else:
-                    T.wait(flags[t], epoch, cmp="ge")
+                    T.wait(flags[t], epoch * n_cols, cmp="ge")
                 T.clear(C_local)
                 for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
                     T.copy(A[t * block_M, k * block_K], A_shared)
@@ -59,7 +74,7 @@ def allgather_gemm(M_loc, N, K, world, block_M=128, block_N=128, block_K=64, dty
 
 
 def gemm_reduce_scatter(M, N, K_loc, world, block_M=128, block_N=128, block_K=64, dtype="float16",
-                        accum_dtype="float32", num_stages=3, threads=256):
+                        accum_dtype="float32", num_stages=3, threads=256, panel=8, partial_dtype="float32"):
     """A: [M, K_loc], B: [K_loc, N] (this rank's slice of K). Out: [M // world, N] = this rank's rows
     of the sum over ranks. stage (symmetric, accum dtype, [M, N]): this rank's partial tiles.
     recv (symmetric, accum dtype, [world, M // world, N]): peers' partial tiles of this rank's
@@ -72,15 +87,16 @@ def gemm_reduce_scatter(M, N, K_loc, world, block_M=128, block_N=128, block_K=64
 
     @T.prim_func
     def main(A: T.Tensor((M, K_loc), dtype), B: T.Tensor((K_loc, N), dtype), Out: T.Tensor((M_loc, N), dtype),
-             stage: T.Tensor((M, N), accum_dtype), recv: T.Tensor((world, M_loc, N), accum_dtype),
+             stage: T.Tensor((M, N), partial_dtype), recv: T.Tensor((world, M_loc, N), partial_dtype),
              flags: T.Tensor((tiles_loc, n_tiles), "uint64"), epoch: T.int64):
-        with T.Kernel(n_tiles, tiles, threads=threads) as (bx, by):
+        with T.Kernel(n_tiles, tiles, threads=threads) as (bx0, by0):
             with T.Scale("device") as (rank, nranks):
                 A_shared = T.alloc_shared((block_M, block_K), dtype)
                 B_shared = T.alloc_shared((block_K, block_N), dtype)
                 C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+                row, bx = _raster(bx0, by0, n_tiles, tiles, panel)
                 # Peers' tiles first (the next rank's rows first), this rank's own rows last.
-                t = (by + (rank + 1) * tiles_loc) % tiles
+                t = (row + (rank + 1) * tiles_loc) % tiles
                 owner = t // tiles_loc
                 lt = t % tiles_loc
                 T.clear(C_local)
