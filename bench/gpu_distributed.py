@@ -61,6 +61,12 @@ def run(args):
     n = args.size
     rows = []
 
+    def emit(row):
+        rows.append(row)
+        if r == 0:
+            row = dict(row, device=torch.cuda.get_device_name(0), date=time.strftime("%Y-%m-%d"))
+            print(json.dumps(row), flush=True)
+
     # ---- all-gather + GEMM: C = AllGather(A) @ B, A sharded by rows, per-device GEMM n x n x n --------
     M_loc = n // w
     A_full = tld.empty((n, n), torch.float16)
@@ -106,7 +112,7 @@ def run(args):
     ms_gemm = _slowest(_time(lambda: torch.matmul(A_nccl, B, out=C_ref), args.iters))
     ms_ag = _slowest(_time(lambda: dist.all_gather_into_tensor(A_nccl, shard, group=nccl), args.iters))
     flops = 2.0 * n * n * n
-    rows.append({"workload": "allgather_gemm", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
+    emit({"workload": "allgather_gemm", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
                  "config": _cfg_str(best[1]), "nccl_cublas_ms": ms_base, "cublas_gemm_ms": ms_gemm,
                  "nccl_allgather_ms": ms_ag, "ours_gemm_only_ms": ms_ours_gemm, "speedup": ms_base / best[0], "ours_tflops": flops / best[0] / 1e9,
                  "max_abs_diff": err})
@@ -116,7 +122,6 @@ def run(args):
     Bk = (torch.rand((n, n), device=dev) - 0.5).half()
     stage = tld.empty((n, n), torch.float16)
     recv = tld.empty((w, n // w, n), torch.float16)
-    rs_flags = tld.zeros((n // w // 128, n // 128), "uint64")
     out = torch.empty((n // w, n), device=dev, dtype=torch.float16)
     part = torch.empty((n, n), device=dev, dtype=torch.float16)
     out_ref = torch.empty((n // w, n), device=dev, dtype=torch.float16)
@@ -136,7 +141,7 @@ def run(args):
             if r == 0:
                 print(f"gemm_reduce_scatter config {_cfg_str(cfg)} failed to compile: {e}", flush=True)
             continue
-        rs_flags.zero_()
+        rs_flags = tld.zeros((n // w // bm, (n + bn - 1) // bn), "uint64")
         tld.barrier()
         epoch = [0]
 
@@ -151,7 +156,7 @@ def run(args):
     torch.cuda.synchronize()
     err = (out.float() - out_ref.float()).abs().max().item()
     ms_base = _slowest(_time(base_rs, args.iters))
-    rows.append({"workload": "gemm_reduce_scatter", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
+    emit({"workload": "gemm_reduce_scatter", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
                  "config": _cfg_str(best[1]), "cublas_nccl_ms": ms_base, "speedup": ms_base / best[0],
                  "max_abs_diff": err})
 
@@ -176,7 +181,7 @@ def run(args):
     ms_nccl = _slowest(_time(lambda: dist.all_reduce(buf, group=nccl), args.iters))
     nbytes = N * 4
     busbw = lambda ms: 2.0 * (w - 1) / w * nbytes / (ms * 1e-3) / 1e9  # noqa: E731
-    rows.append({"workload": "allreduce", "world": w, "bytes": nbytes, "ours_ms": best[0], "config": _cfg_str(best[1]),
+    emit({"workload": "allreduce", "world": w, "bytes": nbytes, "ours_ms": best[0], "config": _cfg_str(best[1]),
                  "nccl_ms": ms_nccl, "ours_busbw_GBs": busbw(best[0]), "nccl_busbw_GBs": busbw(ms_nccl),
                  "ratio": ms_nccl / best[0], "max_abs_diff": err})
     return rows
@@ -191,11 +196,7 @@ def main():
     a = p.parse_args()
     n = a.nprocs or torch.cuda.device_count()
     t0 = time.time()
-    res = tld.launch(run, n, a, device="cuda", heap_size="6G", join_timeout=500)
-    for row in res[0]:
-        row["device"] = torch.cuda.get_device_name(0)
-        row["date"] = time.strftime("%Y-%m-%d")
-        print(json.dumps(row), flush=True)
+    tld.launch(run, n, a, device="cuda", heap_size="6G", join_timeout=500)  # rank 0 prints each row
     print(f"done in {time.time() - t0:.0f} s")
 
 
