@@ -19,14 +19,21 @@ never need resetting.
 import tilelang.language as T
 
 
-def _raster(bx, by, gx, rows, panel):
-    """Block (bx, by) of a (gx, rows) grid -> (row tile, column tile) walking `panel` row tiles at a
-    time across all columns (the tiles of B stay in L2 while the panel's rows use them)."""
+def _chunk_raster(bx, by, gx, rows_per_chunk, panel):
+    """Block (bx, by) of a grid of gx columns -> (chunk, row tile in the chunk, column tile).
+
+    Blocks run chunk by chunk (a chunk = one rank's rows): every block of the first chunk in launch
+    order comes before any block of the second, so blocks that wait for a peer never hold the
+    workers / SMs that blocks they wait on (here or on the peer) need. Inside a chunk the walk
+    covers `panel` row tiles at a time across all columns, so tiles of B stay in L2."""
     pid = by * gx + bx
+    per_chunk = rows_per_chunk * gx
+    c = pid // per_chunk
+    q = pid % per_chunk
     group = panel * gx
-    first = (pid // group) * panel
-    n_rows = T.min(rows - first, panel)
-    return first + (pid % group) % n_rows, (pid % group) // n_rows
+    first = (q // group) * panel
+    n_rows = T.min(rows_per_chunk - first, panel)
+    return c, first + (q % group) % n_rows, (q % group) // n_rows
 
 
 def allgather_gemm(M_loc, N, K, world, block_M=128, block_N=128, block_K=64, dtype="float16",
@@ -49,9 +56,9 @@ def allgather_gemm(M_loc, N, K, world, block_M=128, block_N=128, block_K=64, dty
                 A_shared = T.alloc_shared((block_M, block_K), dtype)
                 B_shared = T.alloc_shared((block_K, block_N), dtype)
                 C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-                row, bx = _raster(bx0, by0, T.ceildiv(N, block_N), tiles, panel)
-                # Local rows first: row tile t of this block, counted from this rank's first tile.
-                t = (row + rank * tiles_loc) % tiles
+                c, row, bx = _chunk_raster(bx0, by0, T.ceildiv(N, block_N), tiles_loc, panel)
+                # Local rows first (chunk 0 is this rank's), then the next ranks' chunks.
+                t = ((c + rank) % nranks) * tiles_loc + row
                 owner = t // tiles_loc
                 if owner == rank:
                     # Every block of a local row tile pushes one slice of its columns of A to each
@@ -94,9 +101,9 @@ def gemm_reduce_scatter(M, N, K_loc, world, block_M=128, block_N=128, block_K=64
                 A_shared = T.alloc_shared((block_M, block_K), dtype)
                 B_shared = T.alloc_shared((block_K, block_N), dtype)
                 C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-                row, bx = _raster(bx0, by0, n_tiles, tiles, panel)
+                c, row, bx = _chunk_raster(bx0, by0, n_tiles, tiles_loc, panel)
                 # Peers' tiles first (the next rank's rows first), this rank's own rows last.
-                t = (row + (rank + 1) * tiles_loc) % tiles
+                t = ((c + rank + 1) % nranks) * tiles_loc + row
                 owner = t // tiles_loc
                 lt = t % tiles_loc
                 T.clear(C_local)
@@ -121,8 +128,12 @@ def gemm_reduce_scatter(M, N, K_loc, world, block_M=128, block_N=128, block_K=64
 
 
 def allreduce(N, world, num_blocks=132, block=8192, dtype="float32", threads=512):
-    """X, Y (symmetric, [N]): Y = sum over ranks of X. stage ([world, N // world]): this rank's
-    gathered pieces of its chunk. N must be a multiple of world * block."""
+    """X, Y (symmetric, [N]): Y = sum over ranks of X. stage (symmetric, [world, N // world]): the
+    pieces of this rank's chunk sent by every rank. N must be a multiple of world * block.
+
+    Two-shot with stores only (remote stores stream over NVLink; remote loads would wait a round
+    trip each): every rank pushes piece `tile` of chunk s into rank s's stage, a barrier, then each
+    rank sums its chunk's pieces and pushes the sum into every peer's Y."""
     assert N % (world * block) == 0, "N must be a multiple of world * block"
     chunk = N // world
     tiles = chunk // block
@@ -132,13 +143,19 @@ def allreduce(N, world, num_blocks=132, block=8192, dtype="float32", threads=512
     def main(X: T.Tensor((N,), dtype), Y: T.Tensor((N,), dtype), stage: T.Tensor((world, chunk), dtype)):
         with T.Kernel(num_blocks, threads=threads) as bx:
             with T.Scale("device") as (rank, nranks):
+                # Reduce-scatter: piece `tile` of chunk s goes to rank s (stage[rank]).
+                for it in T.serial(per_block):
+                    tile = bx + it * num_blocks
+                    if tile < tiles:
+                        for i in T.serial(nranks):
+                            s = (rank + 1 + i) % nranks
+                            T.copy(X[s * chunk + tile * block:s * chunk + (tile + 1) * block],
+                                   stage[rank, tile * block:(tile + 1) * block], dst=s)
+                T.barrier()  # block bx of every rank pushed its pieces: they are all here
                 for it in T.serial(per_block):
                     tile = bx + it * num_blocks
                     if tile < tiles:
                         base = rank * chunk + tile * block
-                        # Reduce-scatter: gather this rank's chunk from every rank, then sum.
-                        for s in T.serial(nranks):
-                            T.copy(X[base:base + block], stage[s, tile * block:(tile + 1) * block], src=s)
                         for i in T.Parallel(block):
                             acc = T.alloc_var(dtype)
                             acc = stage[0, tile * block + i]
