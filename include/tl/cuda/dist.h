@@ -58,32 +58,38 @@ __device__ __forceinline__ char* remote(const void* p, long long pe, const char*
   return reinterpret_cast<char*>(c.bases[pe] + (addr - base));
 }
 
-// kConsumer: the op runs in the consumer warpgroups of a warp-specialized kernel (the producer
-// warpgroup does not take part), so it synchronizes and divides work among the consumers only.
-template <bool kConsumer>
+// Who executes an op: every thread of the block (kBlock), the consumer warpgroups of a
+// warp-specialized kernel (kConsumers: the producer warpgroup does not take part, so the op
+// synchronizes and divides work among the consumers only), or one thread alone (kOneThread: the
+// producer thread of a warp-specialized kernel).
+enum Mode { kBlock = 0, kConsumers = 1, kOneThread = 2 };
+template <int kMode>
 __device__ __forceinline__ int block_threads() {
+  if (kMode == kOneThread) return 1;
 #ifdef TL_CONSUMER_THREADS
-  if (kConsumer) return TL_CONSUMER_THREADS;
+  if (kMode == kConsumers) return TL_CONSUMER_THREADS;
 #endif
   return blockDim.x * blockDim.y * blockDim.z;
 }
+template <int kMode>
 __device__ __forceinline__ int block_thread() {
+  if (kMode == kOneThread) return 0;
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
-template <bool kConsumer>
+template <int kMode>
 __device__ __forceinline__ void block_sync() {
-  if (kConsumer) tl::sync_block();
-  else __syncthreads();
+  if (kMode == kConsumers) tl::sync_block();
+  else if (kMode == kBlock) __syncthreads();
 }
 
 // rows x row_bytes from src to dst (row strides in bytes), by every thread of the block; either side
 // may be on a peer. 16-byte accesses when everything is 16-byte aligned, 4 or 1 otherwise.
-template <bool kConsumer, typename V>
+template <int kMode, typename V>
 __device__ __forceinline__ void copy_rows(char* d, const char* s, long long rows, long long row_bytes,
                                           long long dst_ld, long long src_ld) {
   const long long per_row = row_bytes / (long long)sizeof(V), total = rows * per_row;
-  const int n = block_threads<kConsumer>();
-  long long i = block_thread();
+  const int n = block_threads<kMode>();
+  long long i = block_thread<kMode>();
   constexpr int kUnroll = 4;
   for (; i + (kUnroll - 1) * (long long)n < total; i += kUnroll * (long long)n) {
     V v[kUnroll];
@@ -105,21 +111,21 @@ __device__ __forceinline__ void copy_rows(char* d, const char* s, long long rows
   }
 }
 
-template <bool kConsumer = false>
+template <int kMode = kBlock>
 __device__ __forceinline__ void copy(void* dst, const void* src, long long rows, long long row_bytes,
                                      long long dst_ld, long long src_ld, long long dst_pe, long long src_pe,
                                      const char* what) {
-  block_sync<kConsumer>();  // the block's earlier writes of src are done
+  block_sync<kMode>();  // the block's earlier writes of src are done
   if (rows > 0 && row_bytes > 0) {
     char* d = remote(dst, dst_pe, what);
     const char* s = remote(src, src_pe, what);
     const unsigned long long bits = reinterpret_cast<uint64_t>(d) | reinterpret_cast<uint64_t>(s) |
                                     (uint64_t)row_bytes | (uint64_t)(rows > 1 ? (dst_ld | src_ld) : 0);
-    if ((bits & 15) == 0) copy_rows<kConsumer, int4>(d, s, rows, row_bytes, dst_ld, src_ld);
-    else if ((bits & 3) == 0) copy_rows<kConsumer, int>(d, s, rows, row_bytes, dst_ld, src_ld);
-    else copy_rows<kConsumer, char>(d, s, rows, row_bytes, dst_ld, src_ld);
+    if ((bits & 15) == 0) copy_rows<kMode, int4>(d, s, rows, row_bytes, dst_ld, src_ld);
+    else if ((bits & 3) == 0) copy_rows<kMode, int>(d, s, rows, row_bytes, dst_ld, src_ld);
+    else copy_rows<kMode, char>(d, s, rows, row_bytes, dst_ld, src_ld);
   }
-  block_sync<kConsumer>();
+  block_sync<kMode>();
 }
 
 __device__ __forceinline__ void spin_until_ge(const uint64_t* p, uint64_t want, const char* what) {
@@ -136,11 +142,11 @@ __device__ __forceinline__ void spin_until_ge(const uint64_t* p, uint64_t want, 
 
 // Block `block` of every rank meets here (T.barrier). The block's earlier writes, local and remote,
 // are visible to every rank's block `block` after it.
-template <bool kConsumer = false>
+template <int kMode = kBlock>
 __device__ __forceinline__ void barrier(long long block, const char* what) {
   __threadfence_system();
-  block_sync<kConsumer>();
-  if (block_thread() == 0) {
+  block_sync<kMode>();
+  if (block_thread<kMode>() == 0) {
     const TLDistCtx& c = tl_dist_ctx;
     if (block < 0 || block >= TL_DIST_MAX_BLOCKS) fail(what, "T.barrier: grid too large (block, max)", block, TL_DIST_MAX_BLOCKS);
     uint64_t* mine = reinterpret_cast<uint64_t*>(c.bases[c.rank] + c.ctrl_offset);
@@ -151,17 +157,17 @@ __device__ __forceinline__ void barrier(long long block, const char* what) {
     }
     spin_until_ge(mine + block, g * (uint64_t)c.world, what);
   }
-  block_sync<kConsumer>();
+  block_sync<kMode>();
   fence_proxy_async();
 }
 
 // op 0: store, 1: add; on rank pe's copy of *flag, after the block's earlier writes.
-template <bool kConsumer = false, typename T>
+template <int kMode = kBlock, typename T>
 __device__ __forceinline__ void signal(T* flag, long long value, long long pe, int op, const char* what) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.signal flags are 32- or 64-bit integers");
   __threadfence_system();
-  block_sync<kConsumer>();
-  if (block_thread() == 0) {
+  block_sync<kMode>();
+  if (block_thread<kMode>() == 0) {
     T* f = reinterpret_cast<T*>(remote(flag, pe, what));
     if (sizeof(T) == 8) {
       if (op == 0) asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(f), "l"((uint64_t)value) : "memory");
@@ -171,7 +177,7 @@ __device__ __forceinline__ void signal(T* flag, long long value, long long pe, i
       else asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(f), "r"((uint32_t)value) : "memory");
     }
   }
-  block_sync<kConsumer>();
+  block_sync<kMode>();
 }
 
 // Data that arrived from a peer (generic-proxy writes, observed through an acquire) may next be read
@@ -195,10 +201,10 @@ __device__ __forceinline__ bool compare(T x, T v, int cmp) {
 }
 
 // Waits until the local *flag compares true with value (cmp 0 ==, 1 !=, 2 >=, 3 >, 4 <=, 5 <).
-template <bool kConsumer = false, typename T>
+template <int kMode = kBlock, typename T>
 __device__ __forceinline__ void wait(T* flag, long long value, int cmp, const char* what) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.wait flags are 32- or 64-bit integers");
-  if (block_thread() == 0) {
+  if (block_thread<kMode>() == 0) {
     const T v = static_cast<T>(value);
     uint64_t start = now_ns();
     for (;;) {
@@ -218,7 +224,7 @@ __device__ __forceinline__ void wait(T* flag, long long value, int cmp, const ch
       __nanosleep(64);
     }
   }
-  block_sync<kConsumer>();
+  block_sync<kMode>();
   fence_proxy_async();
 }
 
