@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""The layer check: every `#include "..."` between the layers of src/ must point down.
+
+The layers (docs/ARCHITECTURE.md, "Layers") are the directories of src/; each is one CMake library
+(CMakeLists.txt, TL_LAYERS) that links only the layers below it. This script reads the includes of
+every file under src/, prints the include graph between layers (edge: number of include lines) and
+fails on
+
+  - an include that points up or sideways (a "wrong-way edge") and is not in ALLOWLIST;
+  - an ALLOWLIST entry that no longer occurs (the list only shrinks: delete the entry);
+  - a file under src/ outside every known layer (add the directory to LAYERS and to CMakeLists.txt).
+
+Run: python3 scripts/check_layers.py [--quiet] (the build runs it, target `check_layers`, and so
+does `make test`). scripts/arch_counts.py imports it for the wrong-way edge count.
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "src")
+
+# Each layer and the layers it may include directly; what those include is allowed too (the order is
+# transitive). Bottom first. `include/tl` is the device/ABI headers of include/ (plain C++ the
+# emitted code uses too); every layer may include them.
+LAYERS = {
+    "include/tl": [],
+    "ir": ["include/tl"],
+    "arith": ["ir"],
+    "layout": ["arith"],
+    "op": ["layout"],
+    "transform": ["op"],
+    "sim": ["op"],
+    "target": ["ir"],  # what all targets share: target description forwarder, C source escaping
+    "runtime": ["transform", "target"],
+    "target/cpu": ["runtime"],
+    "target/cuda": ["runtime"],
+    "target/ascend": ["runtime", "sim"],
+    "bindings": ["target/cpu", "target/cuda", "target/ascend"],
+}
+
+# Wrong-way includes that exist today, "file -> included header". This list only shrinks: the check
+# fails when an entry no longer occurs, so that it is deleted here in the same change.
+ALLOWLIST = {
+    "src/arith/region.h -> op/tile_op.h",
+    "src/ir/verifier.cc -> op/tile_op.h",
+    "src/layout/infer_layout.cc -> op/tile_op.h",
+    "src/layout/infer_layout.h -> target/target.h",
+    "src/op/cuda_ops.h -> target/cuda/lower_context.h",
+    "src/op/cuda_tma.cc -> target/cuda/lower_context.h",
+    "src/op/cuda_tma.h -> target/cuda/lower_context.h",
+    "src/op/tile_op.h -> target/target.h",
+    "src/transform/ascend_check.cc -> sim/isa.h",
+    "src/transform/ascend_cross_sync.cc -> sim/isa.h",
+    "src/transform/ascend_cross_sync.cc -> sim/machine_model.h",
+    "src/transform/ascend_cv_split.cc -> sim/isa.h",
+    "src/transform/ascend_expand_gemm.cc -> sim/machine_model.h",
+    "src/transform/ascend_infer_scope.cc -> sim/isa.h",
+    "src/transform/ascend_liveness.cc -> sim/isa.h",
+    "src/transform/ascend_liveness.cc -> sim/program.h",
+    "src/transform/ascend_liveness.h -> sim/machine_model.h",
+    "src/transform/ascend_multi_version.cc -> sim/isa.h",
+    "src/transform/ascend_place_cores.cc -> sim/isa.h",
+    "src/transform/ascend_sync_analysis.cc -> sim/isa.h",
+    "src/transform/ascend_sync_analysis.cc -> sim/program.h",
+    "src/transform/ascend_sync_analysis.h -> sim/machine_model.h",
+    "src/transform/ascend_sync_walk.cc -> sim/machine_model.h",
+    "src/transform/ascend_vid_reduction.cc -> sim/isa.h",
+    "src/transform/pass.h -> target/target.h",
+}
+
+
+def layer_of(rel):
+    """Layer of a path relative to src/ (or an include/tl header)."""
+    parts = rel.split("/")
+    if parts[0] == "tl":
+        return "include/tl"
+    if parts[0] == "target" and len(parts) > 2:
+        return "target/" + parts[1]
+    return parts[0]
+
+
+def closure():
+    below = {}
+
+    def walk(layer, seen):
+        for d in LAYERS[layer]:
+            if d not in seen:
+                seen.add(d)
+                walk(d, seen)
+        return seen
+
+    for layer in LAYERS:
+        below[layer] = walk(layer, set())
+        if layer in below[layer]:
+            raise SystemExit(f"check_layers: LAYERS has a cycle through '{layer}'")
+    return below
+
+
+INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
+
+
+def scan():
+    """Returns (edges, unknown): edges maps (from, to) -> list of 'file -> header' lines."""
+    edges, unknown = {}, []
+    for dirpath, _, files in os.walk(SRC):
+        for name in sorted(files):
+            if not name.endswith((".h", ".cc")):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, SRC).replace(os.sep, "/")
+            src_layer = layer_of(rel)
+            if src_layer not in LAYERS or src_layer == "include/tl":
+                unknown.append(rel)
+                continue
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    inc = m.group(1)
+                    if "/" not in inc:  # same directory
+                        inc = os.path.normpath(os.path.join(os.path.dirname(rel), inc)).replace(os.sep, "/")
+                    dst_layer = layer_of(inc)
+                    if dst_layer == src_layer:
+                        continue
+                    edges.setdefault((src_layer, dst_layer), []).append(f"src/{rel} -> {inc}")
+    return edges, unknown
+
+
+def wrong_way(edges):
+    """The include lines of edges that do not point down."""
+    below = closure()
+    bad = []
+    for (a, b), lines in sorted(edges.items()):
+        if b not in below[a]:
+            bad.extend(lines)
+    return bad
+
+
+def main(argv):
+    quiet = "--quiet" in argv
+    edges, unknown = scan()
+    bad = wrong_way(edges)
+    below = closure()
+    if not quiet:
+        print("include graph between layers (edge: include lines; 'WRONG WAY' marks an edge that points up):")
+        for (a, b), lines in sorted(edges.items()):
+            mark = "" if b in below[a] else "   WRONG WAY"
+            print(f"  {a:14} -> {b:14} {len(lines):4}{mark}")
+    errors = []
+    for rel in unknown:
+        errors.append(f"src/{rel}: not in any layer; add its directory to LAYERS in scripts/check_layers.py "
+                      "(and a library in CMakeLists.txt)")
+    for line in bad:
+        if line not in ALLOWLIST:
+            errors.append(f"{line}: this include points up the layers (docs/ARCHITECTURE.md, \"Layers\"); "
+                          "move the shared piece down or invert the dependency")
+    for line in sorted(ALLOWLIST - set(bad)):
+        errors.append(f"{line}: allowlisted wrong-way include no longer occurs; delete it from ALLOWLIST "
+                      "in scripts/check_layers.py")
+    if not quiet or errors:
+        print(f"wrong-way includes: {len(bad)} ({len(ALLOWLIST)} allowlisted)")
+    for e in errors:
+        print("check_layers: " + e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
