@@ -1,4 +1,4 @@
-#include "transform/ascend_vectorize_parallel.h"
+#include "target/ascend/ascend_vectorize_parallel.h"
 
 #include <map>
 

@@ -6,7 +6,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "sim/machine_model.h"
-#include "transform/ascend_sync_analysis.h"
+#include "target/ascend/ascend_sync_analysis.h"
 
 namespace tl::ascend_sync {
 

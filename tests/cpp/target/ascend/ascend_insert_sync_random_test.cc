@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <random>
 
-#include "../target/ascend/ascend_test_util.h"
+#include "ascend_test_util.h"
 
 namespace tl::test {
 

@@ -1,4 +1,4 @@
-#include "transform/ascend_liveness.h"
+#include "target/ascend/ascend_liveness.h"
 
 #include <algorithm>
 #include <map>

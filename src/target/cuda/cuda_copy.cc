@@ -10,10 +10,10 @@
 #include <algorithm>
 
 #include "ir/error.h"
+#include "ir/tile_op.h"
 #include "layout/swizzle.h"
-#include "op/cuda_ops.h"
-#include "op/cuda_tma.h"
-#include "op/tile_op.h"
+#include "target/cuda/cuda_ops.h"
+#include "target/cuda/cuda_tma.h"
 
 namespace tl {
 

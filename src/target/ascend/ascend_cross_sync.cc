@@ -1,4 +1,4 @@
-#include "transform/ascend_cross_sync.h"
+#include "target/ascend/ascend_cross_sync.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "transform/ascend_strip_syncs.h"
+#include "target/ascend/ascend_strip_syncs.h"
 
 #include "ir/functor.h"
 

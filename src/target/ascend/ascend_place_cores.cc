@@ -1,4 +1,4 @@
-#include "transform/ascend_place_cores.h"
+#include "target/ascend/ascend_place_cores.h"
 
 #include "ir/error.h"
 #include "ir/functor.h"

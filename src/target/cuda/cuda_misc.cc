@@ -3,8 +3,8 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "op/cuda_ops.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
+#include "target/cuda/cuda_ops.h"
 
 namespace tl {
 

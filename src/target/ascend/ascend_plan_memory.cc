@@ -1,4 +1,4 @@
-#include "transform/ascend_plan_memory.h"
+#include "target/ascend/ascend_plan_memory.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "transform/ascend_liveness.h"
+#include "target/ascend/ascend_liveness.h"
 #include "transform/pass_config.h"
 
 namespace tl {

@@ -1,5 +1,5 @@
 // Before/Expected tests of the ascend scheduling passes: core placement, scope inference,
-// T.Pipelined multi-versioning, gemm_v0 expansion (mirrors src/transform/ascend_*.cc).
+// T.Pipelined multi-versioning, gemm_v0 expansion (mirrors src/target/ascend/ascend_*.cc).
 #include "pass_test_util.h"
 
 namespace tl {

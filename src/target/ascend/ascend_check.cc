@@ -1,11 +1,11 @@
-#include "transform/ascend_check.h"
+#include "target/ascend/ascend_check.h"
 
 #include <algorithm>
 #include <set>
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 #include "sim/isa.h"
 #include "transform/pass_config.h"
 

@@ -1,9 +1,9 @@
 // TMA copies (see cuda_tma.h).
-#include "op/cuda_tma.h"
+#include "target/cuda/cuda_tma.h"
 
 #include "ir/error.h"
-#include "op/cuda_ops.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
+#include "target/cuda/cuda_ops.h"
 #include "target/cuda/lower_context.h"
 
 namespace tl {

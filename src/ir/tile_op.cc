@@ -1,4 +1,4 @@
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 
 #include <map>
 

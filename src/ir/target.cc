@@ -1,4 +1,4 @@
-#include "target/target.h"
+#include "ir/target.h"
 
 #include <sstream>
 #include <vector>

@@ -1,6 +1,6 @@
 // Memory planning for the ascend target: reuse with liveness, pinned addresses, capacity errors.
-#include "../target/ascend/ascend_test_util.h"
-#include "transform/ascend_liveness.h"
+#include "ascend_test_util.h"
+#include "target/ascend/ascend_liveness.h"
 
 namespace tl::test {
 

@@ -1,4 +1,4 @@
-#include "transform/warp_specialize.h"
+#include "target/cuda/warp_specialize.h"
 
 #include <map>
 #include <set>
@@ -6,7 +6,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "layout/infer_layout.h"
-#include "op/cuda_tma.h"
+#include "target/cuda/cuda_tma.h"
 #include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
 

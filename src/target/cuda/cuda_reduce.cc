@@ -10,8 +10,8 @@
 #include <limits>
 
 #include "ir/error.h"
-#include "op/cuda_ops.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
+#include "target/cuda/cuda_ops.h"
 
 namespace tl {
 

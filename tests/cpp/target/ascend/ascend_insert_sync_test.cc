@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "../target/ascend/ascend_test_util.h"
+#include "ascend_test_util.h"
 
 namespace tl::test {
 

@@ -1,4 +1,4 @@
-#include "transform/ascend_infer_scope.h"
+#include "target/ascend/ascend_infer_scope.h"
 
 #include <map>
 

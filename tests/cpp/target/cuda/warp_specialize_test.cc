@@ -1,5 +1,5 @@
 // warp_specialize: the Before/Expected form of a pipelined GEMM, and the cases left alone.
-#include "transform/warp_specialize.h"
+#include "target/cuda/warp_specialize.h"
 
 #include "pass_test_util.h"
 

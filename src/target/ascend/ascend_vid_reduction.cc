@@ -1,4 +1,4 @@
-#include "transform/ascend_vid_reduction.h"
+#include "target/ascend/ascend_vid_reduction.h"
 
 #include <functional>
 #include <map>
@@ -6,9 +6,9 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 #include "sim/isa.h"
-#include "transform/ascend_infer_scope.h"
+#include "target/ascend/ascend_infer_scope.h"
 
 namespace tl {
 

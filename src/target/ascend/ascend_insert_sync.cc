@@ -1,4 +1,4 @@
-#include "transform/ascend_insert_sync.h"
+#include "target/ascend/ascend_insert_sync.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "transform/ascend_sync_analysis.h"
+#include "target/ascend/ascend_sync_analysis.h"
 #include "transform/pass_config.h"
 
 namespace tl {

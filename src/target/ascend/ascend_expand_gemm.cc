@@ -1,10 +1,10 @@
-#include "transform/ascend_expand_gemm.h"
+#include "target/ascend/ascend_expand_gemm.h"
 
 #include "transform/pass_config.h"
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 #include "sim/machine_model.h"
 
 namespace tl {

@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "ir/error.h"
-#include "op/cuda_ops.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
+#include "target/cuda/cuda_ops.h"
 
 namespace tl {
 

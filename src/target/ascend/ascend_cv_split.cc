@@ -1,4 +1,4 @@
-#include "transform/ascend_cv_split.h"
+#include "target/ascend/ascend_cv_split.h"
 
 #include <map>
 #include <set>
@@ -7,7 +7,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "sim/isa.h"
-#include "transform/ascend_infer_scope.h"
+#include "target/ascend/ascend_infer_scope.h"
 
 namespace tl {
 

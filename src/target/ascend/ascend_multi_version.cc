@@ -1,4 +1,4 @@
-#include "transform/ascend_multi_version.h"
+#include "target/ascend/ascend_multi_version.h"
 
 #include <map>
 #include <set>

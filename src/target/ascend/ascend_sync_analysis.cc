@@ -1,4 +1,4 @@
-#include "transform/ascend_sync_analysis.h"
+#include "target/ascend/ascend_sync_analysis.h"
 
 #include <algorithm>
 #include <cmath>
