@@ -6,6 +6,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/int_arith.h"
 #include "sim/isa.h"
 #include "sim/program.h"
 
@@ -69,16 +70,8 @@ bool eval_with(const Expr& e, const std::map<const VarNode*, int64_t>& vals, con
         case BinOp::kMul: *out = x * y; return true;
         case BinOp::kDiv: if (!y) return false; *out = x / y; return true;
         case BinOp::kMod: if (!y) return false; *out = x % y; return true;
-        case BinOp::kFloorDiv:
-          if (!y) return false;
-          *out = x / y - ((x % y != 0) && ((x < 0) != (y < 0)));
-          return true;
-        case BinOp::kFloorMod: {
-          if (!y) return false;
-          int64_t q = x / y - ((x % y != 0) && ((x < 0) != (y < 0)));
-          *out = x - q * y;
-          return true;
-        }
+        case BinOp::kFloorDiv: if (!y) return false; *out = floordiv_int(x, y); return true;
+        case BinOp::kFloorMod: if (!y) return false; *out = floormod_int(x, y); return true;
         case BinOp::kMin: *out = std::min(x, y); return true;
         case BinOp::kMax: *out = std::max(x, y); return true;
         case BinOp::kEQ: *out = x == y; return true;
