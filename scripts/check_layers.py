@@ -10,11 +10,20 @@ fails on
   - an ALLOWLIST entry that no longer occurs (the list only shrinks: delete the entry);
   - a file under src/ outside every known layer (add the directory to LAYERS and to CMakeLists.txt).
 
-Run: python3 scripts/check_layers.py [--quiet] (the build runs it, target `check_layers`, and so
-does `make test`). scripts/arch_counts.py imports it for the wrong-way edge count.
+With --objects BUILD_DIR it also reads the symbols of the compiled layer libraries (nm over the
+objects listed in BUILD_DIR/compile_commands.json) and fails when an object needs a symbol that only
+a layer above it defines: the link dependencies, not just the includes, form the DAG (this catches a
+function declared by hand instead of through its header).
+
+Run: python3 scripts/check_layers.py [--quiet] [--objects build] (the build runs it without
+--objects, target `check_layers`; `make test` runs it with). scripts/arch_counts.py imports it for
+the wrong-way edge count.
 """
+import json
 import os
 import re
+import shlex
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -112,6 +121,38 @@ def wrong_way(edges):
     return bad
 
 
+def symbol_edges(build_dir):
+    """Wrong-way symbol uses between layer objects: a list of 'object needs symbol (defined in layer)'."""
+    with open(os.path.join(build_dir, "compile_commands.json"), encoding="utf-8") as f:
+        commands = json.load(f)
+    objects = []
+    for c in commands:
+        src = os.path.relpath(c["file"], SRC).replace(os.sep, "/")
+        if src.startswith("..") or src.startswith("bindings/"):
+            continue
+        args = shlex.split(c["command"])
+        obj = args[args.index("-o") + 1]
+        objects.append((layer_of(src), src, os.path.join(c.get("directory", build_dir), obj)))
+    defined, needed = {}, []
+    for layer, src, obj in objects:
+        out = subprocess.run(["nm", "-P", obj], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) < 2:
+                continue
+            if parts[1] == "U":
+                needed.append((layer, src, parts[0]))
+            elif parts[1] in "TDBRVW":  # defined here (weak/inline definitions count for each user)
+                defined.setdefault(parts[0], set()).add(layer)
+    below = closure()
+    bad = []
+    for layer, src, sym in needed:
+        where = defined.get(sym, set())
+        if where and layer not in where and not (where & below[layer]):
+            bad.append(f"src/{src} needs {sym} (defined in {', '.join(sorted(where))})")
+    return bad, len(objects)
+
+
 def main(argv):
     quiet = "--quiet" in argv
     edges, unknown = scan()
@@ -135,6 +176,14 @@ def main(argv):
                       "in scripts/check_layers.py")
     if not quiet or errors:
         print(f"wrong-way includes: {len(bad)} ({len(ALLOWLIST)} allowlisted)")
+    if "--objects" in argv:
+        build_dir = argv[argv.index("--objects") + 1]
+        sym_bad, n = symbol_edges(build_dir)
+        if not quiet or sym_bad:
+            print(f"link dependencies: {n} objects, {len(sym_bad)} wrong-way symbol uses")
+        for b in sym_bad:
+            errors.append(f"{b}: a layer links a symbol only a higher layer defines; include its header "
+                          "from below or move the definition down")
     for e in errors:
         print("check_layers: " + e, file=sys.stderr)
     return 1 if errors else 0
