@@ -53,6 +53,7 @@ run: build
 	$(PY) examples/quickstart.py
 
 test: build
+	$(PY) scripts/check_layers.py --objects $(BUILD)  # include graph and link dependencies between layers; fails on a wrong-way edge
 	$(BUILD)/tl_tests --gtest_brief=1 --gtest_filter=-*OnGpu.*  # the GPU tier runs in scripts/gpu_check.sh
 	TL_TEST_TIER=cpu $(PY) -m pytest -q -x tests/python tests/error tests/fuzz tests/compat
 	@# slow tier: kernels over more than 2^31 elements (needs ~6.5 GiB of free memory, ~1-2 min)

@@ -224,6 +224,21 @@ Analyzer::Scope Analyzer::bind_scoped(const Var& v, const ConstIntBound& b) {
   impl_->set_var(v, std::move(info), true);
   return Scope(impl_.get(), depth);
 }
+Analyzer::Scope Analyzer::bind_kernel_scoped(const KernelLaunchNode& k) {
+  return bind_kernel_scoped(k, k.grid, k.threads);
+}
+Analyzer::Scope Analyzer::bind_kernel_scoped(const KernelLaunchNode& k, const std::vector<Expr>& grid,
+                                             const std::vector<Expr>& threads) {
+  Scope scope(impl_.get(), impl_->undo_depth());  // first, so that a throw undoes what was bound
+  for (auto& [v, r] : kernel_index_ranges(k, grid, threads)) {
+    check_var(v, "bind_kernel_scoped");
+    impl_->set_var(v, impl_->make_range_info(v, r), true);
+  }
+  return scope;
+}
+void Analyzer::bind_dynamic_dims(const PrimFunc& f) {
+  for (const Var& v : f.dynamic_vars()) bind(v, ConstIntBound(0, ConstIntBound::kPosInf));
+}
 Analyzer::Scope Analyzer::assume(const Expr& cond) {
   if (!cond.defined()) throw_error<ValueError>("Analyzer::assume: undefined condition");
   size_t depth = impl_->undo_depth();
@@ -256,6 +271,19 @@ IntervalSet Analyzer::interval_of(const Expr& e, const RelaxMap& relax) { return
 std::string IntervalSet::str() const {
   return "[" + (min.defined() ? to_string(min) : std::string("-inf")) + ", " +
          (max.defined() ? to_string(max) : std::string("+inf")) + "]";
+}
+
+std::vector<std::pair<Var, Range>> kernel_index_ranges(const KernelLaunchNode& k) {
+  return kernel_index_ranges(k, k.grid, k.threads);
+}
+std::vector<std::pair<Var, Range>> kernel_index_ranges(const KernelLaunchNode& k, const std::vector<Expr>& grid,
+                                                       const std::vector<Expr>& threads) {
+  std::vector<std::pair<Var, Range>> out;
+  out.reserve(grid.size() + threads.size());
+  for (size_t i = 0; i < grid.size(); ++i) out.emplace_back(k.block_vars[i], Range(make_int(0, grid[i].dtype()), grid[i]));
+  for (size_t i = 0; i < threads.size(); ++i)
+    out.emplace_back(k.thread_vars[i], Range(make_int(0, threads[i].dtype()), threads[i]));
+  return out;
 }
 
 }  // namespace tl

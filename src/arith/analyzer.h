@@ -24,6 +24,7 @@
 #include "arith/const_int_bound.h"
 #include "arith/interval.h"
 #include "ir/buffer.h"
+#include "ir/stmt.h"
 
 namespace tl {
 
@@ -65,6 +66,14 @@ class Analyzer {
   [[nodiscard]] Scope bind_scoped(const Var& v, const Range& r);
   [[nodiscard]] Scope bind_scoped(const Var& v, const Expr& value);
   [[nodiscard]] Scope bind_scoped(const Var& v, const ConstIntBound& bound);
+  // A kernel's block indices range over [0, grid[d]) and its thread indices over [0, threads[d])
+  // while the scope lives (one scope for all of them). The extents are the kernel's own, or
+  // `grid` / `threads` when a pass has rewritten them.
+  [[nodiscard]] Scope bind_kernel_scoped(const KernelLaunchNode& kernel);
+  [[nodiscard]] Scope bind_kernel_scoped(const KernelLaunchNode& kernel, const std::vector<Expr>& grid,
+                                         const std::vector<Expr>& threads);
+  // Every dynamic dimension of `f` lies in [0, +inf): a tensor's size is never negative.
+  void bind_dynamic_dims(const PrimFunc& f);
   // `cond` (a boolean expression) holds while the scope lives: the then-branch of an if, the
   // true side of a select. Comparisons of index expressions and conjunctions are used for
   // proofs and bounds; any other condition is remembered as a known-true expression.
@@ -85,5 +94,12 @@ class Analyzer {
  private:
   std::unique_ptr<AnalyzerImpl> impl_;
 };
+
+// The ranges of a kernel's indices: block indices [0, grid[d]), then thread indices
+// [0, threads[d]) (the extents are `grid` / `threads` when given). What Analyzer::bind_kernel_scoped
+// binds; analyses with their own variable map (access regions) use it directly.
+std::vector<std::pair<Var, Range>> kernel_index_ranges(const KernelLaunchNode& kernel);
+std::vector<std::pair<Var, Range>> kernel_index_ranges(const KernelLaunchNode& kernel, const std::vector<Expr>& grid,
+                                                       const std::vector<Expr>& threads);
 
 }  // namespace tl

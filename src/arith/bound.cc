@@ -8,17 +8,12 @@
 #include <algorithm>
 
 #include "arith/analyzer_impl.h"
+#include "ir/int_arith.h"
 
 namespace tl {
 
 namespace {
 constexpr size_t kMemoLimit = 1 << 10;
-
-int64_t floordiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 ConstIntBound apply_dtype_rule(ConstIntBound r, DataType t) {
   ConstIntBound full = ConstIntBound::of_dtype(t);
@@ -133,9 +128,9 @@ ConstIntBound AnalyzerImpl::tighten_with_facts(const Expr& atom, ConstIntBound b
     if (c == ConstIntBound::kNegInf || k == ConstIntBound::kNegInf) continue;
     // c*x + k <= 0
     if (c > 0) {
-      b.max_value = std::min(b.max_value, floordiv64(-k, c));  // x <= floor(-k / c)
+      b.max_value = std::min(b.max_value, floordiv_int<int64_t>(-k, c));  // x <= floor(-k / c)
     } else {
-      b.min_value = std::max(b.min_value, -floordiv64(-k, -c));  // x >= ceil(k / -c)
+      b.min_value = std::max(b.min_value, -floordiv_int<int64_t>(-k, -c));  // x >= ceil(k / -c)
     }
   }
   return b;

@@ -1,4 +1,5 @@
 #include "arith/const_int_bound.h"
+#include "ir/int_arith.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -28,8 +29,7 @@ int64_t div_corner(int64_t x, int64_t y, bool floor) {
     return -1;
   }
   i128 a = x, b = y;
-  i128 q = a / b;
-  if (floor && (a % b != 0) && ((a < 0) != (b < 0))) --q;
+  i128 q = floor ? floordiv_int(a, b) : a / b;
   return clamp128(q);
 }
 

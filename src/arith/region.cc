@@ -100,12 +100,10 @@ class AccessCollector : public IRVisitor {
     for (auto& g : n->grid) visit(g);
     for (auto& t : n->threads) visit(t);
     for (auto& [k, v] : n->attrs) visit_attr_value(v);
+    std::vector<std::pair<Var, Range>> ranges = kernel_index_ranges(*n);
     std::vector<Scoped> scopes;
-    scopes.reserve(n->block_vars.size() + n->thread_vars.size());
-    for (size_t i = 0; i < n->block_vars.size(); ++i)
-      scopes.emplace_back(relax_, n->block_vars[i], Range(make_int(0, n->grid[i].dtype()), n->grid[i]));
-    for (size_t i = 0; i < n->thread_vars.size(); ++i)
-      scopes.emplace_back(relax_, n->thread_vars[i], Range(make_int(0, n->threads[i].dtype()), n->threads[i]));
+    scopes.reserve(ranges.size());
+    for (auto& [v, r] : ranges) scopes.emplace_back(relax_, v, r);
     visit(n->body);
   }
   void visit_tile_op(const TileOpNode* n) override {

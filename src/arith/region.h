@@ -9,12 +9,12 @@
 //   AccessRegions acc = collect_access_regions(loop_body, an);
 //   for (auto& r : acc.writes) ...     // r.buffer, r.region[d].min / .extent
 //
-// Layering note: AccessRegions and the tile-op registry come from op/tile_op.h, the registry
+// Layering note: AccessRegions and the tile-op registry come from ir/tile_op.h, the registry
 // interface only (no op implementation is included).
 #pragma once
 
 #include "arith/analyzer.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 
 namespace tl {
 

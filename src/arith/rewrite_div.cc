@@ -10,16 +10,11 @@
 #include <algorithm>
 
 #include "arith/analyzer_impl.h"
+#include "ir/int_arith.h"
 
 namespace tl {
 
 namespace {
-
-int64_t floordiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 bool mul_ok(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
@@ -33,11 +28,11 @@ bool is_div(BinOp op) { return op == BinOp::kDiv || op == BinOp::kFloorDiv; }
 // when no rule applies and R is provably non-negative (the user wrote `/` or `%`).
 static Expr floor_rest(AnalyzerImpl& an, bool div, LinearForm r, int64_t c, bool trunc_op) {
   DataType t = r.dtype;
-  if (r.is_const()) return make_int(div ? floordiv64(r.constant, c) : r.constant - floordiv64(r.constant, c) * c, t);
+  if (r.is_const()) return make_int(div ? floordiv_int<int64_t>(r.constant, c) : floormod_int<int64_t>(r.constant, c), t);
   // Within one period the quotient is a constant.
   ConstIntBound b = an.bound_of(r);
   if (b.has_lower() && b.has_upper()) {
-    int64_t q0 = floordiv64(b.min_value, c), q1 = floordiv64(b.max_value, c);
+    int64_t q0 = floordiv_int<int64_t>(b.min_value, c), q1 = floordiv_int<int64_t>(b.max_value, c);
     if (q0 == q1) {
       if (div) return make_int(q0, t);
       int64_t shift;
@@ -177,7 +172,7 @@ Expr AnalyzerImpl::rewrite_div(BinOp op, const Expr& a, const Expr& b) {
     if (qc != 0) q.terms.push_back(LinearTerm{term.factors, qc});
     if (rc != 0) r.terms.push_back(LinearTerm{term.factors, rc});
   }
-  q.constant = floordiv64(la.constant, c);
+  q.constant = floordiv_int<int64_t>(la.constant, c);
   r.constant = la.constant - q.constant * c;
   lin_.normalize(&q);
   lin_.normalize(&r);

@@ -12,6 +12,7 @@
 // enclosing condition already decides.
 #include "arith/analyzer_impl.h"
 #include "ir/functor.h"
+#include "ir/int_arith.h"
 
 namespace tl {
 
@@ -37,12 +38,6 @@ BinOp negated(BinOp op) {  // !(a op b)  <=>  a negated(op) b   (integers)
     case BinOp::kNE: return BinOp::kEQ;
     default: return op;
   }
-}
-
-int64_t floordiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
 }
 
 }  // namespace
@@ -173,7 +168,7 @@ Expr AnalyzerImpl::rewrite_compare(BinOp op, const Expr& a, const Expr& b) {
   for (auto& term : d.terms) g = gcd64(g, term.coef);
   if (g > 1) {
     for (auto& term : d.terms) term.coef /= g;
-    d.constant = -floordiv64(-d.constant, g);
+    d.constant = -floordiv_int<int64_t>(-d.constant, g);
   }
   if (prove_le0(d)) return make_bool(true);
   if (prove_le0(lin_.add(one, d, -1))) return make_bool(false);  // d >= 1

@@ -12,7 +12,7 @@
 #include "runtime/backend.h"
 #include "runtime/large_stack.h"
 #include "sim/machine_model.h"
-#include "transform/ascend_strip_syncs.h"
+#include "target/ascend/ascend_strip_syncs.h"
 #include "transform/pass_config.h"
 
 namespace nb = nanobind;

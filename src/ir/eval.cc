@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/int_arith.h"
 
 namespace tl {
 
@@ -50,12 +51,6 @@ Value wrap_result(i128 r, DataType t, bool* signed_overflow) {
   Value out = Value::from_int(low, t);
   if (is_signed_int(t) && static_cast<i128>(out.i) != r && signed_overflow) *signed_overflow = true;
   return out;
-}
-
-i128 floor_div(i128 a, i128 b) {
-  i128 q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
 }
 
 Value float_binary(BinOp op, double x, double y, DataType t) {
@@ -279,7 +274,7 @@ Value eval_binary(BinOp op, const Value& a, const Value& b, bool* signed_overflo
     case BinOp::kFloorDiv:
     case BinOp::kFloorMod: {
       if (y == 0) throw_error<ValueError>("eval_expr: integer division by zero in '", binop_name(op), "'");
-      i128 q = (op == BinOp::kDiv || op == BinOp::kMod) ? x / y : floor_div(x, y);
+      i128 q = (op == BinOp::kDiv || op == BinOp::kMod) ? x / y : floordiv_int(x, y);
       if (op == BinOp::kDiv || op == BinOp::kFloorDiv) return wrap_result(q, t, signed_overflow);
       return wrap_result(x - q * y, t, signed_overflow);
     }

@@ -5,7 +5,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "ir/scope_walk.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 
 namespace tl {
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/int_arith.h"
 #include "layout/layout.h"
 
 namespace tl {
@@ -72,12 +73,6 @@ std::vector<FragmentMode> normalize(std::vector<FragmentMode> ms) {
     return a.thread_stride < b.thread_stride;
   });
   return ms;
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
 }
 
 Expr digit_expr(const Expr& x, int64_t stride, int64_t extent, bool top) {
@@ -270,7 +265,7 @@ bool Fragment::index_at(int64_t thread, int64_t reg, std::vector<int64_t>* index
     if (m.is_replica()) continue;
     int64_t src = m.on_threads() ? thread : reg;
     int64_t stride = m.on_threads() ? m.thread_stride : m.reg_stride;
-    (*index)[static_cast<size_t>(m.dim)] += floor_div(src, stride) % m.extent * m.dim_stride;
+    (*index)[static_cast<size_t>(m.dim)] += floordiv_int<int64_t>(src, stride) % m.extent * m.dim_stride;
   }
   for (size_t d = 0; d < index->size(); ++d)
     if ((*index)[d] >= shape()[d]) return false;

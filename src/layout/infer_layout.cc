@@ -6,8 +6,8 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/tile_op.h"
 #include "layout/swizzle.h"
-#include "op/tile_op.h"
 
 namespace tl {
 

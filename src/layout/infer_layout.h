@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "ir/stmt.h"
+#include "ir/target.h"
 #include "layout/fragment.h"
 #include "layout/layout.h"
 #include "layout/mma_layout.h"
-#include "target/target.h"
 
 namespace tl {
 

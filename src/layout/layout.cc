@@ -5,20 +5,10 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/int_arith.h"
 #include "ir/printer.h"
 
 namespace tl {
-
-namespace {
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
-
-}  // namespace
 
 int64_t eval_index(const Expr& e, const std::map<Var, int64_t, VarLess>& env) {
   switch (e.kind()) {
@@ -55,8 +45,8 @@ int64_t eval_index(const Expr& e, const std::map<Var, int64_t, VarLess>& env) {
         case BinOp::kMul: return x * y;
         case BinOp::kDiv: nonzero(); return x / y;
         case BinOp::kMod: nonzero(); return x % y;
-        case BinOp::kFloorDiv: nonzero(); return floor_div(x, y);
-        case BinOp::kFloorMod: nonzero(); return floor_mod(x, y);
+        case BinOp::kFloorDiv: nonzero(); return floordiv_int(x, y);
+        case BinOp::kFloorMod: nonzero(); return floormod_int(x, y);
         case BinOp::kMin: return x < y ? x : y;
         case BinOp::kMax: return x > y ? x : y;
         case BinOp::kEQ: return x == y;

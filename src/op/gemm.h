@@ -2,7 +2,7 @@
 // starts from, and the target-neutral loop form (the fallback when a target has nothing faster).
 #pragma once
 
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 
 namespace tl {
 

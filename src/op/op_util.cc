@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/int_arith.h"
 #include "ir/printer.h"
 
 namespace tl {
@@ -238,12 +239,6 @@ constexpr int64_t kBoundLimit = int64_t(1) << 62;
 
 bool clamp_ok(__int128 v) { return v > -static_cast<__int128>(kBoundLimit) && v < static_cast<__int128>(kBoundLimit); }
 
-int64_t floordiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 using Bound = std::optional<int64_t>;
 
 Bound checked(__int128 v) { return clamp_ok(v) ? Bound(static_cast<int64_t>(v)) : std::nullopt; }
@@ -322,8 +317,8 @@ IntBounds bounds_rec(const Expr& e, const std::map<Var, Range, VarLess>& ranges,
     }
     case BinOp::kFloorDiv:
       if (y_const && k > 0) {
-        if (x.lo) out.lo = floordiv64(*x.lo, k);
-        if (x.hi) out.hi = floordiv64(*x.hi, k);
+        if (x.lo) out.lo = floordiv_int<int64_t>(*x.lo, k);
+        if (x.hi) out.hi = floordiv_int<int64_t>(*x.hi, k);
       }
       break;
     case BinOp::kDiv:

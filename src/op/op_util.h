@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 
 namespace tl {
 

@@ -8,6 +8,7 @@
 #include "arith/analyzer.h"
 #include "arith/region.h"
 #include "ir/error.h"
+#include "ir/int_arith.h"
 #include "ir/printer.h"
 
 namespace tl {
@@ -310,18 +311,8 @@ bool ArgBinder::eval(const Expr& e, const State& st, int64_t* out, int* unbound)
       switch (b->op) {
         case BinOp::kDiv: *out = x / y; return true;
         case BinOp::kMod: *out = x % y; return true;
-        case BinOp::kFloorDiv: {
-          int64_t q = x / y;
-          if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-          *out = q;
-          return true;
-        }
-        case BinOp::kFloorMod: {
-          int64_t r = x % y;
-          if (r != 0 && ((r < 0) != (y < 0))) r += y;
-          *out = r;
-          return true;
-        }
+        case BinOp::kFloorDiv: *out = floordiv_int(x, y); return true;
+        case BinOp::kFloorMod: *out = floormod_int(x, y); return true;
         default: return false;
       }
     }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ir/stmt.h"
-#include "target/target.h"
+#include "ir/target.h"
 #include "tl/cpu/abi.h"
 
 namespace tl {

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "ir/stmt.h"
+#include "ir/target.h"
 #include "runtime/artifact_files.h"
-#include "target/target.h"
-#include "transform/pass.h"
 #include "tl/cpu/abi.h"
+#include "transform/pass.h"
 
 namespace tl {
 

@@ -6,7 +6,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/printf_format.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 #include "sim/program.h"
 
 namespace tl::sim {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/int_arith.h"
 #include "sim/engine.h"
 #include "sim/half.h"
 
@@ -25,12 +26,6 @@ double round_to(double v, DataType t) {
   if (t.code == DataType::kBFloat) return bf16_to_float(float_to_bf16(float(v)));
   if (t.code == DataType::kFloat && t.bits == 32) return float(v);
   return v;
-}
-
-int64_t floordiv_i(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
 }
 
 }  // namespace
@@ -85,8 +80,8 @@ Value Engine::eval(Core& c, int32_t idx) {
           if (y == 0) throw_error<RuntimeError>("integer division by zero in a scalar expression of the kernel");
           if (n.bop == BinOp::kDiv) v = x / y;
           else if (n.bop == BinOp::kMod) v = x % y;
-          else if (n.bop == BinOp::kFloorDiv) v = floordiv_i(x, y);
-          else v = x - floordiv_i(x, y) * y;
+          else if (n.bop == BinOp::kFloorDiv) v = floordiv_int(x, y);
+          else v = floormod_int(x, y);
           break;
         case BinOp::kMin: v = std::min(x, y); break;
         case BinOp::kMax: v = std::max(x, y); break;

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "ir/error.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 
 namespace tl::sim {
 

@@ -39,14 +39,8 @@ class ParallelBounder : public StmtMutator {
   }
 
   Stmt mutate_kernel(const KernelLaunchNode* n, const Stmt& s) override {
-    std::vector<std::optional<Analyzer::Scope>> scopes;
-    for (size_t i = 0; i < n->grid.size(); ++i)
-      scopes.emplace_back(an_.bind_scoped(n->block_vars[i], Range(make_int(0, n->grid[i].dtype()), n->grid[i])));
-    for (size_t i = 0; i < n->threads.size(); ++i)
-      scopes.emplace_back(an_.bind_scoped(n->thread_vars[i], Range(make_int(0, n->threads[i].dtype()), n->threads[i])));
-    Stmt out = StmtMutator::mutate_kernel(n, s);
-    while (!scopes.empty()) scopes.pop_back();  // scopes end in reverse order
-    return out;
+    auto scope = an_.bind_kernel_scoped(*n);
+    return StmtMutator::mutate_kernel(n, s);
   }
 
  private:
@@ -57,7 +51,7 @@ class ParallelBounder : public StmtMutator {
 
 PrimFunc bound_parallel_extents(const PrimFunc& f, const PassContext&) {
   Analyzer an;
-  for (const Var& v : f.dynamic_vars()) an.bind(v, ConstIntBound(0, ConstIntBound::kPosInf));
+  an.bind_dynamic_dims(f);
   ParallelBounder pb(an);
   Stmt body = pb.mutate(f.body());
   return body.same_as(f.body()) ? f : f.with_body(body);

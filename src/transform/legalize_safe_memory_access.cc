@@ -145,15 +145,8 @@ class SafeAccessGuard : public StmtMutator {
   }
 
   Stmt mutate_kernel(const KernelLaunchNode* n, const Stmt& s) override {
-    std::vector<std::optional<Analyzer::Scope>> scopes(n->grid.size() + n->threads.size());
-    for (size_t i = 0; i < n->grid.size(); ++i)
-      scopes[i].emplace(an_.bind_scoped(n->block_vars[i], Range(make_int(0, n->grid[i].dtype()), n->grid[i])));
-    for (size_t i = 0; i < n->threads.size(); ++i)
-      scopes[n->grid.size() + i].emplace(
-          an_.bind_scoped(n->thread_vars[i], Range(make_int(0, n->threads[i].dtype()), n->threads[i])));
-    Stmt out = StmtMutator::mutate_kernel(n, s);
-    while (!scopes.empty()) scopes.pop_back();  // scopes end in reverse order
-    return out;
+    auto scope = an_.bind_kernel_scoped(*n);
+    return StmtMutator::mutate_kernel(n, s);
   }
 
  private:
@@ -165,7 +158,7 @@ class SafeAccessGuard : public StmtMutator {
 PrimFunc legalize_safe_memory_access(const PrimFunc& f, const PassContext& ctx) {
   if (config_bool(ctx.configs, "tl.disable_safe_memory_legalize")) return f;
   Analyzer an;
-  for (const Var& v : f.dynamic_vars()) an.bind(v, ConstIntBound(0, ConstIntBound::kPosInf));
+  an.bind_dynamic_dims(f);
   SafeAccessGuard guard(an);
   Stmt body = guard.mutate(f.body());
   return body.same_as(f.body()) ? f : f.with_body(body);

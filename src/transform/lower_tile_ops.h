@@ -3,7 +3,7 @@
 
 #include <functional>
 
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 #include "transform/pass.h"
 
 namespace tl {

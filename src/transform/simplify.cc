@@ -100,14 +100,11 @@ class StmtSimplifier : public StmtMutator {
     changed |= mutate_list(n->threads, &threads);
     bool ach = false;
     AttrMap attrs = mutate_attr_map(n->attrs, &ach);
-    std::vector<Analyzer::Scope> scopes;
-    scopes.reserve(grid.size() + threads.size());
-    for (size_t i = 0; i < grid.size(); ++i)
-      scopes.push_back(an_.bind_scoped(n->block_vars[i], Range(make_int(0, grid[i].dtype()), grid[i])));
-    for (size_t i = 0; i < threads.size(); ++i)
-      scopes.push_back(an_.bind_scoped(n->thread_vars[i], Range(make_int(0, threads[i].dtype()), threads[i])));
-    Stmt body = mutate(n->body);
-    while (!scopes.empty()) scopes.pop_back();  // end the scopes in reverse order
+    Stmt body;
+    {
+      auto scope = an_.bind_kernel_scoped(*n, grid, threads);
+      body = mutate(n->body);
+    }
     if (!changed && !ach && body.same_as(n->body)) return s;
     return make_kernel(std::move(grid), n->block_vars, std::move(threads), n->thread_vars, std::move(attrs), body,
                        n->span);
@@ -123,8 +120,7 @@ Stmt simplify_stmt(const Stmt& s, Analyzer& analyzer) { return StmtSimplifier(an
 
 PrimFunc simplify(const PrimFunc& f, const PassContext& ctx) {
   Analyzer an;
-  // A dynamic dimension is the size of a tensor: never negative.
-  for (const Var& v : f.dynamic_vars()) an.bind(v, ConstIntBound(0, ConstIntBound::kPosInf));
+  an.bind_dynamic_dims(f);
   Stmt body = simplify_stmt(f.body(), an);
   return body.same_as(f.body()) ? f : f.with_body(body);
 }

@@ -24,8 +24,8 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
+#include "ir/target.h"
 #include "ir/verifier.h"
-#include "target/target.h"
 #include "transform/pass.h"
 #include "transform/pass_config.h"
 

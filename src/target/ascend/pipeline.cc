@@ -1,17 +1,17 @@
 #include "target/ascend/pipeline.h"
 
-#include "transform/ascend_check.h"
-#include "transform/ascend_cross_sync.h"
-#include "transform/ascend_cv_split.h"
-#include "transform/ascend_vid_reduction.h"
+#include "target/ascend/ascend_check.h"
+#include "target/ascend/ascend_cross_sync.h"
+#include "target/ascend/ascend_cv_split.h"
+#include "target/ascend/ascend_expand_gemm.h"
+#include "target/ascend/ascend_infer_scope.h"
+#include "target/ascend/ascend_insert_sync.h"
+#include "target/ascend/ascend_multi_version.h"
+#include "target/ascend/ascend_place_cores.h"
+#include "target/ascend/ascend_plan_memory.h"
+#include "target/ascend/ascend_vectorize_parallel.h"
+#include "target/ascend/ascend_vid_reduction.h"
 #include "transform/config_index_bitwidth.h"
-#include "transform/ascend_expand_gemm.h"
-#include "transform/ascend_infer_scope.h"
-#include "transform/ascend_insert_sync.h"
-#include "transform/ascend_multi_version.h"
-#include "transform/ascend_place_cores.h"
-#include "transform/ascend_vectorize_parallel.h"
-#include "transform/ascend_plan_memory.h"
 
 namespace tl {
 

@@ -6,8 +6,8 @@
 
 #include "ir/functor.h"
 #include "ir/structural.h"
+#include "ir/tile_op.h"
 #include "op/op_util.h"
-#include "op/tile_op.h"
 #include "transform/pass_config.h"
 
 namespace tl {

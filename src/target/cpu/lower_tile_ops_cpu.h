@@ -1,8 +1,8 @@
 // The cpu target's own lowerings of tile ops (the hook of lower_tile_ops).
 #pragma once
 
+#include "ir/tile_op.h"
 #include "op/gemm.h"
-#include "op/tile_op.h"
 
 namespace tl {
 

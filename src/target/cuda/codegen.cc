@@ -10,7 +10,7 @@
 #include "ir/functor.h"
 #include "ir/printf_format.h"
 #include "target/c_source.h"
-#include "op/cuda_tma.h"
+#include "target/cuda/cuda_tma.h"
 #include "target/cuda/lower_context.h"
 
 namespace tl {

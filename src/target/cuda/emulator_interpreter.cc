@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/int_arith.h"
 
 namespace tl::cuda_emu {
 
@@ -234,10 +235,6 @@ Val Emulator::binary(const BinaryNode* b, int64_t t) {
     return v;
   }
   int64_t a = x.i, c = y.i, r = 0;
-  auto fdiv = [](int64_t p, int64_t q) {
-    int64_t d = p / q;
-    return (p % q != 0 && ((p < 0) != (q < 0))) ? d - 1 : d;
-  };
   switch (b->op) {
     case BinOp::kAdd: r = a + c; break;
     case BinOp::kSub: r = a - c; break;
@@ -252,11 +249,11 @@ Val Emulator::binary(const BinaryNode* b, int64_t t) {
       break;
     case BinOp::kFloorDiv:
       if (c == 0) throw_error<RuntimeError>("emulator: integer division by zero");
-      r = fdiv(a, c);
+      r = floordiv_int(a, c);
       break;
     case BinOp::kFloorMod:
       if (c == 0) throw_error<RuntimeError>("emulator: integer division by zero");
-      r = a - fdiv(a, c) * c;
+      r = floormod_int(a, c);
       break;
     case BinOp::kMin: r = std::min(a, c); break;
     case BinOp::kMax: r = std::max(a, c); break;

@@ -5,18 +5,9 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/int_arith.h"
 
 namespace tl {
-
-namespace {
-
-int64_t fdiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-}  // namespace
 
 bool cuda_const_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int64_t* lo, int64_t* hi) {
   if (!e.defined()) return false;
@@ -84,17 +75,17 @@ bool cuda_const_bounds(const Expr& e, const std::map<Var, Range, VarLess>& range
     case BinOp::kDiv: {
       if (b0 != b1 || b0 <= 0) return false;
       if (b->op == BinOp::kDiv && a0 < 0) return false;
-      *lo = fdiv(a0, b0);
-      *hi = fdiv(a1, b0);
+      *lo = floordiv_int<int64_t>(a0, b0);
+      *hi = floordiv_int<int64_t>(a1, b0);
       return true;
     }
     case BinOp::kFloorMod:
     case BinOp::kMod: {
       if (b0 != b1 || b0 <= 0) return false;
       if (b->op == BinOp::kMod && a0 < 0) return false;
-      if (a0 >= 0 && fdiv(a0, b0) == fdiv(a1, b0)) {
-        *lo = a0 - fdiv(a0, b0) * b0;
-        *hi = a1 - fdiv(a1, b0) * b0;
+      if (a0 >= 0 && floordiv_int<int64_t>(a0, b0) == floordiv_int<int64_t>(a1, b0)) {
+        *lo = a0 - floordiv_int<int64_t>(a0, b0) * b0;
+        *hi = a1 - floordiv_int<int64_t>(a1, b0) * b0;
       } else {
         *lo = 0;
         *hi = b0 - 1;

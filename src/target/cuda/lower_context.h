@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "ir/stmt.h"
+#include "ir/target.h"
 #include "layout/infer_layout.h"
-#include "target/target.h"
 
 namespace tl {
 

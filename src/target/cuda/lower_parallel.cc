@@ -4,7 +4,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 #include "target/cuda/lower_context.h"
 
 namespace tl {

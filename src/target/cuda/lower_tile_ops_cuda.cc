@@ -2,8 +2,8 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "op/cuda_ops.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
+#include "target/cuda/cuda_ops.h"
 #include "target/cuda/lower_context.h"
 #include "transform/pass_config.h"
 

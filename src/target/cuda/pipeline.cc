@@ -2,18 +2,18 @@
 
 #include <exception>
 
+#include "ir/error.h"
 #include "target/cuda/expand_tile_ops.h"
 #include "target/cuda/lower_tile_ops_cuda.h"
+#include "target/cuda/warp_specialize.h"
 #include "transform/bound_parallel_extents.h"
 #include "transform/config_index_bitwidth.h"
 #include "transform/inject_pipeline.h"
-#include "ir/error.h"
+#include "transform/insert_thread_sync.h"
 #include "transform/legalize_safe_memory_access.h"
 #include "transform/pass_config.h"
-#include "transform/insert_thread_sync.h"
 #include "transform/plan_shared_memory.h"
 #include "transform/reroll_loops.h"
-#include "transform/warp_specialize.h"
 
 namespace tl {
 

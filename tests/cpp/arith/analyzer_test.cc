@@ -34,6 +34,44 @@ TEST(Analyzer, ScopesNestAndRestore) {
   EXPECT_EQ(print_expr(an.simplify(x)), "x");
 }
 
+TEST(Analyzer, KernelIndicesBindAndRestoreTogether) {
+  Analyzer an;
+  Var n("n"), bx("bx"), by("by"), tx("tx");
+  Stmt k = make_kernel({make_int(4), n}, {bx, by}, {make_int(128)}, {tx}, {}, make_evaluate(make_int(0)));
+  auto* kn = k.as<KernelLaunchNode>();
+  ASSERT_NE(kn, nullptr);
+  auto ranges = kernel_index_ranges(*kn);
+  ASSERT_EQ(ranges.size(), 3u);
+  EXPECT_TRUE(ranges[0].first.same_as(bx));
+  EXPECT_TRUE(ranges[2].first.same_as(tx));
+  {
+    auto scope = an.bind_kernel_scoped(*kn);
+    EXPECT_TRUE(an.can_prove(bx < 4 && bx >= 0));
+    EXPECT_TRUE(an.can_prove(by < n));
+    EXPECT_TRUE(an.can_prove(tx * 4 + 3 < 512));
+    {
+      // Rewritten extents replace the kernel's own.
+      auto inner = an.bind_kernel_scoped(*kn, {make_int(2), make_int(8)}, {make_int(64)});
+      EXPECT_TRUE(an.can_prove(tx < 64));
+      EXPECT_TRUE(an.can_prove(by < 8));
+    }
+    EXPECT_FALSE(an.can_prove(tx < 64));
+    EXPECT_TRUE(an.can_prove(tx < 128));
+  }
+  EXPECT_FALSE(an.can_prove(bx < 4));
+  EXPECT_FALSE(an.can_prove(tx < 128));
+}
+
+TEST(Analyzer, DynamicDimsAreNonNegative) {
+  Var n("n");
+  Buffer a("A", DataType::Float32(), {n}, MemScope::kGlobal);
+  PrimFunc f("f", {Param{"A", Var(), a}}, make_evaluate(make_int(0)));
+  Analyzer an;
+  EXPECT_FALSE(an.can_prove(n >= 0));
+  an.bind_dynamic_dims(f);
+  EXPECT_TRUE(an.can_prove(n >= 0));
+}
+
 TEST(Analyzer, CanProveIsConservative) {
   Analyzer an;
   Var x("x"), y("y");

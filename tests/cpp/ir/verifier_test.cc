@@ -7,7 +7,7 @@
 #include "ir/error.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "op/tile_op.h"
+#include "ir/tile_op.h"
 
 namespace tl {
 namespace {

@@ -1,4 +1,4 @@
-"""Warp-specialized Hopper kernels (src/transform/warp_specialize.h): on sm_90a a T.Pipelined loop's
+"""Warp-specialized Hopper kernels (src/target/cuda/warp_specialize.h): on sm_90a a T.Pipelined loop's
 global->shared copies move to a TMA producer warpgroup that fills a ring of mbarrier-guarded stages,
 and the kernel's threads consume them with wgmma. Checked on the CPU emulator (CI: values against
 numpy in float64 on random inputs, and the emulator's ordering checks: reads after the mbarrier

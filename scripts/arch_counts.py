@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Structure counts of src/ for issue 14 (docs/ARCHITECTURE.md, "Structure counts").
+
+Prints, from the source text (heuristics; each says what it matches):
+
+  op-name comparisons  `== "name"` / `!= "name"` (either side) against a registered tile-op name
+                       ("copy", "gemm", ..., any "tile.*"), and prefix tests for "tile.", outside the
+                       registry (ir/tile_op.cc); per layer
+  floor-div rules      lines spelling the integer floor-division sign fix-up
+                       (`a % b != 0 && (a < 0) != (b < 0)`, or the floor-mod `r += b` form) and files
+                       defining their own floor-division helper, outside the one owner (ir/int_arith.h)
+  evaluators           files that compute the value of a scalar IR expression (a `case BinOp::kMul`
+                       that multiplies values rather than building IR or text)
+  kernel bindings      places that bind a kernel's block and thread indices to [0, grid) / [0, threads)
+  wrong-way includes   from scripts/check_layers.py: include lines and layer pairs that point up
+  largest files        by lines
+
+Run: python3 scripts/arch_counts.py [--list]  (--list prints every match)
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_layers  # noqa: E402
+
+ROOT = check_layers.ROOT
+SRC = check_layers.SRC
+REGISTRY_FILES = {"ir/tile_op.cc", "op/tile_op.cc"}
+FLOOR_OWNER = {"ir/int_arith.h"}
+
+
+def sources():
+    for dirpath, _, files in os.walk(SRC):
+        for name in sorted(files):
+            if name.endswith((".h", ".cc")):
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, SRC).replace(os.sep, "/")
+                with open(path, encoding="utf-8") as f:
+                    yield rel, f.read()
+
+
+def op_names(files):
+    names = set()
+    for rel, text in files:
+        if rel.startswith("op/"):
+            names.update(re.findall(r'TileOpDef\{\s*"([A-Za-z0-9_.]+)"', text))
+    return names
+
+
+def main(argv):
+    show = "--list" in argv
+    files = sorted(sources())
+    names = op_names(files)
+    lit = r'"([A-Za-z0-9_.]+)"'
+    cmp_re = re.compile(r'(?:==|!=)\s*' + lit + r'|' + lit + r'\s*(?:==|!=)')
+    prefix_re = re.compile(r'(?:rfind|starts_with|compare)\(\s*(?:0,\s*\d+,\s*)?"tile\."')
+    floor_re = re.compile(r'%\s*\w+\s*!=\s*0\)?\s*&&\s*\(\(?\s*\w+\s*<\s*0\)?\s*!=\s*\(?\s*\w+\s*<\s*0'
+                          r'|\w+\s*!=\s*0\s*&&\s*\(\(\w+\s*<\s*0\)\s*!=\s*\(\w+\s*<\s*0\)\)\)\s*\w+\s*\+=')
+    floor_def_re = re.compile(r'\b(?:int64_t|i128|T)\s+(?:floor_?div\w*|floor_?mod\w*|fdiv|fmod_i\w*)\s*\(')
+    eval_re = re.compile(r'case BinOp::kMul:[^\n]*?[A-Za-z_]\w*\s*\*\s*[A-Za-z_]\w*')
+    kernel_re = re.compile(r'block_vars\[\w+\],\s*Range\(make_int\(0')
+
+    cmps, floors, floor_defs, evals, kernels = [], [], [], set(), []
+    for rel, text in files:
+        for no, line in enumerate(text.split("\n"), 1):
+            where = f"src/{rel}:{no}: {line.strip()}"
+            if rel not in REGISTRY_FILES:
+                hits = [a or b for a, b in cmp_re.findall(line)]
+                hits = [h for h in hits if h in names or h.startswith("tile.")]
+                hits += ["tile.*"] * len(prefix_re.findall(line))
+                cmps += [(rel, where)] * len(hits)
+            if rel not in FLOOR_OWNER:
+                if floor_re.search(line):
+                    floors.append((rel, where))
+                if floor_def_re.search(line):
+                    floor_defs.append((rel, where))
+            if eval_re.search(line):
+                evals.add(rel)
+            if kernel_re.search(line):
+                kernels.append((rel, where))
+
+    edges, _ = check_layers.scan()
+    bad = check_layers.wrong_way(edges)
+    below = check_layers.closure()
+    bad_pairs = sorted({(a, b) for (a, b) in edges if b not in below[a]})
+    sizes = sorted(((text.count("\n"), rel) for rel, text in files), reverse=True)
+
+    by_layer = {}
+    for rel, _ in cmps:
+        layer = check_layers.layer_of(rel)
+        by_layer[layer] = by_layer.get(layer, 0) + 1
+    print(f"op-name comparisons outside the registry: {len(cmps)}  "
+          f"({', '.join(f'{k} {v}' for k, v in sorted(by_layer.items()))})")
+    print(f"floor-div/mod rule sites: {len(floors)} lines in {len({r for r, _ in floors})} files; "
+          f"own floor-div helpers defined: {len(floor_defs)}")
+    print(f"scalar expression evaluators: {len(evals)} ({', '.join(sorted(evals))})")
+    print(f"kernel block/thread bindings written: {len(kernels)}")
+    print(f"wrong-way includes: {len(bad)} lines, {len(bad_pairs)} layer pairs "
+          f"({', '.join(f'{a} -> {b}' for a, b in bad_pairs)})")
+    print("largest files: " + ", ".join(f"src/{r} ({n} lines)" for n, r in sizes[:3]))
+    if show:
+        for title, items in (("op-name comparisons", cmps), ("floor-div rule sites", floors),
+                             ("floor-div helpers", floor_defs), ("kernel bindings", kernels)):
+            print(f"\n{title}:")
+            for _, w in items:
+                print("  " + w)
+        print("\nwrong-way includes:")
+        for line in bad:
+            print("  " + line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,178 @@
+#include "target/ascend/ascend_multi_version.h"
+
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "sim/isa.h"
+
+namespace tl {
+
+namespace {
+
+std::string loc(const Span& s) { return s.prefix(); }
+
+// Buffers each pipelined loop versions: destinations of GM->on-chip copies in its body that are
+// used nowhere else.
+class Planner : public IRVisitor {
+ public:
+  explicit Planner(bool cv_split) : cv_split_(cv_split) {}
+  std::map<const ForNode*, std::set<const BufferNode*>> versioned;
+  std::map<const BufferNode*, int> uses_outside;  // uses not inside the loop that writes it
+  std::map<const BufferNode*, int> total_uses, inside_uses;
+
+ protected:
+  void visit_for(const ForNode* f) override {
+    if (f->for_kind != ForKind::kPipelined) return IRVisitor::visit_for(f);
+    if (current_) throw_error<SyntaxError>(loc(f->span), "T.Pipelined loops cannot be nested");
+    int64_t stages = attr_int(f->annotations, "num_stages", 2);
+    if (stages < 1) throw_error<SyntaxError>(loc(f->span), "T.Pipelined: num_stages must be at least 1, got ", stages);
+    int kinds = 0;
+    post_order_visit(f->body, [&](const Stmt& s) {
+      auto* op = s.as<TileOpNode>();
+      if (!op) return;
+      sim::OpClass c;
+      try {
+        if (op->op == "gemm_v0" || op->op == "gemm" || op->op == "mma") {
+          kinds |= 1;
+          return;
+        }
+        c = sim::classify_tile_op(*op);
+      } catch (const Error&) {
+        return;
+      }
+      if (!c.core_neutral) kinds |= c.core == sim::CoreKind::kAIC ? 1 : 2;
+      if (op->op == "copy" && c.cls == sim::InstrClass::kCopy && op->args[0].region.buffer.scope() == MemScope::kGlobal)
+        versioned[f].insert(op->args[1].region.buffer.get());
+    });
+    // With the Developer-mode split, ascend_cross_sync versions the loop's GM workspaces by stage
+    // instead (the cube runs up to num_stages iterations ahead of the vector cores).
+    if (kinds == 3 && !cv_split_)
+      throw_error<NotImplemented>(loc(f->span), "not implemented: a T.Pipelined loop with both cube and vector work "
+                                  "(an inter-core pipeline) on target ascend; pipeline the cube loop and the vector "
+                                  "loop separately and hand tiles over with T.set_cross_flag / T.wait_cross_flag, or "
+                                  "let the compiler split the kernel (TL_ASCEND_AUTO_CV_COMBINE, target \"npuir\")");
+    current_ = f;
+    IRVisitor::visit_for(f);
+    current_ = nullptr;
+  }
+  void visit_region_use(const Buffer& b) {
+    ++total_uses[b.get()];
+    if (current_) ++inside_uses[b.get()];
+  }
+  void visit_tile_op(const TileOpNode* op) override {
+    if (op->op != "annotate_address" && op->op != "annotate_layout")
+      for (auto& a : op->args)
+        if (a.is_region()) visit_region_use(a.region.buffer);
+    IRVisitor::visit_tile_op(op);
+  }
+  void visit_load(const BufferLoadNode* l) override {
+    visit_region_use(l->buffer);
+    IRVisitor::visit_load(l);
+  }
+  void visit_store(const BufferStoreNode* s) override {
+    visit_region_use(s->buffer);
+    IRVisitor::visit_store(s);
+  }
+
+ private:
+  bool cv_split_;
+  const ForNode* current_ = nullptr;
+};
+
+class Versioner : public StmtMutator {
+ public:
+  Versioner(const std::map<const BufferNode*, std::pair<Buffer, int64_t>>& nb) : new_(nb) {}
+
+ protected:
+  Stmt mutate_allocate(const AllocateNode* a, const Stmt& s) override {
+    Stmt body = mutate(a->body);
+    auto it = new_.find(a->buffer.get());
+    if (it == new_.end()) return body.same_as(a->body) ? s : make_allocate(a->buffer, body, a->span);
+    return make_allocate(it->second.first, body, a->span);
+  }
+  Stmt mutate_for(const ForNode* f, const Stmt& s) override {
+    if (f->for_kind != ForKind::kPipelined) return StmtMutator::mutate_for(f, s);
+    Expr saved = stage_;
+    Var v = f->var;
+    stage_ = f->var - f->min;
+    in_loop_ = true;
+    Stmt body = mutate(f->body);
+    in_loop_ = false;
+    stage_ = saved;
+    AttrMap ann = f->annotations;
+    ann["ascend_pipelined"] = Attr(true);
+    return make_for(f->var, f->min, f->extent, ForKind::kSerial, body, ann, f->span);
+  }
+  Stmt mutate_tile_op(const TileOpNode* op, const Stmt& s) override {
+    std::vector<TileArg> args;
+    bool changed = false;
+    for (auto& a : op->args) {
+      if (a.is_region()) {
+        auto it = new_.find(a.region.buffer.get());
+        if (it != new_.end()) {
+          std::vector<Range> rr;
+          rr.emplace_back(slot(it->second.second), make_int(1));
+          for (auto& r : a.region.region) rr.push_back(r);
+          args.emplace_back(BufferRegion(it->second.first, rr));
+          changed = true;
+          continue;
+        }
+      }
+      args.push_back(a);
+    }
+    if (!changed) return s;
+    return make_tile_op(op->op, args, op->attrs, op->span);
+  }
+  Expr mutate_load(const BufferLoadNode* l, const Expr& e) override {
+    auto it = new_.find(l->buffer.get());
+    if (it == new_.end()) return ExprMutator::mutate_load(l, e);
+    std::vector<Expr> idx{slot(it->second.second)};
+    for (auto& i : l->indices) idx.push_back(mutate(i));
+    return make_load(it->second.first, idx);
+  }
+  Stmt mutate_store(const BufferStoreNode* st, const Stmt& s) override {
+    auto it = new_.find(st->buffer.get());
+    if (it == new_.end()) return StmtMutator::mutate_store(st, s);
+    std::vector<Expr> idx{slot(it->second.second)};
+    for (auto& i : st->indices) idx.push_back(mutate(i));
+    return make_store(it->second.first, idx, mutate(st->value), st->span);
+  }
+
+ private:
+  Expr slot(int64_t stages) { return stages > 1 && in_loop_ ? floormod(stage_, make_int(stages)) : make_int(0); }
+  const std::map<const BufferNode*, std::pair<Buffer, int64_t>>& new_;
+  Expr stage_;
+  bool in_loop_ = false;
+};
+
+}  // namespace
+
+PrimFunc ascend_multi_version(const PrimFunc& f, const PassContext& ctx) {
+  Planner p(f.attrs().count("ascend.cv_workspaces") > 0);
+  p.visit(f.body());
+  if (p.versioned.empty()) return f;
+  std::map<const BufferNode*, std::pair<Buffer, int64_t>> nb;
+  std::map<const BufferNode*, Buffer> objs;
+  post_order_visit(f.body(), [&](const Stmt& s) {
+    if (auto* a = s.as<AllocateNode>()) objs[a->buffer.get()] = a->buffer;
+  });
+  for (auto& [loop, bufs] : p.versioned) {
+    int64_t stages = attr_int(loop->annotations, "num_stages", 2);
+    for (auto* b : bufs) {
+      if (p.total_uses[b] != p.inside_uses[b] || !objs.count(b) || stages < 2) continue;
+      const Buffer& old = objs[b];
+      std::vector<Expr> shape{make_int(stages)};
+      for (auto& e : old.shape()) shape.push_back(e);
+      nb[b] = {old.with_shape(shape), stages};
+    }
+  }
+  Versioner v(nb);
+  Stmt body = v.mutate(f.body());
+  return f.with_body(body).with_attr("ascend.pipelined", Attr(true));
+}
+
+TL_REGISTER_PASS("ascend_multi_version", ascend_multi_version);
+
+}  // namespace tl

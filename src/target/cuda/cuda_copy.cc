@@ -1,0 +1,306 @@
+// T.copy on target cuda.
+//
+// Thread mapping: a copy that involves a fragment follows the fragment's layout (each thread moves
+// the elements it holds); other copies spread the tile over the threads row-major with a vector of
+// consecutive elements per thread. A vector access (2 to 16 bytes) is used when every group of V
+// consecutive elements is contiguous and V-aligned on both sides, which is proved from the
+// region offsets, the strides and the layouts; otherwise elements move one by one. Reads of global
+// tensors outside their shape produce zeros and writes there are dropped (whole groups when the
+// tensor's last extent is a multiple of V, else element by element).
+#include <algorithm>
+
+#include "ir/error.h"
+#include "ir/tile_op.h"
+#include "layout/swizzle.h"
+#include "target/cuda/cuda_ops.h"
+#include "target/cuda/cuda_tma.h"
+
+namespace tl {
+
+namespace {
+
+bool is_frag(const Buffer& b) { return b.scope() == MemScope::kFragment; }
+
+// Index of the last dimension of `r` with a non-unit extent (-1 when all are unit).
+int last_kept_dim(const BufferRegion& r) {
+  for (int d = static_cast<int>(r.region.size()) - 1; d >= 0; --d)
+    if (!is_one(r.region[static_cast<size_t>(d)].extent)) return d;
+  return -1;
+}
+
+// Largest power of two V <= max_v such that every group of V consecutive elements of `r` along
+// its last squeezed dimension, starting at a multiple of V, is contiguous and aligned to V
+// elements in memory, and (for global tensors) lies entirely inside or outside the tensor.
+int64_t vector_width(const BufferRegion& r, int64_t max_v, const CudaLowerCtx& ctx) {
+  const Buffer& b = r.buffer;
+  int last = last_kept_dim(r);
+  if (last < 0 || last != static_cast<int>(b.ndim()) - 1) return 1;
+  int64_t ext = 0;
+  if (!is_const_int(r.region[static_cast<size_t>(last)].extent, &ext)) return 1;
+  std::vector<Expr> strides;
+  if (b.scope() == MemScope::kShared) {
+    auto it = ctx.layouts.shared.find(b);
+    if (it != ctx.layouts.shared.end() && !chunk_preserving(it->second)) return 1;
+    // Swizzled and gmma layouts move whole 16-byte chunks: groups of up to 16 bytes stay contiguous.
+    std::vector<int64_t> shape = const_shape(b, "shared buffer");
+    int64_t s = 1;
+    strides.assign(shape.size(), make_int(1));
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      strides[static_cast<size_t>(d)] = make_int(s);
+      s *= shape[static_cast<size_t>(d)];
+    }
+  } else {
+    strides = b.effective_strides();
+    if (!is_one(strides.back())) return 1;
+  }
+  int64_t v = 1;
+  const int64_t bytes = b.dtype().element_bytes();
+  while (v * 2 <= max_v && v * 2 * bytes <= 16 && ext % (v * 2) == 0) {
+    int64_t w = v * 2;
+    bool ok = provably_divisible(r.region[static_cast<size_t>(last)].min, w);
+    for (size_t d = 0; ok && d + 1 < strides.size(); ++d) ok = provably_divisible(strides[d], w);
+    if (ok && b.scope() == MemScope::kGlobal && ctx.guard_global) {
+      // Groups must be wholly in or out of the tensor, unless the last index is provably in.
+      Expr hi = r.region[static_cast<size_t>(last)].min + make_int(ext - 1);
+      Expr in = ctx.simplify_cond(hi < b.shape()[static_cast<size_t>(last)]);
+      if (!is_one(in)) ok = provably_divisible(b.shape()[static_cast<size_t>(last)], w);
+    }
+    if (!ok) break;
+    v = w;
+  }
+  return v;
+}
+
+// Registers per vector group of a fragment: the extent of its unit-stride register digit when
+// that digit runs along `dim` with dimension stride 1.
+int64_t fragment_vector(const Fragment& f, int dim) {
+  for (const FragmentMode& m : f.modes())
+    if (!m.on_threads() && !m.is_replica() && m.reg_stride == 1)
+      return (m.dim == dim && m.dim_stride == 1) ? m.extent : 1;
+  return 1;
+}
+
+int64_t pow2_divisor(int64_t n, int64_t cap) {
+  int64_t v = 1;
+  while (v * 2 <= cap && n % (v * 2) == 0) v *= 2;
+  return v;
+}
+
+Expr zero_of(DataType t) { return make_const(t, 0); }
+
+// One group of `v` elements from (sbuf, sidx) to (dbuf, didx), where either side may be a register
+// array (already remapped) or a buffer that ctx remaps. `src_guards` protect reads of global
+// memory (zero fill), `dst_guards` writes (dropped).
+struct Side {
+  Buffer buffer;              // original buffer, or the register array
+  std::vector<Expr> indices;  // original indices, or {register}
+  bool is_regs = false;
+};
+
+Expr side_address(const CudaLowerCtx& ctx, const Side& s, int mode) {
+  if (s.is_regs) return make_call(DataType::Handle(), "cuda.address_of", {make_load(s.buffer, s.indices), make_int(mode)});
+  return ctx.address_of(s.buffer, s.indices, mode);
+}
+Expr side_load(const CudaLowerCtx& ctx, const Side& s) {
+  return s.is_regs ? make_load(s.buffer, s.indices) : ctx.load(s.buffer, s.indices);
+}
+Stmt side_store(const CudaLowerCtx& ctx, const Side& s, const Expr& v) {
+  return s.is_regs ? make_store(s.buffer, s.indices, make_cast(s.buffer.dtype(), v)) : ctx.store(s.buffer, s.indices, v);
+}
+Side side_offset(const Side& s, int64_t k) {
+  Side o = s;
+  Expr& last = o.indices.back();
+  last = last + make_int(k, last.dtype());
+  return o;
+}
+
+Stmt move_group(const CudaLowerCtx& ctx, const Side& src, const Side& dst, int64_t v, const Expr& src_ok,
+                const Expr& dst_ok, bool async) {
+  DataType st = src.buffer.dtype(), dt = dst.buffer.dtype();
+  const bool same = st == dt;
+  if (async && same && src.buffer.scope() == MemScope::kGlobal && !dst.is_regs &&
+      dst.buffer.scope() == MemScope::kShared) {
+    int64_t bytes = v * st.element_bytes();
+    if (bytes == 4 || bytes == 8 || bytes == 16) {
+      Stmt cp = builtin_stmt("cuda.cp_async", {side_address(ctx, dst, 2), side_address(ctx, src, 1),
+                                               make_int(bytes), src_ok});
+      return guarded(dst_ok, cp);
+    }
+  }
+  if (v > 1 && same) {
+    int64_t bytes = v * st.element_bytes();
+    Stmt cp = is_one(src_ok) ? builtin_stmt("cuda.copy_vec", {side_address(ctx, dst, 2), side_address(ctx, src, 1),
+                                                                make_int(bytes)})
+                             : builtin_stmt("cuda.copy_vec_zfill", {side_address(ctx, dst, 2),
+                                                                    side_address(ctx, src, 1), make_int(bytes), src_ok});
+    return guarded(dst_ok, cp);
+  }
+  if (v > 1) {
+    Stmt cp = builtin_stmt("cuda.copy_cast", {side_address(ctx, dst, 2), side_address(ctx, src, 1), make_int(v)});
+    if (!is_one(src_ok)) {
+      std::vector<Stmt> zeros;
+      for (int64_t k = 0; k < v; ++k) zeros.push_back(side_store(ctx, side_offset(dst, k), zero_of(dt)));
+      cp = guarded(src_ok, cp, make_seq(zeros));
+    }
+    return guarded(dst_ok, cp);
+  }
+  Stmt st_ok = side_store(ctx, dst, make_cast(dt, side_load(ctx, src)));
+  if (!is_one(src_ok)) st_ok = guarded(src_ok, st_ok, side_store(ctx, dst, zero_of(dt)));
+  return guarded(dst_ok, st_ok);
+}
+
+// ---- fragment <-> fragment ---------------------------------------------------------------------
+Stmt copy_registers(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& src, const BufferRegion& dst) {
+  const Fragment& fs = ctx.layout_of(src.buffer);
+  const Fragment& fd = ctx.layout_of(dst.buffer);
+  if (!fs.same_as(fd) || const_shape(src.buffer, "fragment") != const_shape(dst.buffer, "fragment"))
+    throw_error<LayoutError>(op_error_prefix(op), "copying fragment '", src.buffer.name(), "' (", fs.str(),
+                             ") to fragment '", dst.buffer.name(), "' (", fd.str(), ") needs data to move between ",
+                             "threads; stage it through a shared-memory buffer (T.alloc_shared)");
+  for (size_t d = 0; d < src.region.size(); ++d)
+    if (!is_zero(src.region[d].min) || !is_zero(dst.region[d].min) ||
+        !is_const_value(src.region[d].extent, fs.shape()[d]))
+      throw_error<NotImplemented>(op_error_prefix(op), "not implemented: copying part of a fragment into another "
+                                  "fragment on target cuda; copy whole fragments");
+  const Buffer& rs = ctx.regs_of(src.buffer);
+  const Buffer& rd = ctx.regs_of(dst.buffer);
+  std::vector<Stmt> out;
+  for (int64_t r = 0; r < fs.num_regs(); ++r)
+    out.push_back(make_store(rd, {make_int(r)}, make_cast(rd.dtype(), make_load(rs, {make_int(r)}))));
+  return make_seq(out, op.span);
+}
+
+// ---- fragment <-> memory -----------------------------------------------------------------------
+Stmt copy_with_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& frag,
+                        const BufferRegion& other, bool frag_is_dst) {
+  const Buffer& F = frag.buffer;
+  const Fragment& L = ctx.layout_of(F);
+  const Buffer& regs = ctx.regs_of(F);
+  std::vector<int64_t> fshape = L.shape();
+  // The fragment region: constant mins and extents.
+  std::vector<int64_t> fmin, fext;
+  for (size_t d = 0; d < frag.region.size(); ++d) {
+    int64_t mn = 0, ex = 0;
+    if (!is_const_int(frag.region[d].min, &mn) || !is_const_int(frag.region[d].extent, &ex))
+      throw_error<NotImplemented>(op_error_prefix(op), "not implemented: a fragment region with run-time bounds (",
+                                  F.name(), ") on target cuda");
+    fmin.push_back(mn);
+    fext.push_back(ex);
+  }
+  bool full = true;
+  for (size_t d = 0; d < fmin.size(); ++d) full = full && fmin[d] == 0 && fext[d] == fshape[d];
+  // Vector groups: the fragment's unit-stride register digit along the region's last dimension.
+  int last = last_kept_dim(frag);
+  int64_t v = 1;
+  if (last >= 0) {
+    int64_t fv = fragment_vector(L, last);
+    if (fmin[static_cast<size_t>(last)] % 2 == 0 || fv == 1) {
+      int64_t cap = std::min<int64_t>(16 / F.dtype().element_bytes(), 16 / other.buffer.dtype().element_bytes());
+      if (F.dtype() != other.buffer.dtype()) cap = std::min<int64_t>(cap, 8);
+      v = pow2_divisor(fv, cap);
+      while (v > 1 && fmin[static_cast<size_t>(last)] % v != 0) v /= 2;
+      v = std::min(v, vector_width(other, v, ctx));
+    }
+  }
+  // Stores to memory from a replicated fragment: only replica 0 writes.
+  Expr writer = make_bool(true);
+  if (!frag_is_dst && L.replicate() > 1) writer = eq(L.replica_of(ctx.tid), make_int(0));
+  std::vector<Stmt> out;
+  for (int64_t r = 0; r < L.num_regs(); r += v) {
+    std::vector<Expr> idx = L.index_of(ctx.tid, make_int(r));
+    Expr valid = L.is_valid(ctx.tid, make_int(r), ctx.num_threads);
+    std::vector<Expr> pos;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      if (!full) {
+        valid = valid && (idx[d] >= make_int(fmin[d])) && (idx[d] < make_int(fmin[d] + fext[d]));
+      }
+      if (fext[d] != 1) pos.push_back(fmin[d] ? idx[d] - make_int(fmin[d]) : idx[d]);
+    }
+    if (pos.empty()) pos.push_back(make_int(0));
+    std::vector<Expr> oidx = region_point(other, pos);
+    Expr guard = all_of(ctx.bounds_guards(other.buffer, oidx));
+    Side fs{regs, {make_int(r)}, true};
+    Side os{other.buffer, oidx, false};
+    Stmt s = frag_is_dst ? move_group(ctx, os, fs, v, guard, make_bool(true), false)
+                         : move_group(ctx, fs, os, v, make_bool(true), guard, false);
+    out.push_back(guarded(ctx.simplify_cond(valid && writer), s));
+  }
+  return make_seq(out, op.span);
+}
+
+// ---- memory <-> memory -------------------------------------------------------------------------
+Stmt copy_tiles(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& src, const BufferRegion& dst,
+                const std::vector<int64_t>& ext) {
+  bool async = attr_bool(op.attrs, "async", false);
+  int64_t v = 1;
+  if (src.buffer.dtype() == dst.buffer.dtype()) {
+    int64_t cap = 16 / src.buffer.dtype().element_bytes();
+    v = std::min(vector_width(src, cap, ctx), vector_width(dst, cap, ctx));
+  }
+  Fragment L = default_fragment(ext, ctx.num_threads, v);
+  v = std::min(v, fragment_vector(L, static_cast<int>(ext.size()) - 1));
+  std::vector<Stmt> out;
+  for (int64_t r = 0; r < L.num_regs(); r += v) {
+    std::vector<Expr> pos = L.index_of(ctx.tid, make_int(r));
+    Expr valid = ctx.simplify_cond(L.is_valid(ctx.tid, make_int(r), ctx.num_threads));
+    std::vector<Expr> sidx = region_point(src, pos), didx = region_point(dst, pos);
+    Expr sg = all_of(ctx.bounds_guards(src.buffer, sidx));
+    Expr dg = all_of(ctx.bounds_guards(dst.buffer, didx));
+    Side ss{src.buffer, sidx, false}, ds{dst.buffer, didx, false};
+    out.push_back(guarded(valid, move_group(ctx, ss, ds, v, sg, dg, async)));
+  }
+  return make_seq(out, op.span);
+}
+
+// ---- per-thread (local) copies -------------------------------------------------------------------
+Stmt copy_per_thread(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& src, const BufferRegion& dst,
+                     const std::vector<int64_t>& ext) {
+  std::vector<Var> vars;
+  std::vector<Expr> pos;
+  for (size_t k = 0; k < ext.size(); ++k) {
+    vars.push_back(Var(ctx.fresh("c")));
+    pos.push_back(vars.back());
+  }
+  std::vector<Expr> sidx = region_point(src, pos), didx = region_point(dst, pos);
+  Side ss{src.buffer, sidx, false}, ds{dst.buffer, didx, false};
+  Stmt body = move_group(ctx, ss, ds, 1, all_of(ctx.bounds_guards(src.buffer, sidx)),
+                         all_of(ctx.bounds_guards(dst.buffer, didx)), false);
+  for (int k = static_cast<int>(ext.size()) - 1; k >= 0; --k)
+    body = make_for(vars[static_cast<size_t>(k)], make_int(0), make_int(ext[static_cast<size_t>(k)]),
+                    ForKind::kSerial, body);
+  return body;
+}
+
+}  // namespace
+
+Stmt lower_cuda_copy(const TileOpNode& op, CudaLowerCtx& ctx) {
+  if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region())
+    throw_error<TypeError>(op_error_prefix(op), "expects T.copy(src, dst) with two buffer regions");
+  if (attr_bool(op.attrs, "tma", false)) return lower_cuda_tma_copy(op, ctx);
+  const BufferRegion& src = op.args[0].region;
+  const BufferRegion& dst = op.args[1].region;
+  std::vector<int64_t> se = const_extents(src, op_error_prefix(op) + "src");
+  std::vector<int64_t> de = const_extents(dst, op_error_prefix(op) + "dst");
+  if (se != de) {
+    auto str = [](const std::vector<int64_t>& v) {
+      std::string s = "[";
+      for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+      return s + "]";
+    };
+    throw_error<ValueError>(op_error_prefix(op), "source tile ", str(se), " of '", src.buffer.name(),
+                            "' and destination tile ", str(de), " of '", dst.buffer.name(), "' differ in shape");
+  }
+  bool fs = is_frag(src.buffer), fd = is_frag(dst.buffer);
+  bool ls = src.buffer.scope() == MemScope::kLocal || src.buffer.scope() == MemScope::kLocalVar;
+  bool ld = dst.buffer.scope() == MemScope::kLocal || dst.buffer.scope() == MemScope::kLocalVar;
+  if (fs && fd) return copy_registers(op, ctx, src, dst);
+  if ((fs || fd) && (ls || ld))
+    throw_error<NotImplemented>(op_error_prefix(op), "not implemented: copies between a fragment and a per-thread "
+                                "local buffer on target cuda; go through shared memory");
+  if (fd) return copy_with_fragment(op, ctx, dst, src, true);
+  if (fs) return copy_with_fragment(op, ctx, src, dst, false);
+  if (ls || ld) return copy_per_thread(op, ctx, src, dst, se);
+  return copy_tiles(op, ctx, src, dst, se);
+}
+
+}  // namespace tl

@@ -1,0 +1,514 @@
+#include "target/cuda/warp_specialize.h"
+
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+#include "ir/functor.h"
+#include "layout/infer_layout.h"
+#include "target/cuda/cuda_tma.h"
+#include "transform/pass_config.h"
+#include "transform/plan_pipeline.h"
+
+namespace tl {
+
+namespace {
+
+constexpr int64_t kProducerThreads = 128;
+
+Stmt builtin(const std::string& op, std::vector<Expr> args) {
+  return make_evaluate(make_call(DataType::Void(), op, std::move(args)));
+}
+
+// One group of producer copies (first used by the same consumer statement).
+struct Group {
+  std::vector<size_t> copies;  // body item indices
+  size_t first_use = 0, last_use = 0;
+  int64_t bytes = 0;
+  bool late_release = false;   // its last use is a GEMM left in flight: release the previous stage
+};
+
+class Specializer : public StmtMutator {
+ public:
+  explicit Specializer(const PassContext& ctx) : ctx_(ctx) {}
+
+ protected:
+  Stmt mutate_kernel(const KernelLaunchNode* k, const Stmt& s) override {
+    std::string why;
+    persistent_ = Persistent();
+    Stmt body = specialize(*k, &why);
+    AttrMap attrs = k->attrs;
+    if (!body.defined()) {
+      if (!why.empty()) attrs["cuda.why_not_warp_specialized"] = Attr(why);
+      return make_kernel(k->grid, k->block_vars, k->threads, k->thread_vars, attrs, k->body, k->span);
+    }
+    attrs["cuda.producer_threads"] = Attr(kProducerThreads);
+    if (!persistent_.on) return make_kernel(k->grid, k->block_vars, k->threads, k->thread_vars, attrs, body, k->span);
+    // One CTA per SM (at most one per tile): the launcher caps the grid at the device's SM count.
+    attrs["cuda.persistent"] = Attr(true);
+    attrs.erase("use_swizzle_panel");
+    attrs.erase("use_swizzle_order");
+    return make_kernel({persistent_.tiles}, {persistent_.cta}, k->threads, k->thread_vars, attrs, body, k->span);
+  }
+
+ private:
+  // The specialized kernel body, or an undefined Stmt (with the reason in `why`).
+  Stmt specialize(const KernelLaunchNode& k, std::string* why) {
+    auto no = [&](const std::string& w) {
+      *why = w;
+      return Stmt();
+    };
+    int64_t nc = 0;
+    if (k.threads.size() != 1 || k.thread_vars.size() != 1 || !is_const_int(k.threads[0], &nc))
+      return no("the block is not one constant dimension of threads");
+    if (nc % 128 || nc + kProducerThreads > 1024)
+      return no(std::to_string(nc) + " threads are not whole warpgroups (or leave no room for a producer)");
+    // The one pipelined loop, directly in the kernel body.
+    int pipelined = 0;
+    post_order_visit(k.body, [&](const Stmt& x) {
+      if (const auto* f = x.as<ForNode>(); f && f->for_kind == ForKind::kPipelined) ++pipelined;
+    });
+    if (pipelined != 1) return no(pipelined ? "more than one T.Pipelined loop" : "");
+    std::vector<BodyItem> top = flatten_body(k.body);
+    const ForNode* loop = nullptr;
+    size_t loop_at = 0;
+    bool seen_stmt = false;
+    for (size_t i = 0; i < top.size(); ++i) {
+      if (top[i].is_stmt()) {
+        if (const auto* f = top[i].stmt.as<ForNode>(); f && f->for_kind == ForKind::kPipelined) {
+          loop = f;
+          loop_at = i;
+        }
+        seen_stmt = true;
+      } else if (top[i].let_var.defined() && seen_stmt) {
+        bool reads = false;
+        for_each_subexpr(top[i].let_value, [&](const Expr& y) { reads |= y.kind() == ExprKind::kBufferLoad; });
+        if (reads) return no("a let binding reads memory after a statement of the kernel");
+      }
+    }
+    if (!loop) return no("the T.Pipelined loop is nested in another statement");
+    // Distributed operators (T.wait, remote T.copy, ...) before the loop gate what the producer
+    // loads: they run with every thread before the roles split (build). Inside the loop they would
+    // need the producer's cooperation, which this schedule does not give.
+    if (has_dist_op(loop->body)) return no("a distributed operator (T.wait, remote T.copy, ...) in the pipelined loop");
+    has_dist_ = has_dist_op(k.body);
+    std::vector<BodyItem> items = flatten_body(loop->body);
+    PipelinePlan plan = plan_pipeline(*loop, items, buffers_used_outside(k.body, loop));
+    const int64_t S = plan.num_stages;
+    if (plan.producers.empty() || S < 2) return no("the pipelined loop has no producer copies (or fewer than 2 stages)");
+    // What layout inference will decide (the pipeline does not change it).
+    LayoutMap lm;
+    try {
+      lm = infer_layouts(k.body, nc, ctx_.target, true);
+    } catch (const Error&) {
+      return no("layout inference fails (reported by the lowering)");
+    }
+    if (lm.gemms.empty()) return no("no T.gemm in the kernel");
+    for (auto& [op, gp] : lm.gemms)
+      if (!gp.use_wgmma) return no("a T.gemm does not run on wgmma: " + gp.why_not_wgmma);
+    // TMA boxes of the producers.
+    std::map<size_t, TmaBoxPlan> boxes;
+    for (size_t i : plan.producers) {
+      const auto* op = items[i].stmt.as<TileOpNode>();
+      if (attr_bool(op->attrs, "disable_tma", false)) return no("a producer copy has disable_tma");
+      const BufferRegion& src = op->args[0].region;
+      const Buffer& dst = op->args[1].region.buffer;
+      if (src.buffer.dtype() != dst.dtype()) return no("a producer copy converts types");
+      bool is_param = false;
+      for (const Param& p : params_) is_param |= p.is_buffer() && p.buffer.same_as(src.buffer);
+      if (!is_param) return no("'" + src.buffer.name() + "' is not a kernel parameter");
+      int swizzle = 0;
+      if (auto it = lm.shared.find(dst); it != lm.shared.end()) {
+        const std::string& n = it->second->name;
+        if (n.rfind("gmma", 0) != 0 && n != "row_major") return no("'" + dst.name() + "' is laid out as " + n);
+        if (n != "row_major") swizzle = std::stoi(n.substr(4));
+      }
+      std::string w;
+      if (!plan_tma_box(src, const_shape(dst, "shared buffer"), swizzle, &boxes[i], &w))
+        return no("copy into '" + dst.name() + "': " + w);
+    }
+    // Groups by first use.
+    std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
+    std::vector<std::set<const BufferNode*>> uses(items.size());
+    for (size_t j = 0; j < items.size(); ++j) {
+      if (is_producer.count(j)) continue;
+      if (items[j].is_stmt()) collect_buffer_uses(items[j].stmt, &uses[j]);
+      else if (items[j].let_var.defined()) collect_buffer_uses(make_evaluate(items[j].let_value), &uses[j]);
+    }
+    std::map<size_t, size_t> group_of_first;  // first use -> group index
+    std::vector<Group> groups;
+    for (size_t i : plan.producers) {
+      const BufferNode* b = items[i].stmt.as<TileOpNode>()->args[1].region.buffer.get();
+      size_t first = items.size(), last = 0;
+      for (size_t j = 0; j < items.size(); ++j)
+        if (uses[j].count(b)) {
+          first = std::min(first, j);
+          last = std::max(last, j);
+        }
+      if (first == items.size()) return no("a producer's buffer is not used in the loop");
+      auto it = group_of_first.find(first);
+      if (it == group_of_first.end()) {
+        it = group_of_first.emplace(first, groups.size()).first;
+        groups.push_back(Group{{}, first, last, 0, false});
+      }
+      Group& g = groups[it->second];
+      g.copies.push_back(i);
+      g.last_use = std::max(g.last_use, last);
+      g.bytes += boxes[i].bytes;
+    }
+    // A GEMM that may stay in flight for one iteration.
+    const bool allow_async = !config_bool(ctx_.configs, "tl.disable_wgmma_async");
+    const TileOpNode* async_gemm = allow_async ? async_mma_candidate(items, is_producer, plan.versioned) : nullptr;
+    size_t async_at = items.size();
+    if (async_gemm) {
+      for (size_t j = 0; j < items.size(); ++j)
+        if (items[j].stmt.get() == async_gemm) {
+          async_at = j;
+          AttrMap attrs = async_gemm->attrs;
+          attrs["wgmma_async"] = Attr(true);
+          items[j].stmt = make_tile_op(async_gemm->op, async_gemm->args, attrs, async_gemm->span);
+        }
+      for (Group& g : groups) g.late_release = g.last_use == async_at;
+    }
+    // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
+    // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
+    // and GEMM + reduce-scatter 5% slower than one CTA per tile.
+    if (!has_dist_) plan_persistent(k, top, *loop);
+    // Ping-pong between the two consumer warpgroups (opt-in, TL_ENABLE_WARPGROUP_PINGPONG): a loop
+    // body with two (synchronous) GEMMs and work between them (attention), each GEMM split by rows
+    // only, so each warpgroup's rows are its own. Named barriers make their GEMMs alternate: one
+    // warpgroup's element-wise work runs while the other's GEMM has the tensor cores. Off by
+    // default: on an H100 (2026-11-25) flash-attention forward ran 7% slower with it than with
+    // the warpgroups in lockstep, and 20% slower (causal) when the other warpgroup was released at
+    // the GEMM's issue instead of its completion (docs/PERFORMANCE.md).
+    std::vector<size_t> gemm_items;
+    bool rows_only = true;
+    for (size_t j = 0; j < items.size(); ++j) {
+      const auto* op = items[j].is_stmt() ? items[j].stmt.as<TileOpNode>() : nullptr;
+      if (!op || op->op != "gemm") continue;
+      gemm_items.push_back(j);
+      auto gp = lm.gemms.find(op);
+      rows_only = rows_only && gp != lm.gemms.end() && gp->second.warpgroups.wg_m == 2 && gp->second.warpgroups.wg_n == 1;
+    }
+    int gemm_count = 0;
+    post_order_visit(loop->body, [&](const Stmt& x) {
+      if (const auto* op = x.as<TileOpNode>(); op && op->op == "gemm") ++gemm_count;
+    });
+    pingpong_ = nc == 256 && async_at == items.size() && gemm_items.size() == 2 && gemm_count == 2 && rows_only &&
+                config_bool(ctx_.configs, "tl.enable_warpgroup_pingpong") &&
+                !config_bool(ctx_.configs, "tl.disable_warpgroup_pingpong") &&
+                !needs_block_barrier(*loop, is_producer, items, lm);
+    pingpong_items_ = std::set<size_t>(gemm_items.begin(), gemm_items.end());
+    return build(k, nc, top, loop_at, *loop, items, plan, boxes, groups, async_at != items.size());
+  }
+
+  Stmt build(const KernelLaunchNode& k, int64_t nc, const std::vector<BodyItem>& top, size_t loop_at,
+             const ForNode& loop, const std::vector<BodyItem>& items, const PipelinePlan& plan,
+             const std::map<size_t, TmaBoxPlan>& boxes, const std::vector<Group>& groups, bool async) {
+    const int64_t S = plan.num_stages, G = static_cast<int64_t>(groups.size());
+    const Var& tid = k.thread_vars[0];
+    const DataType it = loop.var.dtype();
+    Buffer mbar("tl_mbar", DataType::UInt(64), {make_int(2 * G * S)}, MemScope::kShared, {}, loop.span);
+    auto bar = [&](const Expr& index) {
+      return make_call(DataType::Handle(), "cuda.address_of", {make_load(mbar, {index}), make_int(3)});
+    };
+    auto full = [&](int64_t g, const Expr& s) { return bar(make_int(g * S, it) + s); };
+    auto empty = [&](int64_t g, const Expr& s) { return bar(make_int((G + g) * S, it) + s); };
+    // Iteration number over the whole kernel (the stages and phases continue from tile to tile).
+    const Expr tile_base = persistent_.on ? Expr(persistent_.iter) * loop.extent : Expr();
+    auto iter = [&](const Expr& kv) {
+      Expr i = is_zero(loop.min) ? kv : kv - loop.min;
+      return tile_base.defined() ? tile_base + i : i;
+    };
+    auto stage = [&](const Expr& i) { return floormod(i, make_int(S, it)); };
+    auto parity = [&](const Expr& i) { return floormod(floordiv(i, make_int(S, it)), make_int(2, it)); };
+    std::map<const BufferNode*, Buffer> versions;
+    for (const Buffer& b : plan.versioned) {
+      std::vector<Expr> shape = b.shape();
+      shape.insert(shape.begin(), make_int(S));
+      versions[b.get()] = Buffer(b.name(), b.dtype(), shape, b.scope(), {}, b->span);
+    }
+
+    // Producer loop.
+    Var kp(loop.var.name() + "_p", it);
+    std::vector<Stmt> pbody;
+    {
+      Expr i = iter(kp), s = stage(i), ph = parity(i);
+      std::map<Var, Expr, VarLess> sub = {{loop.var, kp}};
+      for (int64_t g = 0; g < G; ++g) {
+        pbody.push_back(builtin("cuda.mbarrier_wait", {empty(g, s), make_int(1, it) - ph}));
+        pbody.push_back(builtin("cuda.mbarrier_expect_tx", {full(g, s), make_int(groups[g].bytes)}));
+        for (size_t c : groups[g].copies) {
+          const auto* op = items[c].stmt.as<TileOpNode>();
+          AttrMap attrs = op->attrs;
+          attrs["tma"] = Attr(true);
+          attrs["mbarrier"] = Attr(full(g, s));
+          Stmt cp = make_tile_op(op->op, op->args, attrs, op->span);
+          pbody.push_back(rewrite_versions(substitute(cp, sub), versions, s));
+        }
+      }
+    }
+    Stmt producer_loop = make_for(kp, loop.min, loop.extent, ForKind::kSerial, make_seq(pbody), {}, loop.span);
+
+    // Consumer loop.
+    std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
+    std::vector<BodyItem> citems;
+    {
+      Expr i = iter(loop.var), s = stage(i), ph = parity(i);
+      auto stmt_item = [&](const Stmt& x) {
+        BodyItem b;
+        b.stmt = x;
+        b.span = loop.span;
+        return b;
+      };
+      // Ping-pong: warpgroup w waits on named barrier 2 + w before each GEMM and lets the other
+      // one go (arrives on 3 - w) after it.
+      Expr wg = floordiv(Expr(tid), make_int(128, tid.dtype()));
+      Expr my_bar = make_int(2, tid.dtype()) + wg, other_bar = make_int(3, tid.dtype()) - wg;
+      for (size_t j = 0; j < items.size(); ++j) {
+        if (is_producer.count(j)) continue;
+        for (int64_t g = 0; g < G; ++g)
+          if (groups[g].first_use == j) citems.push_back(stmt_item(builtin("cuda.mbarrier_wait", {full(g, s), ph})));
+        const bool pp = pingpong_ && pingpong_items_.count(j);
+        if (pp) citems.push_back(stmt_item(builtin("cuda.named_barrier_sync", {my_bar, make_int(256)})));
+        citems.push_back(items[j]);
+        if (pp) citems.push_back(stmt_item(builtin("cuda.named_barrier_arrive", {other_bar, make_int(256)})));
+        for (int64_t g = 0; g < G; ++g) {
+          if (groups[g].last_use != j) continue;
+          if (!groups[g].late_release) {
+            citems.push_back(stmt_item(builtin("cuda.mbarrier_arrive", {empty(g, s)})));
+          } else {
+            Stmt rel = builtin("cuda.mbarrier_arrive", {empty(g, stage(i - make_int(1, it)))});
+            citems.push_back(stmt_item(make_if(loop.var > loop.min, rel)));
+          }
+        }
+      }
+    }
+    Stmt cbody = rewrite_versions(rebuild_body(citems), versions, stage(iter(loop.var)));
+    AttrMap cann;
+    if (async) cann["cuda.async_mma"] = Attr(true);
+    Stmt consumer_loop = make_for(loop.var, loop.min, loop.extent, ForKind::kSerial, cbody, cann, loop.span);
+    // After the loop (and the lowering's wgmma drain), release the stages still held by GEMMs left
+    // in flight: the producer refills them for the next tile.
+    std::vector<Stmt> final_release;
+    for (int64_t g = 0; g < G; ++g)
+      if (groups[g].late_release)
+        final_release.push_back(builtin("cuda.mbarrier_arrive",
+                                        {empty(g, stage(iter(loop.min + loop.extent - make_int(1, it))))}));
+    if (!final_release.empty())
+      consumer_loop = make_seq({consumer_loop, make_if(loop.extent > make_int(0, it), make_seq(final_release))});
+
+    // Kernel body: bindings (versioned allocations), the mbarriers, then the two roles.
+    std::vector<BodyItem> bindings, tile_bindings;  // the latter: lets, inside the tile loop when persistent
+    // Distributed operators before the loop run with every thread before the roles split.
+    std::vector<Stmt> consumer, prologue;
+    for (size_t j = 0; j < top.size(); ++j) {
+      if (top[j].is_stmt()) {
+        if (j < loop_at && has_dist_op(top[j].stmt)) prologue.push_back(top[j].stmt);
+        else consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
+        continue;
+      }
+      BodyItem b = top[j];
+      if (b.alloc.defined())
+        if (auto v = versions.find(b.alloc.get()); v != versions.end()) b.alloc = v->second;
+      (persistent_.on && b.let_var.defined() ? tile_bindings : bindings).push_back(b);
+    }
+    BodyItem mb;
+    mb.alloc = mbar;
+    mb.span = loop.span;
+    bindings.push_back(mb);
+    std::vector<Stmt> init;
+    for (int64_t g = 0; g < G; ++g) {
+      Var si("s", it);
+      init.push_back(make_for(si, make_int(0, it), make_int(S, it), ForKind::kUnrolled,
+                              make_seq({builtin("cuda.mbarrier_init", {full(g, si), make_int(1)}),
+                                        builtin("cuda.mbarrier_init", {empty(g, si), make_int(nc)})})));
+    }
+    init.push_back(builtin("cuda.fence_barrier_init", {}));
+    // Register budgets: the producer warpgroup gives registers to the consumers.
+    std::vector<Stmt> pro, con;
+    if (nc >= 256) {
+      const int64_t p = nc <= 256 ? 40 : 24;
+      const int64_t c = std::min<int64_t>(240, (65536 - kProducerThreads * p) / nc / 8 * 8);
+      pro.push_back(builtin("cuda.setmaxnreg_dec", {make_int(p)}));
+      con.push_back(builtin("cuda.setmaxnreg_inc", {make_int(c)}));
+    }
+    pro.push_back(make_if(eq(tid, make_int(nc, tid.dtype())), tile_loop(tile_bindings, producer_loop, loop.span, true)));
+    // Ping-pong: warpgroup 0 goes first (warpgroup 1 lets it); at the end it takes that last
+    // arrival of warpgroup 1 so that both barriers end balanced.
+    Expr wg1 = tid >= make_int(128, tid.dtype());
+    if (pingpong_) con.push_back(make_if(wg1, builtin("cuda.named_barrier_arrive", {make_int(2), make_int(256)})));
+    con.push_back(tile_loop(tile_bindings, make_seq(consumer), loop.span, false));
+    if (pingpong_)
+      con.push_back(make_if(tid < make_int(128, tid.dtype()), builtin("cuda.named_barrier_sync", {make_int(2), make_int(256)})));
+    Stmt roles = make_if(tid < make_int(nc, tid.dtype()),
+                         make_attr("cuda.warp_role", Attr("consumer"), make_seq(con)),
+                         make_attr("cuda.warp_role", Attr("producer"), make_seq(pro)));
+    std::vector<Stmt> tail = {make_if(eq(tid, make_int(0, tid.dtype())), make_seq(init)), builtin("cuda.sync_all", {})};
+    tail.insert(tail.end(), prologue.begin(), prologue.end());
+    tail.push_back(make_attr("cuda.warp_specialize", Attr(nc), roles));
+    BodyItem tail_item;
+    tail_item.stmt = make_seq(tail);
+    tail_item.span = loop.span;
+    bindings.push_back(tail_item);
+    return rebuild_body(bindings);
+  }
+
+ public:
+  std::vector<Param> params_;
+
+ private:
+  // Whether `s` holds a distributed operator: a tile op dist.* (src/op/distributed.cc) or the
+  // tl.dist.* builtin it lowers to (cuda.expand_tile_ops may have lowered it already).
+  static bool has_dist_op(const Stmt& s) {
+    bool hit = false;
+    post_order_visit(s, [&](const Stmt& x) {
+      if (const auto* op = x.as<TileOpNode>(); op && op->op.rfind("dist.", 0) == 0) hit = true;
+    });
+    if (!hit)
+      for_each_expr(s, [&](const Expr& e) {
+        for_each_subexpr(e, [&](const Expr& y) {
+          const auto* c = y.as<CallNode>();
+          if (c && c->op.rfind("tl.dist.", 0) == 0 && c->op != "tl.dist.rank" && c->op != "tl.dist.world") hit = true;
+        });
+      });
+    return hit;
+  }
+  bool has_dist_ = false;
+
+
+  // Persistent form: CTA `cta` of cuda.num_ctas() runs tiles cta, cta + num_ctas, ... of `tiles`.
+  struct Persistent {
+    bool on = false;
+    Var cta, iter;         // the CTA index (the kernel's block variable) and the tile loop's counter
+    Expr tiles;            // number of tiles (the original grid's size)
+    std::vector<Stmt> tile_lets;  // per tile: let t, the original block variables (rasterized)
+    Expr trip;             // iterations of the tile loop
+  };
+
+  // Whether `e` uses a variable of `vars`.
+  static bool uses_any(const Expr& e, const std::set<const VarNode*>& vars) {
+    bool hit = false;
+    for_each_subexpr(e, [&](const Expr& x) {
+      if (const auto* v = x.as<VarNode>(); v && vars.count(v)) hit = true;
+    });
+    return hit;
+  }
+
+  // Decides the persistent form: every tile's pipelined loop runs the same iterations (its bounds do
+  // not depend on the block index), so a static round-robin over the tiles is balanced.
+  void plan_persistent(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
+    if (config_bool(ctx_.configs, "tl.disable_persistent") || k.grid.empty() || k.grid.size() > 3) return;
+    std::set<const VarNode*> tile_vars;
+    for (const Var& v : k.block_vars) tile_vars.insert(v.get());
+    for (const BodyItem& it : top)
+      if (it.let_var.defined() && uses_any(it.let_value, tile_vars)) tile_vars.insert(it.let_var.get());
+    if (uses_any(loop.min, tile_vars) || uses_any(loop.extent, tile_vars)) return;
+    Persistent& p = persistent_;
+    p.on = true;
+    p.cta = Var("cta", DataType::Int32());
+    p.iter = Var("tile_iter", DataType::Int32());
+    std::vector<Expr> g = k.grid;
+    while (g.size() < 3) g.push_back(make_int(1));
+    p.tiles = g[0] * g[1] * g[2];
+    Expr nctas = make_call(DataType::Int32(), "cuda.num_ctas", {});
+    p.trip = ceildiv(p.tiles - p.cta, nctas);
+    Var t("tile", DataType::Int32());
+    p.tile_lets.push_back(make_let(t, p.cta + p.iter * nctas, make_nop()));
+    Expr xy = g[0] * g[1], r = floormod(Expr(t), xy);
+    Expr bx = floormod(r, g[0]), by = floordiv(r, g[0]);
+    const int64_t panel = attr_int(k.attrs, "use_swizzle_panel", 0);
+    if (panel > 0 && k.block_vars.size() >= 2) {  // tl::rasterize2d on the tile index
+      const bool row = attr_str(k.attrs, "use_swizzle_order", "row") == "row";
+      Expr P = make_int(panel), gx = row ? g[0] : g[1], gy = row ? g[1] : g[0];
+      Expr group = P * gx, first = floordiv(r, group) * P, rows = min(gy - first, P);
+      Expr minor = first + floormod(floormod(r, group), rows), major = floordiv(floormod(r, group), rows);
+      bx = row ? major : minor;
+      by = row ? minor : major;
+    }
+    std::vector<Expr> ids = {bx, by, floordiv(Expr(t), xy)};
+    for (size_t i = 0; i < k.block_vars.size(); ++i)
+      p.tile_lets.push_back(make_let(k.block_vars[i], ids[i], make_nop()));
+  }
+
+  // `body` inside the tile loop (persistent form) after the tile's bindings; unchanged otherwise.
+  // With `fresh`, the loop and its bindings get new variables (the producer's copy: the emulator
+  // runs the two roles interleaved, so they must not share bound variables).
+  Stmt tile_loop(const std::vector<BodyItem>& lets, const Stmt& body, const Span& span, bool fresh) const {
+    if (!persistent_.on) return body;
+    std::map<Var, Expr, VarLess> sub;
+    auto bind = [&](const Var& v) {
+      if (!fresh) return v;
+      Var n(v.name(), v.dtype());
+      sub[v] = n;
+      return n;
+    };
+    Var iter = bind(persistent_.iter);
+    std::vector<BodyItem> items;
+    auto add_let = [&](const Var& v, const Expr& value) {
+      BodyItem b;
+      b.let_value = substitute(value, sub);
+      b.let_var = bind(v);
+      b.span = span;
+      items.push_back(b);
+    };
+    for (const Stmt& l : persistent_.tile_lets) add_let(l.as<LetStmtNode>()->var, l.as<LetStmtNode>()->value);
+    for (const BodyItem& l : lets) add_let(l.let_var, l.let_value);
+    BodyItem b;
+    b.stmt = substitute(body, sub);
+    b.span = span;
+    items.push_back(b);
+    return make_for(iter, make_int(0), persistent_.trip, ForKind::kSerial, rebuild_body(items), {}, span);
+  }
+
+  // Whether the consumer part of the loop body may need a barrier of all consumer threads (which
+  // ping-pong would deadlock: the warpgroups are half an iteration apart): it writes shared memory,
+  // or reduces a fragment across warps (tl::allreduce through shared memory).
+  static bool needs_block_barrier(const ForNode& loop, const std::set<size_t>& producers,
+                                  const std::vector<BodyItem>& items, const LayoutMap& lm) {
+    bool hit = false;
+    for (size_t j = 0; j < items.size() && !hit; ++j) {
+      if (producers.count(j) || !items[j].is_stmt()) continue;
+      post_order_visit(items[j].stmt, [&](const Stmt& x) {
+        if (const auto* st = x.as<BufferStoreNode>(); st && st->buffer.scope() == MemScope::kShared) hit = true;
+        const auto* op = x.as<TileOpNode>();
+        if (!op || op->op == "gemm") return;
+        for (const TileArg& a : op->args)
+          if (a.is_region() && a.region.buffer.scope() == MemScope::kShared) hit = true;
+        if (op->op == "reduce" && op->args.size() >= 2 && op->args[0].is_region()) {
+          auto f = lm.fragments.find(op->args[0].region.buffer);
+          if (f == lm.fragments.end()) {
+            hit = true;
+            return;
+          }
+          std::vector<ThreadGroup> groups;
+          f->second.reduce(static_cast<int>(attr_int(op->attrs, "dim", 0)), &groups);
+          for (const ThreadGroup& g : groups)
+            if (g.extent > 1 && !(g.extent * g.stride <= 32 && 32 % (g.extent * g.stride) == 0)) hit = true;
+        }
+      });
+    }
+    (void)loop;
+    return hit;
+  }
+
+  Persistent persistent_;
+  bool pingpong_ = false;
+  std::set<size_t> pingpong_items_;  // the loop body's GEMM items
+  const PassContext& ctx_;
+};
+
+}  // namespace
+
+PrimFunc warp_specialize(const PrimFunc& f, const PassContext& ctx) {
+  if (ctx.target.arch != "sm_90a" || config_bool(ctx.configs, "tl.disable_warp_specialized") ||
+      config_bool(ctx.configs, "tl.disable_tma_lower") || config_bool(ctx.configs, "tl.disable_wgmma"))
+    return f;
+  Specializer sp(ctx);
+  sp.params_ = f.params();
+  return f.with_body(sp.mutate(f.body()));
+}
+
+TL_REGISTER_PASS("warp_specialize", warp_specialize);
+
+}  // namespace tl
