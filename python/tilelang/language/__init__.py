@@ -152,6 +152,17 @@ from .math import (  # noqa: F401
     trunc,
 )
 from .eager import const, empty  # noqa: F401
+from .tir_compat import (  # noqa: F401  (TVM-style forms: thread_binding, handle/ptr, the all-reduce idiom)
+    attr,
+    comm_reducer,
+    handle,
+    make_tensor,
+    match_buffer,
+    ptr,
+    reinterpret,
+    thread_binding,
+    tvm_thread_allreduce,
+)
 from .parser import Macro, PrimFunc, Ref, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401
     GemmWarpPolicy,

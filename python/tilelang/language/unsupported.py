@@ -20,16 +20,12 @@ def _add(names, what, alternative):
         _TABLE[n] = (what, alternative)
 
 
-_add("attr comm_reducer tvm_thread_allreduce", _TVM,
-     "reduce a fragment with T.reduce_sum/T.reduce_max (or accumulate into T.alloc_reducer and T.finalize_reducer)")
 _add("tvm_warp_shuffle shfl_sync tvm_storage_sync", _TVM,
      "exchange values through a T.alloc_shared buffer, or reduce with T.reduce_*; barriers are inserted by the "
      "compiler (T.sync_threads is also available)")
-_add("tvm_access_ptr access_ptr address_of ptr make_tensor handle match_buffer decl_buffer buffer_store "
+_add("tvm_access_ptr access_ptr address_of decl_buffer buffer_store "
      "type_annotation handle_add_byte_offset", _TVM,
      "declare tensors as kernel parameters (T.Tensor / T.StridedTensor) and buffers with T.alloc_*")
-_add("thread_binding", _TVM + " (a loop bound to a hardware thread index)",
-     "use T.Kernel(..., threads=...) and T.get_thread_binding(dim)")
 _add("launch_thread env_thread sblock sblock_attr sblock_alloc_buffer reads writes region let If Then While Assert "
      "bind", _TVM,
      "write the kernel with T.Kernel(..., threads=...) and Python control flow (if / for / T.serial)")
@@ -91,7 +87,7 @@ _add("annotate_pass_configs annotate_compile_flags", "per-kernel compile setting
      "pass pass_configs= / compile_flags= to @tilelang.jit or tilelang.compile")
 _add("fma2 add2 sub2 mul2 max2 min2 abs2", "packed two-lane arithmetic", "write scalar arithmetic inside "
      "T.Parallel / T.vectorized; the compiler vectorizes it")
-_add("reinterpret reinterpretcast", "bit reinterpretation of a value", "convert values with T.cast")
+_add("reinterpretcast", "bit reinterpretation of a value", "convert values with T.cast")
 _add("fast_rcp __tan __log2 __log10 __exp10 __ffs __fns", "a CUDA fast-math intrinsic not provided",
      "use the IEEE functions (T.exp2, T.log2, ...) or T.__exp, T.__log, T.__sin, T.__cos")
 _add("tan sinh cosh atan erf exp10 log10 fmod isfinite nearbyint ieee_sub ieee_frcp ieee_frsqrt",
