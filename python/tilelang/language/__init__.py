@@ -152,6 +152,7 @@ from .math import (  # noqa: F401
     trunc,
 )
 from .eager import const, empty  # noqa: F401
+from .im2col import c2d_im2col, im2col  # noqa: F401
 from .tir_compat import (  # noqa: F401  (TVM-style forms: thread_binding, handle/ptr, the all-reduce idiom)
     attr,
     comm_reducer,
@@ -162,6 +163,7 @@ from .tir_compat import (  # noqa: F401  (TVM-style forms: thread_binding, handl
     reinterpret,
     thread_binding,
     tvm_thread_allreduce,
+    tvm_warp_shuffle,
 )
 from .parser import Macro, PrimFunc, Ref, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401

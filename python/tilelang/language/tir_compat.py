@@ -18,6 +18,11 @@ those forms the meaning they have in TVM, expressed with this project's own IR:
   (in thread order) in `out`. Lowered here, target-neutrally, through a block-shared workspace:
   each thread stores its value, a barrier, each thread folds its group's values, a barrier (the
   workspace may be reused). The combine function is TVM's: a Python function of IR values.
+* `T.tvm_warp_shuffle(mask, value, src_lane, width, warp_size)`: CUDA's __shfl_sync: the value of
+  lane `(lane // width) * width + src_lane % width` of the caller's warp. Lowered, target-neutrally,
+  through a block-shared workspace (store, barrier, read, barrier): unlike a warp shuffle it is a
+  block-wide step, so every thread of the block must reach it (uniform control flow, as in
+  TileLang's examples); a divergent call is not supported.
 * `T.reinterpret(x, dtype="handle")`: only the opaque handle TVM's all-reduce idiom passes as the
   attribute value (other reinterpretations stay not implemented).
 """
@@ -27,7 +32,7 @@ from .context import Frame, KernelInfo, LoopSpec, current, syntax_error
 from .dtypes import to_dtype
 
 __all__ = ["thread_binding", "handle", "ptr", "match_buffer", "make_tensor", "attr", "comm_reducer",
-           "tvm_thread_allreduce", "reinterpret", "HandleParam", "PointerType"]
+           "tvm_thread_allreduce", "tvm_warp_shuffle", "reinterpret", "HandleParam", "PointerType"]
 
 _SyntaxError = _core.TileLangSyntaxError
 
@@ -401,3 +406,51 @@ def tvm_thread_allreduce(*args, dtype="handle"):
     for k, (buf, idx) in enumerate(outs):
         b.emit_store(buf, idx, _core.make_cast(buf.dtype, accs[k][0]))
     return None
+
+
+# ---- warp shuffle ----------------------------------------------------------------------------------
+
+def _linear_thread(what):
+    ctx = current(what)
+    info = ctx.kernel(what)
+    if info.is_npu:
+        raise NotImplementedError(f"{what} is a GPU/CPU thread construct; Ascend kernels have no threads")
+    ext = []
+    for e in info.threads:
+        e = _core.to_expr(e)
+        if e.kind != "int":
+            raise NotImplementedError(f"{what} needs a compile-time thread count")
+        ext.append(int(e.value))
+    lin = _core.make_int(0)
+    s = 1
+    for v, e in zip(info.thread_vars, ext):
+        lin = lin + v * s
+        s *= e
+    return ctx, lin, s
+
+
+def tvm_warp_shuffle(mask, value, src_lane, width, warp_size=32):
+    """`T.tvm_warp_shuffle(mask, v, src_lane, width, warp_size)`: the value `v` of lane
+    `(lane // width) * width + src_lane % width` of the calling thread's warp (CUDA __shfl_sync);
+    see the module doc for how it is lowered."""
+    from .builtins import sync_threads  # noqa: PLC0415
+    ctx, lin, total = _linear_thread("T.tvm_warp_shuffle")
+    ws_ = _core.to_expr(warp_size)
+    wd = _core.to_expr(width)
+    if ws_.kind != "int" or ws_.value not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"T.tvm_warp_shuffle: warp_size must be a power of two up to 32, got {warp_size!r}")
+    if wd.kind == "int" and (wd.value < 1 or wd.value > ws_.value or wd.value & (wd.value - 1)):
+        raise ValueError(f"T.tvm_warp_shuffle: width must be a power of two <= warp_size, got {width!r}")
+    v = _core.to_expr(value)
+    b = ctx.b
+    ws = b.make_buffer("shfl_buf", v.dtype, [total], "shared.dyn", None)
+    b.alloc(ws)
+    got = b.make_buffer("shfl_val", v.dtype, [1], "local", None)
+    b.alloc(got)
+    lane = lin % ws_
+    src = lin - lane + lane // wd * wd + _core.to_expr(src_lane) % wd
+    b.emit_store(ws, [lin], v)
+    sync_threads()
+    b.emit_store(got, [0], ws[src])
+    sync_threads()  # the workspace may be reused right after
+    return got[0]

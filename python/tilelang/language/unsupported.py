@@ -20,7 +20,7 @@ def _add(names, what, alternative):
         _TABLE[n] = (what, alternative)
 
 
-_add("tvm_warp_shuffle shfl_sync tvm_storage_sync", _TVM,
+_add("shfl_sync tvm_storage_sync", _TVM,
      "exchange values through a T.alloc_shared buffer, or reduce with T.reduce_*; barriers are inserted by the "
      "compiler (T.sync_threads is also available)")
 _add("tvm_access_ptr access_ptr address_of decl_buffer buffer_store "
@@ -77,8 +77,6 @@ _add("transpose", "the tile transpose of TileLang's cpu backend", "write dst[...
 _add("thread_return align_up extract_lane", "a low-level TVM / CUDA helper", "express it with T.* control flow and "
      "arithmetic (e.g. T.ceildiv(x, a) * a for align_up)")
 _add("gemm_sp", "sparse (2:4) tensor-core GEMM", "use T.gemm on dense operands")
-_add("im2col c2d_im2col", "the TMA im2col copy", "gather the patches with T.Parallel loads into a T.alloc_shared "
-     "tile (or T.copy per kernel offset), then T.gemm")
 _add("rng_init rng_rand rng_rand_float", "the device random number generator",
      "generate random numbers on the host (numpy/torch) and pass them in")
 _add("annotate_safe_value", "the out-of-bounds fill value of T.copy",
