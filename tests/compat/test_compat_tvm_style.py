@@ -248,3 +248,29 @@ def test_apply_simplify_drops_unused_tensor_parameters(device):
     C = torch.zeros(64, device=device)
     tilelang.compile(f)(A, C)
     torch.testing.assert_close(C, A * 2.0)
+
+
+# ---- tilelang.layout's 8x8 tensor-core fragments ---------------------------------------------------
+
+def _owners(frag, shape):
+    return {(frag.map_forward_thread([i, j]), frag.map_forward_index([i, j])[0])
+            for i in range(shape[0]) for j in range(shape[1])}
+
+
+def test_gemm_fragment_8x8_layouts():
+    from tilelang.layout import Fragment, make_gemm_fragment_8x8, make_gemm_fragment_8x8_transposed
+    plain, trans = make_gemm_fragment_8x8(), make_gemm_fragment_8x8_transposed()
+    assert isinstance(trans, Fragment) and trans.shape == [8, 8]
+    # 32 threads x 2 registers, each (thread, register) holding one element
+    assert _owners(plain, (8, 8)) == {(t, r) for t in range(32) for r in range(2)}
+    for i in range(8):
+        for j in range(8):
+            assert trans.map_forward_thread([i, j]) == plain.map_forward_thread([j, i])
+            assert trans.map_forward_index([i, j]) == plain.map_forward_index([j, i])
+    # repeated in registers (TileLang's .repeat([2, 1], repeat_on_thread=False)): 16x8, 4 registers each
+    rep = trans.repeat([2, 1], repeat_on_thread=False)
+    assert rep.shape == [16, 8]
+    assert _owners(rep, (16, 8)) == {(t, r) for t in range(32) for r in range(4)}
+    assert rep.map_forward_thread([9, 3]) == trans.map_forward_thread([1, 3])
+    # repeated on threads: 64 threads x 2 registers
+    assert _owners(trans.repeat([2, 1], repeat_on_thread=True), (16, 8)) == {(t, r) for t in range(64) for r in range(2)}

@@ -203,6 +203,9 @@ for _cls in (PrimExpr, Var, BufferLoad):
 
 # T.float16, T.int32, ... (and T.bool, which shadows the builtin only inside this module's namespace).
 globals().update(_ALL_DTYPES)
+from .dtypes import VECTOR as _VECTOR_DTYPES  # noqa: E402
+
+globals().update(_VECTOR_DTYPES)
 
 # Fast-math intrinsics T.__exp, T.__log, T.__sin, T.__cos.
 from . import math as _math  # noqa: E402

@@ -72,3 +72,32 @@ def test_nvrtc_compiles(arch):
     tilelang.compile(CS.warp_sums.get_tir(torch.zeros(2, 64, 4)), target=target)
     tilelang.compile(CS.conv2d_nhwc.get_tir(torch.zeros(2, 7, 6, 12).half(), torch.zeros(3, 3, 12, 20).half(), 2, 1, 1),
                      target=target)
+
+
+def _int16_atomics(dt):
+    import tilelang.language as T
+
+    @T.prim_func
+    def main(A: T.Tensor((4, 64), dt), S: T.Tensor((64,), dt), Mx: T.Tensor((64,), dt), Mn: T.Tensor((64,), dt)):
+        with T.Kernel(4, threads=64) as bx:
+            tx = T.get_thread_binding()
+            T.atomic_add(S[tx], A[bx, tx])
+            T.atomic_max(Mx[tx], A[bx, tx])
+            T.atomic_min(Mn[tx], A[bx, tx])
+    return main
+
+
+@requires_nvrtc
+@pytest.mark.parametrize("dt", ["int16", "uint16"])
+def test_16bit_integer_atomics(dt):
+    """16-bit integer atomics (no native CUDA one: compare-and-swap on the enclosing word) compile
+    with NVRTC (they did not: no tl::atomic_add overload) and give the exact results."""
+    f = _int16_atomics(dt)
+    for arch in ("sm_80", "sm_90a"):
+        tilelang.compile(f, target=f"cuda -arch={arch}")
+    info = np.iinfo(dt)
+    A = rng.integers(0 if dt[0] == "u" else -3000, 3000, (4, 64)).astype(dt)
+    out = emulate(f, A, np.zeros(64, dt), np.full(64, info.min, dt), np.full(64, info.max, dt))
+    np.testing.assert_array_equal(out[1], A.sum(0).astype(dt))
+    np.testing.assert_array_equal(out[2], A.max(0))
+    np.testing.assert_array_equal(out[3], A.min(0))
