@@ -218,6 +218,11 @@ void bind_builder(nb::module_& m) {
            "grid"_a, "block_vars"_a, "threads"_a, "thread_vars"_a, "attrs"_a = nb::none())
       .def("set_kernel_attr", [](IRBuilder& b, const std::string& k, nb::handle v) { b.set_kernel_attr(k, to_attr(v)); },
            "key"_a, "value"_a)
+      .def("set_kernel_dim",
+           [](IRBuilder& b, bool is_thread, size_t index, nb::handle extent, const Var& var) {
+             b.set_kernel_dim(is_thread, index, to_expr(extent, "kernel extent"), var);
+           },
+           "is_thread"_a, "index"_a, "extent"_a, "var"_a)
       .def("enter_scope", &IRBuilder::enter_scope)
       .def("exit", &IRBuilder::exit)
       .def_prop_ro("depth", &IRBuilder::depth)

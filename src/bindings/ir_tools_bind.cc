@@ -6,7 +6,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <set>
+
 #include "bindings/bindings.h"
+#include "ir/functor.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
@@ -35,6 +38,25 @@ void bind_ir_tools(nb::module_& m) {
       [](const PrimFunc& f, const std::vector<std::pair<Buffer, Buffer>>& views) { return resolve_buffer_views(f, views); },
       nb::arg("f"), nb::arg("views"),
       "Folds T.reshape / T.view buffers into one buffer per storage (transform/resolve_buffer_views.h).");
+  m.def(
+      "used_param_buffers",
+      [](const PrimFunc& f) {
+        // The tensor parameters the body reads or writes (loads, stores, tile-op regions, calls).
+        std::set<const BufferNode*> used;
+        post_order_visit(f.body(), [&](const Stmt& x) {
+          if (auto* st = x.as<BufferStoreNode>()) used.insert(st->buffer.get());
+          if (auto* t = x.as<TileOpNode>())
+            for (auto& a : t->args)
+              if (a.is_region()) used.insert(a.region.buffer.get());
+        });
+        for_each_expr(f.body(), [&](const Expr& e) {
+          if (auto* l = e.as<BufferLoadNode>()) used.insert(l->buffer.get());
+        });
+        std::vector<bool> out;
+        for (auto& p : f.params()) out.push_back(!p.is_buffer() || used.count(p.buffer.get()) > 0);
+        return out;
+      },
+      nb::arg("f"), "Per parameter: False for a tensor parameter the body never accesses.");
   m.def(
       "canonical_text", [](const PrimFunc& f) { return canonical_text(f); }, nb::arg("f"),
       "The function printed with alpha-renamed names (the kernel-cache key form).");

@@ -84,6 +84,26 @@ void IRBuilder::set_kernel_attr(const std::string& key, Attr value) {
   throw_error<SyntaxError>("'", key, "' must be used inside a T.Kernel block");
 }
 
+void IRBuilder::set_kernel_dim(bool is_thread, size_t index, Expr extent, Var var) {
+  for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+    if (it->kind != FrameKind::kKernel) continue;
+    auto& extents = is_thread ? it->threads : it->grid;
+    auto& vars = is_thread ? it->thread_vars : it->block_vars;
+    if (index > extents.size())
+      throw_error<SyntaxError>("kernel ", is_thread ? "thread" : "grid", " dimension ", index,
+                               " set before dimension ", extents.size());
+    if (index == extents.size()) {
+      extents.push_back(std::move(extent));
+      vars.push_back(std::move(var));
+    } else {
+      extents[index] = std::move(extent);
+      vars[index] = std::move(var);
+    }
+    return;
+  }
+  throw_error<SyntaxError>("a kernel dimension must be set inside a T.Kernel block");
+}
+
 void IRBuilder::enter_scope() { frames_.push_back(Frame{FrameKind::kScope, span_}); }
 
 bool IRBuilder::in_kernel() const {

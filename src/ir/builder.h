@@ -38,6 +38,11 @@ class IRBuilder {
                     std::vector<Var> thread_vars, AttrMap attrs);
   // Sets an attribute of the innermost enclosing T.Kernel (e.g. T.use_swizzle's panel).
   void set_kernel_attr(const std::string& key, Attr value);
+  // Sets grid dimension `index` (is_thread false) or thread dimension `index` of the innermost
+  // enclosing T.Kernel to `extent` bound to `var`; the dimensions below it must exist. Used by
+  // TVM-style `for v in T.thread_binding(n, thread="blockIdx.y")` loops, which open a kernel and
+  // add its dimensions one loop at a time.
+  void set_kernel_dim(bool is_thread, size_t index, Expr extent, Var var);
   // A plain scope (a macro body, a `with` that only groups): statements are emitted in place.
   void enter_scope();
   // Closes the innermost frame and emits what it built into its parent.

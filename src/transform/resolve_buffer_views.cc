@@ -92,8 +92,25 @@ class ViewRewriter : public StmtMutator {
         return mutate(nest.wrap(body, ForKind::kParallel));
       }
       LoopNest nest = make_loop_nest(dst.squeezed_extents(), "v");
+      // T.copy's out-of-bounds rule holds for a view's own shape (reads past it give 0, writes
+      // past it are dropped): once its accesses go through the storage's linear index, an index
+      // past the view's row would otherwise land in the next row.
+      auto inside = [&](const BufferRegion& r) -> Expr {
+        if (!canonical_for(r.buffer)) return Expr();
+        std::vector<Expr> idx = region_indices(r, nest.indices());
+        Expr cond;
+        for (size_t d = 0; d < idx.size(); ++d) {
+          Expr c = idx[d] < r.buffer.shape()[d];
+          if (is_one(c)) continue;
+          cond = cond.defined() ? (cond && c) : c;
+        }
+        return cond;
+      };
       Expr value = copy ? region_load(n->args[0].region, nest.indices()) : n->args[1].expr;
+      if (copy)
+        if (Expr in = inside(n->args[0].region); in.defined()) value = make_select(in, value, make_const(value.dtype(), 0));
       Stmt body = make_store(dst.buffer, region_indices(dst, nest.indices()), value, n->span);
+      if (Expr in = inside(dst); in.defined()) body = make_if(in, body, Stmt(), n->span);
       return mutate(nest.wrap(body, ForKind::kParallel));
     }
     std::vector<TileArg> args;

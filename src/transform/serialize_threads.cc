@@ -53,6 +53,12 @@ Uses uses_of(const Stmt& s, const std::set<const VarNode*>& thread_vars,
   return u;
 }
 
+bool reads_no_memory(const Expr& e) {
+  bool loads = false;
+  for_each_expr(make_evaluate(e), [&](const Expr& x) { loads |= x.as<BufferLoadNode>() != nullptr || x.as<CallNode>() != nullptr; });
+  return !loads;
+}
+
 // The shared buffers a statement reads and writes (a scalar atomic's destination is written).
 struct SharedAccess {
   std::set<const BufferNode*> reads, writes;
@@ -169,8 +175,49 @@ class ThreadSerializer : public StmtMutator {
   }
 
  private:
+  // The copy of per-thread buffer `b` with one instance per thread (leading thread dimensions).
+  Buffer per_thread_copy(const Buffer& b, const Stmt& where) const {
+    std::vector<Expr> shape;
+    for (auto& t : kernel_->threads) {
+      if (!is_const_int(t))
+        throw_error<NotImplemented>(at(where), "not implemented: per-thread buffer '", b.name(),
+                                    "' with a run-time thread count on target cpu");
+      shape.push_back(t);
+    }
+    for (auto& e : b.shape()) shape.push_back(e);
+    return Buffer(b.name(), b.dtype(), shape, MemScope::kLocal, {}, b->span);
+  }
+
+  // Allocations in the kernel body's top-level statement list that follow other statements (a
+  // T.alloc_* written after code, or a workspace the frontend allocates mid-body) are moved to
+  // the front: the buffer is not used before its allocation, so the meaning is unchanged, and the
+  // barriers after it stay top-level statements (and per-thread buffers get their copies).
+  static Stmt hoist_allocations(const Stmt& s, std::vector<const AllocateNode*>* allocs) {
+    if (auto* a = s.as<AllocateNode>()) {
+      allocs->push_back(a);
+      return hoist_allocations(a->body, allocs);
+    }
+    if (auto* seq = s.as<SeqStmtNode>()) {
+      std::vector<Stmt> items;
+      for (auto& item : seq->seq) {
+        Stmt h = hoist_allocations(item, allocs);
+        if (auto* inner = h.as<SeqStmtNode>()) items.insert(items.end(), inner->seq.begin(), inner->seq.end());
+        else items.push_back(h);
+      }
+      return make_seq(items);
+    }
+    return s;
+  }
+
   // Peels the leading allocations and block-level lets, then schedules the statements inside.
-  Stmt rewrite_body(const Stmt& body, const std::set<const VarNode*>& tvars) {
+  Stmt rewrite_body(const Stmt& body_in, const std::set<const VarNode*>& tvars) {
+    Stmt body = body_in;
+    {
+      std::vector<const AllocateNode*> allocs;
+      Stmt flat = hoist_allocations(body_in, &allocs);
+      for (auto it = allocs.rbegin(); it != allocs.rend(); ++it) flat = make_allocate((*it)->buffer, flat, (*it)->span);
+      body = flat;
+    }
     struct Peeled {
       Buffer alloc;  // or
       Var let_var;
@@ -184,15 +231,7 @@ class ThreadSerializer : public StmtMutator {
       if (auto* a = rest.as<AllocateNode>()) {
         Buffer b = a->buffer;
         if (b.scope() == MemScope::kLocal || b.scope() == MemScope::kLocalVar) {
-          std::vector<Expr> shape;
-          for (auto& t : kernel_->threads) {
-            if (!is_const_int(t))
-              throw_error<NotImplemented>(at(rest), "not implemented: per-thread buffer '", b.name(),
-                                          "' with a run-time thread count on target cpu");
-            shape.push_back(t);
-          }
-          for (auto& e : b.shape()) shape.push_back(e);
-          Buffer copy = Buffer(b.name(), b.dtype(), shape, MemScope::kLocal, {}, b->span);
+          Buffer copy = per_thread_copy(b, rest);
           copies[b] = copy;
           b = copy;
         }
@@ -249,6 +288,23 @@ class ThreadSerializer : public StmtMutator {
         continue;
       }
       Uses u = uses_of(item, tvars, priv);
+      if (u.barrier && can_descend(item, uniform, copies, true)) {
+        // A loop with the same bounds in every thread (or an if with the same condition, a
+        // block-level let) holding a barrier: every thread reaches the barrier in the same
+        // iteration, so it is scheduled inside, split at the barrier.
+        flush();
+        out.push_back(descend(item, tvars, priv, copies));
+        continue;
+      }
+      if (u.barrier && item.as<LetStmtNode>() && reads_no_memory(item.as<LetStmtNode>()->value)) {
+        // A per-thread let (`j = tx ^ mask`) around a barrier: its value reads no memory, so it
+        // is recomputed wherever it is used (each thread's pieces on both sides of the barrier).
+        auto* l = item.as<LetStmtNode>();
+        flush();
+        out.push_back(schedule(substitute(l->body, std::map<Var, Expr, VarLess>{{l->var, l->value}}), tvars, priv,
+                               copies));
+        continue;
+      }
       if (u.barrier)
         throw_error<NotImplemented>(at(item), "not implemented: T.sync_threads() inside control flow (in `",
                                     first_line(item), "`) on target cpu; on cpu a barrier may only separate ",
@@ -315,7 +371,20 @@ class ThreadSerializer : public StmtMutator {
     if (auto* i = item.as<IfThenElseNode>())
       return make_if(i->cond, inner(i->then_case), i->else_case.defined() ? inner(i->else_case) : Stmt(), i->span);
     if (auto* l = item.as<LetStmtNode>()) return make_let(l->var, l->value, inner(l->body), l->span);
-    if (auto* a = item.as<AllocateNode>()) return make_allocate(a->buffer, inner(a->body), a->span);
+    if (auto* a = item.as<AllocateNode>()) {
+      const Buffer& b = a->buffer;
+      if (b.scope() == MemScope::kLocal || b.scope() == MemScope::kLocalVar) {
+        // A per-thread buffer allocated inside block-level control (a loop holding a barrier):
+        // the thread loops placed inside need one instance per thread.
+        Buffer copy = per_thread_copy(b, item);
+        auto inner_copies = copies;
+        inner_copies[b] = copy;
+        auto inner_priv = priv;
+        inner_priv.insert(b.get());
+        return make_allocate(copy, schedule(a->body, tvars, inner_priv, inner_copies), a->span);
+      }
+      return make_allocate(b, inner(a->body), a->span);
+    }
     if (auto* at_ = item.as<AttrStmtNode>()) return make_attr(at_->key, at_->value, inner(at_->body), at_->span);
     return inner(item);
   }

@@ -1,7 +1,7 @@
 // Atomic read-modify-write on global or shared memory (generic addresses). Every function
 // returns the previous value. fp16 adds use the native f16 atomic (sm_70+); bf16 adds use the
 // native one on sm_90 and a compare-and-swap loop on the enclosing 32-bit word before that.
-// Float max/min use compare-and-swap (there is no float max atomic).
+// Float max/min and 16-bit integer atomics use compare-and-swap (there is no native one).
 #pragma once
 
 #include "tl/cuda/types.h"
@@ -121,6 +121,32 @@ TL_DEVICE bfloat16_t atomic_min(bfloat16_t* addr, bfloat16_t v) {
   return bfloat16_t::from_bits(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
     return bfloat16_t(fminf(static_cast<float>(bfloat16_t::from_bits(cur)), static_cast<float>(v))).bits;
   }));
+}
+
+// 16-bit integers: no native atomic; compare-and-swap on the enclosing 32-bit word (adds wrap).
+TL_DEVICE int16_t atomic_add(int16_t* addr, int16_t v) {
+  return static_cast<int16_t>(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
+    return static_cast<uint16_t>(cur + static_cast<uint16_t>(v));
+  }));
+}
+TL_DEVICE uint16_t atomic_add(uint16_t* addr, uint16_t v) {
+  return atomic_update16(addr, [v](uint16_t cur) { return static_cast<uint16_t>(cur + v); });
+}
+TL_DEVICE int16_t atomic_max(int16_t* addr, int16_t v) {
+  return static_cast<int16_t>(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
+    return static_cast<uint16_t>(static_cast<int16_t>(cur) > v ? static_cast<int16_t>(cur) : v);
+  }));
+}
+TL_DEVICE int16_t atomic_min(int16_t* addr, int16_t v) {
+  return static_cast<int16_t>(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
+    return static_cast<uint16_t>(static_cast<int16_t>(cur) < v ? static_cast<int16_t>(cur) : v);
+  }));
+}
+TL_DEVICE uint16_t atomic_max(uint16_t* addr, uint16_t v) {
+  return atomic_update16(addr, [v](uint16_t cur) { return cur > v ? cur : v; });
+}
+TL_DEVICE uint16_t atomic_min(uint16_t* addr, uint16_t v) {
+  return atomic_update16(addr, [v](uint16_t cur) { return cur < v ? cur : v; });
 }
 
 TL_DEVICE int64_t atomic_max(int64_t* addr, int64_t v) {

@@ -153,6 +153,19 @@ from .math import (  # noqa: F401
 )
 from .distributed import Scale, barrier, get_num_ranks, get_rank, signal, wait  # noqa: F401
 from .eager import const, empty  # noqa: F401
+from .im2col import c2d_im2col, im2col  # noqa: F401
+from .tir_compat import (  # noqa: F401  (TVM-style forms: thread_binding, handle/ptr, the all-reduce idiom)
+    attr,
+    comm_reducer,
+    handle,
+    make_tensor,
+    match_buffer,
+    ptr,
+    reinterpret,
+    thread_binding,
+    tvm_thread_allreduce,
+    tvm_warp_shuffle,
+)
 from .parser import Macro, PrimFunc, Ref, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401
     GemmWarpPolicy,
@@ -191,6 +204,9 @@ for _cls in (PrimExpr, Var, BufferLoad):
 
 # T.float16, T.int32, ... (and T.bool, which shadows the builtin only inside this module's namespace).
 globals().update(_ALL_DTYPES)
+from .dtypes import VECTOR as _VECTOR_DTYPES  # noqa: E402
+
+globals().update(_VECTOR_DTYPES)
 
 # Fast-math intrinsics T.__exp, T.__log, T.__sin, T.__cos.
 from . import math as _math  # noqa: E402

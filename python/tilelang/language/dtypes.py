@@ -136,6 +136,11 @@ ALL = {
     "ulong": ulong, "tfloat32": tfloat32,
 }
 
+# Vector (multi-lane) dtypes TileLang programs name, e.g. as test parameters: the names exist and
+# describe their type (.bits counts every lane); a kernel whose buffers or values use one raises
+# NotImplementedError when it is compiled (no target here generates user-visible vector types).
+VECTOR = {n: dtype(n) for n in ("float16x2", "bfloat16x2", "float32x2", "float32x4", "float32x8", "int8x4")}
+
 
 def _astype(self, dt):
     """TVM's `x.astype(dtype)` (TileLang's puzzles write `X[i, j].astype(accum_dtype)`)."""

@@ -34,6 +34,7 @@ from .._core import Buffer, Var
 from .allocate import TensorSpec
 from .context import Context, Frame, current, current_or_none
 from .dtypes import dtype as _dtype_cls, to_dtype
+from .tir_compat import HandleParam, PointerType
 
 __all__ = ["const", "empty", "FuncContext", "EagerSpec", "eager_spec", "parse_eager", "ProbeResult"]
 
@@ -117,6 +118,8 @@ class FuncContext(Context):
             value = ann.make(name, self.span)
             if self.probe:
                 self._note_sources(name, ann)
+        elif isinstance(ann, PointerType):  # `A: T.ptr`, viewed by T.make_tensor in the body
+            value = HandleParam(name)
         elif isinstance(ann, (_dtype_cls, str)) or ann in (int, float, bool) or type(ann).__module__ == "torch":
             value = Var(name, to_dtype(ann))
         else:
@@ -291,7 +294,7 @@ def _signature_runtime(signature):
     out = {}
     for p in signature.parameters.values():
         ann = p.annotation
-        if isinstance(ann, (TensorSpec, _dtype_cls)):
+        if isinstance(ann, (TensorSpec, _dtype_cls, PointerType)):
             out[p.name] = ann
     return out
 
@@ -424,7 +427,8 @@ def parse_eager(spec, arguments, const_values, probe=False):
         if ctx.depth != 0:
             raise _SyntaxError(f"{ctx.depth} block(s) left open at the end of '{func.__name__}'")
         out_idx = ctx.finish_outputs()
-        params = [ctx.declared[n] for n in spec.runtime_params] + ctx.outputs
+        params = [ctx.declared[n] for n in spec.runtime_params]
+        params = [p.resolve(func.__name__) if isinstance(p, HandleParam) else p for p in params] + ctx.outputs
         attrs = {"global_symbol": func.__name__}
         attrs.update(ctx.func_attrs)
         ir = ctx.finish_func(func.__name__, params, attrs, comp.def_span)

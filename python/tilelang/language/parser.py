@@ -26,6 +26,7 @@ from .allocate import TensorSpec
 from .context import context_stack, current_or_none
 from .dtypes import dtype as _dtype_cls, to_dtype
 from .eager import FuncContext
+from .tir_compat import HandleParam, PointerType
 
 __all__ = ["prim_func", "macro", "PrimFunc", "Macro", "Ref"]
 
@@ -548,6 +549,9 @@ def _make_params(func, comp, outer_locals=None):
                 _locate(e, comp.def_span, f"parameter '{name}': ")
                 raise
             continue
+        if isinstance(ann, PointerType):  # `A_ptr: T.handle`, viewed by T.match_buffer in the body
+            params.append(HandleParam(name))
+            continue
         if isinstance(ann, (_dtype_cls, str)) or ann in (int, float, bool):
             try:
                 params.append(_core.Var(name, to_dtype(ann)))
@@ -620,6 +624,7 @@ def _parse(func, outer_locals=None):
         out_idx = ctx.finish_outputs()
         attrs = {"global_symbol": func.__name__}
         attrs.update(ctx.func_attrs)
+        params = [p.resolve(func.__name__) if isinstance(p, HandleParam) else p for p in params]
         ir = ctx.finish_func(func.__name__, params + ctx.outputs, attrs, comp.def_span)
     except NameError as e:
         if getattr(e, "name", None) != func.__name__:

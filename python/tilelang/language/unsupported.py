@@ -20,16 +20,12 @@ def _add(names, what, alternative):
         _TABLE[n] = (what, alternative)
 
 
-_add("attr comm_reducer tvm_thread_allreduce", _TVM,
-     "reduce a fragment with T.reduce_sum/T.reduce_max (or accumulate into T.alloc_reducer and T.finalize_reducer)")
-_add("tvm_warp_shuffle shfl_sync tvm_storage_sync", _TVM,
+_add("shfl_sync tvm_storage_sync", _TVM,
      "exchange values through a T.alloc_shared buffer, or reduce with T.reduce_*; barriers are inserted by the "
      "compiler (T.sync_threads is also available)")
-_add("tvm_access_ptr access_ptr address_of ptr make_tensor handle match_buffer decl_buffer buffer_store "
+_add("tvm_access_ptr access_ptr address_of decl_buffer buffer_store "
      "type_annotation handle_add_byte_offset", _TVM,
      "declare tensors as kernel parameters (T.Tensor / T.StridedTensor) and buffers with T.alloc_*")
-_add("thread_binding", _TVM + " (a loop bound to a hardware thread index)",
-     "use T.Kernel(..., threads=...) and T.get_thread_binding(dim)")
 _add("launch_thread env_thread sblock sblock_attr sblock_alloc_buffer reads writes region let If Then While Assert "
      "bind", _TVM,
      "write the kernel with T.Kernel(..., threads=...) and Python control flow (if / for / T.serial)")
@@ -69,7 +65,7 @@ _add("shuffle_elect activemask ballot ballot_sync any_sync all_sync match_all_sy
      "warp_reduce_bitor", _HW + " (warp-level intrinsics)",
      "reduce a fragment with T.reduce_* (lowered to warp shuffles); use T.sync_threads for a block barrier")
 _add("int4 float4_e2m1fn float4_e2m1fnx2 float4_e2m1_unpacked float8_e8m0fnu float8_e4m3fnuz float8_e5m2fnuz "
-     "float8_e4m3fnx8 float16x2 bfloat16x2 float32x2 float32x4 float32x8 int8x4", "a data type tilelang-cpp does not "
+     "float8_e4m3fnx8", "a data type tilelang-cpp does not "
      "support (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, float8_e4m3, float8_e5m2)",
      "store the data in a supported type (e.g. uint8 for packed 4-bit values) and convert with T.cast")
 _add("reduce_bitand reduce_bitor reduce_bitxor cummax cummin", "a reduction / scan operator not provided",
@@ -81,8 +77,6 @@ _add("transpose", "the tile transpose of TileLang's cpu backend", "write dst[...
 _add("thread_return align_up extract_lane", "a low-level TVM / CUDA helper", "express it with T.* control flow and "
      "arithmetic (e.g. T.ceildiv(x, a) * a for align_up)")
 _add("gemm_sp", "sparse (2:4) tensor-core GEMM", "use T.gemm on dense operands")
-_add("im2col c2d_im2col", "the TMA im2col copy", "gather the patches with T.Parallel loads into a T.alloc_shared "
-     "tile (or T.copy per kernel offset), then T.gemm")
 _add("rng_init rng_rand rng_rand_float", "the device random number generator",
      "generate random numbers on the host (numpy/torch) and pass them in")
 _add("annotate_safe_value", "the out-of-bounds fill value of T.copy",
@@ -91,7 +85,7 @@ _add("annotate_pass_configs annotate_compile_flags", "per-kernel compile setting
      "pass pass_configs= / compile_flags= to @tilelang.jit or tilelang.compile")
 _add("fma2 add2 sub2 mul2 max2 min2 abs2", "packed two-lane arithmetic", "write scalar arithmetic inside "
      "T.Parallel / T.vectorized; the compiler vectorizes it")
-_add("reinterpret reinterpretcast", "bit reinterpretation of a value", "convert values with T.cast")
+_add("reinterpretcast", "bit reinterpretation of a value", "convert values with T.cast")
 _add("fast_rcp __tan __log2 __log10 __exp10 __ffs __fns", "a CUDA fast-math intrinsic not provided",
      "use the IEEE functions (T.exp2, T.log2, ...) or T.__exp, T.__log, T.__sin, T.__cos")
 _add("tan sinh cosh atan erf exp10 log10 fmod isfinite nearbyint ieee_sub ieee_frcp ieee_frsqrt",

@@ -7,7 +7,8 @@ A layout is only a description here; it becomes attributes of the `annotate_layo
 from .. import _core
 from .._core import Buffer, Var
 
-__all__ = ["Layout", "Fragment", "NamedLayout", "make_swizzled_layout", "layout_attrs"]
+__all__ = ["Layout", "Fragment", "NamedLayout", "make_swizzled_layout", "layout_attrs", "make_gemm_fragment_8x8",
+           "make_gemm_fragment_8x8_transposed"]
 
 _VAR_NAMES = ("i", "j", "k", "l", "m", "n")
 
@@ -166,3 +167,73 @@ make_half_bank_swizzled_layout = _explicit_swizzle("make_half_bank_swizzled_layo
 make_quarter_bank_swizzled_layout = _explicit_swizzle("make_quarter_bank_swizzled_layout")
 make_volta_swizzled_layout = _explicit_swizzle("make_volta_swizzled_layout")
 make_tcgen05mma_swizzled_layout = _explicit_swizzle("make_tcgen05mma_swizzled_layout")
+
+
+# ---- the 8x8 tensor-core fragment (ldmatrix / stmatrix) ------------------------------------------------
+
+class _TileFragment(Fragment):
+    """A Fragment given by Python functions of the index, with its thread and register counts known,
+    so that it can be repeated (TileLang's Fragment.repeat)."""
+
+    def __init__(self, shape, thread_fn, local_fn, num_threads, num_locals):
+        super().__init__(shape, forward_thread_fn=thread_fn, forward_index_fn=lambda *ix: [local_fn(*ix)])
+        self._thread_fn, self._local_fn = thread_fn, local_fn
+        self.num_threads, self.num_locals = num_threads, num_locals
+
+    def map_forward_thread(self, indices):
+        """The thread holding element `indices` (ints give an int)."""
+        return self._thread_fn(*indices)
+
+    def map_forward_index(self, indices):
+        """The register index of element `indices` in its thread (ints give [int])."""
+        return [self._local_fn(*indices)]
+
+    def repeat(self, repeats, repeat_on_thread=False, lower_dim_first=True):
+        """The fragment tiled `repeats[d]` times along each dimension: the copies are held by more
+        threads (repeat_on_thread) or by the same threads in more registers."""
+        repeats = [int(r) for r in repeats]
+        if len(repeats) != len(self.shape) or any(r < 1 for r in repeats):
+            raise ValueError(f"Fragment.repeat: one positive count per dimension ({len(self.shape)}), got {repeats}")
+        base = list(self.shape)
+        order = range(len(base)) if lower_dim_first else reversed(range(len(base)))
+
+        def rep_index(ix):
+            r, scale = 0, 1
+            for d in order:
+                r = r + (ix[d] // base[d]) * scale
+                scale *= repeats[d]
+            return r
+
+        def inner(ix):
+            return [ix[d] % base[d] for d in range(len(base))]
+
+        total = 1
+        for r in repeats:
+            total *= r
+        if repeat_on_thread:
+            def thread_fn(*ix):
+                return self._thread_fn(*inner(ix)) + rep_index(ix) * self.num_threads
+
+            def local_fn(*ix):
+                return self._local_fn(*inner(ix))
+            threads, locals_ = self.num_threads * total, self.num_locals
+        else:
+            def thread_fn(*ix):
+                return self._thread_fn(*inner(ix))
+
+            def local_fn(*ix):
+                return self._local_fn(*inner(ix)) + rep_index(ix) * self.num_locals
+            threads, locals_ = self.num_threads, self.num_locals * total
+        shape = [b * r for b, r in zip(base, repeats)]
+        return _TileFragment(shape, thread_fn, local_fn, threads, locals_)
+
+
+def make_gemm_fragment_8x8():
+    """The 8x8 tile of a warp's tensor-core operand (ldmatrix/stmatrix): thread i * 4 + j // 2
+    holds elements (i, j) and (i, j + 1) in registers j % 2."""
+    return _TileFragment([8, 8], lambda i, j: i * 4 + j // 2, lambda i, j: j % 2, 32, 2)
+
+
+def make_gemm_fragment_8x8_transposed():
+    """make_gemm_fragment_8x8 transposed: thread j * 4 + i // 2 holds (i, j) in register i % 2."""
+    return _TileFragment([8, 8], lambda i, j: j * 4 + i // 2, lambda i, j: i % 2, 32, 2)

@@ -53,6 +53,9 @@ bool indexes_registers(const Stmt& body, const VarNode* v) {
 // The unroll pragma for a loop NVRTC unrolls ("" for a serial loop).
 std::string unroll_pragma(const ForNode* f) {
   if (f->for_kind != ForKind::kUnrolled && f->for_kind != ForKind::kVectorized) return "";
+  // T.unroll(..., unroll_factor=n): the factor the user asked for.
+  if (int64_t factor = attr_int(f->annotations, "unroll_factor", 0); factor > 0)
+    return "#pragma unroll " + std::to_string(factor);
   int64_t trips = 0;
   if (!is_const_int(f->extent, &trips) || trips <= kFullUnrollTrips || indexes_registers(f->body, f->var.get()))
     return "#pragma unroll";

@@ -90,7 +90,7 @@ def test_annotate_address_errors():
 def test_unsupported_tilelang_names_raise_not_implemented():
     with pytest.raises(NotImplementedError, match=r"T.alloc_tmem is a hand-scheduled hardware primitive.*use T.gemm"):
         T.alloc_tmem  # noqa: B018
-    with pytest.raises(NotImplementedError, match=r"T.tvm_thread_allreduce is a TVM .*T.reduce_sum"):
-        T.tvm_thread_allreduce  # noqa: B018
+    with pytest.raises(NotImplementedError, match=r"T.launch_thread is a TVM .*T.Kernel"):
+        T.launch_thread  # noqa: B018
     with pytest.raises(AttributeError):
         T.no_such_thing  # noqa: B018
