@@ -293,6 +293,27 @@ Fragment Fragment::repeat(int dim, int64_t times, bool on_threads) const {
   return make(s, ms);
 }
 
+Fragment Fragment::insert_register_dim(int dim, int64_t extent) const {
+  if (dim < 0 || dim > static_cast<int>(shape().size()))
+    throw_error<LayoutError>("Fragment::insert_register_dim: dimension ", dim, " out of range for ",
+                             shape_str(shape()));
+  if (extent < 1) throw_error<LayoutError>("Fragment::insert_register_dim: extent ", extent, " must be positive");
+  std::vector<int64_t> s = shape();
+  s.insert(s.begin() + dim, extent);
+  std::vector<FragmentMode> ms = modes();
+  for (FragmentMode& m : ms)
+    if (m.dim >= dim) ++m.dim;
+  if (extent > 1) {
+    FragmentMode m;
+    m.dim = dim;
+    m.extent = extent;
+    m.dim_stride = 1;
+    m.reg_stride = num_regs();
+    ms.push_back(m);
+  }
+  return make(s, ms);
+}
+
 Fragment Fragment::replicate_on_threads(int64_t times) const {
   std::vector<FragmentMode> ms = modes();
   FragmentMode m;

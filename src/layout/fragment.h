@@ -108,6 +108,10 @@ class Fragment {
   // replicas (listed in `groups`, to all-reduce over), its registers disappear and the remaining
   // registers are renumbered compactly. A 1-d fragment reduces to shape [1].
   Fragment reduce(int dim, std::vector<ThreadGroup>* groups = nullptr) const;
+  // The inverse of reduce(dim) for a reduction done inside each thread: a fragment with a new
+  // dimension `dim` of `extent` elements inserted before the current dimension `dim`, held entirely
+  // in registers (after the existing ones), so that result.reduce(dim) is this fragment again.
+  Fragment insert_register_dim(int dim, int64_t extent) const;
   // The fragment with its dimensions reordered: dimension d of the result is dimension order[d]
   // of this one (order is a permutation).
   Fragment permute(const std::vector<int>& order) const;

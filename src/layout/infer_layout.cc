@@ -547,7 +547,24 @@ class Solver {
       RegionInfo src = region_info(op.args[0].region), dst = region_info(op.args[1].region);
       if (!is_fragment(src.buffer) || !is_fragment(dst.buffer)) return;
       auto s = map_.fragments.find(src.buffer);
-      if (s == map_.fragments.end()) return;
+      if (s == map_.fragments.end()) {
+        // The result's layout came first (a T.Parallel loop using it): lay the source out so that
+        // each thread holds the whole reduced dimension of its result elements (a reduction inside
+        // each thread), instead of choosing a second, conflicting layout for the result.
+        auto d = map_.fragments.find(dst.buffer);
+        int64_t dim = attr_int(op.attrs, "dim", -1);
+        if (d == map_.fragments.end() || !src.full || !dst.full || dim < 0 ||
+            dim >= static_cast<int64_t>(src.dims.size()))
+          return;
+        std::vector<int64_t> sshape = const_shape(src.buffer, "fragment");
+        int bdim = src.dims[static_cast<size_t>(dim)];
+        std::vector<int64_t> rest = sshape;
+        rest.erase(rest.begin() + bdim);
+        if (rest != d->second.shape()) return;
+        set_fragment(src.buffer, d->second.insert_register_dim(bdim, sshape[static_cast<size_t>(bdim)]),
+                     op_error_prefix(op) + "the source of a reduction whose result's layout is known");
+        return;
+      }
       if (!src.full)
         throw_error<NotImplemented>(op_error_prefix(op), "not implemented: reducing part of fragment '",
                                     src.buffer.name(), "' on target cuda; reduce the whole fragment or copy the part "

@@ -150,9 +150,50 @@ Stmt move_group(const CudaLowerCtx& ctx, const Side& src, const Side& dst, int64
 }
 
 // ---- fragment <-> fragment ---------------------------------------------------------------------
+// A slice of a fragment (unit extent, possibly a run-time index, in dimensions the source holds
+// in registers only) copied into a whole fragment laid out as the source without those dimensions:
+// each thread already holds its elements (e.g. row k of a [splits, M] fragment whose rows are in
+// registers, into an [M] fragment). Undefined when the copy is not of that form.
+Stmt copy_register_slice(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& src, const BufferRegion& dst,
+                         const Fragment& fs, const Fragment& fd) {
+  if (fs.padded() || fd.padded()) return Stmt();
+  for (size_t d = 0; d < dst.region.size(); ++d)
+    if (!is_zero(dst.region[d].min) || !is_const_value(dst.region[d].extent, fd.shape()[d])) return Stmt();
+  std::vector<int> sliced, kept;
+  for (size_t d = 0; d < src.region.size(); ++d) {
+    if (is_one(src.region[d].extent) && fs.shape()[d] != 1) {
+      sliced.push_back(static_cast<int>(d));
+    } else {
+      if (!is_zero(src.region[d].min) || !is_const_value(src.region[d].extent, fs.shape()[d])) return Stmt();
+      kept.push_back(static_cast<int>(d));
+    }
+  }
+  if (sliced.empty() || kept.size() != fd.shape().size()) return Stmt();
+  for (const FragmentMode& m : fs.modes())
+    if (m.on_threads() && std::find(sliced.begin(), sliced.end(), m.dim) != sliced.end()) return Stmt();
+  // Dropping the sliced (register-only) dimensions must give the destination's layout.
+  Fragment rest = fs;
+  for (size_t i = sliced.size(); i-- > 0;) rest = rest.reduce(sliced[i]);
+  if (!rest.same_as(fd)) return Stmt();
+  const Buffer& rs = ctx.regs_of(src.buffer);
+  const Buffer& rd = ctx.regs_of(dst.buffer);
+  std::vector<Stmt> out;
+  for (int64_t r = 0; r < fd.num_regs(); ++r) {
+    std::vector<int64_t> di;
+    // Register digits do not depend on the thread: any thread's view of register r will do.
+    if (!fd.index_at(0, r, &di)) return Stmt();
+    std::vector<Expr> si(fs.shape().size());
+    for (int d : sliced) si[static_cast<size_t>(d)] = src.region[static_cast<size_t>(d)].min;
+    for (size_t k = 0; k < kept.size(); ++k) si[static_cast<size_t>(kept[k])] = make_int(di[k]);
+    out.push_back(make_store(rd, {make_int(r)}, make_cast(rd.dtype(), make_load(rs, {fs.reg_of(si)}))));
+  }
+  return make_seq(out, op.span);
+}
+
 Stmt copy_registers(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& src, const BufferRegion& dst) {
   const Fragment& fs = ctx.layout_of(src.buffer);
   const Fragment& fd = ctx.layout_of(dst.buffer);
+  if (Stmt sl = copy_register_slice(op, ctx, src, dst, fs, fd); sl.defined()) return sl;
   if (!fs.same_as(fd) || const_shape(src.buffer, "fragment") != const_shape(dst.buffer, "fragment"))
     throw_error<LayoutError>(op_error_prefix(op), "copying fragment '", src.buffer.name(), "' (", fs.str(),
                              ") to fragment '", dst.buffer.name(), "' (", fd.str(), ") needs data to move between ",
