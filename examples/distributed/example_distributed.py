@@ -110,7 +110,7 @@ def main():
     results = tld.launch(run_all, a.nprocs, device=a.device)
     for r, res in enumerate(results):
         print(f"rank {r}: " + ", ".join(f"{k} max error {v:.2e}" for k, v in res.items()))
-    print("ok")
+    print("Kernel Output Match!")  # each check above raises (naming the rank) when it does not
 
 
 if __name__ == "__main__":
