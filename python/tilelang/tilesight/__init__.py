@@ -55,7 +55,41 @@ def estimate(func, target="auto", machine=None, dyn=None) -> Estimate:
         if isinstance(lowered, Estimate):
             return lowered
         return estimate_profile(analyze(lowered, dyn), m)
-    return estimate_profile(analyze(func, dyn), m)
+    p = analyze(func, dyn)
+    if isinstance(m, CudaMachine) and m.sm_version >= 90:
+        _cuda_lowering_facts(func, p)
+        if p.lowering_error:
+            return Estimate(kernel=p.name, machine=m.name, target=m.target, time_s=math.inf, bound="does not fit",
+                            fits=False, reasons=[f"the cuda lowering rejects it: {p.lowering_error}"])
+    return estimate_profile(p, m)
+
+
+def _cuda_lowering_facts(func, p):
+    """Whether the cuda pipeline warp-specializes the kernel (and makes it persistent): lowering
+    and code generation only, no NVRTC (milliseconds). Left unset when lowering fails (the estimate
+    then assumes the plain pipelined form)."""
+    import re
+    from .. import _core
+    from .analysis import _prim_of
+    from ..errors import LayoutError
+    try:
+        _, src = _core.cuda.lower_func(_prim_of(func), "sm_90a", {})
+    except (LayoutError, NotImplementedError) as e:  # what compiling it would raise too
+        p.lowering_error = str(e).splitlines()[0][:300]
+        return
+    except Exception:  # noqa: BLE001 - anything else: estimated as written
+        return
+    m = re.search(r"__launch_bounds__\((\d+)", src)
+    p.warp_specialized = bool(m) and int(m.group(1)) > p.threads and "tl::tma_load" in src
+    p.persistent = "\npersistent 1" in src
+    sizes = {"float": 4, "double": 8, "int": 4, "tl::half_t": 2, "tl::bfloat16_t": 2, "signed char": 1,
+             "unsigned char": 1, "short": 2, "long long": 8}
+    arrays = sorted((sizes[t] * int(n) for t, n in re.findall(
+        r"(float|double|int|tl::half_t|tl::bfloat16_t|signed char|unsigned char|short|long long) \w+\[(\d+)\];", src)),
+        reverse=True)
+    # The largest array (an accumulator) is live throughout; the others (scores and their casts,
+    # row statistics) share registers over their shorter lives: counted at half.
+    p.lowered_local_bytes = (arrays[0] + sum(arrays[1:]) // 2) if arrays else 0
 
 
 def _ascend_lowered(func, m):

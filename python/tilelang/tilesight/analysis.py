@@ -79,6 +79,12 @@ class KernelProfile:
     # slowest block's work / the average block's (from loop bounds and branches that depend on the
     # block index); decides a single wave's time, where nothing rebalances the blocks
     imbalance: float = 1.0
+    # cuda: what the compiler will do with the kernel (read from its lowering, tilesight.estimate):
+    # warp-specialized (a producer warpgroup added; one block per SM), persistent tiles.
+    warp_specialized: bool = False
+    persistent: bool = False
+    lowered_local_bytes: int = 0         # per-thread register arrays of the lowered kernel (0: unknown)
+    lowering_error: str = ""             # the cuda lowering rejects the kernel (it would not compile)
     notes: List[str] = dataclasses.field(default_factory=list)
 
     @property

@@ -34,6 +34,12 @@ class CudaMachine:
     max_blocks_per_sm: int = 32
     dram_latency_s: float = 0.6e-6       # a global load round trip, issue to use
     launch_overhead_s: float = 3e-6
+    # Warp-specialized kernels (sm_90a: a TMA producer warpgroup, mbarrier rings, wgmma consumers;
+    # one block per SM): the hand-off cost of one pipeline round (mbarrier wait + arrive, TMA issue)
+    # and the share of the tensor-core peak one / two consumer warpgroups reach. Fitted on an H200
+    # (2026-11-26, 24 GEMM tilings, bench/results/tilesight_cuda_gemm_h200_2026-11-26.json).
+    ws_round_overhead_s: float = 0.18e-6
+    ws_tensor_efficiency: tuple = (0.6, 0.75)
     target: str = "cuda"
 
     @property

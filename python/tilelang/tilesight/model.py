@@ -191,11 +191,20 @@ def _cuda(p: KernelProfile, m: CudaMachine) -> Estimate:
     # modelled as a slowdown (the spilled share of the fragments is re-read every round), beyond
     # that the configuration is dropped.
     need = 32 + math.ceil(p.fragment_bytes / max(threads, 1) / 4) + math.ceil(p.local_bytes / 4)
+    if p.lowered_local_bytes:  # the lowered kernel's per-thread arrays (what the fragments became)
+        need = 32 + math.ceil(p.lowered_local_bytes / 4)
     need = int(math.ceil(need / 8) * 8)
     if need > 1.5 * m.max_regs_per_thread:
         reasons.append(f"registers: ~{need} per thread (fragments {p.fragment_bytes} bytes over {threads} threads) "
                        f"> 1.5 x {m.max_regs_per_thread} (would spill more than a third)")
-    regs = min(need, m.max_regs_per_thread)
+    ws = p.warp_specialized and m.sm_version >= 90
+    cap = m.max_regs_per_thread
+    if ws:
+        # setmaxnreg gives the consumers what the 128-thread producer warpgroup leaves (one block per
+        # SM); below two consumer warpgroups there is no redistribution.
+        cap = (min(240, (m.regs_per_sm - 128 * (40 if threads <= 256 else 24)) // threads // 8 * 8)
+               if threads >= 256 else min(m.max_regs_per_thread, m.regs_per_sm // (threads + 128) // 8 * 8))
+    regs = min(need, cap)
     spill = max(0.0, need - regs) / max(need, 1)
     if reasons:
         return _nofit(p, m, reasons, registers_per_thread=need)
@@ -208,6 +217,8 @@ def _cuda(p: KernelProfile, m: CudaMachine) -> Estimate:
     limit_name = min(limits, key=limits.get)
     if b == 0:
         return _nofit(p, m, [f"{limit_name}: not even one block fits on an SM"], registers_per_thread=regs)
+    if ws:
+        b, limit_name = 1, "warp specialization (one block per SM)"
     b = min(b, max(1, math.ceil(p.num_blocks / m.sm_count)))   # more slots than blocks do not help
 
     # Per-block work.
@@ -216,7 +227,9 @@ def _cuda(p: KernelProfile, m: CudaMachine) -> Estimate:
     t_tensor, smem_bytes = 0.0, p.shared_read_bytes
     for g in p.gemms:
         wgmma = m.sm_version >= 90 and warps % 4 == 0 and g.M % 64 == 0
-        rate = m.tensor_rate(g.dtype) / m.sm_count * (1.0 if wgmma or m.sm_version < 90 else 0.6)
+        # sm_90 without warp specialization: wgmma fed by cp.async pipelines reaches about 0.65 of
+        # the peak (the measured cp form ran 0.78-0.87x the warp-specialized one), mma.sync 0.6.
+        rate = m.tensor_rate(g.dtype) / m.sm_count * (1.0 if m.sm_version < 90 or ws else 0.65 if wgmma else 0.6)
         t_tensor += 2.0 * g.M * g.N * g.K * g.count / rate
         wm, wn = _warp_split(g.M, g.N, warps, wgmma)
         eb = _bits(g.dtype) / 8
@@ -232,7 +245,21 @@ def _cuda(p: KernelProfile, m: CudaMachine) -> Estimate:
     stages = max(1, p.pipeline_stages)
     L = m.dram_latency_s
 
+    def ws_block_time():
+        # Warp-specialized: the producer keeps stages - 1 rounds of loads in flight (a wgmma group left
+        # in flight holds one more), so a round lasts at least a memory round trip over that depth
+        # plus the mbarrier hand-off; the consumers' tensor work runs at the efficiency one or two
+        # warpgroups reach; spilled accumulators cost every round.
+        eff = m.ws_tensor_efficiency[min(len(m.ws_tensor_efficiency), max(1, threads // 128)) - 1]
+        compute = (max(t_tensor / eff, t_smem) + t_vec + t_sfu) / rounds * (1.0 + 20.0 * spill)
+        memory = t_mem / rounds
+        latency = L / max(1, stages - 1) + m.ws_round_overhead_s
+        r = max(compute, memory, latency)
+        return rounds * r + L, {"compute": rounds * compute, "memory": rounds * memory, "latency": rounds * latency}
+
     def block_time(bres):
+        if ws:
+            return ws_block_time()
         # one SM running `bres` blocks side by side; a tensor core needs 4 warps (one per sub-partition)
         sub = min(1.0, bres * warps / 4.0)
         compute = bres * (max(t_tensor / sub, t_smem) + t_vec + t_sfu) / rounds * (1.0 + 2.0 * spill)
