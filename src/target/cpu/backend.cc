@@ -9,9 +9,11 @@
 #include "ir/error.h"
 #include "runtime/backend.h"
 #include "runtime/cache.h"
+#include "runtime/export_library.h"
 #include "runtime/paths.h"
 #include "runtime/process.h"
 #include "runtime/sha256.h"
+#include "target/cpu/aot.h"
 #include "target/cpu/codegen.h"
 #include "target/cpu/host_isa.h"
 #include "target/cpu/module.h"
@@ -130,6 +132,16 @@ class CpuBackend : public TargetBackend {
   }
 
   std::vector<std::string> artifact_files() const override { return {"kernel.so", "kernel.cc"}; }
+
+  // The kernel source, the pool and the C entry in one translation unit, built with the kernel's
+  // own flags (ISA set, fast math, user flags): the library runs on CPUs with that ISA set.
+  void export_library(const AotRequest& req) override {
+    const CpuIsa isa = target_cpu_isa(req.options.pass_configs);
+    std::vector<std::string> flags =
+        cpu_compiler_flags(config_bool(req.options.pass_configs, "tl.enable_fast_math"), cpu_isa_flags(isa));
+    for (auto& f : req.options.compile_flags) flags.push_back(f);
+    build_aot_library(req.kernel_source + aot_cpu_launch_source(req.symbol) + req.entry_source, req, flags);
+  }
 
   std::string compiler_version(const CompileOptions& opts) override {
     // The ISA set kernels are compiled for is part of the key: TL_CPU_ISA=avx2 (or another host)
