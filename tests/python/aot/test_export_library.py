@@ -116,3 +116,33 @@ def test_cuda_library_and_example_compile(tmp_path):
     r = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert os.access(build / "aot_gemm", os.X_OK)
+
+
+def test_index_width_limit_is_checked_like_the_runtime(tmp_path):
+    """A dimension that would overflow the kernel's 32-bit indices is refused by the C entry, as
+    tilelang's own call path refuses it (docs/ARCHITECTURE.md, "Index width")."""
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def pairs(A: T.Tensor((M, 2), "float32"), B: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, 64), threads=64) as bx:
+            for i in T.Parallel(64):
+                if bx * 64 + i < M:
+                    B[bx * 64 + i] = A[bx * 64 + i, 0] + A[bx * 64 + i, 1]
+
+    kernel = tilelang.compile(pairs, target="cpu")
+    kernel.export_library(str(tmp_path / "pairs.so"))
+    lib = ctypes.CDLL(str(tmp_path / "pairs.so"))
+    lib.pairs.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+    lib.pairs_last_error.restype = ctypes.c_char_p
+    assert lib.pairs(None, None, 2**30 + 5) == 2  # refused before anything is read
+    assert b"'M' is 1073741829, beyond the 32-bit index range" in lib.pairs_last_error()
+    with pytest.raises(_core.ArgumentError, match="1073741829"):
+        # The runtime's own check, for comparison (a zero-copy view with M rows, never read).
+        a = np.lib.stride_tricks.as_strided(np.zeros(2, np.float32), (2**30 + 5, 2), (0, 4))
+        b = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (2**30 + 5,), (0,))
+        kernel(a, b)
+    a = np.arange(14, dtype=np.float32).reshape(7, 2)
+    b = np.zeros(7, np.float32)
+    assert lib.pairs(a.ctypes.data, b.ctypes.data, 7) == 0
+    np.testing.assert_array_equal(b, a[:, 0] + a[:, 1])
