@@ -33,17 +33,29 @@ def gemm_kernel(block_M=64, block_N=64, block_K=32):
     return gemm
 
 
+def cuda_target():
+    """The visible GPU's architecture without the "a" suffix (sm_90, not sm_90a: no TMA, which the
+    export does not cover), else sm_80; the library's PTX also runs on newer GPUs."""
+    from tilelang import _core
+    try:
+        if _core.cuda_available() and _core.cuda.device_count() > 0:
+            return "cuda -arch=" + _core.cuda.device_info(0)["arch"]
+    except Exception:  # noqa: BLE001 - no usable device: the portable choice
+        pass
+    return "cuda -arch=sm_80"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    # cuda: sm_80 (no TMA, which the export does not cover); its PTX also runs on newer GPUs.
-    ap.add_argument("--target", default="cpu", help='"cpu" or a cuda target such as "cuda -arch=sm_80"')
+    ap.add_argument("--target", default="cpu", help='"cpu", "cuda" (the visible GPU\'s architecture, else sm_80) '
+                                                    'or a cuda target such as "cuda -arch=sm_80"')
     ap.add_argument("--out", default=".", help="directory for gemm.so and gemm.h")
     args = ap.parse_args()
-    target = "cuda -arch=sm_80" if args.target == "cuda" else args.target
+    target = cuda_target() if args.target == "cuda" else args.target
     os.makedirs(args.out, exist_ok=True)
     kernel = tilelang.compile(gemm_kernel(), target=target)
     header = kernel.export_library(os.path.join(args.out, "gemm.so"))
-    print(f"wrote {os.path.join(args.out, 'gemm.so')} and {header}")
+    print(f"wrote {os.path.join(args.out, 'gemm.so')} and {header} for target {target}")
 
 
 if __name__ == "__main__":

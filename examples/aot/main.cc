@@ -3,6 +3,7 @@
 //   aot_gemm [M]   (default 300, not a multiple of the block size)
 // Exit status 0 when every check passes. Built by CMakeLists.txt; cpu: host memory, cuda
 // (TL_AOT_CUDA): device memory through the CUDA driver API, loaded with dlopen like gemm.so does.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gemm.h"
@@ -100,14 +102,13 @@ int main(int argc, char** argv) {
   unsigned long long dA = 0, dB = 0, dC = 0;
   if (d.mem_alloc(&dA, A.size() * 2 + 16) || d.mem_alloc(&dB, B.size() * 2 + 16) || d.mem_alloc(&dC, C.size() * 4 + 16))
     return std::fprintf(stderr, "aot_gemm: cuMemAlloc failed\n"), 1;
-  d.htod(dA, A.data(), A.size() * 2);
-  d.htod(dB, B.data(), B.size() * 2);
-  d.htod(dC, C.data(), C.size() * 4);
+  if (d.htod(dA, A.data(), A.size() * 2) || d.htod(dB, B.data(), B.size() * 2) || d.htod(dC, C.data(), C.size() * 4))
+    return std::fprintf(stderr, "aot_gemm: cuMemcpyHtoD failed\n"), 1;
   int rc = gemm(reinterpret_cast<uint16_t*>(dA), reinterpret_cast<uint16_t*>(dB), reinterpret_cast<float*>(dC), M,
                 nullptr);
   if (rc != 0) return fail("gemm returned non-zero");
   if (d.ctx_synchronize()) return fail("the kernel failed on the device");
-  d.dtoh(C.data(), dC, C.size() * 4);
+  if (d.dtoh(C.data(), dC, C.size() * 4)) return fail("cuMemcpyDtoH failed");
   // A negative size is refused before anything is launched.
   if (gemm(reinterpret_cast<uint16_t*>(dA), reinterpret_cast<uint16_t*>(dB), reinterpret_cast<float*>(dC), -1,
            nullptr) != 2 || std::strstr(gemm_last_error(), "negative") == nullptr)

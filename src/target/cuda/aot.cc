@@ -146,8 +146,8 @@ std::string aot_cuda_launch_source(const CudaLaunchInfo& first, const std::strin
   for (const CudaLaunchInfo& l : launches) {
     if (!l.tensor_maps.empty())
       throw_error<NotImplemented>("not implemented: export_library of a cuda kernel that uses TMA tensor maps ('",
-                                  l.kernel_name, "'); export it for an architecture without TMA, e.g. "
-                                  "target=\"cuda -arch=sm_80\" (docs/AOT.md)");
+                                  l.kernel_name, "'); export it for an architecture without TMA: target=\"cuda -arch=sm_90\" "
+                                  "(not sm_90a) on Hopper, \"cuda -arch=sm_80\" for Ampere and later (docs/AOT.md)");
     if (l.has_device_assert)
       throw_error<NotImplemented>("not implemented: export_library of a cuda kernel with T.device_assert ('",
                                   l.kernel_name, "')");

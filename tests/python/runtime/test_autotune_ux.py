@@ -54,14 +54,16 @@ def saved_files():
 
 def test_results_are_saved_and_reused(monkeypatch):
     monkeypatch.delenv("TILELANG_AUTO_TUNING_DISABLE_CACHE", raising=False)
-    N = 1000 + len(saved_files())  # a key no earlier test used
+    before = set(saved_files())
+    N = 1000 + len(before)  # a key no earlier test used
     BUILT.clear()
     first = tuned().get_tuner_result(N)
     assert sorted(BUILT) == [32, 48, 64, 128]  # every config built
     assert [r.status for r in first.results] == ["ok", "compile error", "ok", "ok"]
     assert "block 48 does not divide the tile" in first.results[1].message
-    files = saved_files()
-    record = json.load(open(os.path.join(_core.cache_root(), "autotuner", files[-1])))
+    new = set(saved_files()) - before
+    assert len(new) == 1
+    record = json.load(open(os.path.join(_core.cache_root(), "autotuner", new.pop())))
     assert record["best_config"] == repr(first.config)
 
     # A new run with the same key builds only the best config and reports what the first run found.
