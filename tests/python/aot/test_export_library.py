@@ -146,3 +146,59 @@ def test_index_width_limit_is_checked_like_the_runtime(tmp_path):
     b = np.zeros(7, np.float32)
     assert lib.pairs(a.ctypes.data, b.ctypes.data, 7) == 0
     np.testing.assert_array_equal(b, a[:, 0] + a[:, 1])
+
+
+FAKE_DRIVER = os.path.join(ROOT, "tests", "python", "cuda", "fake_libcuda.c")
+_LAUNCH_PROBE = r"""
+import ctypes, json, sys
+import numpy as np
+fake = ctypes.CDLL("libcuda.so.1")  # the fake, found through LD_LIBRARY_PATH like the real one
+lib = ctypes.CDLL(sys.argv[1])
+lib.gemm.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+lib.gemm_last_error.restype = ctypes.c_char_p
+fake.fake_set_nargs(4)
+M = int(sys.argv[2])
+a, b, c = np.zeros((M, 128), np.uint16), np.zeros((128, 256), np.uint16), np.zeros((M, 256), np.float32)
+out = {"rc": lib.gemm(a.ctypes.data, b.ctypes.data, c.ctypes.data, M, None), "ptrs": [a.ctypes.data, b.ctypes.data,
+       c.ctypes.data]}
+grid, block, smem, args = (ctypes.c_uint * 3)(), (ctypes.c_uint * 3)(), ctypes.c_uint(), (ctypes.c_uint64 * 16)()
+fake.fake_last_launch(grid, block, ctypes.byref(smem), args)
+out.update(grid=list(grid), block=list(block), smem=smem.value, args=list(args)[:4])
+out["misaligned"] = lib.gemm(a.ctypes.data + 2, b.ctypes.data, c.ctypes.data, M, None)
+out["misaligned_error"] = lib.gemm_last_error().decode()
+out["negative"] = lib.gemm(a.ctypes.data, b.ctypes.data, c.ctypes.data, -1, None)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(_nvrtc_missing() is not None, reason=f"NVRTC not available: {_nvrtc_missing()}")
+def test_cuda_library_launches_through_the_driver(tmp_path):
+    """The exported cuda library against a fake libcuda.so.1 (tests/python/cuda/fake_libcuda.c, which
+    records launches instead of running them): it creates a context, loads its cubin, and launches
+    the kernel with the grid computed from M, the block, the dynamic shared memory and the arguments
+    the runtime would pass; misaligned pointers and negative sizes are refused before launching."""
+    import json
+    sys.path.insert(0, os.path.join(ROOT, "examples", "aot"))
+    try:
+        import export_gemm
+    finally:
+        sys.path.pop(0)
+    kernel = tilelang.compile(export_gemm.gemm_kernel(), target="cuda -arch=sm_80")
+    kernel.export_library(str(tmp_path / "gemm.so"))
+    drv = tmp_path / "driver"
+    drv.mkdir()
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", str(drv / "libcuda.so.1"), FAKE_DRIVER], check=True)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(drv))
+    for M in (300, 64):
+        p = subprocess.run([sys.executable, "-c", _LAUNCH_PROBE, str(tmp_path / "gemm.so"), str(M)], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stdout + p.stderr
+        r = json.loads(p.stdout)
+        assert r["rc"] == 0
+        assert r["grid"] == [256 // 64, (M + 63) // 64, 1]
+        info = kernel.info()
+        assert r["block"] == [info["threads"], 1, 1]
+        assert r["smem"] == info["dynamic_shared_memory_bytes"]
+        assert r["args"][:3] == r["ptrs"] and r["args"][3] & 0xFFFFFFFF == M
+        assert r["misaligned"] == 2 and "not 16-byte aligned" in r["misaligned_error"]
+        assert r["negative"] == 2
