@@ -187,7 +187,9 @@ def test_cuda_library_launches_through_the_driver(tmp_path):
     kernel.export_library(str(tmp_path / "gemm.so"))
     drv = tmp_path / "driver"
     drv.mkdir()
-    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", str(drv / "libcuda.so.1"), FAKE_DRIVER], check=True)
+    import shutil
+    cc = [shutil.which("cc") or shutil.which("gcc")] if (shutil.which("cc") or shutil.which("gcc")) else ["g++", "-x", "c"]
+    subprocess.run(cc + ["-shared", "-fPIC", "-O1", "-o", str(drv / "libcuda.so.1"), FAKE_DRIVER], check=True)
     env = dict(os.environ, LD_LIBRARY_PATH=str(drv))
     for M in (300, 64):
         p = subprocess.run([sys.executable, "-c", _LAUNCH_PROBE, str(tmp_path / "gemm.so"), str(M)], env=env,
