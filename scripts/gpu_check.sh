@@ -115,6 +115,10 @@ if [ $BUILD_OK -eq 1 ]; then
   if [ "${STATUS[-1]}" != 0 ]; then
     export TILELANG_SKIP_GPU_TESTS="the CUDA smoke test failed (see smoke.log)"
   fi
+  # AOT export (docs/AOT.md): a C++ program calls an exported cuda GEMM through gemm.so alone.
+  if [ -z "${TILELANG_SKIP_GPU_TESTS:-}" ]; then
+    step aot_cuda 180 env PYTHON=$PY "$ROOT/scripts/aot_example.sh" cuda "$BUILD/aot_cuda"
+  fi
   export TILELANG_CRASH_BACKTRACE=1
   TESTS=${GPU_CHECK_TESTS:-tests/python tests/error}
   # Compile-only tests run in CI; here the GPU tests (device headers, kernels on hardware, and the

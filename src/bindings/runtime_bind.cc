@@ -25,6 +25,7 @@
 #include "runtime/compile.h"
 #include "runtime/cuda_probe.h"
 #include "runtime/distributed.h"
+#include "runtime/export_library.h"
 #include "runtime/paths.h"
 #include "runtime/source_backend.h"
 #include "runtime/thread_pool.h"
@@ -665,6 +666,14 @@ void bind_runtime(nb::module_& m) {
       .def("stage_func", [](KernelHandle& h, const std::string& stage) { return h.kernel->stage(stage); },
            nb::arg("stage") = "final")
       .def("stage_names", [](KernelHandle& h) { return h.kernel->stage_names(); })
+      .def("_export_library", [](KernelHandle& h, const std::string& path, const std::string& symbol) {
+        ExportedLibrary r;
+        {
+          nb::gil_scoped_release release;
+          r = export_library(*h.kernel, path, symbol);
+        }
+        return std::make_tuple(r.library_path, r.header_path, r.symbol);
+      }, nb::arg("path"), nb::arg("symbol") = "")
       .def("info", [](const KernelHandle& h) {
         nb::dict out;
         for (auto& [k, v] : h.kernel->info()) out[k.c_str()] = attr_to_py(v);

@@ -22,4 +22,9 @@ std::unique_ptr<TargetBackend> make_backend(const Target& target) {
   return it->second();
 }
 
+void TargetBackend::export_library(const AotRequest& req) {
+  throw_error<NotImplemented>("not implemented: export_library for target '", req.options.target.str(),
+                              "' (supported: cpu, cuda; docs/AOT.md)");
+}
+
 }  // namespace tl

@@ -42,6 +42,22 @@ class KernelModule {
   virtual AttrMap info() const { return {}; }
 };
 
+// What a backend needs to build a standalone library of a compiled kernel (export_library,
+// src/runtime/export_library.h, docs/AOT.md). The driver writes the C header and the target-neutral
+// part of the library's source (`entry_source`: the C entry point `symbol`, which packs its
+// arguments into TLArg slots and calls `static int32_t tl_aot_launch(const TLArg*, int32_t, void*
+// stream)`, and `symbol`_last_error); the backend supplies tl_aot_launch (and may export further
+// `symbol`_* functions) and compiles everything into `library_path`.
+struct AotRequest {
+  std::string symbol;
+  std::string library_path;
+  std::string entry_source;
+  PrimFunc original;          // the function as compiled
+  std::string kernel_source;  // CompiledKernel::kernel_source()
+  std::string artifact_dir;   // the kernel's built artifacts (kernel.cubin, ...)
+  CompileOptions options;
+};
+
 class TargetBackend {
  public:
   virtual ~TargetBackend() = default;
@@ -65,6 +81,9 @@ class TargetBackend {
   // -march=native builds; the NVRTC version). Part of the cache key: a new compiler never
   // reuses kernels built by the old one.
   virtual std::string compiler_version(const CompileOptions& opts) { return ""; }
+  // Builds the standalone library described by `req` (docs/AOT.md). The default throws
+  // NotImplemented naming the target.
+  virtual void export_library(const AotRequest& req);
 };
 
 using BackendFactory = std::function<std::unique_ptr<TargetBackend>()>;

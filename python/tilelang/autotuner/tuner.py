@@ -17,7 +17,10 @@ Two ways in, as in TileLang:
 Configurations are built in the calling thread (the frontend runs Python), compiled in parallel
 threads (the system compiler runs in parallel processes), then checked and timed one at a time. A
 configuration that fails to build, fails the check or exceeds `timeout` seconds is skipped and
-reported; if none survives, RuntimeError lists why each failed.
+reported; if none survives, RuntimeError lists why each failed. With `verbose` and tqdm installed,
+progress bars show both phases with the best time so far (without tqdm: one log line per config).
+The outcome is saved in the cache directory and reused by the next run with the same key
+(store.py); `ignore_cache=True` or TILELANG_AUTO_TUNING_DISABLE_CACHE=1 tunes anew.
 
 `top_k=N` (tilelang-cpp's addition; TileLang's autotuner has no such option) ranks the built
 configurations with TileSight (tilelang.tilesight: a cost model over the IR, nothing is compiled or
@@ -38,6 +41,7 @@ import time
 from typing import Any, Callable, Optional
 
 from ..profiler import TensorSupplyType
+from . import store
 from .capture import get_autotune_inputs
 from .param import AutotuneResult, CompileArgs, ConfigResult, ProfileArgs
 
@@ -92,6 +96,7 @@ class AutoTuner:
         self._kernel_parameters = None
         self._function_parameters = None
         self.verbose = True
+        self.ignore_cache = False   # tune even when a saved result exists (and overwrite it)
 
     @classmethod
     def from_kernel(cls, kernel, configs, top_k=None):
@@ -174,7 +179,8 @@ class AutoTuner:
 
     def run(self, warmup=25, rep=100, timeout=180, **_ignored):
         """Compiles, checks and times every configuration; returns the AutotuneResult of the
-        fastest. (TileLang's pipelining / multi-GPU options are accepted and ignored.)"""
+        fastest. A result saved by an earlier run with the same key is reused (store.py).
+        (TileLang's pipelining / multi-GPU options are accepted and ignored.)"""
         key = None
         params = {}
         try:
@@ -182,16 +188,65 @@ class AutoTuner:
         except (TypeError, ValueError):
             pass
         key = self.generate_cache_key(params, {})
-        if key is not None and key in self._memory_cache:
+        if key is not None and key in self._memory_cache and not self.ignore_cache:
             return self._memory_cache[key]
-        result = self._run(warmup, rep, timeout)
+        configs = self._configs()
+        self._run_options = (warmup, rep, timeout)
+        disk_key = store.result_key(self, configs) if store.enabled() else None
+        result = None
+        if disk_key is not None and not self.ignore_cache:
+            result = self._from_disk(disk_key, configs)
+        if result is None:
+            result = self._run(warmup, rep, timeout, configs)
+            if disk_key is not None:
+                store.save(disk_key, configs, result, self._best_index)
         if key is not None:
             with self._lock:
                 self._memory_cache[key] = result
         return result
 
-    def _run(self, warmup, rep, timeout):
-        configs = self._configs()
+    def _from_disk(self, disk_key, configs):
+        """The AutotuneResult of a saved run: only its best configuration is compiled (a kernel-cache
+        hit). None when there is none or it cannot be reused."""
+        record = store.load(disk_key)
+        if record is None:
+            return None
+        try:
+            i = int(record["best_index"])
+            saved = record["results"]
+            if len(saved) != len(configs) or repr(configs[i]) != record["best_config"]:
+                return None
+            kernel = self._compile(self._elaborate(configs[i]), configs[i])
+        except Exception as e:  # noqa: BLE001 - tune instead
+            self._log(f"the saved tuning result could not be reused ({_short(e)}); tuning again")
+            return None
+        results = [ConfigResult(dict(c), r.get("latency"), r.get("status", "ok"), r.get("message", ""))
+                   for c, r in zip(configs, saved)]
+        latency, ref_latency = record.get("latency"), record.get("ref_latency")
+        kernel.update_tuner_result(latency, results[i].config, ref_latency)
+        self._report_skipped(results)
+        self._log(f"best config {results[i].config}: {latency:.4f} ms (saved by an earlier run; "
+                  "TILELANG_AUTO_TUNING_DISABLE_CACHE=1 or ignore_cache=True to tune again)")
+        self._best_index = i
+        return AutotuneResult(latency=latency, config=results[i].config, ref_latency=ref_latency,
+                              libcode=kernel.get_kernel_source(), func=kernel.prim_func, kernel=kernel,
+                              results=results)
+
+    def _report_skipped(self, results):
+        for r in results:
+            if r.status in ("ok", "not measured"):
+                continue
+            first = r.message.splitlines()[0] if r.message else ""
+            self._log(f"config {r.config} skipped ({r.status}): {first}")
+        skipped = [r for r in results if r.status not in ("ok", "not measured")]
+        if skipped:
+            self._log(f"{len(skipped)} of {len(results)} configs skipped")
+
+    def _name(self):
+        return getattr(self.fn, "__name__", "kernel")
+
+    def _run(self, warmup, rep, timeout, configs=None):
+        configs = self._configs() if configs is None else configs
         results = [ConfigResult(dict(c)) for c in configs]
 
         # 1. Build the IR of every config here (the frontend runs Python), then compile in parallel.
@@ -212,6 +267,8 @@ class AutoTuner:
         p = self.profile_args
         inputs, inputs_sig = None, None
         ref_latency = None
+        best_ms, failed = None, 0
+        progress = store.Progress(sum(1 for k in kernels if k is not None), f"Tuning {self._name()}", self.verbose)
         for i, kernel in enumerate(kernels):
             if kernel is None:
                 continue
@@ -249,14 +306,15 @@ class AutoTuner:
             except Exception as e:  # noqa: BLE001
                 results[i].status, results[i].message = "run error", _short(e)
             if results[i].status == "ok":
-                self._log(f"config {results[i].config}: {results[i].latency:.4f} ms")
+                best_ms = results[i].latency if best_ms is None else min(best_ms, results[i].latency)
+                if not progress.active:
+                    self._log(f"config {results[i].config}: {results[i].latency:.4f} ms")
+            else:
+                failed += 1
+            progress.step(best_ms, failed)
+        progress.close()
 
-        for r in results:
-            if r.status == "not measured":
-                continue
-            if r.status != "ok":
-                first = r.message.splitlines()[0] if r.message else ""
-                self._log(f"config {r.config} skipped ({r.status}): {first}")
+        self._report_skipped(results)
         ok = [i for i, r in enumerate(results) if r.status == "ok" and r.latency is not None]
         if not ok:
             details = "\n".join(f"  {r.config}: {r.status}: {r.message}" for r in results)
@@ -264,9 +322,7 @@ class AutoTuner:
             raise RuntimeError(f"autotune: none of the {len(configs)} configs of {name} compiled and ran "
                                f"correctly:\n{details}")
         best = min(ok, key=lambda i: results[i].latency)
-        skipped = [r for r in results if r.status not in ("ok", "not measured")]
-        if skipped:
-            self._log(f"{len(skipped)} of {len(configs)} configs skipped")
+        self._best_index = best
         self._log(f"best config {results[best].config}: {results[best].latency:.4f} ms")
         kernel = kernels[best]
         kernel.update_tuner_result(results[best].latency, results[best].config, ref_latency)
@@ -344,10 +400,35 @@ class AutoTuner:
                 if k is not None:
                     kernels[i] = k
 
+    @staticmethod
+    def _num_workers(n):
+        """Parallel compilations: TILELANG_AUTO_TUNING_CPU_COUNTS when set (> 0), else that share
+        (TILELANG_AUTO_TUNING_CPU_UTILITIES, default 0.9, rounded) of the CPUs, capped by
+        TILELANG_AUTO_TUNING_MAX_CPU_COUNT (> 0) and by the number of configurations."""
+        from ..env import env  # noqa: PLC0415
+
+        def num(var, conv, default):
+            try:
+                return conv(str(var))
+            except ValueError:
+                return default
+        counts = num(env.TILELANG_AUTO_TUNING_CPU_COUNTS, int, -1)
+        if counts > 0:
+            workers = counts
+        else:
+            workers = round((os.cpu_count() or 1) * num(env.TILELANG_AUTO_TUNING_CPU_UTILITIES, float, 0.9))
+        cap = num(env.TILELANG_AUTO_TUNING_MAX_CPU_COUNT, int, -1)
+        if cap > 0:
+            workers = min(workers, cap)
+        return max(1, min(n, workers))
+
     def _compile_all(self, configs, prims, results, timeout):
         kernels = [None] * len(configs)
-        workers = max(1, min(len(configs), os.cpu_count() or 1))
+        todo = sum(1 for p in prims if p is not None)
+        workers = self._num_workers(todo)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+        progress = store.Progress(todo, f"Compiling {self._name()}", self.verbose)
+        failed = 0
         try:
             started = {}
 
@@ -365,6 +446,8 @@ class AutoTuner:
                         kernels[i] = f.result()
                     except Exception as e:  # noqa: BLE001
                         results[i].status, results[i].message = "compile error", _short(e)
+                        failed += 1
+                    progress.step(failed=failed)
                 now = time.monotonic()
                 for f in list(pending):
                     i = futures[f]
@@ -373,7 +456,10 @@ class AutoTuner:
                         results[i].message = f"compiling took more than {timeout} s"
                         f.cancel()
                         pending.discard(f)
+                        failed += 1
+                        progress.step(failed=failed)
         finally:
+            progress.close()
             # Abandoned (timed-out) builds finish in the background; their results are ignored.
             pool.shutdown(wait=False, cancel_futures=True)
         return kernels
@@ -415,6 +501,7 @@ class AutoTuneImpl:
     early_stop_factor: float = 2.0
     verbose: bool = True
     top_k: Optional[int] = None
+    ignore_cache: bool = False
 
     def __post_init__(self):
         self._tuner_cache = {}
@@ -442,6 +529,7 @@ class AutoTuneImpl:
                                target_host=impl.target_host, verbose=impl.verbose, pass_configs=impl.pass_configs,
                                compile_flags=impl.compile_flags)
         tuner.verbose = self.verbose
+        tuner.ignore_cache = self.ignore_cache
         tuner.run = functools.partial(tuner.run, self.warmup, self.rep, self.timeout)
         return tuner
 
@@ -565,13 +653,17 @@ class AutoTuneImpl:
 def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, supply_type=TensorSupplyType.Auto,
              ref_prog=None, supply_prog=None, rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False,
              manual_check_prog=None, cache_input_tensors=False, do_not_specialize=None, early_stop=False,
-             early_stop_factor=2.0, verbose=True, top_k=None):
+             early_stop_factor=2.0, verbose=True, top_k=None, ignore_cache=False):
     """Decorator stacked above @tilelang.jit. `configs`: a list of dicts of builder keyword
     arguments, or a callable taking the builder's other arguments and returning such a list
     (`tilelang.autotune([...])` with the list as first argument is accepted too). `warmup` and
     `rep` are timing budgets in ms; `timeout` (s) bounds each config's compile and its run.
     `top_k`: compile and measure only the N configurations TileSight ranks best; configurations
-    that cannot fit the target are dropped before compiling (None: measure every config)."""
+    that cannot fit the target are dropped before compiling (None: measure every config).
+    Results are saved in the cache directory and reused by later runs with the same kernel source,
+    arguments, configs, options, tilelang version and machine (autotuner/store.py);
+    `ignore_cache=True` (or TILELANG_AUTO_TUNING_DISABLE_CACHE=1) tunes anew. With `verbose` and
+    tqdm installed, progress bars show compilation and timing with the best time so far."""
     _check_top_k(top_k)
     from ..jit import JITImpl  # noqa: PLC0415
     if func is not None:
@@ -594,6 +686,7 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, supply
                             max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check,
                             manual_check_prog=manual_check_prog, cache_input_tensors=cache_input_tensors,
                             do_not_specialize=do_not_specialize, early_stop=early_stop,
-                            early_stop_factor=early_stop_factor, verbose=verbose, top_k=top_k)
+                            early_stop_factor=early_stop_factor, verbose=verbose, top_k=top_k,
+                            ignore_cache=ignore_cache)
 
     return decorate

@@ -171,9 +171,19 @@ class JITKernel(_core.CompiledKernel):
             raise ValueError("this kernel was not tuned (no autotuner result)")
         return {"latency": self.latency, "config": self.config, "ref_latency": getattr(self, "ref_latency", None)}
 
-    def export_library(self, kernel_file):
-        raise NotImplementedError("not implemented: JITKernel.export_library (kernels live in the tilelang cache, "
-                                  f"see kernel.artifact_dir = {self.artifact_dir!r})")
+    def export_library(self, kernel_file, name=None):
+        """Writes this kernel as a standalone shared library `kernel_file` (e.g. "gemm.so") plus a C
+        header next to it ("gemm.h") declaring a plain C entry point: one pointer per tensor, the scalars,
+        one int64_t per dynamic dimension and, on cuda, a stream. A C or C++ program calls it without
+        Python or tilelang (docs/AOT.md). `name` is the entry's C name (default: the file's stem without
+        a leading "lib"). Returns the header's path."""
+        import os
+        if not isinstance(kernel_file, (str, os.PathLike)):
+            raise TypeError(f"export_library takes a file path, got {type(kernel_file).__name__}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {type(name).__name__}")
+        _, header, _ = self._export_library(os.fspath(kernel_file), name or "")
+        return header
 
     def get_host_source(self):
         """The host-side source where it is separate from the kernel source ("" on cpu)."""

@@ -9,9 +9,11 @@
 #include "ir/error.h"
 #include "runtime/backend.h"
 #include "runtime/cache.h"
+#include "runtime/export_library.h"
 #include "runtime/paths.h"
 #include "runtime/process.h"
 #include "runtime/sha256.h"
+#include "target/cpu/aot.h"
 #include "target/cpu/codegen.h"
 #include "target/cpu/host_isa.h"
 #include "target/cpu/module.h"
@@ -76,8 +78,7 @@ class CpuBackend : public TargetBackend {
     std::vector<std::string> argv = system_cxx();
     // cpu_compiler_flags carries -shared -fPIC and -I for our headers; user flags come last so
     // they can override (e.g. -O3).
-    for (auto& f : cpu_compiler_flags(config_bool(opts.pass_configs, "tl.enable_fast_math"), cpu_isa_flags(isa)))
-      argv.push_back(f);
+    for (auto& f : flags_for_compiler(opts, isa)) argv.push_back(f);
     for (auto& f : opts.compile_flags) argv.push_back(f);
     ProcessOptions po;
     po.timeout_s = compile_timeout_s();
@@ -111,6 +112,18 @@ class CpuBackend : public TargetBackend {
 
  private:
   static size_t base_args() { return system_cxx().size(); }
+
+  // cpu_compiler_flags for the compiler in use: clang++ (CXX=clang++) lacks GCC's
+  // -fvect-cost-model (its vectorizer has no such switch), which is dropped for it.
+  std::vector<std::string> flags_for_compiler(const CompileOptions& opts, const CpuIsa& isa) {
+    std::vector<std::string> flags =
+        cpu_compiler_flags(config_bool(opts.pass_configs, "tl.enable_fast_math"), cpu_isa_flags(isa));
+    if (toolchain_version().find("clang") == std::string::npos) return flags;
+    std::vector<std::string> out;
+    for (auto& f : flags)
+      if (f.rfind("-fvect-cost-model", 0) != 0) out.push_back(f);
+    return out;
+  }
   static void run_build_step(const std::vector<std::string>& argv, const ProcessOptions& po, bool verbose,
                              const std::string& generated_file) {
     if (verbose) std::fprintf(stderr, "[tilelang] %s\n", format_command(argv).c_str());
@@ -130,6 +143,15 @@ class CpuBackend : public TargetBackend {
   }
 
   std::vector<std::string> artifact_files() const override { return {"kernel.so", "kernel.cc"}; }
+
+  // The kernel source, the pool and the C entry in one translation unit, built with the kernel's
+  // own flags (ISA set, fast math, user flags): the library runs on CPUs with that ISA set.
+  void export_library(const AotRequest& req) override {
+    const CpuIsa isa = target_cpu_isa(req.options.pass_configs);
+    std::vector<std::string> flags = flags_for_compiler(req.options, isa);
+    for (auto& f : req.options.compile_flags) flags.push_back(f);
+    build_aot_library(req.kernel_source + aot_cpu_launch_source(req.symbol) + req.entry_source, req, flags);
+  }
 
   std::string compiler_version(const CompileOptions& opts) override {
     // The ISA set kernels are compiled for is part of the key: TL_CPU_ISA=avx2 (or another host)

@@ -35,6 +35,11 @@ class CodeGenCPU {
 
   // ---- expressions (codegen_expr.cc) ----
   std::string expr(const Expr& e);
+  // Spells `v` as `n` in later expressions (for callers that declare the variable themselves).
+  void bind_name(const Var& v, const std::string& n) {
+    var_names_[v.get()] = n;
+    used_names_.insert(n);
+  }
 
  private:
   std::string expr_paren(const Expr& e);  // wrapped in parentheses unless atomic

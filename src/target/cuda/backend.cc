@@ -8,9 +8,12 @@
 
 #include "ir/error.h"
 #include "ir/parser.h"
+#include "runtime/cache.h"
 #include "runtime/distributed.h"
+#include "runtime/export_library.h"
 #include "runtime/paths.h"
 #include "layout/layout.h"
+#include "target/cuda/aot.h"
 #include "target/cuda/nvrtc.h"
 #include "target/cuda/pipeline.h"
 #include "transform/pass_config.h"
@@ -359,6 +362,24 @@ std::unique_ptr<KernelModule> CudaBackend::load(const ArtifactFiles& files, cons
   CudaLaunchInfo info = CudaLaunchInfo::parse(files.read("kernel.meta"));
   return std::make_unique<CudaKernelModule>(files.read("kernel.cubin"), std::move(info), original.params().size(),
                                             original.dynamic_vars().size());
+}
+
+// The kernel compiled once more by NVRTC, for its cubin and its PTX, both embedded in host code
+// that the system compiler builds (aot.h): the driver loads the cubin, or JIT-compiles the PTX on
+// a newer architecture than the cubin's.
+void CudaBackend::export_library(const AotRequest& req) {
+  CudaLaunchInfo info = CudaLaunchInfo::parse(extract_launch_info(req.kernel_source));
+  NvrtcOptions o;
+  o.arch = cuda_compile_arch(req.options.target);
+  o.fast_math = config_bool(req.options.pass_configs, "tl.enable_fast_math");
+  o.extra_flags = req.options.compile_flags;
+  o.want_ptx = true;
+  NvrtcResult r = nvrtc_compile(req.kernel_source, "kernel.cu", o);
+  std::string source = "#include \"tl/cpu/kernel.h\"\n" +
+                       aot_cuda_launch_source(info, r.cubin, r.ptx, o.arch, req.original.params().size(),
+                                              req.original.dynamic_vars().size()) +
+                       req.entry_source;
+  build_aot_library(source, req, {"-std=c++17", "-O2", "-fPIC", "-I" + tl_include_dir()});
 }
 
 std::vector<std::string> CudaBackend::artifact_files() const { return {"kernel.cubin", "kernel.meta"}; }

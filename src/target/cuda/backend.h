@@ -79,6 +79,7 @@ class CudaBackend : public TargetBackend {
   PrimFunc lower(const PrimFunc& f, PassContext& ctx) override;
   std::string codegen(const PrimFunc& lowered, const PassContext& ctx, std::string* host_source) override;
   void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) override;
+  void export_library(const AotRequest& req) override;
   std::unique_ptr<KernelModule> load(const ArtifactFiles& files, const PrimFunc& original, const PrimFunc* lowered,
                                      const CompileOptions& opts) override;
   std::vector<std::string> artifact_files() const override;
