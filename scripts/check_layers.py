@@ -43,7 +43,7 @@ LAYERS = {
     "target": ["ir"],  # what all targets share: target description forwarder, C source escaping
     "runtime": ["transform", "target"],
     "target/cpu": ["runtime"],
-    "target/cuda": ["runtime"],
+    "target/cuda": ["runtime", "target/cpu"],  # AOT export prints grid expressions with the cpu C printer
     "target/ascend": ["runtime", "sim"],
     "bindings": ["target/cpu", "target/cuda", "target/ascend"],
 }
