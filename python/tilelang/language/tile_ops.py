@@ -214,9 +214,15 @@ def _policy(p):
 
 
 def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square,  # noqa: N803
-         clear_accum=False, k_pack=1, wg_wait=0, mbar=None, initC=None, size=None):  # noqa: N803
+         clear_accum=False, k_pack=1, wg_wait=0, mbar=None, initC=None, size=None,  # noqa: N803
+         a_transpose=None, b_transpose=None):
     """C (+)= op(A) @ op(B). `clear_accum=True` (or `initC=True`, which may be a run-time
-    expression) overwrites C. Developer form: `T.gemm(A, B, C, [m, k, n], initC=...)`."""
+    expression) overwrites C. Developer form: `T.gemm(A, B, C, [m, k, n], initC=...)`;
+    `a_transpose=` / `b_transpose=` are TileLang-Ascend npuir's names of transpose_A / transpose_B."""
+    if a_transpose is not None:
+        transpose_A = a_transpose
+    if b_transpose is not None:
+        transpose_B = b_transpose
     if _size_list(transpose_A):
         size, transpose_A = transpose_A, False
     if not isinstance(transpose_A, bool) or not isinstance(transpose_B, bool):

@@ -1,0 +1,168 @@
+"""TileLang-Ascend's spellings that its unmodified example programs use (scripts/ascend_suite.py):
+the target names "ascendc" and "pto", the npuir branch's vector operations (T.vadd(A, B, C) with the
+destination last, auto-broadcast of unit extents, T.vexp2 / T.vlog2 with a scratch tile, T.vbrc,
+T.vcast), T.gemm(..., b_transpose=...) and the npuir pass-config keys. Values are checked against
+numpy in float64 on random inputs, on the simulator with its checker on."""
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+
+
+def f64(x):
+    return x.astype(np.float64)
+
+
+def compile_ascend(func, target, configs=None):
+    return tilelang._core.ascend.compile(func.ir, configs or {}, target)
+
+
+@pytest.mark.parametrize("target", ["ascendc", "pto"])
+def test_target_names_ascendc_and_pto_are_the_simulator(target):
+    assert tilelang.utils.target.determine_target(target) == "ascend -model=A2"
+    M, N = 64, 128
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((M // 2, N), "float32")
+            b = T.alloc_ub((M // 2, N), "float32")
+            with T.Scope("V"):
+                T.copy(A[vid * M // 2, 0], a)
+                T.copy(B[vid * M // 2, 0], b)
+                T.barrier_all()
+                T.tile.mul(a, a, b)
+                T.barrier_all()
+                T.copy(a, C[vid * M // 2, 0])
+
+    k = tilelang.compile(main, target=target)
+    rng = np.random.default_rng(15)
+    a, b = (rng.standard_normal((M, N)).astype(np.float32) for _ in range(2))
+    c = np.zeros_like(a)
+    k(a, b, c)
+    np.testing.assert_allclose(f64(c), f64(a) * f64(b), rtol=1e-6)
+
+
+def vector_ops(M, N, dtype="float32"):
+    """Each npuir vector op once, in a single-block npuir kernel (Developer form: UB tiles)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype), R: T.Tensor((M, 1), dtype),
+             O: T.Tensor((9, M, N), dtype)):
+        with T.Kernel(1, is_npu=True) as (cid, _):
+            x = T.alloc_ub((M, N), dtype)
+            y = T.alloc_ub((M, N), dtype)
+            r = T.alloc_ub((M, 1), dtype)
+            t = T.alloc_ub((M, N), dtype)
+            o = T.alloc_ub((M, N), dtype)
+            T.copy(X, x)
+            T.copy(Y, y)
+            T.copy(R, r)
+            T.vadd(x, y, o)
+            T.copy(o, O[0, :, :])
+            T.vsub(x, r, o)              # r broadcast along the rows, into the destination
+            T.copy(o, O[1, :, :])
+            T.vmul(x, 3.0, o)            # scalar operand
+            T.copy(o, O[2, :, :])
+            T.vexp(x, o)
+            T.copy(o, O[3, :, :])
+            T.vrsqrt(y, o)
+            T.copy(o, O[4, :, :])
+            T.vexp2(x, o, t)
+            T.copy(o, O[5, :, :])
+            T.vlog2(y, o, t)
+            T.copy(o, O[6, :, :])
+            T.vbrc(r, o)
+            T.vdiv(o, y, o)              # r / y, destination = first operand
+            T.copy(o, O[7, :, :])
+            T.vbrc(2.5, t)
+            T.vmax(x, t, o)
+            T.vsub(o, r, o)              # destination is also the first operand: r goes to a scratch tile
+            T.copy(o, O[8, :, :])
+
+    return main
+
+
+def test_npuir_vector_ops_match_numpy():
+    M, N = 16, 64
+    k = compile_ascend(vector_ops(M, N), "npuir")
+    rng = np.random.default_rng(150)
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    y = (rng.random((M, N)) + 0.5).astype(np.float32)
+    r = rng.standard_normal((M, 1)).astype(np.float32)
+    o = np.zeros((9, M, N), np.float32)
+    k.launch([x, y, r, o])
+    X, Y, R = f64(x), f64(y), f64(r)
+    ref = [X + Y, X - R, 3 * X, np.exp(X), 1 / np.sqrt(Y), 2 ** X, np.log2(Y), R / Y, np.maximum(X, 2.5) - R]
+    for i, want in enumerate(ref):
+        np.testing.assert_allclose(f64(o[i]), want, rtol=2e-5, atol=1e-6, err_msg=f"op {i}")
+
+
+def test_npuir_row_broadcast_and_cast():
+    """T.vadd with a [1, N] row broadcast over [M, N], then T.vcast to float16 (round to nearest even).
+    One vector core (threads=1): with two, the vid reduction would split b by rows."""
+    M, N = 32, 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(1, threads=1, is_npu=True) as cid:
+            a = T.alloc_shared((M, N), "float32")
+            b = T.alloc_shared((M, N), "float32")
+            c = T.alloc_fragment((M, N), "float32")
+            h = T.alloc_fragment((M, N), "float16")
+            T.copy(A, a)
+            T.copy(B, b)
+            T.vadd(a[:, :], b[3, :], c[:, :])
+            T.vcast(c, h, round_mode="rint")
+            T.copy(h, C)
+
+    k = compile_ascend(main, "npuir")
+    rng = np.random.default_rng(151)
+    a, b = (rng.standard_normal((M, N)).astype(np.float32) for _ in range(2))
+    c = np.zeros((M, N), np.float16)
+    k.launch([a, b, c])
+    np.testing.assert_allclose(f64(c), (f64(a) + f64(b[3:4, :])).astype(np.float16).astype(np.float64), rtol=1e-3)
+
+
+def test_vcast_rejects_an_unknown_round_mode():
+    with pytest.raises(ValueError, match="round_mode must be one of"):
+        @T.prim_func
+        def main(A: T.Tensor((8, 16), "float32"), C: T.Tensor((8, 16), "float16")):
+            with T.Kernel(1, is_npu=True) as (cid, _):
+                a = T.alloc_ub((8, 16), "float32")
+                h = T.alloc_ub((8, 16), "float16")
+                T.copy(A, a)
+                T.vcast(a, h, round_mode="sideways")
+                T.copy(h, C)
+
+
+def test_gemm_b_transpose_npuir_spelling():
+    """T.gemm(A, B, C, initC=True, b_transpose=True) = A @ B^T (npuir's name for transpose_B)."""
+    M, N, K = 64, 64, 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, _):
+            a = T.alloc_shared((M, K), "float16")
+            b = T.alloc_shared((N, K), "float16")
+            c = T.alloc_fragment((M, N), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            T.gemm(a, b, c, initC=True, b_transpose=True)
+            T.copy(c, C)
+
+    k = compile_ascend(main, "npuir")
+    rng = np.random.default_rng(152)
+    a = (rng.standard_normal((M, K)) * 0.25).astype(np.float16)
+    b = (rng.standard_normal((N, K)) * 0.25).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    k.launch([a, b, c])
+    np.testing.assert_allclose(f64(c), f64(a) @ f64(b).T, rtol=2e-3, atol=2e-3)
+
+
+def test_npuir_pass_config_keys_are_accepted():
+    from tilelang.jit.pass_config import normalize_pass_configs
+    out = normalize_pass_configs({tilelang.PassConfigKey.NPUIR_ENABLE_AUTO_MULTI_BUFFER: False,
+                                  tilelang.PassConfigKey.NPUIR_DISABLE_HIVM_AUTO_INJECT_SYNC: True})
+    assert out == {}
