@@ -166,3 +166,39 @@ def test_npuir_pass_config_keys_are_accepted():
     out = normalize_pass_configs({tilelang.PassConfigKey.NPUIR_ENABLE_AUTO_MULTI_BUFFER: False,
                                   tilelang.PassConfigKey.NPUIR_DISABLE_HIVM_AUTO_INJECT_SYNC: True})
     assert out == {}
+
+
+def rank1_vector_kernel(N, block_N, npu):
+    """A vector-only kernel over rank-1 UB tiles, with a tail block (TileLang-Ascend npuir's vec_add
+    form): no tile can be split between the two vector cores, so one vector core per block does it."""
+    n_num = (N + block_N - 1) // block_N
+    launch = (lambda: T.Kernel(n_num, is_npu=True)) if npu else (lambda: T.Kernel(n_num))  # noqa: E731
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
+        with launch() as cid:
+            a = T.alloc_ub((block_N,), "float32")
+            b = T.alloc_ub((block_N,), "float32")
+            n = T.min(block_N, N - cid * block_N)
+            T.copy(A[cid * block_N:cid * block_N + n], a[0:n])
+            T.copy(B[cid * block_N:cid * block_N + n], b[0:n])
+            T.vmul(a, b, a)
+            T.vsub(a, 1.0, a)
+            T.copy(a[0:n], C[cid * block_N:cid * block_N + n])
+
+    return main
+
+
+@pytest.mark.parametrize("npu", [True, False])
+def test_vector_only_rank1_kernel_runs_once_per_block(npu):
+    """Without is_npu=True the kernel is still an NPU kernel on target "npuir" (TileLang-Ascend's npuir
+    programs write `T.Kernel(n) as cid`). Each block's result is written by one vector core: the
+    checker used to stop both cores' identical writes as a race."""
+    N, block_N = 1000, 256
+    k = compile_ascend(rank1_vector_kernel(N, block_N, npu), "npuir")
+    rng = np.random.default_rng(153)
+    a, b = (rng.standard_normal(N).astype(np.float32) for _ in range(2))
+    c = np.full(N, np.nan, np.float32)
+    k.launch([a, b, c])
+    np.testing.assert_allclose(f64(c), f64(a) * f64(b) - 1, rtol=1e-6, atol=1e-6)
+    assert k.info()["vector_cores"] == 4
