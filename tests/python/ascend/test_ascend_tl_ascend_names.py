@@ -202,3 +202,67 @@ def test_vector_only_rank1_kernel_runs_once_per_block(npu):
     k.launch([a, b, c])
     np.testing.assert_allclose(f64(c), f64(a) * f64(b) - 1, rtol=1e-6, atol=1e-6)
     assert k.info()["vector_cores"] == 4
+
+
+def test_unused_ub_buffer_takes_no_memory():
+    """Four used float32 [32, 384] UB tiles (4 x 48 KiB = the whole 192 KiB of UB, exactly full) and one
+    that only a dtype-dependent branch of the program would use: it takes no memory (TileLang-Ascend's
+    rms_norm allocates its cast tiles for every dtype)."""
+    M, N = 64, 384
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((M // 2, N), "float32")
+            b = T.alloc_ub((M // 2, N), "float32")
+            c = T.alloc_ub((M // 2, N), "float32")
+            d = T.alloc_ub((M // 2, N), "float32")
+            unused = T.alloc_ub((M // 2, N), "float16")  # noqa: F841
+            with T.Scope("V"):
+                T.copy(A[vid * M // 2, 0], a)
+                T.copy(B[vid * M // 2, 0], b)
+                T.barrier_all()
+                T.tile.mul(c, a, b)
+                T.pipe_barrier("v")
+                T.tile.add(d, c, a)
+                T.barrier_all()
+                T.copy(d, C[vid * M // 2, 0])
+
+    k = compile_ascend(main, "ascend")
+    rng = np.random.default_rng(154)
+    a, b = (rng.standard_normal((M, N)).astype(np.float32) for _ in range(2))
+    c = np.zeros_like(a)
+    k.launch([a, b, c])
+    np.testing.assert_allclose(f64(c), f64(a) * f64(b) + f64(a), rtol=1e-6, atol=1e-6)
+
+
+def test_one_byte_over_ub_is_still_refused():
+    from tilelang.errors import ResourceError
+    M, N = 64, 384
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((M // 2, N), "float32")
+            b = T.alloc_ub((M // 2, N), "float32")
+            c = T.alloc_ub((M // 2, N), "float32")
+            d = T.alloc_ub((M // 2, N), "float32")
+            e = T.alloc_ub((8,), "float32")
+            unused = T.alloc_ub((M // 2, N), "float32")  # noqa: F841
+            with T.Scope("V"):
+                T.copy(A[vid * M // 2, 0], a)
+                T.barrier_all()
+                T.tile.exp(b, a)
+                T.pipe_barrier("v")
+                T.tile.exp(c, b)
+                T.pipe_barrier("v")
+                T.tile.exp(d, c)
+                T.pipe_barrier("v")
+                T.tile.exp(e, d[0, 0:8])
+                T.barrier_all()
+                T.copy(d, C[vid * M // 2, 0])
+
+    with pytest.raises(ResourceError) as err:
+        compile_ascend(main, "ascend")
+    msg = str(err.value)
+    assert "UB over capacity" in msg and "196640 bytes" in msg and "'e' float32[8]" in msg and "'unused'" not in msg
