@@ -266,3 +266,35 @@ def test_one_byte_over_ub_is_still_refused():
         compile_ascend(main, "ascend")
     msg = str(err.value)
     assert "UB over capacity" in msg and "196640 bytes" in msg and "'e' float32[8]" in msg and "'unused'" not in msg
+
+
+@pytest.mark.parametrize("kind,dim,real", [("max", -1, (4, 4)), ("max", 0, (3, 8)), ("sum", -1, (6, 5)),
+                                           ("min", 0, (5, 3))])
+def test_reduce_real_shape(kind, dim, real):
+    """T.reduce_*(src, dst, dim, real_shape=[rows, cols]): only src[:rows, :cols] is reduced, into the first
+    rows (dim=-1) or cols (dim=0) elements of a [1, n] destination; the rest of dst is left alone."""
+    R, C = 6, 8
+    op = getattr(T, f"reduce_{kind}")
+
+    @T.prim_func
+    def main(A: T.Tensor((R, C), "float32"), O: T.Tensor((1, C), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((R, C), "float32")
+            o = T.alloc_ub((1, C), "float32")
+            with T.Scope("V"):
+                if vid == 0:
+                    T.copy(A, a)
+                    T.copy(O, o)
+                    op(a, o, dim=dim, real_shape=list(real))
+                    T.copy(o, O)
+
+    k = compile_ascend(main, "ascend", {"tl.ascend_auto_sync": True})
+    rng = np.random.default_rng(155)
+    a = rng.standard_normal((R, C)).astype(np.float32)
+    o = np.full((1, C), 7.0, np.float32)
+    k.launch([a, o])
+    part = f64(a[:real[0], :real[1]])
+    want = getattr(np, kind)(part, axis=1 if dim == -1 else 0)
+    n = len(want)
+    np.testing.assert_allclose(f64(o[0, :n]), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(o[0, n:], 7.0)
