@@ -298,3 +298,64 @@ def test_reduce_real_shape(kind, dim, real):
     n = len(want)
     np.testing.assert_allclose(f64(o[0, :n]), want, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(o[0, n:], 7.0)
+
+
+def test_copy_l1_to_l0b_transposed_then_mma():
+    """T.copy(B_L1, B_L0, transpose=True): B kept as [N, K] in L1 enters L0B as [K, N]; C = A @ B^T."""
+    M, N, K = 32, 48, 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a1 = T.alloc_L1((M, K), "float16")
+            b1 = T.alloc_L1((N, K), "float16")
+            a0 = T.alloc_L0A((M, K), "float16")
+            b0 = T.alloc_L0B((K, N), "float16")
+            c0 = T.alloc_L0C((M, N), "float32")
+            with T.Scope("C"):
+                T.copy(A, a1)
+                T.copy(B, b1)
+                T.barrier_all()
+                T.copy(a1, a0)
+                T.copy(b1, b0, transpose=True)
+                T.barrier_all()
+                T.mma(a0, b0, c0, init=True)
+                T.barrier_all()
+                T.copy(c0, C)
+
+    k = compile_ascend(main, "ascend")
+    rng = np.random.default_rng(156)
+    a = (rng.standard_normal((M, K)) * 0.25).astype(np.float16)
+    b = (rng.standard_normal((N, K)) * 0.25).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    k.launch([a, b, c])
+    np.testing.assert_allclose(f64(c), f64(a) @ f64(b).T, rtol=2e-3, atol=2e-3)
+
+
+def test_copy_transpose_on_cpu_and_bad_shapes():
+    M, N = 24, 40
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((N, M), "float32")):
+        with T.Kernel(1, threads=32):
+            s = T.alloc_shared((M, N), "float32")
+            t = T.alloc_shared((N, M), "float32")
+            T.copy(A, s)
+            T.copy(s, t, transpose=True)
+            T.copy(t, B)
+
+    k = tilelang.compile(main, target="cpu")
+    a = np.random.default_rng(157).standard_normal((M, N)).astype(np.float32)
+    b = np.zeros((N, M), np.float32)
+    k(a, b)
+    np.testing.assert_array_equal(b, a.T)
+
+    with pytest.raises(ValueError, match="transpose=True needs 2-D tiles"):
+        @T.prim_func
+        def bad(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+            with T.Kernel(1, threads=32):
+                s = T.alloc_shared((M, N), "float32")
+                t = T.alloc_shared((M, N), "float32")
+                T.copy(A, s)
+                T.copy(s, t, transpose=True)
+                T.copy(t, B)
