@@ -359,3 +359,24 @@ def test_copy_transpose_on_cpu_and_bad_shapes():
                 T.copy(A, s)
                 T.copy(s, t, transpose=True)
                 T.copy(t, B)
+
+
+def test_jit_impl_handle_names_the_target():
+    @tilelang.jit(out_idx=[-1], target="pto")
+    def scale(N):
+        @T.prim_func
+        def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(1, is_npu=True) as (cid, vid):
+                a = T.alloc_ub((N,), "float32")
+                with T.Scope("V"):
+                    if vid == 0:
+                        T.copy(A, a)
+                        T.barrier_all()
+                        T.tile.mul(a, a, 2.0)
+                        T.barrier_all()
+                        T.copy(a, B)
+        return main
+
+    assert scale.__jit_impl__.target == "pto"
+    a = np.random.default_rng(158).standard_normal(64).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(scale(64)(a)), 2 * a, rtol=1e-6)
