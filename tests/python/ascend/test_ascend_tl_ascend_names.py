@@ -380,3 +380,30 @@ def test_jit_impl_handle_names_the_target():
     assert scale.__jit_impl__.target == "pto"
     a = np.random.default_rng(158).standard_normal(64).astype(np.float32)
     np.testing.assert_allclose(np.asarray(scale(64)(a)), 2 * a, rtol=1e-6)
+
+
+def test_tile_fill_from_a_one_element_tile():
+    """T.tile.fill(dst, total) with `total` a [1] UB tile fills dst with its element (TileLang-Ascend's
+    group_norm fills its mean column from a reduced [1] tile)."""
+    M, N = 16, 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), O: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((M, N), "float32")
+            row = T.alloc_ub((M,), "float32")
+            total = T.alloc_ub((1,), "float32")
+            o = T.alloc_ub((M, N), "float32")
+            with T.Scope("V"):
+                if vid == 0:
+                    T.copy(A, a)
+                    T.reduce_max(a, row, dim=-1)
+                    T.reduce_max(row, total, dim=-1)
+                    T.tile.fill(o, total)
+                    T.copy(o, O)
+
+    k = compile_ascend(main, "ascend", {"tl.ascend_auto_sync": True})
+    a = np.random.default_rng(159).standard_normal((M, N)).astype(np.float32)
+    o = np.zeros_like(a)
+    k.launch([a, o])
+    np.testing.assert_array_equal(o, np.full((M, N), a.max(), np.float32))
