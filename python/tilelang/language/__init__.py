@@ -154,8 +154,8 @@ from .math import (  # noqa: F401
 from .distributed import Scale, barrier, get_num_ranks, get_rank, signal, wait  # noqa: F401
 from .eager import const, empty  # noqa: F401
 from .npuir import (  # noqa: F401  (TileLang-Ascend npuir spellings, destination last)
-    vabs, vadd, vbrc, vcast, vdiv, vexp, vexp2, vln, vlog2, vmax, vmin, vmul, vpow, vrec, vrelu, vrsqrt, vsigmoid,
-    vsqrt, vsub, vtanh,
+    load_nd2nz, store_fixpipe, store_nz2nd, vabs, vadd, vbrc, vcast, vdiv, vexp, vexp2, vln, vlog2, vmax, vmin,
+    vmul, vpow, vrec, vrelu, vrsqrt, vsigmoid, vsqrt, vsub, vtanh,
 )
 from .parser import Macro, PrimFunc, Ref, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401

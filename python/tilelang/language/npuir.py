@@ -12,9 +12,11 @@ from .._core import BufferRegion
 from . import tile as _tile
 from . import tile_ops as _ops
 from .allocate import _alloc
+from .tile_ops import copy as _copy
 
 __all__ = ["vadd", "vsub", "vmul", "vdiv", "vmax", "vmin", "vpow", "vexp", "vln", "vsqrt", "vrsqrt", "vabs",
-           "vrelu", "vsigmoid", "vrec", "vtanh", "vexp2", "vlog2", "vbrc", "vcast"]
+           "vrelu", "vsigmoid", "vrec", "vtanh", "vexp2", "vlog2", "vbrc", "vcast", "load_nd2nz", "store_nz2nd",
+           "store_fixpipe"]
 
 _ROUND_MODES = {"rint": "CAST_RINT", "round": "CAST_ROUND", "floor": "CAST_FLOOR", "ceil": "CAST_CEIL",
                 "trunc": "CAST_TRUNC", "odd": "CAST_ODD", "none": "CAST_NONE"}
@@ -146,3 +148,33 @@ def vcast(src, dst, size=None, round_mode="rint"):
     if mode is None:
         raise ValueError(f"T.vcast: round_mode must be one of {', '.join(_ROUND_MODES)}, got {round_mode!r}")
     _tile.cast(dst, src, mode)
+
+
+def _sized_copy(src, dst, size):
+    if size is None:
+        _copy(src, dst)
+    else:
+        _copy(src, dst, list(size))
+
+
+def load_nd2nz(src, dst, size=None):
+    """GM -> L1 copy (npuir names the ND -> NZ fractal conversion, which the simulator's L1 layout does)."""
+    _sized_copy(src, dst, size)
+
+
+def store_nz2nd(src, dst, size=None):
+    """L1/L0C -> GM copy (the NZ -> ND conversion of npuir)."""
+    _sized_copy(src, dst, size)
+
+
+def store_fixpipe(src, dst, size=None, enable_nz2nd=False, channel_split=False, pre_relu_mode=""):
+    """L0C -> GM (or L1) through the fix pipe: converts to dst's dtype; pre_relu_mode "relu" applies a ReLU."""
+    if channel_split:
+        raise NotImplementedError("T.store_fixpipe(..., channel_split=True) is not implemented")
+    if pre_relu_mode not in ("", "relu"):
+        raise NotImplementedError(f"T.store_fixpipe(..., pre_relu_mode={pre_relu_mode!r}) is not implemented "
+                                  f"(only \"\" and \"relu\")")
+    if size is None:
+        _copy(src, dst, enable_relu=pre_relu_mode == "relu")
+    else:
+        _copy(src, dst, list(size), enable_relu=pre_relu_mode == "relu")

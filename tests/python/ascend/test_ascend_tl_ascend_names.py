@@ -407,3 +407,34 @@ def test_tile_fill_from_a_one_element_tile():
     o = np.zeros_like(a)
     k.launch([a, o])
     np.testing.assert_array_equal(o, np.full((M, N), a.max(), np.float32))
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_npuir_cube_copies_load_nd2nz_store_fixpipe(relu):
+    """npuir's cube-side copies in a T.Scope("Cube") kernel: T.load_nd2nz GM -> L1 with a size list,
+    T.gemm accumulating over K in L0C, T.store_fixpipe L0C -> GM (float32 -> float16, optional ReLU)."""
+    M, N, K, BK = 64, 64, 96, 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(1, is_npu=True) as (cid, _):
+            with T.Scope("Cube"):
+                a = T.alloc_L1([M, BK], "float16")
+                b = T.alloc_L1([BK, N], "float16")
+                c = T.alloc_L0C([M, N], "float32")
+                for i in T.serial(K // BK):
+                    T.load_nd2nz(A[0, i * BK], a, [M, BK])
+                    T.load_nd2nz(B[i * BK, 0], b, [BK, N])
+                    T.gemm(a, b, c, initC=(i == 0), size=[M, BK, N])
+                T.store_fixpipe(c, C[0, 0], size=[M, N], enable_nz2nd=True, pre_relu_mode="relu" if relu else "")
+
+    k = compile_ascend(main, "npuir")
+    rng = np.random.default_rng(160)
+    a = (rng.standard_normal((M, K)) * 0.25).astype(np.float16)
+    b = (rng.standard_normal((K, N)) * 0.25).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    k.launch([a, b, c])
+    ref = f64(a) @ f64(b)
+    if relu:
+        ref = np.maximum(ref, 0)
+    np.testing.assert_allclose(f64(c), ref, rtol=5e-3, atol=5e-3)
