@@ -31,9 +31,10 @@ SMALL = {
 
 
 def example_files():
-    """examples/<kernel>/example_<kernel>.py (the Ascend examples run on their own target)."""
+    """examples/<kernel>/example_<kernel>.py (the Ascend examples run on their own target; the
+    distributed ones start several processes: tests/python/distributed runs them)."""
     files = sorted(glob.glob(os.path.join(EXAMPLES, "*", "example_*.py")))
-    return [f for f in files if os.path.basename(os.path.dirname(f)) != "ascend"]
+    return [f for f in files if os.path.basename(os.path.dirname(f)) not in ("ascend", "distributed")]
 
 
 def load(name):
