@@ -36,7 +36,7 @@ std::string Target::str() const {
 
 static const char* kSupported =
     "supported targets: \"auto\", \"cpu\", \"cuda\", \"cuda -arch=sm_80|sm_86|sm_89|sm_90|sm_90a\", "
-    "\"ascend\", \"ascend -model=A2|A3\" (aliases \"npu\", \"npuir\")";
+    "\"ascend\", \"ascend -model=A2|A3\" (aliases \"npu\", \"npuir\", \"ascendc\", \"pto\")";
 
 Target Target::parse(const std::string& text, bool cuda_available, bool is_npu) {
   std::istringstream is(text);
@@ -63,7 +63,9 @@ Target Target::parse(const std::string& text, bool cuda_available, bool is_npu) 
   } else if (kind == "cuda" || kind == "nvidia") {
     t.kind = kCUDA;
     t.arch = "sm_80";
-  } else if (kind == "ascend" || kind == "npu" || kind == "npuir") {
+  } else if (kind == "ascend" || kind == "npu" || kind == "npuir" || kind == "ascendc" || kind == "pto") {
+    // "ascendc" and "pto" are TileLang-Ascend's code generators for the same NPU (AscendC C++ and
+    // PTO tile instructions); both compile the kernel as written, as "ascend" does.
     t.kind = kAscend;
     t.model = "A2";
     t.npuir = kind == "npuir";

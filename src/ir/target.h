@@ -27,7 +27,7 @@ struct Target {
   const char* kind_name() const;
 
   // Parses a target string. "auto" picks cuda when `cuda_available`, else cpu; a kernel marked
-  // is_npu picks ascend. Aliases: "npu", "npuir" -> ascend, "c"/"llvm"/"host" -> cpu.
+  // is_npu picks ascend. Aliases: "npu", "npuir", "ascendc", "pto" -> ascend, "c"/"llvm"/"host" -> cpu.
   // Unknown names raise ValueError listing the supported ones.
   static Target parse(const std::string& text, bool cuda_available = false, bool is_npu = false);
 };

@@ -1,6 +1,7 @@
 // T.copy(src, dst): element-wise copy between two tiles of the same (squeezed) shape, converting
 // to dst's dtype. Out-of-bounds tails of *global* tensors are guarded using the buffer's shape:
 // reads outside fill 0, writes outside are dropped (non-divisible sizes, dynamic dimensions).
+// With transpose=True (TileLang-Ascend's L1 -> L0B form) both tiles are 2-D and dst[i, j] = src[j, i].
 #include "ir/error.h"
 #include "op/op_util.h"
 
@@ -9,7 +10,18 @@ namespace {
 
 void check_copy(const TileOpNode& op) {
   check_num_args(op, 2, 2, "T.copy(src, dst)");
-  check_same_shape_tiles(op, 0, "src", 1, "dst");
+  if (attr_bool(op.attrs, "transpose", false)) {
+    const BufferRegion& src = region_arg(op, 0, "src");
+    const BufferRegion& dst = region_arg(op, 1, "dst");
+    check_region_well_formed(op, src, "src");
+    check_region_well_formed(op, dst, "dst");
+    auto se = src.squeezed_extents(), de = dst.squeezed_extents();
+    if (se.size() != 2 || de.size() != 2 || !extents_may_equal(se[0], de[1]) || !extents_may_equal(se[1], de[0]))
+      throw_op_error_value(op, "transpose=True needs 2-D tiles with dst [n, m] for src [m, n]; got src " +
+                                   describe_region(src) + " and dst " + describe_region(dst));
+  } else {
+    check_same_shape_tiles(op, 0, "src", 1, "dst");
+  }
   for (const TileArg& a : op.args)
     if (a.region.buffer.dtype().is_handle())
       throw_op_error_type(op, "cannot copy buffer '" + a.region.buffer.name() + "' of dtype handle");
@@ -25,9 +37,11 @@ AccessRegions access_copy(const TileOpNode& op) {
 Stmt lower_copy(const TileOpNode& op, const LowerContext& ctx) {
   const BufferRegion& src = op.args[0].region;
   const BufferRegion& dst = op.args[1].region;
-  LoopNest nest = make_loop_nest(common_extents(src, dst), "i");
-  std::vector<Expr> src_idx = region_indices(src, nest.indices());
-  std::vector<Expr> dst_idx = region_indices(dst, nest.indices());
+  bool transpose = attr_bool(op.attrs, "transpose", false);
+  LoopNest nest = make_loop_nest(transpose ? dst.squeezed_extents() : common_extents(src, dst), "i");
+  std::vector<Expr> pos = nest.indices();
+  std::vector<Expr> src_idx = region_indices(src, transpose ? std::vector<Expr>{pos[1], pos[0]} : pos);
+  std::vector<Expr> dst_idx = region_indices(dst, pos);
   Expr value = make_load(src.buffer, src_idx);
   std::vector<Expr> read_guards = global_bounds_guards(src.buffer, src_idx, ctx, &nest);
   if (!read_guards.empty()) value = make_select(conjunction(read_guards), value, make_const(src.buffer.dtype(), 0));

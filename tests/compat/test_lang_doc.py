@@ -46,8 +46,8 @@ def test_not_implemented_name_says_so(name):
 # Module plumbing and names documented through a sibling row ("also ...").
 _COVERED_ELSEWHERE = {
     "BufferLoad", "BufferRegion", "Macro", "PrimFunc", "TensorSpec", "Unroll", "Vectorized", "allocate", "atomic",
-    "builtins", "context", "distributed", "dtypes", "eager", "kernel", "loops", "math", "parser", "tile_ops",
-    "unsupported", "to_dtype", "tir_compat",
+    "builtins", "context", "distributed", "dtypes", "eager", "kernel", "loops", "math", "npuir", "parser",
+    "tile_ops", "unsupported", "to_dtype", "tir_compat",
     "get_block_bindings", "get_block_extent", "get_block_extents", "get_thread_bindings", "get_thread_extents",
     "loop_break", "alloc_L0", "alloc_L0A", "alloc_L0B", "alloc_L0C", "alloc_UB", "alloc_l0", "alloc_l0a", "alloc_l0b",
     "alloc_l0c", "alloc_l1", "alloc_ub", "ieee_fdiv", "ieee_fmaf", "ieee_fsqrt", "ieee_mul", "int16", "int32", "int64",

@@ -157,6 +157,11 @@ class JITImpl:
         self._fast = {}       # eager: call form (tensors left out) -> _CallPlan
         _copy_names(self, func)
 
+    @property
+    def __jit_impl__(self):
+        """TileLang-Ascend's handle from the decorated function to its JIT object (`f.__jit_impl__.target`)."""
+        return self
+
     # ---- options ----------------------------------------------------------------------------------
     @property
     def compile_kwargs(self):

@@ -49,6 +49,12 @@ _NOOP_KEYS = {
     "TIR_MERGE_STATIC_SMEM": "tirx.merge_static_smem",
     "TIR_NOALIAS": "tirx.noalias",
     "TL_DISABLE_OUT_OF_BOUND_WARNING": "tl.disable_out_of_bound_warning",
+    # TileLang-Ascend's npuir branch: its MLIR pipeline's automatic multi-buffering (a performance
+    # option; the kernel's results do not depend on it) and its HIVM sync injection, which a kernel
+    # turns off when it writes its own flags (the simulator's sync keeps those flags and only adds
+    # what a race needs, so the kernel's results do not depend on it either).
+    "NPUIR_ENABLE_AUTO_MULTI_BUFFER": "npuir.enable_auto_multi_buffer",
+    "NPUIR_DISABLE_HIVM_AUTO_INJECT_SYNC": "npuir.disable_hivm_auto_inject_sync",
 }
 
 # Accepted and ignored, with a warning: the user expects to see an effect.

@@ -166,6 +166,10 @@ from .tir_compat import (  # noqa: F401  (TVM-style forms: thread_binding, handl
     tvm_thread_allreduce,
     tvm_warp_shuffle,
 )
+from .npuir import (  # noqa: F401  (TileLang-Ascend npuir spellings, destination last)
+    load_nd2nz, store_fixpipe, store_nz2nd, vabs, vadd, vbrc, vcast, vdiv, vexp, vexp2, vln, vlog2, vmax, vmin,
+    vmul, vpow, vrec, vrelu, vrsqrt, vsigmoid, vsqrt, vsub, vtanh,
+)
 from .parser import Macro, PrimFunc, Ref, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401
     GemmWarpPolicy,

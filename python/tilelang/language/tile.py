@@ -65,7 +65,9 @@ for _n in _OTHER:
 
 
 def fill(buffer, value):
-    """Sets a tile to `value`."""
+    """Sets a tile to `value` (a scalar, or a one-element tile: its element, as TileLang-Ascend allows)."""
+    if value.__class__ is _core.Buffer and value.scope != "local.var" and all(_ops._is_one(e) for e in value.shape):
+        value = value[tuple(0 for _ in value.shape)] if len(value.shape) > 1 else value[0]
     _ops.fill(buffer, value)
 
 

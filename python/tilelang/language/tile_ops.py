@@ -214,9 +214,15 @@ def _policy(p):
 
 
 def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square,  # noqa: N803
-         clear_accum=False, k_pack=1, wg_wait=0, mbar=None, initC=None, size=None):  # noqa: N803
+         clear_accum=False, k_pack=1, wg_wait=0, mbar=None, initC=None, size=None,  # noqa: N803
+         a_transpose=None, b_transpose=None):
     """C (+)= op(A) @ op(B). `clear_accum=True` (or `initC=True`, which may be a run-time
-    expression) overwrites C. Developer form: `T.gemm(A, B, C, [m, k, n], initC=...)`."""
+    expression) overwrites C. Developer form: `T.gemm(A, B, C, [m, k, n], initC=...)`;
+    `a_transpose=` / `b_transpose=` are TileLang-Ascend npuir's names of transpose_A / transpose_B."""
+    if a_transpose is not None:
+        transpose_A = a_transpose
+    if b_transpose is not None:
+        transpose_B = b_transpose
     if _size_list(transpose_A):
         size, transpose_A = transpose_A, False
     if not isinstance(transpose_A, bool) or not isinstance(transpose_B, bool):
@@ -292,13 +298,31 @@ def norm_dim(region, dim, what, unit_dim_ok=False):
     return sum(1 for k in range(d) if not units[k])
 
 
-def reduce(buffer, out, reduce_type, dim=-1, clear=True):
-    """Generic reduction: reduce_type is sum, max, min, abssum or absmax."""
+def _real_shape(src, dst, dim, real_shape, what):
+    """TileLang-Ascend's `real_shape=[rows, cols]`: reduce only the leading [rows, cols] of a 2-D
+    source into the first rows (dim=-1) or cols (dim=0) elements of the destination."""
+    if not isinstance(real_shape, (list, tuple)) or len(real_shape) != 2 or len(src.extents) != 2:
+        raise ValueError(f"{what}: real_shape is [rows, cols] of a 2-D source, got {real_shape!r} for a "
+                         f"{len(src.extents)}-D source")
+    src = BufferRegion(src.buffer, [(m, r) for m, r in zip(src.mins, real_shape)])
+    n = real_shape[1] if dim in (0, -2) else real_shape[0]
+    ext = list(dst.extents)
+    lead = [k for k, e in enumerate(ext) if not _is_one(e)]
+    k = lead[-1] if lead else len(ext) - 1  # the destination's one non-unit dimension (or its last)
+    dst = BufferRegion(dst.buffer, [(m, n if i == k else e) for i, (m, e) in enumerate(zip(dst.mins, ext))])
+    return src, dst
+
+
+def reduce(buffer, out, reduce_type, dim=-1, clear=True, real_shape=None):
+    """Generic reduction: reduce_type is sum, max, min, abssum or absmax. `real_shape=[rows, cols]`
+    (TileLang-Ascend) reduces only that leading part of a 2-D source."""
     if reduce_type not in ("sum", "max", "min", "abssum", "absmax"):
         raise ValueError(f"T.reduce: reduce_type must be sum, max, min, abssum or absmax, got {reduce_type!r}")
     what = f"T.reduce_{reduce_type}"
     src = region_of(buffer, f"{what} source")
     dst = region_of(out, f"{what} destination")
+    if real_shape is not None:
+        src, dst = _real_shape(src, dst, dim, real_shape, what)
     d = norm_dim(src, dim, what, unit_dim_ok=True)
     if d is None:  # along a dimension of extent 1 (e.g. a tile of N=1 columns): element-wise
         _reduce_unit_dim(src, dst, reduce_type, bool(clear), what)
@@ -339,16 +363,16 @@ def _reduce_unit_dim(src, dst, reduce_type, clear, what):
         emit_tile_op(combine, [dst, dst, src], None, what)
 
 
-def reduce_sum(buffer, out, dim=-1, clear=True):
-    reduce(buffer, out, "sum", dim, clear)
+def reduce_sum(buffer, out, dim=-1, clear=True, real_shape=None):
+    reduce(buffer, out, "sum", dim, clear, real_shape)
 
 
-def reduce_max(buffer, out, dim=-1, clear=True):
-    reduce(buffer, out, "max", dim, clear)
+def reduce_max(buffer, out, dim=-1, clear=True, real_shape=None):
+    reduce(buffer, out, "max", dim, clear, real_shape)
 
 
-def reduce_min(buffer, out, dim=-1, clear=True):
-    reduce(buffer, out, "min", dim, clear)
+def reduce_min(buffer, out, dim=-1, clear=True, real_shape=None):
+    reduce(buffer, out, "min", dim, clear, real_shape)
 
 
 def reduce_abssum(buffer, out, dim=-1, clear=True):

@@ -5,7 +5,7 @@ __all__ = ["Target"]
 
 _scope = threading.local()
 _TILELANG = {"c": "cpu", "llvm": "cpu", "cpu": "cpu", "cuda": "cuda", "ascend": "ascend", "npu": "ascend",
-             "npuir": "ascend", "auto": "auto"}
+             "npuir": "ascend", "ascendc": "ascend", "pto": "ascend", "auto": "auto"}
 
 
 class _Kind:

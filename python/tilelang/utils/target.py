@@ -12,7 +12,7 @@ SUPPORTED_TARGETS = {
 }
 AVALIABLE_TARGETS = list(SUPPORTED_TARGETS)
 
-_ALIASES = {"c": "cpu", "llvm": "cpu", "cpu": "cpu", "npu": "ascend", "npuir": "ascend"}
+_ALIASES = {"c": "cpu", "llvm": "cpu", "cpu": "cpu", "npu": "ascend", "npuir": "ascend", "ascendc": "ascend", "pto": "ascend"}
 
 
 def check_cuda_availability():

@@ -111,6 +111,7 @@ class LivenessWalker {
       if (p != pinned_.end()) l.pinned = p->second;
       if (in.uses.empty()) {
         l.first = l.last = in.alloc_pos;
+        l.used = false;
       } else {
         l.first = INT64_MAX;
         l.last = INT64_MIN;

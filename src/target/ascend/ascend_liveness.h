@@ -19,6 +19,7 @@ struct BufferLife {
   int64_t first = 0, last = 0;
   int64_t pinned = -1;     // T.annotate_address offset, or -1
   int order = 0;           // allocation order
+  bool used = true;        // false: allocated but never accessed
 };
 
 std::vector<BufferLife> analyze_ascend_liveness(const PrimFunc& f, const sim::MachineModel& model);

@@ -31,6 +31,7 @@ std::string describe(const BufferLife& l) {
      << " bytes but " << sim::mem_name(mem) << " has " << cap << " bytes per core:";
   bool gemm_v0 = false;
   for (auto* l : ls) {
+    if (!l->used) continue;
     os << "\n  " << describe(*l);
     gemm_v0 |= l->buffer.name().rfind("gemm_v0_", 0) == 0;
   }
@@ -102,6 +103,10 @@ PrimFunc ascend_plan_memory(const PrimFunc& f, const PassContext& ctx) {
         return a->first != b->first ? a->first < b->first : a->bytes > b->bytes;
       });
     for (auto* l : todo) {
+      if (!l->used) {  // allocated, never accessed (e.g. under a Python-level branch): takes no memory
+        planned[l->buffer] = 0;
+        continue;
+      }
       // Lowest aligned address clear of every placed buffer whose lifetime overlaps (all of them
       // without planning: each buffer keeps its own region).
       int64_t addr = 0;

@@ -319,6 +319,45 @@ class Reducer : public StmtMutator {
 
 }  // namespace
 
+// Replaces kernel `k` of `f` by `kernel`.
+PrimFunc swap_kernel(const PrimFunc& f, const KernelLaunchNode* k, Stmt kernel) {
+  class Swap : public StmtMutator {
+   public:
+    explicit Swap(Stmt k, const StmtNode* old) : k_(std::move(k)), old_(old) {}
+    Stmt mutate(const Stmt& s) override { return s.get() == old_ ? k_ : StmtMutator::mutate(s); }
+    using StmtMutator::mutate;
+    Stmt k_;
+    const StmtNode* old_;
+  } swap(std::move(kernel), k);
+  return f.with_body(swap.mutate(f.body()));
+}
+
+// A vector-only kernel (no cube memory) with no UB tile to halve: the two vector cores would each do
+// the whole block's work and write the same results twice. It runs on one vector core per block
+// instead (threads=1; an AIV-only launch, as TileLang-Ascend's npuir route runs vector kernels).
+PrimFunc one_vector_core(const PrimFunc& f, const KernelLaunchNode* k, bool has_vid) {
+  bool cube = false;
+  post_order_visit(k->body, [&](const Stmt& s) {
+    if (auto* a = s.as<AllocateNode>()) {
+      MemScope m = a->buffer.scope();
+      cube |= m == MemScope::kL1 || m == MemScope::kL0A || m == MemScope::kL0B || m == MemScope::kL0C ||
+              m == MemScope::kL0;
+    }
+    if (auto* op = s.as<TileOpNode>()) cube |= op->op == "gemm" || op->op == "gemm_v0" || op->op == "mma";
+  });
+  if (cube) return f;
+  std::vector<Var> bvars = k->block_vars;
+  std::vector<Expr> grid = k->grid;
+  if (has_vid) {  // the vid the body never uses, and its extent
+    bvars.resize(1);
+    grid.resize(1);
+  }
+  AttrMap attrs = k->attrs;
+  attrs["npu_vid"] = Attr(false);
+  attrs["npu_threads"] = Attr(int64_t{1});
+  return swap_kernel(f, k, make_kernel(grid, bvars, k->threads, k->thread_vars, attrs, k->body, k->span));
+}
+
 PrimFunc ascend_vid_reduction(const PrimFunc& f, const PassContext& ctx) {
   const KernelLaunchNode* k = nullptr;
   bool scoped = false;
@@ -410,7 +449,7 @@ PrimFunc ascend_vid_reduction(const PrimFunc& f, const PassContext& ctx) {
     shape[0] = make_int(m / 2);
     split[b] = b.with_shape(shape);
   }
-  if (split.empty()) return f;
+  if (split.empty()) return one_vector_core(f, k, has_vid);
   Var vid = has_vid ? k->block_vars[1] : Var("vid");
   Reducer r(split, vid);
   Stmt body = r.mutate(k->body);
@@ -441,16 +480,7 @@ PrimFunc ascend_vid_reduction(const PrimFunc& f, const PassContext& ctx) {
     attrs["npu_vid"] = Attr(true);
   }
   attrs["ascend.vid_reduced"] = Attr(true);
-  Stmt kernel = make_kernel(grid, bvars, k->threads, k->thread_vars, attrs, body, k->span);
-  class Swap : public StmtMutator {
-   public:
-    explicit Swap(Stmt k, const StmtNode* old) : k_(std::move(k)), old_(old) {}
-    Stmt mutate(const Stmt& s) override { return s.get() == old_ ? k_ : StmtMutator::mutate(s); }
-    using StmtMutator::mutate;
-    Stmt k_;
-    const StmtNode* old_;
-  } swap(kernel, k);
-  return f.with_body(swap.mutate(f.body()));
+  return swap_kernel(f, k, make_kernel(grid, bvars, k->threads, k->thread_vars, attrs, body, k->span));
 }
 
 TL_REGISTER_PASS("ascend_vid_reduction", ascend_vid_reduction);

@@ -17,6 +17,8 @@
 //     T.tile.sub(x[h, :], x[h, :], m[h])`, TileLang-Ascend's per-row form) is halved when it runs
 //     over exactly their rows and uses the row nowhere else;
 //   - the kernel gets its vid variable (Developer form: a new one, block var 1, attribute npu_vid).
+// A vector-only kernel (no cube memory, no gemm) with no UB tile to split runs on one vector core per
+// block instead (threads=1, vid dropped): otherwise both cores would do the whole work twice.
 // Fails closed (typed error naming the buffer and the statement): a dim-0 region that is not the
 // whole tile, a reduction over dim 0 of a split buffer, scalar accesses of a split buffer outside
 // T.Parallel, a rank-1 buffer indexed both as a row and as a column, UB <-> UB copies between a split

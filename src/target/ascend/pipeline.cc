@@ -7,6 +7,7 @@
 #include "target/ascend/ascend_infer_scope.h"
 #include "target/ascend/ascend_insert_sync.h"
 #include "target/ascend/ascend_multi_version.h"
+#include "target/ascend/ascend_npuir_kernel.h"
 #include "target/ascend/ascend_place_cores.h"
 #include "target/ascend/ascend_plan_memory.h"
 #include "target/ascend/ascend_vectorize_parallel.h"
@@ -23,6 +24,7 @@ PrimFunc lower_ascend(const PrimFunc& f, PassContext& ctx) {
   }
   PassRunner r(f, ctx);
   r.run("config_index_bitwidth", config_index_bitwidth)  // int64 where indices can exceed int32
+      .run("ascend_npuir_kernel", ascend_npuir_kernel)   // "npuir": T.Kernel(n) without is_npu -> is_npu
       .run("ascend_check", ascend_check)                 // Expert-mode legality, unsupported modes
       .run("ascend_infer_scope", ascend_infer_scope)  // shared/fragment/L0 -> L1/UB/L0A/L0B/L0C
       .run("ascend_cv_split", ascend_cv_split)        // Developer mode: UB twins, L0C->UB / UB->L1 via GM workspaces

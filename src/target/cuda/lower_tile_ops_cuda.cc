@@ -130,6 +130,9 @@ class KernelBodyLowerer : public StmtMutator {
 
   Stmt lower_op(const TileOpNode* n) {
     const std::string& op = n->op;
+    if (op == "copy" && attr_bool(n->attrs, "transpose", false))
+      throw_error<NotImplemented>(op_error_prefix(*n), "not implemented: T.copy(..., transpose=True) on target cuda "
+                                  "(an Ascend L1 -> L0B form); copy with a T.Parallel loop that swaps the indices");
     if (op == "copy") return lower_cuda_copy(*n, ctx_);
     if (op == "gemm") return lower_cuda_gemm(*n, ctx_);
     if (op == "reduce") return lower_cuda_reduce(*n, ctx_);
