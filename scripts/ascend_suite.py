@@ -21,16 +21,13 @@ Nothing else of a program is changed; where the list gives arguments, they are t
 command-line options (smaller sizes), recorded next to it.
 """
 import argparse
-import io
 import json
 import os
-import re
 import shlex
 import shutil
-import subprocess
 import sys
-import tarfile
-import time
+
+from suite_common import extract_archive, first_error, run_all, run_program
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_MIRROR = "/work/.mirror/tile-ai+tilelang-ascend/repo"
@@ -147,23 +144,7 @@ def read_list(path):
 
 
 def extract(git_dir, branch, dest):
-    out = os.path.join(dest, branch)
-    if os.path.isdir(out):
-        return out
-    os.makedirs(out)
-    data = subprocess.run(["git", "--git-dir", git_dir, "archive", branch, "--", "examples"],
-                          check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
-        tf.extractall(out)
-    return out
-
-
-def first_error(text):
-    lines = [l for l in text.splitlines() if l.strip()]
-    for l in reversed(lines):
-        if re.match(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b.*", l.strip()) or "Error:" in l:
-            return l.strip()[:300]
-    return lines[-1].strip()[:300] if lines else ""
+    return extract_archive(git_dir, branch, ["examples"], os.path.join(dest, branch))
 
 
 def markdown(results):
@@ -195,6 +176,7 @@ def main():
     ap.add_argument("--fresh", action="store_true", help="re-extract the programs")
     ap.add_argument("--jobs", "-j", type=int, default=1, help="programs run in parallel")
     args = ap.parse_args()
+    args.work = os.path.abspath(args.work)  # the programs run in their own directories
 
     if args.fresh and os.path.isdir(args.work):
         shutil.rmtree(args.work)
@@ -230,30 +212,18 @@ def main():
         res = dict(branch=branch, path=path, route=route, args=prog_args)
         if not os.path.exists(full):
             return dict(res, status="missing", secs=0, error="not in snapshot")
-        t0 = time.time()
-        try:
-            p = subprocess.run([args.python, runner, full, *prog_args], cwd=os.path.dirname(full), env=env,
-                               capture_output=True, text=True, timeout=args.timeout)
-            out = p.stdout + p.stderr
-            status = "pass" if p.returncode == 0 else "fail"
-            err = "" if status == "pass" else first_error(out)
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        log = os.path.join(args.work, "logs", (branch + "_" + path).replace("/", "_") + ".log")
+        rc, secs, out = run_program([args.python, runner, full, *prog_args], os.path.dirname(full), env,
+                                    args.timeout, log)
+        if rc is None:
             status, err = "timeout", f"timed out after {args.timeout}s"
-        secs = round(time.time() - t0, 1)
+        else:
+            status = "pass" if rc == 0 else "fail"
+            err = "" if rc == 0 else first_error(out)
         print(f"{status:8s} {secs:7.1f}s  {route:9s} {branch}:{path}  {err}", flush=True)
-        logdir = os.path.join(args.work, "logs")
-        os.makedirs(logdir, exist_ok=True)
-        with open(os.path.join(logdir, (branch + "_" + path).replace("/", "_") + ".log"), "w") as f:
-            f.write(out)
         return dict(res, status=status, secs=secs, error=err)
 
-    if args.jobs > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(run_one, items))
-    else:
-        results = [run_one(it) for it in items]
+    results = run_all(run_one, items, args.jobs)
     print()
     for route in ROUTES:
         rs = [r for r in results if r["route"] == route]

@@ -17,33 +17,10 @@ DEADLINE=${DIST_DEADLINE:-540}
 START_S=$(date +%s)
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONPATH=$ROOT/python TILELANG_SOURCE_DIR=$ROOT TILELANG_CACHE_DIR=/tmp/tl-dist-cache
-has() { [[ " $STEPS " == *" $1 "* ]]; }
-step() {
-  local name=$1 limit=$2; shift 2
-  local left=$((DEADLINE - ($(date +%s) - START_S)))
-  if [ $left -lt 15 ]; then echo "=== [$name] skipped: no time left" | tee -a "$LOG"; return 1; fi
-  [ "$limit" -gt "$left" ] && limit=$left
-  local t0=$(date +%s)
-  echo "=== [$name] (limit ${limit}s) $*" | tee -a "$LOG"
-  timeout "$limit" "$@" >> "$LOG" 2>&1
-  local rc=$?
-  echo "=== [$name] rc=$rc ($(( $(date +%s) - t0 )) s)" | tee -a "$LOG"
-  return $rc
-}
+source "$ROOT/scripts/gpu_steps.sh"
 { date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nvidia-smi topo -m; } 2>&1 | tee -a "$LOG"
 NGPU=$($PY -c 'import torch; print(torch.cuda.device_count())')
-if has build; then
-  if $PY -c 'import tilelang._core' >> "$LOG" 2>&1; then
-    echo "=== [build] skipped: the extension imports" | tee -a "$LOG"
-  else
-    rm -f python/tilelang/_core*.so
-    [ -x /usr/bin/g++ ] && export CXX=/usr/bin/g++ CC=/usr/bin/gcc
-    GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
-    step cmake 60 cmake -S . -B build-gpu $GEN -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v $PY)" \
-      -Dnanobind_DIR="$($PY -m nanobind --cmake_dir)" -DTL_BUILD_TESTS=OFF || exit 1
-    step build 300 cmake --build build-gpu -j "$(nproc)" --target _core || { tail -n 40 "$LOG"; exit 1; }
-  fi
-fi
+has build && build_core
 if has examples; then
   step example_gpus 120 $PY examples/distributed/example_distributed.py --nprocs "$NGPU" --device cuda
   step example_shared_gpu 120 env CUDA_VISIBLE_DEVICES=0 TILELANG_DIST_SHARE_GPU=1 \

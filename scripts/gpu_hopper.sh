@@ -24,34 +24,11 @@ START_S=$(date +%s)
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$ROOT/python:$ROOT/bench:$ROOT/tests/python/cuda
 export TILELANG_SOURCE_DIR=$ROOT TILELANG_CACHE_DIR=/tmp/tl-hopper-cache TL_BENCH_JSON=$OUT/bench.jsonl
-has() { [[ " $STEPS " == *" $1 "* ]]; }
-step() {  # name limit command...  (the limit shrinks to what is left of the deadline)
-  local name=$1 limit=$2; shift 2
-  local left=$((DEADLINE - ($(date +%s) - START_S)))
-  if [ $left -lt 15 ]; then echo "=== [$name] skipped: no time left" | tee -a "$LOG"; return 1; fi
-  [ "$limit" -gt "$left" ] && limit=$left
-  local t0=$(date +%s)
-  echo "=== [$name] (limit ${limit}s) $*" | tee -a "$LOG"
-  timeout "$limit" "$@" >> "$LOG" 2>&1
-  local rc=$?
-  echo "=== [$name] rc=$rc ($(( $(date +%s) - t0 )) s)" | tee -a "$LOG"
-  return $rc
-}
+source "$ROOT/scripts/gpu_steps.sh"
 
 { date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   $PY -c 'import torch; print("torch", torch.__version__)'; } 2>&1 | tee -a "$LOG"
-if has build; then
-  if $PY -c 'import tilelang._core' >> "$LOG" 2>&1; then
-    echo "=== [build] skipped: the extension in python/tilelang imports" | tee -a "$LOG"
-  else
-    rm -f python/tilelang/_core*.so
-    [ -x /usr/bin/g++ ] && export CXX=/usr/bin/g++ CC=/usr/bin/gcc
-    GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
-    step cmake 60 cmake -S . -B build-gpu $GEN -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v $PY)" \
-      -Dnanobind_DIR="$($PY -m nanobind --cmake_dir)" -DTL_BUILD_TESTS=OFF || exit 1
-    step build 300 cmake --build build-gpu -j 16 --target _core || { tail -n 40 "$LOG"; exit 1; }
-  fi
-fi
+has build && build_core
 if has tests; then
   # The GPU tier of every file that runs warp-specialized kernels (sm_90a: every T.Pipelined loop).
   step tests 150 $PY -m pytest -q -p no:cacheprovider -n 8 --timeout 90 -m gpu -rfE --tb=short \

@@ -22,11 +22,9 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tarfile
-import io
-import time
+
+from suite_common import extract_archive, first_error, run_all, run_program
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_MIRRORS = {
@@ -124,23 +122,7 @@ def read_list(path):
 
 
 def extract(repo, git_dir, dest):
-    out = os.path.join(dest, repo)
-    if os.path.isdir(out):
-        return out
-    os.makedirs(out)
-    data = subprocess.run(["git", "--git-dir", git_dir, "archive", "HEAD", "--", *EXTRACT[repo]],
-                          check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
-        tf.extractall(out)
-    return out
-
-
-def first_error(text):
-    lines = [l for l in text.splitlines() if l.strip()]
-    for l in reversed(lines):
-        if re.match(r"^(E\s+)?[\w.]*(Error|Exception|Exit|Interrupt)\b.*", l.strip()) or "Error:" in l:
-            return l.strip()[:300]
-    return (lines[-1].strip()[:300] if lines else "")
+    return extract_archive(git_dir, "HEAD", EXTRACT[repo], os.path.join(dest, repo))
 
 
 def main():
@@ -156,6 +138,7 @@ def main():
     ap.add_argument("--fresh", action="store_true", help="re-extract the programs")
     ap.add_argument("--jobs", "-j", type=int, default=1, help="programs run in parallel")
     args = ap.parse_args()
+    args.work = os.path.abspath(args.work)  # the programs run in their own directories
 
     mirrors = dict(DEFAULT_MIRRORS)
     for m in args.mirror:
@@ -197,38 +180,25 @@ def main():
         run_env = dict(env)
         # puzzles import `common.utils` from their repository root
         run_env["PYTHONPATH"] = run_env["PYTHONPATH"] + os.pathsep + base
-        t0 = time.time()
-        try:
-            p = subprocess.run([args.python, runner, kind, full], cwd=cwd, env=run_env,
-                               capture_output=True, text=True, timeout=args.timeout)
-            out = p.stdout + p.stderr
-            ok = p.returncode == 0
+        log = os.path.join(args.work, "logs", (repo + "_" + path).replace("/", "_") + ".log")
+        rc, secs, out = run_program([args.python, runner, kind, full], cwd, run_env, args.timeout, log)
+        if rc is None:
+            status, err = "timeout", f"timed out after {args.timeout}s"
+        else:
+            ok = rc == 0
             if kind == "pytest":
                 m = re.search(r"(\d+) passed", out)
                 ok = ok and m is not None and int(m.group(1)) > 0
             status = "pass" if ok else "fail"
             err = "" if ok else first_error(out)
-        except subprocess.TimeoutExpired as e:
-            out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            status, err = "timeout", f"timed out after {args.timeout}s"
-        secs = time.time() - t0
         print(f"{status:8s} {secs:7.1f}s  {repo}:{path}  {err}", flush=True)
-        logdir = os.path.join(args.work, "logs")
-        os.makedirs(logdir, exist_ok=True)
-        with open(os.path.join(logdir, (repo + "_" + path).replace("/", "_") + ".log"), "w") as f:
-            f.write(out)
-        return dict(repo=repo, path=path, kind=kind, status=status, secs=round(secs, 1), error=err)
+        return dict(repo=repo, path=path, kind=kind, status=status, secs=secs, error=err)
 
     # Extract each repository once before running programs in parallel.
     for repo in sorted({it[0] for it in items}):
         if not os.path.isdir(os.path.join(args.work, repo)) and repo in mirrors and os.path.isdir(mirrors[repo]):
             extract(repo, mirrors[repo], args.work)
-    if args.jobs > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(run_one, items))
-    else:
-        results = [run_one(it) for it in items]
+    results = run_all(run_one, items, args.jobs)
     n_pass = sum(r["status"] == "pass" for r in results)
     print(f"\n{n_pass}/{len(results)} passed on {args.device}  (logs: {args.work}/logs)")
     if args.json:

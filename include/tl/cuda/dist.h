@@ -58,14 +58,12 @@ __device__ __forceinline__ char* remote(const void* p, long long pe, const char*
   return reinterpret_cast<char*>(c.bases[pe] + (addr - base));
 }
 
-// Who executes an op: every thread of the block (kBlock), the consumer warpgroups of a
+// Who executes an op: every thread of the block (kBlock), or the consumer warpgroups of a
 // warp-specialized kernel (kConsumers: the producer warpgroup does not take part, so the op
-// synchronizes and divides work among the consumers only), or one thread alone (kOneThread: the
-// producer thread of a warp-specialized kernel).
-enum Mode { kBlock = 0, kConsumers = 1, kOneThread = 2 };
+// synchronizes and divides work among the consumers only).
+enum Mode { kBlock = 0, kConsumers = 1 };
 template <int kMode>
 __device__ __forceinline__ int block_threads() {
-  if (kMode == kOneThread) return 1;
 #ifdef TL_CONSUMER_THREADS
   if (kMode == kConsumers) return TL_CONSUMER_THREADS;
 #endif
@@ -73,13 +71,12 @@ __device__ __forceinline__ int block_threads() {
 }
 template <int kMode>
 __device__ __forceinline__ int block_thread() {
-  if (kMode == kOneThread) return 0;
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 template <int kMode>
 __device__ __forceinline__ void block_sync() {
   if (kMode == kConsumers) tl::sync_block();
-  else if (kMode == kBlock) __syncthreads();
+  else __syncthreads();
 }
 
 // rows x row_bytes from src to dst (row strides in bytes), by every thread of the block; either side

@@ -260,18 +260,14 @@ def _init_cuda_heaps(torch):
 
 def _to_torch_dtype(dtype):
     import torch
-    from ..language.dtypes import to_dtype
-    name = str(to_dtype(dtype)) if not isinstance(dtype, torch.dtype) else None
     if isinstance(dtype, torch.dtype):
         return dtype
-    table = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64,
-             "int8": torch.int8, "uint8": torch.uint8, "int16": torch.int16, "int32": torch.int32,
-             "int64": torch.int64, "uint32": torch.uint32, "uint64": torch.uint64, "bool": torch.bool,
-             "float8_e4m3": torch.float8_e4m3fn, "float8_e4m3fn": torch.float8_e4m3fn,
-             "float8_e5m2": torch.float8_e5m2}
-    if name not in table:
-        raise TypeError(f"tilelang.distributed.empty: dtype {name} has no torch equivalent")
-    return table[name]
+    from ..jit.adapter import torch_dtype
+    from ..language.dtypes import to_dtype
+    try:
+        return torch_dtype(str(to_dtype(dtype)))
+    except ValueError as e:
+        raise TypeError(f"tilelang.distributed.empty: {e}") from None
 
 
 class _CudaView:

@@ -490,9 +490,9 @@ class CudaCodegen {
       TL_ICHECK(s, "tl.dist builtin without its source text");
       return c_string_literal(s->value);
     };
-    // In the consumer warpgroups of a warp-specialized kernel the op synchronizes only them; in
-    // the producer role it runs on the one producer thread.
-    const std::string tmpl = in_consumer_ ? "<tl::dist::kConsumers>" : in_producer_ ? "<tl::dist::kOneThread>" : "";
+    // In the consumer warpgroups of a warp-specialized kernel the op synchronizes only them
+    // (warp_specialize never gives one to the producer role).
+    const std::string tmpl = in_consumer_ ? "<tl::dist::kConsumers>" : "";
     if (op == "tl.dist.rank") return "tl::dist::rank()";
     if (op == "tl.dist.world") return "tl::dist::world()";
     if (op == "tl.dist.copy" && c->args.size() == 9)
@@ -774,14 +774,10 @@ class CudaCodegen {
         const auto* at = s.as<AttrStmtNode>();
         if (at->key == "smem_offset")
           if (const auto* a = at->body.as<AllocateNode>()) smem_offset_[a->buffer.get()] = at->value.as_int();
-        bool saved_role = in_consumer_, saved_producer = in_producer_;
-        if (at->key == "cuda.warp_role") {
-          in_consumer_ = at->value.as_str() == "consumer";
-          in_producer_ = at->value.as_str() == "producer";
-        }
+        bool saved_role = in_consumer_;
+        if (at->key == "cuda.warp_role") in_consumer_ = at->value.as_str() == "consumer";
         stmt(at->body);
         in_consumer_ = saved_role;
-        in_producer_ = saved_producer;
         break;
       }
       case StmtKind::kLoopControl:
@@ -862,7 +858,6 @@ class CudaCodegen {
 
   std::vector<TensorMapUse> tmaps_;
   bool in_consumer_ = false;
-  bool in_producer_ = false;  // inside the producer role (its code runs on one thread)
   CudaLaunchInfo* info_ = nullptr;
   std::ostringstream os_;
   int indent_ = 0;
