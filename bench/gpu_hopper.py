@@ -24,15 +24,19 @@ import cuda_kernels as K
 
 # ws: the sm_90a default (warp-specialized, persistent where balanced); wsnp: one CTA per tile;
 # wspp: warpgroup ping-pong for two-GEMM loops (opt-in); cp: cp.async pipeline.
-MODES = {"ws": {}, "wsnp": {"tl.disable_persistent": True}, "wspp": {"tl.enable_warpgroup_pingpong": True},
+MODES = {"ws": {}, "wsnp": {"tl.disable_persistent": True}, "wscl": {}, "wsclnomc": {"tl.disable_tma_multicast": True}, "wspp": {"tl.enable_warpgroup_pingpong": True},
          "cp": {"tl.disable_warp_specialized": True}}
-GEMM_CONFIGS = [  # mode, block_M, block_N, block_K, threads, stages, swizzle panel
+GEMM_CONFIGS = [  # mode, block_M, block_N, block_K, threads, stages, swizzle panel[, cluster size]
     ("ws", 128, 256, 64, 256, 4, 8),
     ("ws", 128, 256, 64, 256, 4, 16),
     ("ws", 256, 128, 64, 256, 4, 8),
     ("ws", 128, 256, 64, 256, 3, 4),
     ("wsnp", 128, 256, 64, 256, 4, 16),
     ("cp", 128, 256, 64, 256, 4, 8),
+    ("wscl", 128, 256, 64, 256, 4, 8, 2),   # thread-block clusters of 2: the A tile multicast
+    ("wscl", 128, 256, 64, 256, 4, 16, 2),
+    ("wscl", 256, 128, 64, 256, 4, 8, 2),
+    ("wsclnomc", 128, 256, 64, 256, 4, 8, 2),   # the same launch without multicast
 ]
 FLASH_CONFIGS = [  # mode, block_M, block_N, threads, stages
     ("ws", 128, 128, 256, 2),
@@ -62,8 +66,8 @@ def sass_stats(cubin):
 
 
 def tag_gemm(cfg):
-    mode, bm, bn, bk, th, st, sw = cfg
-    return f"{mode} {bm}x{bn}x{bk}/t{th}/s{st}/sw{sw}"
+    mode, bm, bn, bk, th, st, sw = cfg[:7]
+    return f"{mode} {bm}x{bn}x{bk}/t{th}/s{st}/sw{sw}" + (f"/cl{cfg[7]}" if len(cfg) > 7 else "")
 
 
 def gemm(quick):
@@ -78,12 +82,13 @@ def gemm(quick):
             t_cublas = bench(lambda: torch.matmul(a, b))
             print(f"gemm {dtype_name} {n} cuBLAS: {t_cublas:.3f} ms, {flops / t_cublas / 1e9:.0f} TFLOPS", flush=True)
             configs = GEMM_CONFIGS if (dtype_name == "float16" and n == 4096) else \
-                [GEMM_CONFIGS[0], GEMM_CONFIGS[1], GEMM_CONFIGS[4], GEMM_CONFIGS[-1]]
+                [GEMM_CONFIGS[0], GEMM_CONFIGS[1], GEMM_CONFIGS[4], GEMM_CONFIGS[5], GEMM_CONFIGS[6], GEMM_CONFIGS[7]]
             best = {}
             for cfg in configs:
-                mode, bm, bn, bk, th, st, sw = cfg
+                mode, bm, bn, bk, th, st, sw = cfg[:7]
                 try:
-                    f = K.matmul(n, n, n, bm, bn, bk, dtype=dtype_name, num_stages=st, threads=th, swizzle_panel=sw)
+                    f = K.matmul(n, n, n, bm, bn, bk, dtype=dtype_name, num_stages=st, threads=th, swizzle_panel=sw,
+                                 cluster=cfg[7] if len(cfg) > 7 else None)
                     k = TorchKernel(f, MODES[mode])
                     c = torch.full((n, n), float("nan"), device="cuda", dtype=dtype)
                     k(a, b, c)

@@ -1,7 +1,7 @@
 """One kernel launched a few times for Nsight Compute (scripts/gpu_check.sh runs it under ncu and
 keeps the report): the main GEMM and flash-attention configurations of the benchmarks.
 
-    ncu --launch-skip 2 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_mma|flash|mla
+    ncu --launch-skip 2 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_cluster|gemm_mma|flash|mla
 """
 import sys
 
@@ -18,7 +18,9 @@ def main(which):
         n = 4096
         a, b = (torch.randn(n, n, device="cuda", dtype=torch.float16) for _ in range(2))
         c = torch.empty(n, n, device="cuda", dtype=torch.float16)
-        if which == "gemm_mma":
+        if which == "gemm_cluster":
+            k = TorchKernel(K.matmul(n, n, n, 128, 256, 64, num_stages=4, threads=256, swizzle_panel=8, cluster=2))
+        elif which == "gemm_mma":
             k = TorchKernel(K.matmul(n, n, n, 128, 128, 64, num_stages=3, threads=128, swizzle_panel=8),
                             {"tl.disable_wgmma": True})
         else:

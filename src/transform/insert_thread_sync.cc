@@ -78,7 +78,7 @@ class SyncInserter {
     std::function<void(const Expr&)> add_expr = [&](const Expr& x) {
       if (!x.defined()) return;
       if (const auto* c = x.as<CallNode>()) {
-        if (c->op == "tl.sync_threads" || c->op == "cuda.sync_all") e.barrier = true;
+        if (c->op == "tl.sync_threads" || c->op == "cuda.sync_all" || c->op == "tl.cluster_sync") e.barrier = true;
         // mbarrier operations synchronize (their words are not data), and TMA writes are ordered
         // by the mbarriers (warp_specialize), not by __syncthreads.
         if (c->op.rfind("cuda.mbarrier_", 0) == 0 || c->op == "cuda.tma_load" || c->op == "cuda.fence_barrier_init" ||

@@ -21,6 +21,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized", Attr::kBool,
        "cuda: do not warp-specialize pipelined loops"},
       {"TL_DISABLE_TMA_LOWER", "tl.disable_tma_lower", Attr::kBool, "cuda: do not lower copies to TMA"},
+      {"TL_DISABLE_TMA_MULTICAST", "tl.disable_tma_multicast", Attr::kBool,
+       "cuda sm_90a: in thread-block clusters, each CTA loads its own copy of the tiles the cluster shares "
+       "(no multicast)"},
       {"TL_ENABLE_WARPGROUP_PINGPONG", "tl.enable_warpgroup_pingpong", Attr::kBool,
        "cuda sm_90a: the two consumer warpgroups of a warp-specialized loop with two GEMMs take turns on the "
        "tensor cores (off by default: slower than lockstep on an H100, docs/PERFORMANCE.md)"},

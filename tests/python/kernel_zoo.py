@@ -19,9 +19,10 @@ def add_1d(N, block=256, dtype="float32"):
 
 def gemm(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float32", out_dtype=None, trans_A=False,
          trans_B=False, num_stages=2, threads=128, swizzle_panel=0, swizzle_order="row", policy=None,
-         accumulate=False):
+         accumulate=False, cluster=None):
     """C = op(A) @ op(B) (+ C's old value with accumulate=True), pipelined over K; M may be a T.dynamic
-    dimension. swizzle_panel > 0 rasterizes the block order (T.use_swizzle)."""
+    dimension. swizzle_panel > 0 rasterizes the block order (T.use_swizzle); cluster=c launches
+    thread-block clusters of c CTAs along x (they share the A tile)."""
     out_dtype = out_dtype or dtype
     A_shape = (K, M) if trans_A else (M, K)
     B_shape = (N, K) if trans_B else (K, N)
@@ -31,7 +32,7 @@ def gemm(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float
 
     @T.prim_func
     def main(A: T.Tensor(A_shape, dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), out_dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads, cluster_dims=cluster) as (bx, by):
             A_shared = T.alloc_shared(A_tile, dtype)
             B_shared = T.alloc_shared(B_tile, dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)

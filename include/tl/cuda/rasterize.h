@@ -8,10 +8,13 @@
 
 namespace tl {
 
+// In thread-block clusters of `cluster` CTAs along x, the map applies to the grid of clusters and
+// the CTAs of a cluster keep consecutive x indices (they share the y index, so the tiles whose
+// operands they multicast).
 template <bool kRowOrder>
-TL_DEVICE void rasterize2d(int panel, int* bx, int* by) {
-  const int gx = static_cast<int>(gridDim.x), gy = static_cast<int>(gridDim.y);
-  const int pid = static_cast<int>(blockIdx.y) * gx + static_cast<int>(blockIdx.x);
+TL_DEVICE void rasterize2d(int panel, int* bx, int* by, int cluster = 1) {
+  const int gx = static_cast<int>(gridDim.x) / cluster, gy = static_cast<int>(gridDim.y);
+  const int pid = static_cast<int>(blockIdx.y) * gx + static_cast<int>(blockIdx.x) / cluster;
   if (panel < 1) panel = 1;
   if (kRowOrder) {
     const int group = panel * gx;
@@ -26,6 +29,7 @@ TL_DEVICE void rasterize2d(int panel, int* bx, int* by) {
     *bx = first + (pid % group) % cols;
     *by = (pid % group) / cols;
   }
+  if (cluster > 1) *bx = *bx * cluster + static_cast<int>(blockIdx.x) % cluster;
 }
 
 }  // namespace tl

@@ -118,6 +118,79 @@ TL_DEVICE void tma_load(const TmaDescriptor& d, void* smem, uint64_t* bar, int c
 #endif
 }
 
+// Thread-block clusters (sm_90). Multicast form of tma_load: the box lands at the same shared
+// offset in every CTA of the cluster whose bit is set in `mask`, and completes its bytes on the
+// mbarrier at `bar`'s offset in each of them. The CTAs of a cluster each load a share of a tile they
+// all need (src/target/cuda/warp_specialize.cc), so each full barrier expects the whole tile.
+TL_DEVICE void tma_load_multicast(const TmaDescriptor& d, void* smem, uint64_t* bar, uint16_t mask, int c0, int c1) {
+#if TL_ARCH >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, "
+      "%5}], [%2], %3;" ::"r"(smem_addr(smem)),
+      "l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(bar)), "h"(mask), "r"(c0), "r"(c1)
+      : "memory");
+#endif
+}
+TL_DEVICE void tma_load_multicast(const TmaDescriptor& d, void* smem, uint64_t* bar, uint16_t mask, int c0, int c1,
+                                  int c2) {
+#if TL_ARCH >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, "
+      "%5, %6}], [%2], %3;" ::"r"(smem_addr(smem)),
+      "l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(bar)), "h"(mask), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+#endif
+}
+TL_DEVICE void tma_load_multicast(const TmaDescriptor& d, void* smem, uint64_t* bar, uint16_t mask, int c0, int c1,
+                                  int c2, int c3) {
+#if TL_ARCH >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, "
+      "%5, %6, %7}], [%2], %3;" ::"r"(smem_addr(smem)),
+      "l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(bar)), "h"(mask), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+#endif
+}
+
+// Called by every thread of a warp (converged): once the whole warp is past this point, one arrival
+// of the warp on the mbarrier at `bar`'s offset in each of the first `ctas` CTAs of the cluster
+// (this CTA included; lane r signals CTA r), after the warp's earlier reads of the stage. The
+// barriers count one arrival per warp and CTA. The arrival has the default (CTA-scope release)
+// semantics: the reads it orders are of this CTA's shared memory, and the writes that wait for it
+// are TMA writes the peer's producer issues after observing it. (An arrival per thread and CTA with
+// release at cluster scope, a fence each, ran a 2-CTA GEMM at half speed on an H100.)
+TL_DEVICE void mbarrier_arrive_cluster_warps(uint64_t* bar, uint32_t ctas) {
+#if TL_ARCH >= 900
+  __syncwarp();
+  const uint32_t lane = threadIdx.x & 31;
+  if (lane < ctas)
+    asm volatile(
+        "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+        "r"(lane)
+        : "memory");
+#endif
+}
+
+// A barrier of every thread of every CTA of the cluster, with release/acquire ordering of memory
+// (shared memory of the whole cluster included).
+TL_DEVICE void cluster_sync() {
+#if TL_ARCH >= 900
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+#endif
+}
+
+// This CTA's rank in its cluster.
+TL_DEVICE int cluster_ctarank() {
+#if TL_ARCH >= 900
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return static_cast<int>(r);
+#else
+  return 0;
+#endif
+}
+
 // Shared -> global copy of one box (the epilogue form): the writing threads must have made their
 // stores visible to the async proxy (fence_proxy_async in each, then a barrier) before one thread
 // issues it; tma_store_commit + tma_store_wait<0> before the shared tile is written again.

@@ -72,8 +72,11 @@ from .builtins import (  # noqa: F401
 from .dtypes import ALL as _ALL_DTYPES
 from .dtypes import dtype, to_dtype  # noqa: F401
 from .kernel import (  # noqa: F401
+    ClusterKernel,
     Kernel,
     Scope,
+    block_rank_in_cluster,
+    cluster_sync,
     get_block_binding,
     get_block_bindings,
     get_block_extent,

@@ -117,14 +117,15 @@ _STATIC = "static"
 
 
 class KernelInfo:
-    __slots__ = ("grid", "block_vars", "threads", "thread_vars", "is_npu")
+    __slots__ = ("grid", "block_vars", "threads", "thread_vars", "is_npu", "cluster")
 
-    def __init__(self, grid, block_vars, threads, thread_vars, is_npu):
+    def __init__(self, grid, block_vars, threads, thread_vars, is_npu, cluster=1):
         self.grid = grid
         self.block_vars = block_vars
         self.threads = threads
         self.thread_vars = thread_vars
         self.is_npu = is_npu
+        self.cluster = cluster  # CTAs per thread-block cluster (along x), 1 without clusters
 
 
 class Frame:

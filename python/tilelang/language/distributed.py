@@ -33,26 +33,33 @@ class Scale(Frame):
 
     It binds the device's rank and the number of devices; remote T.copy (`dst=peer` / `src=peer`),
     T.barrier, T.signal and T.wait may be used inside (and, for convenience, anywhere in a kernel).
-    `T.Scale("cta_cluster")` (thread-block clusters) is not implemented.
+
+    `with T.Scale("cta_cluster") as (rank, size):` in a kernel launched in thread-block clusters
+    (`T.Kernel(..., cta_cluster=2)` / `cluster_dims=`) binds the block's rank in its cluster and the
+    cluster size. The CTAs of a cluster cooperate on a pipelined T.gemm: on sm_90a each loads its
+    share of the operand tiles they have in common and multicasts it to all (docs/DISTRIBUTED.md).
     """
 
     def __init__(self, level="device"):
         lv = str(level)
-        if lv == "cta_cluster":
-            raise NotImplementedError(
-                "T.Scale(\"cta_cluster\") (thread-block clusters cooperating on a T.gemm) is not implemented; "
-                "T.Scale(\"device\") is")
-        if lv != "device":
-            raise ValueError(f"T.Scale takes \"device\" (or \"cta_cluster\", not implemented), got {level!r}")
+        if lv not in ("device", "cta_cluster"):
+            raise ValueError(f"T.Scale takes \"device\" or \"cta_cluster\", got {level!r}")
         self.level = lv
 
     def __enter__(self):
         ctx = current("T.Scale")
         ctx.require_kernel("T.Scale")
+        if self.level == "cta_cluster":
+            from .kernel import block_rank_in_cluster
+            info = ctx.kernel("T.Scale")
+            if info.cluster <= 1:
+                raise ValueError("T.Scale(\"cta_cluster\") in a kernel without clusters: launch it with "
+                                 "T.Kernel(..., cta_cluster=2) (or cluster_dims=2)")
+            return block_rank_in_cluster(), _core.make_int(info.cluster)
         return get_rank(), get_num_ranks()
 
     def __exit__(self, exc_type, exc, tb):
-        return False  # no IR scope: the bound rank and world are expressions
+        return False  # no IR scope: the bound ranks and sizes are expressions
 
 
 def _kernel(what):

@@ -3,7 +3,7 @@ from .. import _core
 from .._core import Var
 from .context import Frame, KernelInfo, current, syntax_error
 
-__all__ = ["Kernel", "Scope", "get_thread_binding", "get_thread_bindings", "get_block_binding",
+__all__ = ["Kernel", "ClusterKernel", "Scope", "block_rank_in_cluster", "cluster_sync", "get_thread_binding", "get_thread_bindings", "get_block_binding",
            "get_block_bindings", "get_thread_extent", "get_thread_extents", "get_block_extent",
            "get_block_extents", "get_warp_idx", "get_warp_idx_sync", "get_lane_idx", "get_warp_group_idx"]
 
@@ -33,7 +33,8 @@ class Kernel(Frame):
     sub-core) and `T.Kernel(n, threads=1|2, is_npu=True) as cid` (Developer form).
     """
 
-    def __init__(self, *blocks, threads=None, is_npu=False, prelude=None, is_cpu=False):
+    def __init__(self, *blocks, threads=None, is_npu=False, prelude=None, is_cpu=False, cluster_dims=None,
+                 cta_cluster=None):
         if len(blocks) == 1 and isinstance(blocks[0], (list, tuple)):
             blocks = tuple(blocks[0])
         if len(blocks) > 3:
@@ -42,6 +43,9 @@ class Kernel(Frame):
         self.threads = threads
         self.is_npu = bool(is_npu)
         self.prelude = prelude
+        if cluster_dims is not None and cta_cluster is not None:
+            raise ValueError("T.Kernel takes cluster_dims= (TileLang's name) or cta_cluster= (TileScale's), not both")
+        self.cluster = _cluster_size(cluster_dims if cluster_dims is not None else cta_cluster)
 
     def __enter__(self):
         ctx = current("T.Kernel")
@@ -95,9 +99,19 @@ class Kernel(Frame):
             thread_vars = [Var(_THREAD_NAMES[k]) for k in range(len(threads))]
         if self.prelude is not None:
             attrs["prelude"] = str(self.prelude)
+        if self.cluster > 1:
+            if self.is_npu:
+                raise ValueError("thread-block clusters (cluster_dims=) are a CUDA launch form; Ascend kernels have none")
+            if grid[0].kind == "int" and grid[0].value % self.cluster:
+                raise ValueError(f"T.Kernel(cluster_dims={self.cluster}): the first grid extent ({grid[0].value}) must be "
+                                 f"a multiple of the cluster size; round the grid up and guard the extra blocks")
+            if grid[0].kind != "int":
+                raise NotImplementedError("T.Kernel(cluster_dims=...) with a run-time first grid extent: the cluster "
+                                          "size must divide it, which only a constant extent proves")
+            attrs["cluster_dims"] = self.cluster
         ctx.b.enter_kernel(grid, block_vars, threads, thread_vars, attrs)
         ctx.push_frame(is_with=True)
-        ctx.kernels.append(KernelInfo(grid, block_vars, threads, thread_vars, self.is_npu))
+        ctx.kernels.append(KernelInfo(grid, block_vars, threads, thread_vars, self.is_npu, self.cluster))
         if len(targets) == 1 and len(block_vars) == 2 and self.is_npu:
             return block_vars[0]
         return block_vars[0] if len(block_vars) == 1 else tuple(block_vars)
@@ -108,6 +122,52 @@ class Kernel(Frame):
             ctx.kernels.pop()
             ctx.exit_frame()
         return False
+
+
+def _cluster_size(dims):
+    """The number of CTAs of a cluster from TileLang's cluster_dims (an int or 1 to 3 ints): clusters
+    along the first grid dimension only (2, (2,), (2, 1, 1), ...), at most 8 CTAs (CUDA's portable
+    cluster size)."""
+    if dims is None:
+        return 1
+    d = list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    if not 1 <= len(d) <= 3 or not all(isinstance(x, int) and not isinstance(x, bool) for x in d):
+        raise ValueError(f"cluster_dims must be an int or 1 to 3 ints, got {dims!r}")
+    d += [1] * (3 - len(d))
+    if d[1] != 1 or d[2] != 1:
+        raise NotImplementedError(f"cluster_dims={tuple(d)}: clusters along the second or third grid dimension are "
+                                  "not implemented; cluster along the first (e.g. cluster_dims=(2, 1, 1)) and "
+                                  "order the grid so that the blocks sharing operand tiles are neighbours in x")
+    if d[0] not in (1, 2, 4, 8):
+        raise ValueError(f"cluster_dims={tuple(d)}: a cluster has 1, 2, 4 or 8 CTAs (CUDA's portable sizes)")
+    return d[0]
+
+
+def ClusterKernel(*blocks, cluster_dims, threads=None, prelude=None):  # noqa: N802
+    """TileLang's `with T.ClusterKernel(gx, gy, cluster_dims=2, threads=256) as (bx, by):` — T.Kernel
+    launched in thread-block clusters of `cluster_dims` CTAs along x (sm_90). The blocks bx = c*k ..
+    c*k + c - 1 form cluster k; on sm_90a a pipelined T.gemm multicasts the operand tiles the CTAs of a
+    cluster share (docs/TARGET_CUDA.md). On cpu the clusters only group block indices."""
+    return Kernel(*blocks, threads=threads, prelude=prelude, cluster_dims=cluster_dims)
+
+
+def block_rank_in_cluster():
+    """The rank (int32) of this block in its thread-block cluster: bx % cluster size (0 without clusters)."""
+    info = current("T.block_rank_in_cluster").kernel("T.block_rank_in_cluster")
+    if info.cluster <= 1:
+        return _core.make_int(0)
+    return info.block_vars[0] % info.cluster
+
+
+def cluster_sync():
+    """A barrier of every thread of every CTA of the cluster (barrier.cluster arrive + wait; CUDA
+    sm_90). Also orders shared-memory writes before it with reads after it across the cluster."""
+    ctx = current("T.cluster_sync")
+    info = ctx.kernel("T.cluster_sync")
+    if info.cluster <= 1:
+        raise ValueError("T.cluster_sync() in a kernel without clusters: launch with T.Kernel(..., cluster_dims=2) "
+                         "(or T.ClusterKernel), or use T.sync_threads() for a block barrier")
+    ctx.b.emit_evaluate(_core.make_call("void", "tl.cluster_sync", []))
 
 
 class Scope(Frame):

@@ -36,7 +36,7 @@ _add("call_extern call_intrin call_packed tvm_call_cpacked import_source", _TVM 
 _add("tvm_mfma tvm_mfma_store tvm_rdna_wmma mfma mfma_store ds_read_tr8_b64 ds_read_tr16_b64",
      "an AMD GPU matrix-core intrinsic (no AMD target)", "use T.gemm")
 _add("mbarrier_wait_parity mbarrier_arrive mbarrier_expect_tx mbarrier_arrive_expect_tx barrier_arrive barrier_wait "
-     "alloc_cluster_barrier cluster_sync cluster_arrive cluster_wait block_rank_in_cluster copy_cluster "
+     "alloc_cluster_barrier cluster_arrive cluster_wait copy_cluster "
      "ptx_arrive_barrier ptx_init_barrier_thread_count ptx_fence_barrier_init cp_async_barrier_noinc "
      "named_barrier_arrive", _HW + " (mbarriers, thread-block clusters)",
      "write the loop with T.Pipelined(n, num_stages=...): copies, barriers and warp specialization are generated")
@@ -54,7 +54,6 @@ _add("ws ws_op WarpSpecialize WSID WSSync WSScope WSRole WSPipeline WSSchedule W
      "set_max_nreg no_set_max_nreg annotate_producer_reg_dealloc annotate_consumer_reg_alloc "
      "disable_warp_group_reg_alloc", _HW + " (manual warp specialization)",
      "write the loop with T.Pipelined; on sm_90a warp specialization is applied by the compiler")
-_add("ClusterKernel", _HW + " (thread-block clusters)", "use T.Kernel")
 _add("CUDASourceCodeKernel", "a kernel given as CUDA source", "write the kernel with T.* primitives")
 _add("pdl_sync pdl_trigger clc_try_cancel_multicast clc_is_canceled clc_get_first_ctaid_x sync_grid",
      _HW + " (grid-level launch control)", "split the work into separate kernels")

@@ -463,6 +463,9 @@ std::string CodeGenCPU::call(const CallNode* n) {
     throw_error<TypeError>("builtin '", op, "' called with ", n->args.size(), " arguments");
   }
   if (op == "tl.sync_threads") return "(void)0";
+  if (op == "tl.cluster_sync")
+    throw_error<NotImplemented>("not implemented: T.cluster_sync on target cpu (the blocks of a cluster do not run "
+                                "at the same time there); synchronize through separate kernels, or use target cuda");
   if (op == "tl.device_assert")
     throw_error<TypeError>("T.device_assert is a statement; it cannot be used inside an expression");
   if (op.rfind("ascend.", 0) == 0)

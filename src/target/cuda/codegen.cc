@@ -301,7 +301,11 @@ class CudaCodegen {
     info->persistent = attr_bool(kernel->attrs, "cuda.persistent", false);
 
     // One block per SM for warp-specialized kernels: the register cap that setmaxnreg redistributes.
+    // Thread-block clusters (T.Kernel cluster_dims): a compile-time cluster shape, which a plain
+    // launch honours.
+    const int64_t cluster = attr_int(kernel->attrs, "cluster_dims", 1);
     os_ << "\nextern \"C\" __global__ void __launch_bounds__(" << threads << (producers ? ", 1" : "") << ") "
+        << (cluster > 1 ? "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) " : std::string())
         << info->kernel_name << "(";
     for (size_t i = 0; i < plist.size(); ++i) os_ << (i ? ", " : "") << plist[i];
     os_ << ") {\n";
@@ -351,8 +355,9 @@ class CudaCodegen {
       std::string bx = names_.get(k.block_vars[0].get(), k.block_vars[0].name());
       std::string by = names_.get(k.block_vars[1].get(), k.block_vars[1].name());
       line("int " + bx + ", " + by + ";");
+      const int64_t cluster = attr_int(k.attrs, "cluster_dims", 1);
       line(std::string("tl::rasterize2d<") + (order == "row" ? "true" : "false") + ">(" + std::to_string(panel) +
-           ", &" + bx + ", &" + by + ");");
+           ", &" + bx + ", &" + by + (cluster > 1 ? ", " + std::to_string(cluster) : std::string()) + ");");
     }
     for (size_t i = 0; i < k.thread_vars.size() && i < 3; ++i) {
       std::string n = names_.get(k.thread_vars[i].get(), k.thread_vars[i].name());
@@ -584,11 +589,18 @@ class CudaCodegen {
              ">()";
     if (op == "cuda.tma_load") {
       const TensorMapUse& u = tmaps_[tmap_index(c)];
-      std::string s = "tl::tma_load(" + u.name + ", " + address(c->args[1]).first + ", " + address(c->args[2]).first;
       const size_t rank = static_cast<size_t>(get_const_int(c->args[4], "rank"));
+      const bool multicast = c->args.size() == 6 + 2 * rank;  // the CTA mask comes last
+      std::string s = std::string(multicast ? "tl::tma_load_multicast(" : "tl::tma_load(") + u.name + ", " +
+                      address(c->args[1]).first + ", " + address(c->args[2]).first;
+      if (multicast) s += ", static_cast<unsigned short>(" + expr(c->args.back()) + ")";
       for (size_t i = 0; i < rank; ++i) s += ", " + expr(c->args[5 + rank + i]);
       return s + ")";
     }
+    if (op == "cuda.cluster_rank") return "tl::cluster_ctarank()";
+    if (op == "tl.cluster_sync") return "tl::cluster_sync()";
+    if (op == "cuda.mbarrier_arrive_cluster_warps")
+      return "tl::mbarrier_arrive_cluster_warps(" + address(c->args[0]).first + ", " + expr(c->args[1]) + ")";
     if (op == "tl.printf") {
       const auto* fmt = c->args.empty() ? nullptr : c->args[0].as<StringImmNode>();
       if (!fmt) throw_error<TypeError>("T.printf: the format must be a string constant");

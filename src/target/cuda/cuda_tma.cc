@@ -103,19 +103,38 @@ Stmt lower_cuda_tma_copy(const TileOpNode& op, CudaLowerCtx& ctx) {
   std::vector<Expr> zeros(g.ndim(), make_int(0));
   Expr tensor = make_load(g, zeros);
   const size_t n = g.ndim();
+  // Multicast across a cluster of `mc` CTAs (warp_specialize decided it can): this CTA loads rows
+  // [rank * share, (rank + 1) * share) of every box into all of them.
+  const int64_t mc = attr_int(op.attrs, "multicast", 1);
+  int64_t share = 0;
+  Expr rank;
+  if (mc > 1) {
+    TL_ICHECK(n >= 2 && plan.box.size() >= 2 && plan.box[1] % mc == 0 && dst.region.size() >= 2, op_error_prefix(op),
+              "TMA multicast of a box that does not split along its rows");
+    share = plan.box[1] / mc;
+    plan.box[1] = share;
+    rank = make_call(DataType::Int32(), "cuda.cluster_rank", {});
+  }
   std::vector<Stmt> out;
   for (int64_t p = 0; p < plan.panels; ++p) {
     std::vector<Expr> didx;
     for (const Range& r : dst.region) didx.push_back(r.min);
     didx.back() = didx.back() + make_int(p * plan.box[0], didx.back().dtype());
+    if (mc > 1) {
+      Expr& row = didx[didx.size() - 2];
+      row = row + rank * make_int(share, DataType::Int32());
+    }
     std::vector<Expr> args = {tensor, ctx.address_of(dst.buffer, didx, 2), bar, make_int(swizzle),
                               make_int(static_cast<int64_t>(n))};
     for (int64_t b : plan.box) args.push_back(make_int(b));
     for (size_t i = 0; i < n; ++i) {
       Expr c = src.region[n - 1 - i].min;
       if (i == 0 && p) c = c + make_int(p * plan.box[0], c.dtype());
-      args.push_back(c.dtype() == DataType::Int32() ? c : make_cast(DataType::Int32(), c));
+      c = c.dtype() == DataType::Int32() ? c : make_cast(DataType::Int32(), c);
+      if (i == 1 && mc > 1) c = c + rank * make_int(share, DataType::Int32());
+      args.push_back(c);
     }
+    if (mc > 1) args.push_back(make_int((int64_t(1) << mc) - 1));  // the multicast mask: every CTA
     out.push_back(builtin_stmt("cuda.tma_load", args));
   }
   return make_seq(out, op.span);

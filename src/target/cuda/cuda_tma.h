@@ -16,6 +16,9 @@
 // where the first argument names the global tensor (a load never evaluated), box_0 / coord_0 are
 // the innermost dimension, and the copy completes box bytes on the mbarrier. The code generator
 // gives every distinct (tensor, swizzle, box) a tensor-map kernel parameter (CudaLaunchInfo).
+// A copy marked {multicast: c} (thread-block clusters of c CTAs) loads 1/c of each box's rows, at
+// this CTA's cluster rank, into every CTA of the cluster: its boxes have box_1 / c rows and the
+// statement takes one more argument, the CTA mask.
 #pragma once
 
 #include <string>

@@ -76,6 +76,9 @@ static std::string atomic_kind(const std::string& op) {
 void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const Span& span) {
   const std::string& op = c->op;
   if (op == "tl.sync_threads") return barrier(act, "__syncthreads()");
+  if (op == "tl.cluster_sync" || op == "cuda.mbarrier_arrive_cluster_warps")
+    throw_error<NotImplemented>("emulator: T.cluster_sync and cluster mbarriers (the CTAs of a cluster run together "
+                                "on a GPU; the emulator runs one block at a time)");
   if (std::string kind = atomic_kind(op); !kind.empty()) {
     for (int64_t t = 0; t < threads_; ++t)
       if (act[static_cast<size_t>(t)])

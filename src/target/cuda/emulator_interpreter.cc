@@ -76,6 +76,11 @@ void Emulator::run_kernel(const KernelLaunchNode& kernel) {
     tdims[0] += producer_threads_;
     threads_ += producer_threads_;
   }
+  // The emulator runs one block at a time; a cluster's CTAs run together and reach into each
+  // other's shared memory (multicast TMA, remote mbarrier arrivals, cluster barriers).
+  if (attr_int(k->attrs, "cluster_dims", 1) > 1 && ws_)
+    throw_error<NotImplemented>("emulator: a warp-specialized kernel in thread-block clusters (its CTAs share "
+                                "operand tiles); run it on a GPU");
   std::vector<int64_t> grid;
   for (const Expr& g : k->grid) grid.push_back(eval(g, 0).i);
   while (grid.size() < 3) grid.push_back(1);

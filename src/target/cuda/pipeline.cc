@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "ir/error.h"
+#include "ir/functor.h"
 #include "target/cuda/expand_tile_ops.h"
 #include "target/cuda/lower_tile_ops_cuda.h"
 #include "target/cuda/warp_specialize.h"
@@ -19,7 +20,20 @@ namespace tl {
 
 namespace {
 
+// Thread-block clusters (T.Kernel cluster_dims) exist from sm_90 on.
+void check_clusters(const PrimFunc& f, const PassContext& ctx) {
+  if (ctx.target.arch.rfind("sm_90", 0) == 0) return;
+  post_order_visit(f.body(), [&](const Stmt& s) {
+    const auto* k = s.as<KernelLaunchNode>();
+    if (k && attr_int(k->attrs, "cluster_dims", 1) > 1)
+      throw_error<NotImplemented>(k->span.prefix(), "thread-block clusters (cluster_dims=", attr_int(k->attrs, "cluster_dims", 1),
+                                  ") need sm_90 or later; the target is ", ctx.target.arch,
+                                  ": drop cluster_dims, or compile for \"cuda -arch=sm_90a\"");
+  });
+}
+
 PrimFunc lower_cuda_once(const PrimFunc& f, PassContext& ctx) {
+  check_clusters(f, ctx);
   PassRunner r(f, ctx);
   r.run("bound_parallel_extents", bound_parallel_extents);  // T.Parallel(T.min(n, 512)): 512 + guard
   r.run("config_index_bitwidth", config_index_bitwidth);  // int64 where indices can exceed int32

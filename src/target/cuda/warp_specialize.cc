@@ -26,6 +26,7 @@ struct Group {
   size_t first_use = 0, last_use = 0;
   int64_t bytes = 0;
   bool late_release = false;   // its last use is a GEMM left in flight: release the previous stage
+  bool multicast = false;      // a copy is shared by the CTAs of the cluster: every CTA's consumers release it
 };
 
 class Specializer : public StmtMutator {
@@ -36,6 +37,7 @@ class Specializer : public StmtMutator {
   Stmt mutate_kernel(const KernelLaunchNode* k, const Stmt& s) override {
     std::string why;
     persistent_ = Persistent();
+    cluster_ = attr_int(k->attrs, "cluster_dims", 1);
     Stmt body = specialize(*k, &why);
     AttrMap attrs = k->attrs;
     if (!body.defined()) {
@@ -127,6 +129,10 @@ class Specializer : public StmtMutator {
       if (!plan_tma_box(src, const_shape(dst, "shared buffer"), swizzle, &boxes[i], &w))
         return no("copy into '" + dst.name() + "': " + w);
     }
+    // Copies that every CTA of a cluster makes alike (their region does not depend on the block's x
+    // index): each CTA loads 1/cluster of the tile and multicasts it to all.
+    multicast_.clear();
+    if (cluster_ > 1 && !config_bool(ctx_.configs, "tl.disable_tma_multicast")) plan_multicast(k, top, items, plan.producers, &boxes);
     // Groups by first use.
     std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
     std::vector<std::set<const BufferNode*>> uses(items.size());
@@ -153,6 +159,7 @@ class Specializer : public StmtMutator {
       }
       Group& g = groups[it->second];
       g.copies.push_back(i);
+      g.multicast = g.multicast || multicast_.count(i);
       g.last_use = std::max(g.last_use, last);
       g.bytes += boxes[i].bytes;
     }
@@ -173,7 +180,7 @@ class Specializer : public StmtMutator {
     // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
     // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
     // and GEMM + reduce-scatter 5% slower than one CTA per tile.
-    if (!has_dist_) plan_persistent(k, top, *loop);
+    if (!has_dist_ && cluster_ <= 1) plan_persistent(k, top, *loop);
     // Ping-pong between the two consumer warpgroups (opt-in, TL_ENABLE_WARPGROUP_PINGPONG): a loop
     // body with two (synchronous) GEMMs and work between them (attention), each GEMM split by rows
     // only, so each warpgroup's rows are its own. Named barriers make their GEMMs alternate: one
@@ -243,6 +250,7 @@ class Specializer : public StmtMutator {
           AttrMap attrs = op->attrs;
           attrs["tma"] = Attr(true);
           attrs["mbarrier"] = Attr(full(g, s));
+          if (multicast_.count(c)) attrs["multicast"] = Attr(cluster_);
           Stmt cp = make_tile_op(op->op, op->args, attrs, op->span);
           pbody.push_back(rewrite_versions(substitute(cp, sub), versions, s));
         }
@@ -276,9 +284,9 @@ class Specializer : public StmtMutator {
         for (int64_t g = 0; g < G; ++g) {
           if (groups[g].last_use != j) continue;
           if (!groups[g].late_release) {
-            citems.push_back(stmt_item(builtin("cuda.mbarrier_arrive", {empty(g, s)})));
+            citems.push_back(stmt_item(release(groups[g], empty(g, s))));
           } else {
-            Stmt rel = builtin("cuda.mbarrier_arrive", {empty(g, stage(i - make_int(1, it)))});
+            Stmt rel = release(groups[g], empty(g, stage(i - make_int(1, it))));
             citems.push_back(stmt_item(make_if(loop.var > loop.min, rel)));
           }
         }
@@ -293,8 +301,7 @@ class Specializer : public StmtMutator {
     std::vector<Stmt> final_release;
     for (int64_t g = 0; g < G; ++g)
       if (groups[g].late_release)
-        final_release.push_back(builtin("cuda.mbarrier_arrive",
-                                        {empty(g, stage(iter(loop.min + loop.extent - make_int(1, it))))}));
+        final_release.push_back(release(groups[g], empty(g, stage(iter(loop.min + loop.extent - make_int(1, it))))));
     if (!final_release.empty())
       consumer_loop = make_seq({consumer_loop, make_if(loop.extent > make_int(0, it), make_seq(final_release))});
 
@@ -322,7 +329,7 @@ class Specializer : public StmtMutator {
       Var si("s", it);
       init.push_back(make_for(si, make_int(0, it), make_int(S, it), ForKind::kUnrolled,
                               make_seq({builtin("cuda.mbarrier_init", {full(g, si), make_int(1)}),
-                                        builtin("cuda.mbarrier_init", {empty(g, si), make_int(nc)})})));
+                                        builtin("cuda.mbarrier_init", {empty(g, si), make_int(groups[g].multicast ? nc / 32 * cluster_ : nc)})})));
     }
     init.push_back(builtin("cuda.fence_barrier_init", {}));
     // Register budgets: the producer warpgroup gives registers to the consumers.
@@ -344,9 +351,14 @@ class Specializer : public StmtMutator {
     Stmt roles = make_if(tid < make_int(nc, tid.dtype()),
                          make_attr("cuda.warp_role", Attr("consumer"), make_seq(con)),
                          make_attr("cuda.warp_role", Attr("producer"), make_seq(pro)));
-    std::vector<Stmt> tail = {make_if(eq(tid, make_int(0, tid.dtype())), make_seq(init)), builtin("cuda.sync_all", {})};
+    // With multicast, the CTAs of a cluster write each other's shared memory and arrive on each
+    // other's mbarriers: a cluster barrier after the initialization, and one before any CTA exits.
+    const bool cluster_sync = !multicast_.empty();
+    std::vector<Stmt> tail = {make_if(eq(tid, make_int(0, tid.dtype())), make_seq(init)),
+                              builtin(cluster_sync ? "tl.cluster_sync" : "cuda.sync_all", {})};
     tail.insert(tail.end(), prologue.begin(), prologue.end());
     tail.push_back(make_attr("cuda.warp_specialize", Attr(nc), roles));
+    if (cluster_sync) tail.push_back(builtin("tl.cluster_sync", {}));
     BodyItem tail_item;
     tail_item.stmt = make_seq(tail);
     tail_item.span = loop.span;
@@ -375,6 +387,45 @@ class Specializer : public StmtMutator {
     return hit;
   }
   bool has_dist_ = false;
+
+  // The consumers' release of a stage of group `g`: one arrival per thread on its empty barrier,
+  // or, when the group holds multicast copies, one per warp on that barrier in every CTA of the
+  // cluster (each CTA's producer writes the stage in all of them).
+  Stmt release(const Group& g, const Expr& empty_bar) const {
+    if (!g.multicast) return builtin("cuda.mbarrier_arrive", {empty_bar});
+    return builtin("cuda.mbarrier_arrive_cluster_warps", {empty_bar, make_int(cluster_)});
+  }
+
+  // Marks the producer copies the CTAs of a cluster can share (multicast_): the source region does
+  // not depend on the block's x index (the CTAs of a cluster differ only there), and the box splits
+  // along its rows into `cluster_` shares that keep the shared layout's swizzle pattern (each share
+  // a multiple of 1024 bytes) and are contiguous in shared memory (no box dimension beyond the rows).
+  void plan_multicast(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const std::vector<BodyItem>& items,
+                      const std::vector<size_t>& producers, std::map<size_t, TmaBoxPlan>* boxes) {
+    if (k.block_vars.empty()) return;
+    std::set<const VarNode*> x_vars = {k.block_vars[0].get()};
+    auto add_lets = [&](const std::vector<BodyItem>& v) {
+      for (const BodyItem& it : v)
+        if (it.let_var.defined() && uses_any(it.let_value, x_vars)) x_vars.insert(it.let_var.get());
+    };
+    add_lets(top);
+    add_lets(items);
+    for (size_t i : producers) {
+      const auto* op = items[i].stmt.as<TileOpNode>();
+      const BufferRegion& src = op->args[0].region;
+      bool depends = false;
+      for (const Range& r : src.region) depends = depends || uses_any(r.min, x_vars) || uses_any(r.extent, x_vars);
+      const TmaBoxPlan& b = boxes->at(i);
+      if (depends || b.box.size() < 2 || b.box.size() > 4 || b.box[1] % cluster_) continue;
+      bool flat = true;
+      for (size_t d = 2; d < b.box.size(); ++d) flat = flat && b.box[d] == 1;
+      const int64_t share_bytes = b.box[1] / cluster_ * b.box[0] * src.buffer.dtype().element_bytes();
+      if (!flat || share_bytes % 1024) continue;
+      multicast_.insert(i);
+    }
+  }
+  int64_t cluster_ = 1;           // CTAs per cluster (T.Kernel cluster_dims)
+  std::set<size_t> multicast_;    // loop body items: producer copies multicast across the cluster
 
 
   // Persistent form: CTA `cta` of cuda.num_ctas() runs tiles cta, cta + num_ctas, ... of `tiles`.

@@ -11,9 +11,9 @@ import kernel_zoo as zoo  # noqa: E402
 
 
 def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32", out_dtype=None,
-           num_stages=3, trans_A=False, trans_B=False, threads=128, swizzle_panel=0, policy=None):
+           num_stages=3, trans_A=False, trans_B=False, threads=128, swizzle_panel=0, policy=None, cluster=None):
     return zoo.gemm(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, out_dtype, trans_A=trans_A, trans_B=trans_B,
-                    num_stages=num_stages, threads=threads, swizzle_panel=swizzle_panel, policy=policy)
+                    num_stages=num_stages, threads=threads, swizzle_panel=swizzle_panel, policy=policy, cluster=cluster)
 
 
 def matmul_dynamic_m(N, K, block_M=64, block_N=64, block_K=32, dtype="float16", num_stages=2):
