@@ -96,6 +96,8 @@ class RaceChecker {
   // Forgets the private memories of a physical core (a new logical block starts there).
   void reset_space(int space);
   size_t live_records() const { return live_; }
+  // Earlier accesses examined by `check` so far (how the checker's work grows with a program).
+  uint64_t comparisons() const { return comparisons_; }
 
  private:
   struct Record {
@@ -115,6 +117,8 @@ class RaceChecker {
   int32_t new_record(const AccessInfo& a);
 
   const BarrierLog* log_;
+  std::vector<int64_t> pages_;  // scratch: the pages of the access being checked / recorded
+  uint64_t comparisons_ = 0;
   std::vector<Record> records_;
   std::vector<int32_t> free_;
   size_t live_ = 0;

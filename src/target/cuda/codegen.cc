@@ -294,7 +294,6 @@ class CudaCodegen {
       info->block[i] = v;
       threads *= v;
     }
-    const int64_t consumers = threads;
     info->block[0] += producers;  // warp-specialized: the producer warpgroup comes after the consumers
     threads += producers;
     info->dyn_smem_bytes = attr_int(kernel->attrs, "dyn_smem_bytes", 0);
