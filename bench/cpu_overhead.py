@@ -54,18 +54,63 @@ def timed_ms(fn, repeat=20):
     return statistics.median(samples)
 
 
-def main():
-    table = common.Table("cpu_overhead", "cpu host costs (goals: launch <= 5 us, warm cache hit <= 1 ms, "
-                         "cold GEMM compile <= 1.5 s)", ["what", "value", "unit", "goal", "note"])
+class DLPackOnly:
+    """A tensor that speaks only DLPack (no buffer protocol, not a torch.Tensor): the generic import
+    through nanobind's ndarray, the path cupy and jax arrays take."""
+
+    def __init__(self, array):
+        self._a = array
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def launch_rows(table):
+    """Per-call host cost of `kernel(a, b, c)` for each way a tensor reaches the call path: numpy
+    (buffer protocol), torch (DLPack C exchange API, or attributes when it is switched off by
+    TILELANG_TORCH_NO_EXCHANGE_API=1 in a child process) and a DLPack-only object."""
     a, b, c = (np.random.default_rng(0).standard_normal(128, dtype=np.float32) for _ in range(3))
-    for blocks in (1, 16):
-        k = tilelang.compile(tiny_add(128, blocks), target="cpu")
+    kernels = {blocks: tilelang.compile(tiny_add(128, blocks), target="cpu") for blocks in (1, 16)}
+    for blocks, k in kernels.items():
         k(a, b, c)
         np.testing.assert_array_equal(c, a + b)
         us = per_call_us(lambda: k(a, b, c))
         table.add(f"launch, 3 tensors, {blocks}-block grid", us, "us/call", "<= 5",
                   "inline on the caller" if blocks == 1 else "worker pool hand-off")
     table.add("numpy np.add(a, b, out=c), 128 floats", per_call_us(lambda: np.add(a, b, out=c)), "us/call", "", "scale")
+    k = kernels[1]
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        ta, tb, tc = (torch.from_numpy(x.copy()) for x in (a, b, c))
+        k(ta, tb, tc)
+        np.testing.assert_array_equal(tc.numpy(), a + b)
+        path = "attributes" if os.environ.get("TILELANG_TORCH_NO_EXCHANGE_API") else "DLPack C exchange API"
+        table.add("launch, 3 torch tensors, 1-block grid", per_call_us(lambda: k(ta, tb, tc)), "us/call", "<= 5",
+                  path)
+    da, db, dc = (DLPackOnly(x) for x in (a, b, c.copy()))
+    k(da, db, dc)
+    np.testing.assert_array_equal(dc._a, a + b)
+    table.add("launch, 3 DLPack-only tensors, 1-block grid", per_call_us(lambda: k(da, db, dc)), "us/call", "",
+              "nanobind ndarray import")
+
+
+def main():
+    if "--launch" in sys.argv:  # launch rows only (seconds, not minutes): before/after a call-path change
+        table = common.Table("launch_cpu", "cpu launch host cost per call", ["what", "value", "unit", "goal", "note"])
+        launch_rows(table)
+        m = common.machine()
+        table.note(f"{m['cpu']}; load average at the end {m['load_average']:.1f}")
+        table.finish()
+        return table
+    table = common.Table("cpu_overhead", "cpu host costs (goals: launch <= 5 us, warm cache hit <= 1 ms, "
+                         "cold GEMM compile <= 1.5 s)", ["what", "value", "unit", "goal", "note"])
+    launch_rows(table)
 
     # Warm compiles of a GEMM kernel that is already built.
     f = cpu_gemm.matmul(1024, 1024, 1024, 128, 256, 64)

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "bindings/bindings.h"
+#include "bindings/dlpack.h"
 #include "bindings/torch_tensor.h"
 #include "ir/error.h"
 #include "ir/printer.h"
@@ -214,7 +215,7 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool written = fal
     t.read_only = written;  // exported only read-only
   }
   auto d = h.dl.dtype();
-  if (!dtype_from_dlpack(d.code, d.bits, d.lanes, &t.dtype))
+  if (!dtype_from_dlpack(d, &t.dtype))
     throw_error<ArgumentError>("a ", type_name_of(o), " argument has a DLPack dtype (code ", int(d.code), ", ",
                                int(d.bits), " bits) that tilelang does not support");
   t.data = const_cast<void*>(h.dl.data());

@@ -1,9 +1,12 @@
-// Reading torch tensors on the kernel-call path without DLPack (see torch_tensor.h for why).
+// Reading torch tensors on the kernel-call path without torch's Python-level __dlpack__ (see torch_tensor.h for why).
 #include "bindings/torch_tensor.h"
+
+#include <nanobind/ndarray.h>
 
 #include <cstdlib>
 #include <utility>
 
+#include "bindings/dlpack.h"
 #include "ir/error.h"
 #include "runtime/args.h"
 
@@ -16,7 +19,9 @@ namespace {
 // The DLPack C exchange API (dlpack.h 1.3, exposed by torch >= 2.10 as the PyCapsule
 // `torch.Tensor.__dlpack_c_exchange_api__`, named "dlpack_exchange_api"): C entry points that fill a
 // DLTensor from a tensor object, and return the framework's current stream, in tens of nanoseconds.
-// Declared here from the published layout (major version 1); only the fields we read are typed.
+// The tensor, device and dtype structures are nanobind's (nb::dlpack, bindings/dlpack.h). nanobind
+// (3.1) has no declaration of the exchange table itself, so its layout (major version 1) is written
+// out here; only the entries we call are typed.
 namespace dlx {
 struct Version {
   uint32_t major;
@@ -26,25 +31,7 @@ struct ApiHeader {
   Version version;
   ApiHeader* prev_api;
 };
-struct Device {
-  int32_t device_type;
-  int32_t device_id;
-};
-struct DType {
-  uint8_t code;
-  uint8_t bits;
-  uint16_t lanes;
-};
-struct Tensor {
-  void* data;
-  Device device;
-  int32_t ndim;
-  DType dtype;
-  int64_t* shape;
-  int64_t* strides;
-  uint64_t byte_offset;
-};
-using TensorFromPyObject = int (*)(void* py_object, Tensor* out);  // 0, or -1 with a Python error set
+using TensorFromPyObject = int (*)(void* py_object, dlpack::dltensor* out);  // 0, or -1 with a Python error set
 using CurrentWorkStream = int (*)(int32_t device_type, int32_t device_id, void** out_stream);
 struct Api {
   ApiHeader header;
@@ -225,12 +212,12 @@ bool is_torch_tensor(PyObject* o) {
 
 // Reads through the exchange API; false (no Python error set) when it declines the tensor.
 bool read_exchange(TorchApi& api, PyObject* o, TorchTensorView& v) {
-  dlx::Tensor t{};
+  dlpack::dltensor t;
   if (api.tensor_from_object(o, &t) != 0) {
     PyErr_Clear();
     return false;
   }
-  if (!dtype_from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes, &v.dtype))
+  if (!dtype_from_dlpack(t.dtype, &v.dtype))
     unsupported_dtype(nb::object(nb::handle(o).attr("dtype")).ptr());
   // shape/strides stay valid while the tensor is alive and not resized: the call holds it.
   v.data = static_cast<char*>(t.data) + t.byte_offset;

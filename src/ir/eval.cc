@@ -1,41 +1,17 @@
 #include "ir/eval.h"
 
-#include <cfloat>
 #include <cmath>
-#include <limits>
 #include <sstream>
 
 #include "ir/error.h"
 #include "ir/int_arith.h"
+#include "tl/common/float_formats.h"
 
 namespace tl {
 
 namespace {
 
 using i128 = __int128;
-
-// Parameters of a binary floating-point format: mantissa bits, minimum normal exponent,
-// largest finite value, whether it has an infinity.
-struct FloatFormat {
-  int mantissa_bits;
-  int min_exponent;
-  double max_finite;
-  bool has_inf;
-};
-
-bool float_format(DataType t, FloatFormat* fmt) {
-  switch (t.code) {
-    case DataType::kFloat:
-      if (t.bits == 16) *fmt = {10, -14, 65504.0, true};
-      else if (t.bits == 32) *fmt = {23, -126, static_cast<double>(FLT_MAX), true};
-      else return false;  // float64: no rounding needed
-      return true;
-    case DataType::kBFloat: *fmt = {7, -126, std::ldexp(255.0 / 128.0, 127), true}; return true;
-    case DataType::kFloat8E4M3: *fmt = {3, -6, 448.0, false}; return true;
-    case DataType::kFloat8E5M2: *fmt = {2, -14, 57344.0, true}; return true;
-    default: return false;
-  }
-}
 
 bool is_signed_int(DataType t) { return t.is_int(); }
 
@@ -175,19 +151,21 @@ int64_t wrap_int(int64_t v, DataType t) {
 }
 
 double round_float(double v, DataType t) {
-  FloatFormat fmt;
-  if (!float_format(t, &fmt)) return v;
-  if (std::isnan(v)) return v;
-  if (std::isinf(v)) return fmt.has_inf ? v : std::numeric_limits<double>::quiet_NaN();
-  double a = std::fabs(v);
-  if (a == 0) return v;
-  int e = std::max(std::ilogb(a), fmt.min_exponent);
-  double quantum = std::ldexp(1.0, e - fmt.mantissa_bits);
-  double r = std::nearbyint(a / quantum) * quantum;  // the default rounding mode: ties to even
-  if (r > fmt.max_finite)
-    return fmt.has_inf ? std::copysign(std::numeric_limits<double>::infinity(), v)
-                       : std::numeric_limits<double>::quiet_NaN();
-  return std::copysign(r, v);
+  // The project's one implementation of the small float formats (tl/common/float_formats.h): a
+  // double goes to float rounding to odd, then to the format, which rounds once as a whole.
+  using namespace ff;
+  switch (t.code) {
+    case DataType::kFloat:
+      if (t.bits == 32) return static_cast<float>(v);
+      if (t.bits == 16) return half_bits_to_float(float_to_half_bits(double_to_float_round_odd(v)));
+      return v;  // float64
+    case DataType::kBFloat: return bfloat16_bits_to_float(float_to_bfloat16_bits(double_to_float_round_odd(v)));
+    case DataType::kFloat8E4M3:
+      return fp8_bits_to_float<4, 3, 7, false>(float_to_fp8_bits<4, 3, 7, false>(double_to_float_round_odd(v)));
+    case DataType::kFloat8E5M2:
+      return fp8_bits_to_float<5, 2, 15, true>(float_to_fp8_bits<5, 2, 15, true>(double_to_float_round_odd(v)));
+    default: return v;
+  }
 }
 
 Value Value::from_int(int64_t v, DataType t) {

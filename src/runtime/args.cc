@@ -27,24 +27,6 @@ std::string device_str(int32_t device_type, int32_t device_id) {
   }
 }
 
-bool dtype_from_dlpack(uint8_t code, uint8_t bits, uint16_t lanes, DataType* out) {
-  // DLPack codes: 0 int, 1 uint, 2 float, 4 bfloat, 6 bool, 8/10 float8_e4m3(fn), 12 float8_e5m2.
-  DataType::Code c;
-  switch (code) {
-    case 0: c = DataType::kInt; break;
-    case 1: c = DataType::kUInt; break;
-    case 2: c = DataType::kFloat; break;
-    case 4: c = DataType::kBFloat; break;
-    case 6: c = DataType::kBool; break;
-    case 8:
-    case 10: c = DataType::kFloat8E4M3; break;
-    case 12: c = DataType::kFloat8E5M2; break;
-    default: return false;
-  }
-  *out = DataType(c, bits, lanes);
-  return true;
-}
-
 namespace {
 
 // Buffers the kernel may write: destinations of stores, of scalar atomics and of tile ops

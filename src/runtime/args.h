@@ -17,12 +17,10 @@
 
 namespace tl {
 
-// DLPack device type codes.
+// Device type codes of TensorArg: DLPack's values (the bindings check them against nanobind's DLPack
+// declarations, bindings/dlpack.h), so that an imported DLPack device needs no translation.
 enum DeviceCode : int32_t { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13 };
 std::string device_str(int32_t device_type, int32_t device_id);  // "cpu", "cuda:0", "cuda_host", ...
-
-// DLPack (code, bits, lanes) -> our dtype; false for types we do not have (complex, ...).
-bool dtype_from_dlpack(uint8_t code, uint8_t bits, uint16_t lanes, DataType* out);
 
 // A framework-neutral view of one tensor argument.
 struct TensorArg {

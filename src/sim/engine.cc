@@ -11,7 +11,7 @@
 
 #include "ir/error.h"
 #include "ir/printf_format.h"
-#include "sim/half.h"
+#include "tl/common/float_formats.h"
 
 namespace tl::sim {
 
@@ -312,7 +312,8 @@ void Engine::run_fe(Core& c, double now) {
         Value& dst = c.locals[sb.local_offset + off];
         if (sb.dtype.is_float()) dst.f = vf ? v.f : double(v.i);
         else dst.i = vf ? int64_t(v.f) : v.i;
-        if (sb.dtype.code == DataType::kFloat && sb.dtype.bits == 16) dst.f = half_to_float(float_to_half(float(dst.f)));
+        if (sb.dtype.code == DataType::kFloat && sb.dtype.bits == 16)
+          dst.f = ff::half_bits_to_float(ff::float_to_half_bits(float(dst.f)));
         c.s_time += model_.scalar_op_cycles;
         ++c.pc;
         break;

@@ -6,7 +6,7 @@
 #include "ir/error.h"
 #include "ir/int_arith.h"
 #include "sim/engine.h"
-#include "sim/half.h"
+#include "tl/common/float_formats.h"
 
 namespace tl::sim {
 
@@ -22,8 +22,8 @@ int64_t wrap_int(int64_t v, DataType t) {
 }
 
 double round_to(double v, DataType t) {
-  if (t.code == DataType::kFloat && t.bits == 16) return half_to_float(float_to_half(float(v)));
-  if (t.code == DataType::kBFloat) return bf16_to_float(float_to_bf16(float(v)));
+  if (t.code == DataType::kFloat && t.bits == 16) return ff::half_bits_to_float(ff::float_to_half_bits(float(v)));
+  if (t.code == DataType::kBFloat) return ff::bfloat16_bits_to_float(ff::float_to_bfloat16_bits(float(v)));
   if (t.code == DataType::kFloat && t.bits == 32) return float(v);
   return v;
 }

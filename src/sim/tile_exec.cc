@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ir/error.h"
-#include "sim/half.h"
+#include "tl/common/float_formats.h"
 #include "sim/program.h"
 
 namespace tl::sim {
@@ -28,10 +28,10 @@ double load_scalar(const uint8_t* p, DataType t) {
   switch (t.code) {
     case DataType::kFloat:
       if (t.bits == 32) { float f; std::memcpy(&f, p, 4); return f; }
-      if (t.bits == 16) { uint16_t h; std::memcpy(&h, p, 2); return half_to_float(h); }
+      if (t.bits == 16) { uint16_t h; std::memcpy(&h, p, 2); return ff::half_bits_to_float(h); }
       if (t.bits == 64) { double d; std::memcpy(&d, p, 8); return d; }
       break;
-    case DataType::kBFloat: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_float(h); }
+    case DataType::kBFloat: { uint16_t h; std::memcpy(&h, p, 2); return ff::bfloat16_bits_to_float(h); }
     default: return static_cast<double>(load_int(p, t));
   }
   throw_error<NotImplemented>("not implemented: dtype ", t.str(), " in the ascend simulator");
@@ -41,10 +41,10 @@ void store_scalar(uint8_t* p, DataType t, double v) {
   switch (t.code) {
     case DataType::kFloat:
       if (t.bits == 32) { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
-      if (t.bits == 16) { uint16_t h = float_to_half(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
+      if (t.bits == 16) { uint16_t h = ff::float_to_half_bits(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
       if (t.bits == 64) { std::memcpy(p, &v, 8); return; }
       break;
-    case DataType::kBFloat: { uint16_t h = float_to_bf16(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
+    case DataType::kBFloat: { uint16_t h = ff::float_to_bfloat16_bits(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
     case DataType::kBool: *p = v != 0; return;
     default: {
       double r = std::nearbyint(v);
@@ -263,8 +263,8 @@ void exec_mma(const Operand& a, const Operand& b, const Operand& c, bool init, b
   if (c.dt.is_float() && a.dt.is_float()) {
     std::vector<float> A(m * k), B(k * n), C(m * n, 0.f);
     auto loadf = [](const uint8_t* p, DataType t) -> float {
-      if (t.code == DataType::kFloat && t.bits == 16) { uint16_t h; std::memcpy(&h, p, 2); return half_to_float(h); }
-      if (t.code == DataType::kBFloat) { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_float(h); }
+      if (t.code == DataType::kFloat && t.bits == 16) { uint16_t h; std::memcpy(&h, p, 2); return ff::half_bits_to_float(h); }
+      if (t.code == DataType::kBFloat) { uint16_t h; std::memcpy(&h, p, 2); return ff::bfloat16_bits_to_float(h); }
       if (t.code == DataType::kFloat && t.bits == 32) { float f; std::memcpy(&f, p, 4); return f; }
       return static_cast<float>(load_scalar(p, t));
     };

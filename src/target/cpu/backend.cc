@@ -181,7 +181,8 @@ class CpuBackend : public TargetBackend {
       throw_error<CompileError>("the system C++ compiler '", key, "' failed on --version (exit ", r.exit_code,
                                 "): ", r.err);
     std::string v = "cxx " + key + "\n" + r.out + "host " + host_cpu_identity() + "\nheaders " +
-                    hash_directory(cpu_include_dir() + "/tl/cpu") + "\n";
+                    hash_directory(cpu_include_dir() + "/tl/cpu") + " " +
+                    hash_directory(cpu_include_dir() + "/tl/common") + "\n";
     memo[key] = v;
     return v;
   }

@@ -11,13 +11,7 @@
 namespace tl::cuda_emu {
 
 // ---- number formats ---------------------------------------------------------------------------
-uint32_t f32_bits(float f);
-float bits_f32(uint32_t u);
-uint16_t f32_to_f16(float f);  // round to nearest even; overflow to inf
-float f16_to_f32(uint16_t h);
-uint16_t f32_to_bf16(float f);  // round to nearest even; NaN stays quiet NaN
-float bf16_to_f32(uint16_t b);
-
+// (float16 / bfloat16 bits convert with tl/common/float_formats.h directly.)
 // float8 e4m3 / e5m2 values (NaN and, for e5m2, infinities included) and rounding to them (nearest
 // even, saturating to the largest finite value like PTX .satfinite; NaN stays NaN).
 double fp8_to_double(DataType t, uint8_t b);

@@ -11,12 +11,15 @@
 
 #include "ir/builder.h"
 #include "ir/error.h"
-#include "sim/half.h"
 #include "sim/program.h"
 #include "sim/simulator.h"
 #include "sim/tile_exec.h"
 
 namespace tl::test {
+
+// A float rounded to IEEE half and back, by the compiler's own _Float16 conversion: a reference
+// independent of tl/common/float_formats.h, which the simulator uses.
+inline double half_ref(float x) { return static_cast<double>(static_cast<float>(static_cast<_Float16>(x))); }
 
 inline Span at(int line) {
   static auto file = std::make_shared<const std::string>("kernel.py");

@@ -146,6 +146,49 @@ def test_dlpack_only_framework_with_torch_imported(rng):
     _dlpack_only_call(rng)
 
 
+def _to_float64(n, dtype):
+    import tilelang.language as T
+
+    @T.prim_func
+    def f(A: T.Tensor((n,), dtype), B: T.Tensor((n,), "float64")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                B[i] = T.cast(A[i], "float64")
+    return f
+
+
+_DLPACK_DTYPES = ["bool", "int8", "uint16", "int64", "float16", "bfloat16", "float32", "float64", "float8_e4m3fn",
+                  "float8_e5m2"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", _DLPACK_DTYPES)
+def test_dlpack_dtype_codes(name, rng):
+    """Every DLPack dtype code tilelang maps (bindings/dlpack.h, nanobind's dtype codes) reads as its
+    type, through torch's C exchange API (plain torch tensors) and through nanobind's generic ndarray
+    import (a DLPack-only wrapper): the values, widened to float64 by the kernel, equal torch's own
+    widening of the same tensor."""
+    import torch
+    k = tilelang.compile(_to_float64(96, name.replace("e4m3fn", "e4m3")), out_idx=[-1], target="cpu")
+    x = torch.from_numpy(rng.standard_normal(96) * 8).to(getattr(torch, name))
+    ref = x.to(torch.float64).numpy()
+    out = k(x)
+    assert isinstance(out, torch.Tensor)
+    np.testing.assert_array_equal(out.numpy(), ref)
+    np.testing.assert_array_equal(np.asarray(k(DLPackOnly(x))), ref)
+
+
+@pytest.mark.torch
+def test_dlpack_unsupported_dtype():
+    import torch
+    k = tilelang.compile(_to_float64(8, "float32"), out_idx=[-1], target="cpu")
+    z = torch.zeros(8, dtype=torch.complex64)
+    with pytest.raises(tilelang.ArgumentError, match="complex64.*not support"):
+        k(z)
+    with pytest.raises(tilelang.ArgumentError, match="DLPack dtype \\(code 5, 64 bits\\).*not support"):
+        k(DLPackOnly(z))
+
+
 def test_hand_written_kernel_source(rng):
     """_core._compile_source builds a kernel written directly against include/tl/cpu/abi.h."""
     source = r'''

@@ -1,0 +1,123 @@
+// Every C++ consumer of the 16/8-bit float formats goes through tl/common/float_formats.h: the
+// compiler's constant folding (ir/eval.h round_float), the cuda emulator's rounding and memory
+// (target/cuda/emulator_values.h) and the Ascend simulator's scalar memory (sim/tile_exec.h). Each is
+// checked here on random inputs against the enumeration reference of float_reference.h, so a
+// consumer that drifts to its own conversion (or a semantics change in the shared one) shows up.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "float_reference.h"
+#include "ir/eval.h"
+#include "sim/tile_exec.h"
+#include "target/cuda/emulator_values.h"
+
+namespace tl {
+namespace {
+
+using test::decode;
+using test::Format;
+using test::reference_round;
+using test::same;
+
+const Format kHalf{5, 10, 15, 0x7bff, INFINITY};
+const Format kBf16{8, 7, 127, 0x7f7f, INFINITY};
+const Format kE4m3{4, 3, 7, 0x7e, NAN};
+const Format kE5m2{5, 2, 15, 0x7b, INFINITY};
+
+// Random doubles spread over binary exponents [lo, hi], both signs, with bits below float's
+// precision (so that a double that goes through float first would show double rounding), plus
+// specials and exact ties.
+std::vector<double> sample_doubles(uint32_t seed, int lo, int hi) {
+  std::mt19937_64 g(seed);
+  std::vector<double> out;
+  for (int i = 0; i < 3000; ++i) {
+    double m = 1.0 + std::ldexp(static_cast<double>(g() >> 11), -53);
+    double v = std::ldexp(m, lo + static_cast<int>(g() % (hi - lo + 1)));
+    out.push_back(g() & 1 ? -v : v);
+  }
+  for (double v : {0.0, -0.0, 1.0 + std::ldexp(1.0, -11), 1.0 + std::ldexp(3.0, -11), 65504.0, 65520.0, 448.0,
+                   464.0, 57344.0, 61440.0, static_cast<double>(INFINITY), -static_cast<double>(INFINITY)})
+    out.push_back(v);
+  return out;
+}
+
+TEST(FloatFormats, ConstantFoldingRoundsOnceFromDouble) {
+  struct Case {
+    DataType t;
+    Format f;
+    int lo, hi;
+  } cases[] = {{DataType::Float(16), kHalf, -27, 17},
+               {DataType::BFloat16(), kBf16, -135, 128},
+               {DataType::F8E4M3(), kE4m3, -12, 10},
+               {DataType::F8E5M2(), kE5m2, -19, 17}};
+  for (auto& c : cases)
+    for (double x : sample_doubles(11, c.lo, c.hi))
+      ASSERT_TRUE(same(round_float(x, c.t), reference_round(x, c.f))) << c.t.str() << " x=" << x;
+  EXPECT_TRUE(std::isnan(round_float(NAN, DataType::Float(16))));
+}
+
+// The cuda emulator rounds a result to float first (device registers are float), then to the format;
+// float8 saturates to the largest finite value (PTX .satfinite), infinities included.
+double emulator_reference(double x, DataType t, const Format& f) {
+  double r = reference_round(static_cast<float>(x), f);
+  if (t.is_fp8() && !std::isnan(x) && (std::isinf(r) || std::isnan(r))) {
+    double maxv = decode(f.max_finite_code, f.exp_bits, f.man, f.bias);
+    return x > 0 ? maxv : -maxv;
+  }
+  return r;
+}
+
+TEST(FloatFormats, CudaEmulatorRoundingAndMemory) {
+  struct Case {
+    DataType t;
+    Format f;
+    int lo, hi, bytes;
+  } cases[] = {{DataType::Float(16), kHalf, -27, 17, 2},
+               {DataType::BFloat16(), kBf16, -130, 127, 2},
+               {DataType::F8E4M3(), kE4m3, -12, 10, 1},
+               {DataType::F8E5M2(), kE5m2, -19, 17, 1}};
+  for (auto& c : cases) {
+    for (double x : sample_doubles(12, c.lo, c.hi)) {
+      double want = emulator_reference(x, c.t, c.f);
+      ASSERT_TRUE(same(cuda_emu::round_to(c.t, x), want)) << c.t.str() << " x=" << x;
+      uint8_t mem[2] = {0, 0};
+      cuda_emu::Val v;
+      v.f = x;
+      cuda_emu::encode(c.t, v, mem);
+      ASSERT_TRUE(same(cuda_emu::decode(c.t, mem).f, want)) << c.t.str() << " stored x=" << x;
+    }
+    // Every finite code decodes to its value.
+    const uint32_t codes = 1u << (8 * c.bytes);
+    for (uint32_t code = 0; code < codes; ++code) {
+      uint32_t e = (code >> c.f.man) & ((1u << c.f.exp_bits) - 1);
+      uint32_t mag = code & ((codes >> 1) - 1);
+      bool special = c.t == DataType::F8E4M3() ? mag == 0x7f : e == (1u << c.f.exp_bits) - 1;
+      if (special) continue;
+      uint8_t mem[2] = {static_cast<uint8_t>(code), static_cast<uint8_t>(code >> 8)};
+      ASSERT_EQ(cuda_emu::decode(c.t, mem).f, decode(code, c.f.exp_bits, c.f.man, c.f.bias)) << c.t.str() << code;
+    }
+  }
+}
+
+TEST(FloatFormats, SimulatorScalarMemory) {
+  for (auto [t, f, lo, hi] : {std::tuple{DataType::Float(16), kHalf, -27, 17},
+                              std::tuple{DataType::BFloat16(), kBf16, -130, 127}}) {
+    for (double x : sample_doubles(13, lo, hi)) {
+      uint8_t mem[2];
+      sim::store_scalar(mem, t, x);
+      ASSERT_TRUE(same(sim::load_scalar(mem, t), reference_round(static_cast<float>(x), f))) << t.str() << " x=" << x;
+    }
+    for (uint32_t code = 0; code < 0x10000; ++code) {
+      if (((code >> f.man) & ((1u << f.exp_bits) - 1)) == (1u << f.exp_bits) - 1) continue;
+      uint8_t mem[2] = {static_cast<uint8_t>(code), static_cast<uint8_t>(code >> 8)};
+      ASSERT_EQ(sim::load_scalar(mem, t), decode(code, f.exp_bits, f.man, f.bias)) << t.str() << code;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tl
