@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 
@@ -67,16 +68,19 @@ Effects effects_of(const Stmt& s) {
     if (const auto* st = x.as<BufferStoreNode>()) e.writes.insert(st->buffer.get());
     if (const auto* op = x.as<TileOpNode>()) {
       // Destination-first ops write their first region; copy/reduce/cumsum write the second.
-      bool dst_second = op->op == "copy" || op->op == "reduce" || op->op == "cumsum";
-      bool gemm = op->op == "gemm";
+      const TileOp* def = find_tile_op(*op);
+      const TileOpKind kind = def ? def->kind() : TileOpKind::kElementwise;
+      bool dst_second = kind == TileOpKind::kCopy || kind == TileOpKind::kReduce || kind == TileOpKind::kCumsum;
+      const auto* g = dynamic_cast<const GemmOp*>(def);
+      bool gemm = g && g->form() == GemmForm::kGemm;
       for (size_t i = 0; i < op->args.size(); ++i) {
         if (!op->args[i].is_region()) continue;
         const BufferNode* b = op->args[i].region.buffer.get();
         bool write = gemm ? i == 2 : dst_second ? i == 1 : i == 0;
-        if (op->op == "print" || op->op == "dump_tensor") write = false;
+        if (kind == TileOpKind::kPrint) write = false;
         (write ? e.writes : e.reads).insert(b);
         if (gemm && i == 2) e.reads.insert(b);
-        if (op->op.rfind("atomic_", 0) == 0 && i == 0) e.reads.insert(b);
+        if (kind == TileOpKind::kAtomic && i == 0) e.reads.insert(b);
       }
     }
   });
@@ -117,7 +121,8 @@ PipelinePlan plan_pipeline(const ForNode& loop, const std::vector<BodyItem>& ite
   for (size_t i = 0; i < items.size(); ++i) {
     if (!items[i].is_stmt()) continue;
     const auto* op = items[i].stmt.as<TileOpNode>();
-    if (!op || op->op != "copy" || op->args.size() < 2 || !op->args[0].is_region() || !op->args[1].is_region())
+    if (!op || !is_tile_op(*op, TileOpKind::kCopy) || op->args.size() < 2 || !op->args[0].is_region() ||
+        !op->args[1].is_region())
       continue;
     const BufferRegion& src = op->args[0].region;
     const BufferRegion& dst = op->args[1].region;
@@ -291,7 +296,7 @@ Stmt rewrite_versions(const Stmt& s, const std::map<const BufferNode*, Buffer>& 
 
 Stmt mark_async(const Stmt& s) {
   const auto* op = s.as<TileOpNode>();
-  TL_ICHECK(op && op->op == "copy");
+  TL_ICHECK(op && is_tile_op(*op, TileOpKind::kCopy));
   AttrMap attrs = op->attrs;
   attrs["async"] = Attr(true);
   return make_tile_op(op->op, op->args, attrs, op->span);
@@ -305,7 +310,7 @@ const TileOpNode* async_mma_candidate(const std::vector<BodyItem>& items, const 
   for (size_t i = 0; i < items.size(); ++i) {
     if (!items[i].is_stmt()) continue;
     post_order_visit(items[i].stmt, [&](const Stmt& x) {
-      if (const auto* op = x.as<TileOpNode>(); op && op->op == "gemm") {
+      if (const auto* op = x.as<TileOpNode>(); op && is_gemm_form(*op, GemmForm::kGemm)) {
         ++count;
         gemm = op;
         at = i;
