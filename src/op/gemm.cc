@@ -158,7 +158,8 @@ AccessRegions access_gemm(const TileOpNode& op, const char* clear_key) {
   a.reads.push_back(op.args[1].region);
   // C is read unless it is always overwritten.
   auto it = op.attrs.find(clear_key);
-  bool always_clear = it != op.attrs.end() && !it->second.is_none() && is_const_value(it->second.as_expr(), 1);
+  int64_t v = 0;
+  bool always_clear = it != op.attrs.end() && !it->second.is_none() && is_const_int(it->second.as_expr(), &v) && v != 0;
   if (!always_clear) a.reads.push_back(op.args[2].region);
   a.writes.push_back(op.args[2].region);
   return a;

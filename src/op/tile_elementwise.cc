@@ -342,6 +342,13 @@ void check_dst_first(const TileOpNode& op) {
 
 AccessRegions access_dst_first(const TileOpNode& op) { return dst_first_access(op); }
 
+// tile.reduce_sum / _max / _min(dst, src): with clear=False the result is combined with dst's old value.
+AccessRegions access_vector_reduce(const TileOpNode& op) {
+  AccessRegions a = dst_first_access(op);
+  if (!attr_bool(op.attrs, "clear", true)) a.reads.push_back(op.args[0].region);
+  return a;
+}
+
 struct Registrations {
   Registrations() {
     for (const char* u : {"exp", "ln", "log", "abs", "reciprocal", "sqrt", "rsqrt", "relu", "sigmoid", "silu", "sin",
@@ -355,8 +362,11 @@ struct Registrations {
     register_tile_op(std::make_unique<ElementwiseOp>("select", ElementwiseArity::kOther, check_select, access_dst_first, lower_select));
     register_tile_op(std::make_unique<ElementwiseOp>("transpose", ElementwiseArity::kOther, check_transpose, access_dst_first, lower_transpose));
     register_tile_op(std::make_unique<ElementwiseOp>("broadcast", ElementwiseArity::kOther, check_broadcast, access_dst_first, lower_broadcast));
-    for (const char* o : {"sort", "topk", "reduce_sum", "reduce_max", "reduce_min"})
+    for (const char* o : {"sort", "topk"})
       register_tile_op(std::make_unique<ElementwiseOp>(o, ElementwiseArity::kOther, check_dst_first, access_dst_first, nullptr));
+    for (const char* o : {"reduce_sum", "reduce_max", "reduce_min"})
+      register_tile_op(std::make_unique<ElementwiseOp>(o, ElementwiseArity::kOther, check_dst_first, access_vector_reduce,
+                                                       nullptr));
   }
 };
 Registrations registrations;

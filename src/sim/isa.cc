@@ -218,60 +218,19 @@ OpClass classify_tile_op(const TileOpNode& op) {
 
 OpAccess tile_op_access(const TileOpNode& op) {
   OpAccess a;
-  auto reg = [&](size_t i) -> const BufferRegion* {
-    return i < op.args.size() && op.args[i].is_region() ? &op.args[i].region : nullptr;
-  };
-  const TileOp* def = find_tile_op(op);
-  const TileOpKind kind = def ? def->kind() : TileOpKind::kElementwise;
-  const auto* elementwise = dynamic_cast<const ElementwiseOp*>(def);
-  if (is_annotation(kind)) return a;
-  if (kind == TileOpKind::kPrint) {
-    if (auto r = reg(0)) a.reads.push_back(*r);
+  if (const TileOp* def = find_tile_op(op)) {
+    AccessRegions e = def->effects(op);
+    a.reads = std::move(e.reads);
+    a.writes = std::move(e.writes);
     return a;
   }
-  if (kind == TileOpKind::kCopy || kind == TileOpKind::kCumsum) {
-    if (auto r = reg(0)) a.reads.push_back(*r);
-    if (auto r = reg(1)) a.writes.push_back(*r);
-    return a;
+  // Unknown op: destination first, sources after.
+  bool first = true;
+  for (const TileArg& arg : op.args) {
+    if (!arg.is_region()) continue;
+    (first ? a.writes : a.reads).push_back(arg.region);
+    first = false;
   }
-  if (kind == TileOpKind::kReduce) {
-    if (auto r = reg(0)) a.reads.push_back(*r);
-    if (auto r = reg(1)) {
-      a.writes.push_back(*r);
-      if (!attr_bool(op.attrs, "clear", true)) a.reads.push_back(*r);
-    }
-    return a;
-  }
-  if (is_gemm_form(op, GemmForm::kMma)) {
-    if (auto r = reg(0)) a.reads.push_back(*r);
-    if (auto r = reg(1)) a.reads.push_back(*r);
-    if (auto r = reg(2)) {
-      auto it = op.attrs.find("init");
-      bool always_init = it != op.attrs.end() && it->second.kind() != Attr::kExpr ? it->second.as_bool() : false;
-      if (it != op.attrs.end() && it->second.kind() == Attr::kExpr) {
-        int64_t v;
-        always_init = is_const_int(it->second.as_expr(), &v) && v != 0;
-      }
-      if (!always_init) a.reads.push_back(*r);
-      a.writes.push_back(*r);
-    }
-    return a;
-  }
-  const auto* atomic = dynamic_cast<const AtomicOp*>(def);
-  if ((atomic && atomic->combine() == "add") || (elementwise && elementwise->fn() == "axpy")) {
-    if (auto r = reg(0)) {
-      a.reads.push_back(*r);
-      a.writes.push_back(*r);
-    }
-    for (size_t i = 1; i < op.args.size(); ++i)
-      if (auto r = reg(i)) a.reads.push_back(*r);
-    return a;
-  }
-  // Everything else: destination first, sources after.
-  if (auto r = reg(0)) a.writes.push_back(*r);
-  for (size_t i = 1; i < op.args.size(); ++i)
-    if (auto r = reg(i)) a.reads.push_back(*r);
-  if (elementwise && elementwise->fn().rfind("reduce_", 0) == 0 && !attr_bool(op.attrs, "clear", true) && reg(0)) a.reads.push_back(*reg(0));
   return a;
 }
 

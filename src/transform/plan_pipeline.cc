@@ -56,8 +56,8 @@ Stmt rebuild_body(const std::vector<BodyItem>& items) {
 
 namespace {
 
-// Buffers read / written by a statement (tile-op regions by the op's convention: the first region
-// of copy/fill/reduce/... is read or written as TILE_OPS.md says; unknown ops count as both).
+// Buffers read / written by a statement (tile ops: their TileOp::effects, the one effect model of
+// every pass; an unknown op writes its first region and reads the others).
 struct Effects {
   std::set<const BufferNode*> reads, writes;
 };
@@ -67,20 +67,17 @@ Effects effects_of(const Stmt& s) {
   post_order_visit(s, [&](const Stmt& x) {
     if (const auto* st = x.as<BufferStoreNode>()) e.writes.insert(st->buffer.get());
     if (const auto* op = x.as<TileOpNode>()) {
-      // Destination-first ops write their first region; copy/reduce/cumsum write the second.
-      const TileOp* def = find_tile_op(*op);
-      const TileOpKind kind = def ? def->kind() : TileOpKind::kElementwise;
-      bool dst_second = kind == TileOpKind::kCopy || kind == TileOpKind::kReduce || kind == TileOpKind::kCumsum;
-      const auto* g = dynamic_cast<const GemmOp*>(def);
-      bool gemm = g && g->form() == GemmForm::kGemm;
-      for (size_t i = 0; i < op->args.size(); ++i) {
-        if (!op->args[i].is_region()) continue;
-        const BufferNode* b = op->args[i].region.buffer.get();
-        bool write = gemm ? i == 2 : dst_second ? i == 1 : i == 0;
-        if (kind == TileOpKind::kPrint) write = false;
-        (write ? e.writes : e.reads).insert(b);
-        if (gemm && i == 2) e.reads.insert(b);
-        if (kind == TileOpKind::kAtomic && i == 0) e.reads.insert(b);
+      if (const TileOp* def = find_tile_op(*op)) {
+        AccessRegions acc = def->effects(*op);
+        for (const BufferRegion& r : acc.reads) e.reads.insert(r.buffer.get());
+        for (const BufferRegion& r : acc.writes) e.writes.insert(r.buffer.get());
+      } else {
+        bool first = true;
+        for (const TileArg& a : op->args) {
+          if (!a.is_region()) continue;
+          (first ? e.writes : e.reads).insert(a.region.buffer.get());
+          first = false;
+        }
       }
     }
   });
