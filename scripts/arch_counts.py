@@ -4,8 +4,10 @@
 Prints, from the source text (heuristics; each says what it matches):
 
   op-name comparisons  `== "name"` / `!= "name"` (either side) against a registered tile-op name
-                       ("copy", "gemm", ..., any "tile.*"), and prefix tests for "tile.", outside the
-                       registry (ir/tile_op.cc); per layer
+                       ("copy", "gemm", ..., any "tile.*"), prefix tests (rfind / starts_with /
+                       compare) with a literal that begins a registered name ("tile.", "atomic_"),
+                       and registered names in brace lists outside src/op ({"copy", "gemm"}: a set
+                       looked up by name), outside the registry (ir/tile_op.cc); per layer
   floor-div rules      lines spelling the integer floor-division sign fix-up
                        (`a % b != 0 && (a < 0) != (b < 0)`, or the floor-mod `r += b` form) and files
                        defining their own floor-division helper, outside the one owner (ir/int_arith.h)
@@ -40,11 +42,26 @@ def sources():
                     yield rel, f.read()
 
 
+# How a registration spells the operator's name: the TileOpDef structs of before issue 14 item 1,
+# then the TileOp classes (a name in the constructor's TileOp(...) call, or the argument of
+# make_unique<Class>(...): ElementwiseOp's is the function after "tile.", AtomicOp's the combine
+# after "atomic_").
+NAME_PREFIX = {"ElementwiseOp": "tile.", "AtomicOp": "atomic_"}
+
+
 def op_names(files):
     names = set()
     for rel, text in files:
         if rel.startswith("op/"):
             names.update(re.findall(r'TileOpDef\{\s*"([A-Za-z0-9_.]+)"', text))
+            names.update(re.findall(r'\bTileOp\(\s*"([A-Za-z0-9_.]+)"', text))
+            for cls, name in re.findall(r'make_unique<(\w+)>\(\s*"([A-Za-z0-9_.]+)"', text):
+                names.add(NAME_PREFIX.get(cls, "") + name)
+            # for (const char* u : {"exp", "ln", ...}) register_tile_op(std::make_unique<ElementwiseOp>(u, ...
+            for var, body in re.findall(r'for \(const char\* (\w+) : \{([^}]*)\}\)', text):
+                m = re.search(r'make_unique<(\w+)>\(\s*(?:std::string\("tile\."\) \+ )?' + var + r'\b', text)
+                if m:
+                    names.update(NAME_PREFIX.get(m.group(1), "") + n for n in re.findall(r'"([A-Za-z0-9_.]+)"', body))
     return names
 
 
@@ -54,7 +71,9 @@ def main(argv):
     names = op_names(files)
     lit = r'"([A-Za-z0-9_.]+)"'
     cmp_re = re.compile(r'(?:==|!=)\s*' + lit + r'|' + lit + r'\s*(?:==|!=)')
-    prefix_re = re.compile(r'(?:rfind|starts_with|compare)\(\s*(?:0,\s*\d+,\s*)?"tile\."')
+    prefix_re = re.compile(r'(?:rfind|starts_with|compare)\(\s*(?:0,\s*\d+,\s*)?' + lit)
+    # a name in a list of names ({"copy", "gemm", ...}: a set or table looked up by name)
+    list_re = re.compile(r'[{,]\s*' + lit + r'(?=\s*[,}])(?!\s*,\s*\{)')
     floor_re = re.compile(r'%\s*\w+\s*!=\s*0\)?\s*&&\s*\(\(?\s*\w+\s*<\s*0\)?\s*!=\s*\(?\s*\w+\s*<\s*0'
                           r'|\w+\s*!=\s*0\s*&&\s*\(\(\w+\s*<\s*0\)\s*!=\s*\(\w+\s*<\s*0\)\)\)\s*\w+\s*\+=')
     floor_def_re = re.compile(r'\b(?:int64_t|i128|T)\s+(?:floor_?div\w*|floor_?mod\w*|fdiv|fmod_i\w*)\s*\(')
@@ -66,9 +85,12 @@ def main(argv):
         for no, line in enumerate(text.split("\n"), 1):
             where = f"src/{rel}:{no}: {line.strip()}"
             if rel not in REGISTRY_FILES:
+                line = line.split("//")[0]
                 hits = [a or b for a, b in cmp_re.findall(line)]
                 hits = [h for h in hits if h in names or h.startswith("tile.")]
-                hits += ["tile.*"] * len(prefix_re.findall(line))
+                hits += [p for p in prefix_re.findall(line) if any(n.startswith(p) for n in names)]
+                if rel.split("/")[0] not in ("op",):
+                    hits += [h for h in list_re.findall(line) if h in names or h.startswith("tile.")]
                 cmps += [(rel, where)] * len(hits)
             if rel not in FLOOR_OWNER:
                 if floor_re.search(line):

@@ -108,10 +108,10 @@ class AccessCollector : public IRVisitor {
   }
   void visit_tile_op(const TileOpNode* n) override {
     IRVisitor::visit_tile_op(n);  // loads inside region bounds and scalar arguments
-    const TileOpDef* def = find_tile_op(n->op);
+    const TileOp* def = find_tile_op(*n);
     AccessRegions acc;
-    if (def && def->access) {
-      acc = def->access(*n);
+    if (def) {
+      acc = def->effects(*n);
     } else {
       bool first = true;
       for (auto& a : n->args) {

@@ -34,10 +34,9 @@ BufferRegion region_union(const BufferRegion& a, const BufferRegion& b, Analyzer
 //   loops are relaxed over every variable defined inside `s`: loop variables over their ranges,
 //   kernel block/thread indices over [0, grid) / [0, threads), let variables over their values.
 //   Variables defined outside `s` stay symbolic.
-// - Tile ops report their regions through the op registry: find_tile_op(op)->access. An op with
-//   no registered `access` is treated as "region argument 0 is written, every other region
-//   argument is read" (the dst-first convention of docs/TILE_OPS.md); ops that also read their
-//   destination (gemm's C, reduce with clear=false, atomic_add) must register `access` to say so.
+// - Tile ops report their regions through the op registry: find_tile_op(op)->effects(op). An op
+//   that is not registered is treated as "region argument 0 is written, every other region
+//   argument is read" (the dst-first convention of docs/TILE_OPS.md).
 // - Vector indices (ramp) cover their lanes; a flat (single) index into a multi-dimensional buffer
 //   reports the whole buffer.
 // - Conditions are not used to narrow regions (`if (i < n) A[i]` reports A over all of i's range).

@@ -6,23 +6,24 @@
 
 namespace tl {
 
-static std::map<std::string, TileOpDef>& op_registry() {
-  static std::map<std::string, TileOpDef> r;
+static std::map<std::string, std::unique_ptr<TileOp>, std::less<>>& op_registry() {
+  static std::map<std::string, std::unique_ptr<TileOp>, std::less<>> r;
   return r;
 }
 
-void register_tile_op(TileOpDef def) {
-  std::string name = def.name;
-  op_registry()[name] = std::move(def);
+void register_tile_op(std::unique_ptr<TileOp> op) {
+  TL_ICHECK(op != nullptr);
+  std::string name = op->name();
+  op_registry()[name] = std::move(op);
 }
 
-const TileOpDef* find_tile_op(const std::string& name) {
+const TileOp* find_tile_op(const std::string& name) {
   auto it = op_registry().find(name);
-  return it == op_registry().end() ? nullptr : &it->second;
+  return it == op_registry().end() ? nullptr : it->second.get();
 }
 
-const TileOpDef& get_tile_op(const std::string& name) {
-  const TileOpDef* d = find_tile_op(name);
+const TileOp& get_tile_op(const std::string& name) {
+  const TileOp* d = find_tile_op(name);
   if (!d) throw_error<Error>("unknown tile op '", name, "'");
   return *d;
 }

@@ -1,13 +1,16 @@
-// Registry of tile operators: the IR's extension point for TileOpNode (kept in ir/ so that the
-// verifier and the access analysis below op/ can ask it). Each operator (src/op/<name>.cc) registers
-// a TileOpDef that knows how to check its arguments, which buffer regions it reads and writes (for
-// pipelining, sync insertion and memory planning on every target), and how to lower itself to plain
-// loops (the cpu target, and the fallback of other targets). Target-specific lowerings live with the
-// target. Argument conventions of every op are in docs/TILE_OPS.md.
+// The TileOp interface and the registry of tile operators: the IR's extension point for TileOpNode
+// (kept in ir/ so that the verifier, the access analysis and layout inference below op/ can ask it).
+// Each operator is one class (src/op/<op>.cc) deriving from TileOp: it verifies its arguments, reports
+// the buffer regions it reads and writes, its role in fragment layout inference, and lowers itself to
+// plain loops (the cpu target, and the fallback of other targets). Targets lower the ops they support
+// themselves through hooks keyed by TileOpKind (transform/lower_tile_ops.h). Operator names are
+// compared nowhere but here (the lookup); everything else asks kind() or the op's class.
+// Argument conventions of every op are in docs/TILE_OPS.md.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,25 +37,90 @@ struct LowerContext {
   bool guard_global_bounds = true;
 };
 
-struct TileOpDef {
-  std::string name;
-  // Throws SyntaxError/TypeError (prefixed with the op's source location) on malformed ops.
-  std::function<void(const TileOpNode&)> check;
-  std::function<AccessRegions(const TileOpNode&)> access;
-  // Lowers to loops over scalar loads/stores; null when the op has no loop form.
-  std::function<Stmt(const TileOpNode&, const LowerContext&)> lower_loops;
+// The operator families. The registry owns this enum: passes and targets ask an op's kind (or
+// dynamic_cast the TileOp to its class in op/ for family details such as a GEMM's spelling) instead of
+// comparing operator names; names appear only where an operator registers itself.
+enum class TileOpKind : uint8_t {
+  kCopy,             // copy
+  kFill,             // fill, tile.fill (FillOp::vector_spelling)
+  kGemm,             // gemm, gemm_v0, mma (GemmOp::form)
+  kReduce,           // reduce
+  kCumsum,           // cumsum
+  kAtomic,           // atomic_add / atomic_max / atomic_min (AtomicOp::combine)
+  kElementwise,      // tile.<fn> (ElementwiseOp::fn), Ascend-style vector ops
+  kPrint,            // print, dump_tensor (PrintOp::dumps_tensor)
+  kAnnotateLayout,   // annotate_layout
+  kAnnotateAddress,  // annotate_address
+  kFinalizeReducer,  // finalize_reducer
+  kDistributed,      // dist.copy / dist.barrier / dist.signal / dist.wait
 };
 
-void register_tile_op(TileOpDef def);
+// How an op relates the fragment layouts of its region arguments (layout inference, layout/).
+enum class FragmentRole : uint8_t {
+  kNone,     // says nothing about this argument's layout
+  kDefault,  // the op works element by element: when no other user decides, this argument may take
+             // the default fragment layout and the op's loop follows it
+};
+
+// One tile operator (src/op/<op>.cc defines its class and registers one instance per spelling).
+class TileOp {
+ public:
+  TileOp(std::string name, TileOpKind kind) : name_(std::move(name)), kind_(kind) {}
+  virtual ~TileOp() = default;
+  TileOp(const TileOp&) = delete;
+  TileOp& operator=(const TileOp&) = delete;
+
+  const std::string& name() const { return name_; }
+  TileOpKind kind() const { return kind_; }
+
+  // Throws SyntaxError/TypeError/ValueError (prefixed with op_error_prefix) on malformed ops.
+  virtual void verify(const TileOpNode& op) const = 0;
+  // The buffer regions the op reads and writes (pipelining, sync insertion, memory planning on
+  // every target). Called on verified ops.
+  virtual AccessRegions effects(const TileOpNode& op) const = 0;
+  // Layout inference: the role of region argument `arg` (see FragmentRole).
+  virtual FragmentRole fragment_role(const TileOpNode& op, size_t arg) const { return FragmentRole::kNone; }
+  // The target-neutral loop form (loops over scalar loads/stores): the cpu target and the fallback
+  // of the others. has_loop_form() is false for ops that exist only as a target's instruction.
+  virtual bool has_loop_form() const { return true; }
+  virtual Stmt lower_loops(const TileOpNode& op, const LowerContext& ctx) const = 0;
+
+ private:
+  std::string name_;
+  TileOpKind kind_;
+};
+
+// The registry: name -> operator. Registering a name twice replaces the earlier operator.
+void register_tile_op(std::unique_ptr<TileOp> op);
 // nullptr when unknown.
-const TileOpDef* find_tile_op(const std::string& name);
+const TileOp* find_tile_op(const std::string& name);
+inline const TileOp* find_tile_op(const TileOpNode& op) { return find_tile_op(op.op); }
 // Throws when unknown: "unknown tile op 'x'".
-const TileOpDef& get_tile_op(const std::string& name);
+const TileOp& get_tile_op(const std::string& name);
 std::vector<std::string> registered_tile_ops();
 
-// Static registration from an op's .cc file.
+// The op's kind; false when the op is not registered.
+inline bool tile_op_kind(const TileOpNode& op, TileOpKind* kind) {
+  const TileOp* t = find_tile_op(op.op);
+  if (t) *kind = t->kind();
+  return t != nullptr;
+}
+// True when `op` is a registered operator of kind `kind`.
+inline bool is_tile_op(const TileOpNode& op, TileOpKind kind) {
+  const TileOp* t = find_tile_op(op.op);
+  return t && t->kind() == kind;
+}
+// Annotations (annotate_layout / annotate_address) only inform the compiler: no code, no effects.
+inline bool is_annotation(TileOpKind k) { return k == TileOpKind::kAnnotateLayout || k == TileOpKind::kAnnotateAddress; }
+// The operator `op` as its class in op/ (nullptr when unknown or of another class).
+template <typename T>
+const T* tile_op_as(const TileOpNode& op) {
+  return dynamic_cast<const T*>(find_tile_op(op.op));
+}
+
+// Static registration from an op's .cc file: `TileOpRegistration reg(std::make_unique<CopyOp>("copy"));`
 struct TileOpRegistration {
-  explicit TileOpRegistration(TileOpDef def) { register_tile_op(std::move(def)); }
+  explicit TileOpRegistration(std::unique_ptr<TileOp> op) { register_tile_op(std::move(op)); }
 };
 
 // Prefixes an error message with the op's source location: "kernel.py:12:5: T.copy: ...".

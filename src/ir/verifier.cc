@@ -84,10 +84,10 @@ class Verifier : public ScopeWalker {
   static constexpr int kKernelMark = -1;
 
   void check_tile_op(const TileOpNode& op) {
-    const TileOpDef* def = find_tile_op(op.op);
-    if (!def || !def->check) return;
+    const TileOp* def = find_tile_op(op);
+    if (!def) return;
     try {
-      def->check(op);
+      def->verify(op);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {

@@ -53,7 +53,7 @@ class Collector : public IRVisitor {
     IRVisitor::visit_allocate(n);
   }
   void visit_tile_op(const TileOpNode* n) override {
-    if (n->op == "annotate_layout") {
+    if (is_tile_op(*n, TileOpKind::kAnnotateLayout)) {
       annotations.push_back(n);
       return;
     }
@@ -296,7 +296,7 @@ class Solver {
     }
     std::vector<const TileOpNode*> gemms;
     for (const Participant& p : c_.parts)
-      if (p.op && p.op->op == "gemm") gemms.push_back(p.op);
+      if (p.op && is_tile_op(*p.op, TileOpKind::kGemm)) gemms.push_back(p.op);
     // wgmma for all of the kernel's GEMMs, or for none (see infer_layouts).
     std::map<const TileOpNode*, GemmPlan> wplans;
     std::map<Buffer, Layout, BufferLess> wlayouts;
@@ -542,7 +542,9 @@ class Solver {
   }
 
   void propagate_op(const TileOpNode& op) {
-    if (op.op == "reduce") {
+    TileOpKind kind;
+    if (!tile_op_kind(op, &kind)) return;
+    if (kind == TileOpKind::kReduce) {
       if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region()) return;
       RegionInfo src = region_info(op.args[0].region), dst = region_info(op.args[1].region);
       if (!is_fragment(src.buffer) || !is_fragment(dst.buffer)) return;
@@ -583,7 +585,7 @@ class Solver {
                                     "that dimension");
       }
       set_fragment(dst.buffer, want, op_error_prefix(op) + "the result of the reduction");
-    } else if (op.op == "copy") {
+    } else if (kind == TileOpKind::kCopy) {
       if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region()) return;
       RegionInfo src = region_info(op.args[0].region), dst = region_info(op.args[1].region);
       if (!is_fragment(src.buffer) || !is_fragment(dst.buffer) || !src.full || !dst.full) return;
@@ -634,14 +636,14 @@ class Solver {
         return true;
       }
       const TileOpNode& op = *p.op;
-      if (op.op == "copy" || op.op.rfind("atomic_", 0) == 0 || op.op == "reduce" || op.op == "fill" ||
-          op.op.rfind("tile.", 0) == 0) {
+      if (const TileOp* def = find_tile_op(op)) {
         for (size_t i = 0; i < op.args.size(); ++i) {
           if (!op.args[i].is_region() || !is_fragment(op.args[i].region.buffer)) continue;
           const Buffer& b = op.args[i].region.buffer;
           if (map_.fragments.count(b)) continue;
-          if (op.op == "fill") continue;  // a fill says nothing about the layout; let others decide
-          if (op.op == "reduce" && i == 1) continue;  // the destination follows the source
+          // A fill says nothing about the layout (let others decide); a reduction's destination
+          // follows its source.
+          if (def->fragment_role(op, i) != FragmentRole::kDefault) continue;
           // Vector width from the widest element the op moves (16-byte accesses).
           int64_t bytes = b.dtype().element_bytes();
           for (const TileArg& a : op.args)

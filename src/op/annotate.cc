@@ -5,6 +5,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -42,11 +43,18 @@ void check_annotate_address(const TileOpNode& op) {
                                  std::to_string(v));
 }
 
-AccessRegions access_none(const TileOpNode&) { return {}; }
 Stmt lower_nothing(const TileOpNode&, const LowerContext&) { return make_nop(); }
 
-TileOpRegistration reg_layout(TileOpDef{"annotate_layout", check_annotate_layout, access_none, lower_nothing});
-TileOpRegistration reg_address(TileOpDef{"annotate_address", check_annotate_address, access_none, lower_nothing});
-
 }  // namespace
+
+void AnnotateLayoutOp::verify(const TileOpNode& op) const { check_annotate_layout(op); }
+Stmt AnnotateLayoutOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_nothing(op, ctx); }
+void AnnotateAddressOp::verify(const TileOpNode& op) const { check_annotate_address(op); }
+Stmt AnnotateAddressOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_nothing(op, ctx); }
+
+namespace {
+TileOpRegistration reg_layout(std::make_unique<AnnotateLayoutOp>());
+TileOpRegistration reg_address(std::make_unique<AnnotateAddressOp>());
+}  // namespace
+
 }  // namespace tl

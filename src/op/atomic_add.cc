@@ -5,6 +5,7 @@
 // outside a global tensor are dropped.
 #include "ir/error.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -42,9 +43,16 @@ Stmt lower_atomic(const TileOpNode& op, const LowerContext& ctx) {
   return nest.wrap(make_evaluate(call, op.span), ForKind::kParallel, global_bounds_guards(dst.buffer, idx, ctx, &nest));
 }
 
-TileOpRegistration reg_atomic_add(TileOpDef{"atomic_add", check_atomic, access_atomic, lower_atomic});
-TileOpRegistration reg_atomic_max(TileOpDef{"atomic_max", check_atomic, access_atomic, lower_atomic});
-TileOpRegistration reg_atomic_min(TileOpDef{"atomic_min", check_atomic, access_atomic, lower_atomic});
-
 }  // namespace
+
+void AtomicOp::verify(const TileOpNode& op) const { check_atomic(op); }
+AccessRegions AtomicOp::effects(const TileOpNode& op) const { return access_atomic(op); }
+Stmt AtomicOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_atomic(op, ctx); }
+
+namespace {
+TileOpRegistration reg_atomic_add(std::make_unique<AtomicOp>("add"));
+TileOpRegistration reg_atomic_max(std::make_unique<AtomicOp>("max"));
+TileOpRegistration reg_atomic_min(std::make_unique<AtomicOp>("min"));
+}  // namespace
+
 }  // namespace tl

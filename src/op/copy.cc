@@ -4,6 +4,7 @@
 // With transpose=True (TileLang-Ascend's L1 -> L0B form) both tiles are 2-D and dst[i, j] = src[j, i].
 #include "ir/error.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -49,7 +50,14 @@ Stmt lower_copy(const TileOpNode& op, const LowerContext& ctx) {
   return nest.wrap(store, ForKind::kParallel, global_bounds_guards(dst.buffer, dst_idx, ctx, &nest));
 }
 
-TileOpRegistration reg_copy(TileOpDef{"copy", check_copy, access_copy, lower_copy});
-
 }  // namespace
+
+void CopyOp::verify(const TileOpNode& op) const { check_copy(op); }
+AccessRegions CopyOp::effects(const TileOpNode& op) const { return access_copy(op); }
+Stmt CopyOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_copy(op, ctx); }
+
+namespace {
+TileOpRegistration reg_copy(std::make_unique<CopyOp>());
+}  // namespace
+
 }  // namespace tl

@@ -6,6 +6,7 @@
 // contiguous (the running sum is then held in dst's own dtype).
 #include "ir/error.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -108,7 +109,14 @@ Stmt lower_cumsum(const TileOpNode& op, const LowerContext&) {
   return make_seq({init, nest_at(rest, s, n, step)});
 }
 
-TileOpRegistration reg_cumsum(TileOpDef{"cumsum", check_cumsum, access_cumsum, lower_cumsum});
-
 }  // namespace
+
+void CumsumOp::verify(const TileOpNode& op) const { check_cumsum(op); }
+AccessRegions CumsumOp::effects(const TileOpNode& op) const { return access_cumsum(op); }
+Stmt CumsumOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_cumsum(op, ctx); }
+
+namespace {
+TileOpRegistration reg_cumsum(std::make_unique<CumsumOp>());
+}  // namespace
+
 }  // namespace tl

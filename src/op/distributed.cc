@@ -12,6 +12,7 @@
 
 #include "ir/error.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -214,10 +215,40 @@ Stmt lower_dist_wait(const TileOpNode& op, const LowerContext& ctx) {
                        op.span);
 }
 
-TileOpRegistration reg_copy(TileOpDef{"dist.copy", check_dist_copy, access_dist_copy, lower_dist_copy});
-TileOpRegistration reg_barrier(TileOpDef{"dist.barrier", check_dist_barrier, access_none, lower_dist_barrier});
-TileOpRegistration reg_signal(TileOpDef{"dist.signal", check_dist_signal, access_flag_write, lower_dist_signal});
-TileOpRegistration reg_wait(TileOpDef{"dist.wait", check_dist_wait, access_flag_read, lower_dist_wait});
-
 }  // namespace
+
+void DistributedOp::verify(const TileOpNode& op) const {
+  switch (form_) {
+    case DistForm::kCopy: return check_dist_copy(op);
+    case DistForm::kBarrier: return check_dist_barrier(op);
+    case DistForm::kSignal: return check_dist_signal(op);
+    case DistForm::kWait: return check_dist_wait(op);
+  }
+}
+AccessRegions DistributedOp::effects(const TileOpNode& op) const {
+  switch (form_) {
+    case DistForm::kCopy: return access_dist_copy(op);
+    case DistForm::kBarrier: return access_none(op);
+    case DistForm::kSignal: return access_flag_write(op);
+    case DistForm::kWait: return access_flag_read(op);
+  }
+  return {};
+}
+Stmt DistributedOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const {
+  switch (form_) {
+    case DistForm::kCopy: return lower_dist_copy(op, ctx);
+    case DistForm::kBarrier: return lower_dist_barrier(op, ctx);
+    case DistForm::kSignal: return lower_dist_signal(op, ctx);
+    case DistForm::kWait: return lower_dist_wait(op, ctx);
+  }
+  return Stmt();
+}
+
+namespace {
+TileOpRegistration reg_copy(std::make_unique<DistributedOp>("dist.copy", DistForm::kCopy));
+TileOpRegistration reg_barrier(std::make_unique<DistributedOp>("dist.barrier", DistForm::kBarrier));
+TileOpRegistration reg_signal(std::make_unique<DistributedOp>("dist.signal", DistForm::kSignal));
+TileOpRegistration reg_wait(std::make_unique<DistributedOp>("dist.wait", DistForm::kWait));
+}  // namespace
+
 }  // namespace tl

@@ -3,6 +3,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -27,8 +28,15 @@ Stmt lower_fill(const TileOpNode& op, const LowerContext& ctx) {
   return nest.wrap(store, ForKind::kParallel, global_bounds_guards(dst.buffer, idx, ctx, &nest));
 }
 
-TileOpRegistration reg_fill(TileOpDef{"fill", check_fill, access_fill, lower_fill});
-TileOpRegistration reg_tile_fill(TileOpDef{"tile.fill", check_fill, access_fill, lower_fill});
-
 }  // namespace
+
+void FillOp::verify(const TileOpNode& op) const { check_fill(op); }
+AccessRegions FillOp::effects(const TileOpNode& op) const { return access_fill(op); }
+Stmt FillOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_fill(op, ctx); }
+
+namespace {
+TileOpRegistration reg_fill(std::make_unique<FillOp>("fill", false));
+TileOpRegistration reg_tile_fill(std::make_unique<FillOp>("tile.fill", true));
+}  // namespace
+
 }  // namespace tl

@@ -6,6 +6,7 @@
 // its T.Parallel iterations one after the other into a single copy.
 #include "ir/error.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -27,8 +28,14 @@ AccessRegions access_finalize_reducer(const TileOpNode& op) {
 
 Stmt lower_finalize_reducer(const TileOpNode&, const LowerContext&) { return make_nop(); }
 
-TileOpRegistration reg_finalize_reducer(TileOpDef{"finalize_reducer", check_finalize_reducer, access_finalize_reducer,
-                                                  lower_finalize_reducer});
-
 }  // namespace
+
+void FinalizeReducerOp::verify(const TileOpNode& op) const { check_finalize_reducer(op); }
+AccessRegions FinalizeReducerOp::effects(const TileOpNode& op) const { return access_finalize_reducer(op); }
+Stmt FinalizeReducerOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_finalize_reducer(op, ctx); }
+
+namespace {
+TileOpRegistration reg_finalize_reducer(std::make_unique<FinalizeReducerOp>());
+}  // namespace
+
 }  // namespace tl

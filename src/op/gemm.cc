@@ -8,6 +8,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 
@@ -62,7 +63,9 @@ std::vector<Expr> GemmOperands::b_index(const Expr& k, const Expr& n) const {
 std::vector<Expr> GemmOperands::c_index(const Expr& m, const Expr& n) const { return matrix_index(C, m, n); }
 
 GemmOperands analyze_gemm(const TileOpNode& op) {
-  check_num_args(op, 3, 3, op.op == "mma" ? "T.mma(A, B, C)" : "T.gemm(A, B, C)");
+  const GemmOp* def = tile_op_as<GemmOp>(op);
+  TL_ICHECK(def != nullptr, "analyze_gemm on a tile op that is not a GEMM");
+  check_num_args(op, 3, 3, def->form() == GemmForm::kMma ? "T.mma(A, B, C)" : "T.gemm(A, B, C)");
   GemmOperands g;
   g.A = region_arg(op, 0, "A");
   g.B = region_arg(op, 1, "B");
@@ -72,11 +75,11 @@ GemmOperands analyze_gemm(const TileOpNode& op) {
   check_matrix_region(op, g.C, "C");
   g.trans_A = attr_bool(op.attrs, "transpose_A", false);
   g.trans_B = attr_bool(op.attrs, "transpose_B", false);
-  if (op.op == "gemm") {
+  if (def->form() == GemmForm::kGemm) {
     checked_str_attr(op, "policy", {"Square", "FullRow", "FullCol"}, "Square");
     if (attr_int(op.attrs, "k_pack", 1) < 1) throw_op_error_value(op, "k_pack must be a positive integer");
   }
-  const char* clear_key = op.op == "gemm" ? "clear_accum" : "init";
+  const char* clear_key = def->clear_attr();
   auto it = op.attrs.find(clear_key);
   Expr clear = (it == op.attrs.end() || it->second.is_none()) ? make_bool(false) : it->second.as_expr();
   if (clear.dtype().is_float() || clear.dtype().is_handle())
@@ -149,14 +152,14 @@ namespace {
 
 void check_gemm(const TileOpNode& op) { analyze_gemm(op); }
 
-AccessRegions access_gemm(const TileOpNode& op) {
+AccessRegions access_gemm(const TileOpNode& op, const char* clear_key) {
   AccessRegions a;
   a.reads.push_back(op.args[0].region);
   a.reads.push_back(op.args[1].region);
   // C is read unless it is always overwritten.
-  const char* clear_key = op.op == "gemm" ? "clear_accum" : "init";
   auto it = op.attrs.find(clear_key);
-  bool always_clear = it != op.attrs.end() && !it->second.is_none() && is_const_value(it->second.as_expr(), 1);
+  int64_t v = 0;
+  bool always_clear = it != op.attrs.end() && !it->second.is_none() && is_const_int(it->second.as_expr(), &v) && v != 0;
   if (!always_clear) a.reads.push_back(op.args[2].region);
   a.writes.push_back(op.args[2].region);
   return a;
@@ -164,9 +167,16 @@ AccessRegions access_gemm(const TileOpNode& op) {
 
 Stmt lower_gemm(const TileOpNode& op, const LowerContext&) { return lower_gemm_loops(analyze_gemm(op), op.span); }
 
-TileOpRegistration reg_gemm(TileOpDef{"gemm", check_gemm, access_gemm, lower_gemm});
-TileOpRegistration reg_gemm_v0(TileOpDef{"gemm_v0", check_gemm, access_gemm, lower_gemm});
-TileOpRegistration reg_mma(TileOpDef{"mma", check_gemm, access_gemm, lower_gemm});
-
 }  // namespace
+
+void GemmOp::verify(const TileOpNode& op) const { check_gemm(op); }
+AccessRegions GemmOp::effects(const TileOpNode& op) const { return access_gemm(op, clear_attr()); }
+Stmt GemmOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_gemm(op, ctx); }
+
+namespace {
+TileOpRegistration reg_gemm(std::make_unique<GemmOp>("gemm", GemmForm::kGemm));
+TileOpRegistration reg_gemm_v0(std::make_unique<GemmOp>("gemm_v0", GemmForm::kGemmV0));
+TileOpRegistration reg_mma(std::make_unique<GemmOp>("mma", GemmForm::kMma));
+}  // namespace
+
 }  // namespace tl

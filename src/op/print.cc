@@ -7,6 +7,7 @@
 #include "ir/error.h"
 #include "ir/printf_format.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -85,8 +86,17 @@ Stmt lower_dump_tensor(const TileOpNode& op, const LowerContext&) {
   return make_for(f, make_int(0, DataType::Int64()), count, ForKind::kSerial, body);
 }
 
-TileOpRegistration reg_print(TileOpDef{"print", check_print, access_print, lower_print});
-TileOpRegistration reg_dump(TileOpDef{"dump_tensor", check_dump_tensor, access_print, lower_dump_tensor});
-
 }  // namespace
+
+void PrintOp::verify(const TileOpNode& op) const { dumps_tensor_ ? check_dump_tensor(op) : check_print(op); }
+AccessRegions PrintOp::effects(const TileOpNode& op) const { return access_print(op); }
+Stmt PrintOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const {
+  return dumps_tensor_ ? lower_dump_tensor(op, ctx) : lower_print(op, ctx);
+}
+
+namespace {
+TileOpRegistration reg_print(std::make_unique<PrintOp>("print", false));
+TileOpRegistration reg_dump(std::make_unique<PrintOp>("dump_tensor", true));
+}  // namespace
+
 }  // namespace tl

@@ -10,6 +10,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -153,7 +154,14 @@ Stmt lower_reduce(const TileOpNode& op, const LowerContext&) {
   return make_seq(std::move(seq));
 }
 
-TileOpRegistration reg_reduce(TileOpDef{"reduce", check_reduce, access_reduce, lower_reduce});
-
 }  // namespace
+
+void ReduceOp::verify(const TileOpNode& op) const { check_reduce(op); }
+AccessRegions ReduceOp::effects(const TileOpNode& op) const { return access_reduce(op); }
+Stmt ReduceOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_reduce(op, ctx); }
+
+namespace {
+TileOpRegistration reg_reduce(std::make_unique<ReduceOp>());
+}  // namespace
+
 }  // namespace tl

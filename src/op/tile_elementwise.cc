@@ -20,6 +20,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 namespace {
@@ -341,24 +342,42 @@ void check_dst_first(const TileOpNode& op) {
 
 AccessRegions access_dst_first(const TileOpNode& op) { return dst_first_access(op); }
 
+// tile.reduce_sum / _max / _min(dst, src): with clear=False the result is combined with dst's old value.
+AccessRegions access_vector_reduce(const TileOpNode& op) {
+  AccessRegions a = dst_first_access(op);
+  if (!attr_bool(op.attrs, "clear", true)) a.reads.push_back(op.args[0].region);
+  return a;
+}
+
 struct Registrations {
   Registrations() {
     for (const char* u : {"exp", "ln", "log", "abs", "reciprocal", "sqrt", "rsqrt", "relu", "sigmoid", "silu", "sin",
                           "cos", "neg", "exp2", "tanh"})
-      register_tile_op(TileOpDef{std::string("tile.") + u, check_unary, access_dst_first, lower_unary});
+      register_tile_op(std::make_unique<ElementwiseOp>(u, ElementwiseArity::kUnary, check_unary, access_dst_first, lower_unary));
     for (const char* b : {"add", "sub", "mul", "div", "max", "min", "pow"})
-      register_tile_op(TileOpDef{std::string("tile.") + b, check_binary, access_dst_first, lower_binary});
-    register_tile_op(TileOpDef{"tile.axpy", check_axpy, access_axpy, lower_axpy});
-    register_tile_op(TileOpDef{"tile.cast", check_cast, access_dst_first, lower_cast});
-    register_tile_op(TileOpDef{"tile.compare", check_compare, access_dst_first, lower_compare});
-    register_tile_op(TileOpDef{"tile.select", check_select, access_dst_first, lower_select});
-    register_tile_op(TileOpDef{"tile.transpose", check_transpose, access_dst_first, lower_transpose});
-    register_tile_op(TileOpDef{"tile.broadcast", check_broadcast, access_dst_first, lower_broadcast});
-    for (const char* o : {"sort", "topk", "reduce_sum", "reduce_max", "reduce_min"})
-      register_tile_op(TileOpDef{std::string("tile.") + o, check_dst_first, access_dst_first, nullptr});
+      register_tile_op(std::make_unique<ElementwiseOp>(b, ElementwiseArity::kBinary, check_binary, access_dst_first, lower_binary));
+    register_tile_op(std::make_unique<ElementwiseOp>("axpy", ElementwiseArity::kOther, check_axpy, access_axpy, lower_axpy));
+    register_tile_op(std::make_unique<ElementwiseOp>("cast", ElementwiseArity::kOther, check_cast, access_dst_first, lower_cast));
+    register_tile_op(std::make_unique<ElementwiseOp>("compare", ElementwiseArity::kOther, check_compare, access_dst_first, lower_compare));
+    register_tile_op(std::make_unique<ElementwiseOp>("select", ElementwiseArity::kOther, check_select, access_dst_first, lower_select));
+    register_tile_op(std::make_unique<ElementwiseOp>("transpose", ElementwiseArity::kOther, check_transpose, access_dst_first, lower_transpose));
+    register_tile_op(std::make_unique<ElementwiseOp>("broadcast", ElementwiseArity::kOther, check_broadcast, access_dst_first, lower_broadcast));
+    for (const char* o : {"sort", "topk"})
+      register_tile_op(std::make_unique<ElementwiseOp>(o, ElementwiseArity::kOther, check_dst_first, access_dst_first, nullptr));
+    for (const char* o : {"reduce_sum", "reduce_max", "reduce_min"})
+      register_tile_op(std::make_unique<ElementwiseOp>(o, ElementwiseArity::kOther, check_dst_first, access_vector_reduce,
+                                                       nullptr));
   }
 };
 Registrations registrations;
 
 }  // namespace
+
+Stmt ElementwiseOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const {
+  if (!lower_)
+    throw_error<NotImplemented>(op_error_prefix(op), "not implemented: T.", name(), " on target ", ctx.target.kind_name(),
+                                " (this op has no loop form; it exists only as an Ascend vector instruction)");
+  return lower_(op, ctx);
+}
+
 }  // namespace tl

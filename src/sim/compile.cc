@@ -7,6 +7,7 @@
 #include "ir/functor.h"
 #include "ir/printf_format.h"
 #include "ir/tile_op.h"
+#include "op/tile_ops.h"
 #include "sim/program.h"
 
 namespace tl::sim {
@@ -57,7 +58,7 @@ class ProgramCompiler {
     // Planned / pinned addresses (annotate_address) apply wherever the buffer is used.
     post_order_visit(f.body(), [&](const Stmt& st) {
       auto* op = st.as<TileOpNode>();
-      if (!op || op->op != "annotate_address") return;
+      if (!op || !is_tile_op(*op, TileOpKind::kAnnotateAddress)) return;
       if (op->args.size() < 2 || !op->args[0].is_region() || !op->args[1].is_expr())
         throw_error<SyntaxError>(op_error_prefix(*op), "expects (buffer, byte_offset)");
       addresses_[op->args[0].region.buffer.get()] = get_const_int(op->args[1].expr, "T.annotate_address offset");
@@ -560,6 +561,10 @@ class ProgramCompiler {
     if (cls.core_neutral && scope_ < 0 && kind_ == CoreKind::kAIV && cls.cls == InstrClass::kDebug) return;
     InstrTemplate t;
     t.node = op;
+    const TileOp& def = get_tile_op(op->op);  // classify_tile_op accepted it: registered
+    t.kind = def.kind();
+    if (const auto* e = dynamic_cast<const ElementwiseOp*>(&def)) t.fn = e->fn();
+    if (const auto* p = dynamic_cast<const PrintOp*>(&def)) t.dumps_tensor = p->dumps_tensor();
     t.cls = cls;
     t.span = s.span();
     t.text = describe_tile_op(*op);
@@ -590,7 +595,7 @@ class ProgramCompiler {
     it = op->attrs.find("pad_value");
     if (it != op->attrs.end() && !it->second.is_none()) t.pad_value = expr(it->second.as_expr());
     t.mode = attr_str(op->attrs, "mode", "");
-    if (op->op == "reduce") t.mode = attr_str(op->attrs, "type", "sum");
+    if (t.kind == TileOpKind::kReduce) t.mode = attr_str(op->attrs, "type", "sum");
     t.dim = attr_int(op->attrs, "dim", -1);
     t.clear = attr_bool(op->attrs, "clear", true);
     t.reverse = attr_bool(op->attrs, "reverse", false);

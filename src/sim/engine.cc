@@ -363,12 +363,12 @@ void Engine::run_fe(Core& c, double now) {
           check_accesses(c, Pipe::kS, in, sp.vc, epoch);
           sp.vc.c[clock_index(c.core_in_block, Pipe::kS)] = epoch;
           std::ostringstream os;
-          os << "[" << core_name(c) << "] " << attr_str(t.node->attrs, "msg", t.node->op == "dump_tensor" ? "dump" : "")
+          os << "[" << core_name(c) << "] " << attr_str(t.node->attrs, "msg", t.dumps_tensor ? "dump" : "")
              << " " << in.ops[0].buf->name << " =";
           int64_t n = in.ops[0].elements();
           std::vector<int64_t> offs;
           int64_t eb = in.ops[0].dt.element_bytes();
-          int64_t limit = t.node->op == "dump_tensor" ? attr_int(t.node->attrs, "size", n) : n;
+          int64_t limit = t.dumps_tensor ? attr_int(t.node->attrs, "size", n) : n;
           int64_t printed = 0;
           int64_t ext[4] = {1, 1, 1, 1}, st[4] = {0, 0, 0, 0};
           for (int d = 0; d < in.ops[0].nd; ++d) {

@@ -358,28 +358,30 @@ void Engine::resolve_operand(Core& c, const OperandTemplate& ot, Operand* o, con
 
 // Which operands an instruction reads and writes (region index in argument order).
 void operand_roles(const InstrTemplate& t, int i, bool* r, bool* w) {
-  const std::string& n = t.node->op;
+  const TileOpKind k = t.kind;
   *r = *w = false;
   if (t.cls.cls == InstrClass::kDebug) { *r = true; return; }
-  if (n == "copy" || n == "cumsum" || n == "reduce") {
+  if (k == TileOpKind::kCopy || k == TileOpKind::kCumsum || k == TileOpKind::kReduce) {
     *r = i == 0;
     *w = i == 1;
-    if (n == "reduce" && i == 1 && !t.clear) *r = true;
-    if (n == "cumsum" && t.regions.size() == 1) *r = *w = true;
+    if (k == TileOpKind::kReduce && i == 1 && !t.clear) *r = true;
+    if (k == TileOpKind::kCumsum && t.regions.size() == 1) *r = *w = true;
     return;
   }
-  if (n == "mma") {
+  // The GEMMs that reach the simulator are mma (gemm / gemm_v0 are expanded into it); the atomics
+  // are atomic_add (classify_tile_op refuses the others).
+  if (k == TileOpKind::kGemm) {
     *r = true;
     *w = i == 2;
     return;
   }
-  if (n == "atomic_add" || n == "tile.axpy") {
+  if (k == TileOpKind::kAtomic || t.fn == "axpy") {
     *r = true;
     *w = i == 0;
     return;
   }
   *w = i == 0;
-  *r = i != 0 || (n.rfind("tile.reduce_", 0) == 0 && !t.clear);
+  *r = i != 0 || (t.fn.rfind("reduce_", 0) == 0 && !t.clear);
 }
 
 Instr Engine::make_instr(Core& c, const BInstr& b) {

@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "ir/tile_op.h"
+#include "op/tile_ops.h"
 
 namespace tl::sim {
 
@@ -74,19 +75,36 @@ static const std::set<std::string>& binary_ops() {
   return s;
 }
 
-static bool is_vector_op(const std::string& name) {
-  if (name == "fill" || name == "reduce" || name == "cumsum") return true;
-  if (name.rfind("tile.", 0) != 0) return false;
-  std::string n = name.substr(5);
-  return unary_ops().count(n) || binary_ops().count(n) || n == "axpy" || n == "cast" || n == "compare" ||
-         n == "select" || n == "fill" || n == "transpose" || n == "reduce_sum" || n == "reduce_max" ||
-         n == "reduce_min" || n == "broadcast";
+// The tile.<fn> operators that are one vector instruction.
+static bool is_vector_fn(const std::string& fn) {
+  static const std::set<std::string> other = {"axpy",       "cast",       "compare",    "select",   "transpose",
+                                              "reduce_sum", "reduce_max", "reduce_min", "broadcast"};
+  return unary_ops().count(fn) || binary_ops().count(fn) || other.count(fn);
+}
+
+static bool is_vector_op(const TileOpNode& op) {
+  const TileOp* def = find_tile_op(op);
+  if (!def) return false;
+  switch (def->kind()) {
+    case TileOpKind::kFill:
+    case TileOpKind::kReduce:
+    case TileOpKind::kCumsum: return true;
+    case TileOpKind::kElementwise: {
+      const auto* e = dynamic_cast<const ElementwiseOp*>(def);
+      return e && is_vector_fn(e->fn());
+    }
+    default: return false;
+  }
 }
 
 std::string vector_op_name(const TileOpNode& op) {
-  if (op.op == "reduce") return "reduce_" + attr_str(op.attrs, "type", "sum");
-  if (op.op == "fill" || op.op == "cumsum") return op.op;
-  std::string n = op.op.rfind("tile.", 0) == 0 ? op.op.substr(5) : op.op;
+  const TileOp* def = find_tile_op(op);
+  const TileOpKind kind = def ? def->kind() : TileOpKind::kElementwise;
+  if (kind == TileOpKind::kReduce) return "reduce_" + attr_str(op.attrs, "type", "sum");
+  if (kind == TileOpKind::kFill) return "fill";
+  if (kind == TileOpKind::kCumsum) return "cumsum";
+  const auto* e = dynamic_cast<const ElementwiseOp*>(def);
+  std::string n = e ? e->fn() : op.op;
   // A scalar second operand selects the cheaper tensor-scalar instruction (vadds, vmuls, ...).
   if (binary_ops().count(n) && op.args.size() >= 3 && op.args[2].is_expr()) return n + "s";
   if (n == "log") return "ln";
@@ -96,6 +114,9 @@ std::string vector_op_name(const TileOpNode& op) {
 OpClass classify_tile_op(const TileOpNode& op) {
   OpClass c;
   const std::string& name = op.op;
+  const TileOp* def = find_tile_op(op);
+  if (!def) throw_error<NotImplemented>(op_error_prefix(op), "not implemented: tile op '", name, "' on target ascend");
+  const TileOpKind kind = def->kind();
   auto regions_on = [&](Mem want, const char* what) {
     for (auto& a : op.args)
       if (a.is_region() && region_mem(op, a.region) != want)
@@ -103,12 +124,12 @@ OpClass classify_tile_op(const TileOpNode& op) {
                                  a.region.buffer.name(), "' is in ", mem_name(region_mem(op, a.region)),
                                  want == Mem::kUB ? "; copy it into a T.alloc_ub buffer first" : "");
   };
-  if (name == "annotate_layout" || name == "annotate_address") {
+  if (is_annotation(kind)) {
     c.cls = InstrClass::kMeta;
     c.core_neutral = true;
     return c;
   }
-  if (name == "print" || name == "dump_tensor") {
+  if (kind == TileOpKind::kPrint) {
     c.cls = InstrClass::kDebug;
     c.core_neutral = true;
     c.pipe = Pipe::kS;
@@ -121,7 +142,7 @@ OpClass classify_tile_op(const TileOpNode& op) {
     }
     return c;
   }
-  if (name == "copy") {
+  if (kind == TileOpKind::kCopy) {
     if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region())
       throw_error<SyntaxError>(op_error_prefix(op), "expects a source and a destination region");
     Mem s = region_mem(op, op.args[0].region), d = region_mem(op, op.args[1].region);
@@ -137,7 +158,7 @@ OpClass classify_tile_op(const TileOpNode& op) {
     c.core = (s == Mem::kUB || d == Mem::kUB) ? CoreKind::kAIV : CoreKind::kAIC;
     return c;
   }
-  if (name == "mma") {
+  if (is_gemm_form(op, GemmForm::kMma)) {
     static const Mem want[3] = {Mem::kL0A, Mem::kL0B, Mem::kL0C};
     static const char* pos[3] = {"A", "B", "C"};
     if (op.args.size() != 3) throw_error<SyntaxError>(op_error_prefix(op), "expects (A_L0A, B_L0B, C_L0C)");
@@ -153,7 +174,7 @@ OpClass classify_tile_op(const TileOpNode& op) {
     c.core = CoreKind::kAIC;
     return c;
   }
-  if (name == "atomic_add") {
+  if (const auto* at = dynamic_cast<const AtomicOp*>(def); at && at->combine() == "add") {
     if (op.args.size() != 2 || !op.args[0].is_region())
       throw_error<SyntaxError>(op_error_prefix(op), "expects (dst, src)");
     if (!op.args[1].is_region())
@@ -169,7 +190,7 @@ OpClass classify_tile_op(const TileOpNode& op) {
     c.core = s == Mem::kUB ? CoreKind::kAIV : CoreKind::kAIC;
     return c;
   }
-  if (name == "fill" || name == "tile.fill") {
+  if (kind == TileOpKind::kFill) {
     if (op.args.empty() || !op.args[0].is_region()) throw_error<SyntaxError>(op_error_prefix(op), "expects a buffer");
     Mem m = region_mem(op, op.args[0].region);
     switch (m) {
@@ -183,71 +204,33 @@ OpClass classify_tile_op(const TileOpNode& op) {
                                  "') directly: fill a UB tile and copy it out");
     }
   }
-  if (is_vector_op(name)) {
+  if (is_vector_op(op)) {
     regions_on(Mem::kUB, ("T." + name).c_str());
     c.cls = InstrClass::kVector;
     c.pipe = Pipe::kV;
     c.core = CoreKind::kAIV;
     return c;
   }
-  if (name == "gemm_v0" || name == "gemm")
+  if (kind == TileOpKind::kGemm)  // gemm / gemm_v0: ascend_expand_gemm expands them
     throw_error<Error>(op_error_prefix(op), "internal error: T.", name, " reached the simulator unexpanded");
   throw_error<NotImplemented>(op_error_prefix(op), "not implemented: tile op '", name, "' on target ascend");
 }
 
 OpAccess tile_op_access(const TileOpNode& op) {
   OpAccess a;
-  auto reg = [&](size_t i) -> const BufferRegion* {
-    return i < op.args.size() && op.args[i].is_region() ? &op.args[i].region : nullptr;
-  };
-  const std::string& n = op.op;
-  if (n == "annotate_layout" || n == "annotate_address") return a;
-  if (n == "print" || n == "dump_tensor") {
-    if (auto r = reg(0)) a.reads.push_back(*r);
+  if (const TileOp* def = find_tile_op(op)) {
+    AccessRegions e = def->effects(op);
+    a.reads = std::move(e.reads);
+    a.writes = std::move(e.writes);
     return a;
   }
-  if (n == "copy" || n == "cumsum") {
-    if (auto r = reg(0)) a.reads.push_back(*r);
-    if (auto r = reg(1)) a.writes.push_back(*r);
-    return a;
+  // Unknown op: destination first, sources after.
+  bool first = true;
+  for (const TileArg& arg : op.args) {
+    if (!arg.is_region()) continue;
+    (first ? a.writes : a.reads).push_back(arg.region);
+    first = false;
   }
-  if (n == "reduce") {
-    if (auto r = reg(0)) a.reads.push_back(*r);
-    if (auto r = reg(1)) {
-      a.writes.push_back(*r);
-      if (!attr_bool(op.attrs, "clear", true)) a.reads.push_back(*r);
-    }
-    return a;
-  }
-  if (n == "mma") {
-    if (auto r = reg(0)) a.reads.push_back(*r);
-    if (auto r = reg(1)) a.reads.push_back(*r);
-    if (auto r = reg(2)) {
-      auto it = op.attrs.find("init");
-      bool always_init = it != op.attrs.end() && it->second.kind() != Attr::kExpr ? it->second.as_bool() : false;
-      if (it != op.attrs.end() && it->second.kind() == Attr::kExpr) {
-        int64_t v;
-        always_init = is_const_int(it->second.as_expr(), &v) && v != 0;
-      }
-      if (!always_init) a.reads.push_back(*r);
-      a.writes.push_back(*r);
-    }
-    return a;
-  }
-  if (n == "atomic_add" || n == "tile.axpy") {
-    if (auto r = reg(0)) {
-      a.reads.push_back(*r);
-      a.writes.push_back(*r);
-    }
-    for (size_t i = 1; i < op.args.size(); ++i)
-      if (auto r = reg(i)) a.reads.push_back(*r);
-    return a;
-  }
-  // Everything else: destination first, sources after.
-  if (auto r = reg(0)) a.writes.push_back(*r);
-  for (size_t i = 1; i < op.args.size(); ++i)
-    if (auto r = reg(i)) a.reads.push_back(*r);
-  if (n.rfind("tile.reduce_", 0) == 0 && !attr_bool(op.attrs, "clear", true) && reg(0)) a.reads.push_back(*reg(0));
   return a;
 }
 

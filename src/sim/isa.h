@@ -50,7 +50,8 @@ OpClass classify_tile_op(const TileOpNode& op);
 // not an Ascend memory (e.g. a fragment that scope inference did not resolve).
 Mem region_mem(const TileOpNode& op, const BufferRegion& r);
 
-// Regions a lowered tile op reads and writes (for sync insertion and memory liveness).
+// Regions a lowered tile op reads and writes (for sync insertion and memory liveness): the
+// operator's TileOp::effects (one effect model for every target), dst-first for an unknown op.
 struct OpAccess {
   std::vector<BufferRegion> reads, writes;
 };

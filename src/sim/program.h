@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/stmt.h"
+#include "ir/tile_op.h"
 #include "sim/isa.h"
 #include "sim/machine_model.h"
 
@@ -69,6 +70,10 @@ struct OperandTemplate {
 // A tile op as the scalar unit issues it.
 struct InstrTemplate {
   const TileOpNode* node = nullptr;  // kept alive by Program::func
+  // The operator, resolved from the registry at compile time (ir/tile_op.h, op/tile_ops.h).
+  TileOpKind kind = TileOpKind::kElementwise;
+  std::string fn;             // tile.<fn> ops: ElementwiseOp::fn(); empty for the others
+  bool dumps_tensor = false;  // T.dump_tensor (PrintOp::dumps_tensor) rather than T.print
   OpClass cls;
   std::string name;   // vector cost key, or "copy", "mma", ...
   std::string text;   // "T.copy(A, A_L1)" for traces and errors

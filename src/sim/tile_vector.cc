@@ -228,8 +228,7 @@ void reduce(const Operand& dst, const Operand& src, const std::string& type, int
 
 void exec_vector(const InstrTemplate& t, const Operand* ops, int nops, bool has_scalar, double scalar,
                  const std::string& where) {
-  const std::string& op = t.node->op;
-  std::string n = op.rfind("tile.", 0) == 0 ? op.substr(5) : op;
+  const std::string& n = t.fn.empty() ? t.node->op : t.fn;
   if (nops < 1) throw_error<Error>(where, "expects a destination buffer");
   const Operand& dst = ops[0];
   Elems d;
@@ -240,11 +239,11 @@ void exec_vector(const InstrTemplate& t, const Operand* ops, int nops, bool has_
     if (has_scalar) return std::vector<double>(count, scalar);
     throw_error<Error>(where, "missing operand");
   };
-  if (n == "fill") {
+  if (t.kind == TileOpKind::kFill) {
     exec_fill(dst, scalar, where);
     return;
   }
-  if (n == "reduce") {
+  if (t.kind == TileOpKind::kReduce) {
     reduce(ops[1], ops[0], t.mode, t.dim, t.clear, where);
     return;
   }
@@ -253,7 +252,7 @@ void exec_vector(const InstrTemplate& t, const Operand* ops, int nops, bool has_
     reduce(dst, ops[1], n.substr(7), t.dim, t.clear, where);
     return;
   }
-  if (n == "cumsum") {
+  if (t.kind == TileOpKind::kCumsum) {
     // cumsum(src, dst): inclusive scan along `dim` of the squeezed source.
     const Operand& src = ops[0];
     const Operand& out = nops > 1 ? ops[1] : ops[0];
@@ -317,7 +316,7 @@ void exec_vector(const InstrTemplate& t, const Operand* ops, int nops, bool has_
     Elems s = read(ops[1]);
     for (int64_t i = 0; i < sd[0]; ++i)
       for (int64_t j = 0; j < sd[1]; ++j) out[i * sd[1] + j] = s.v[j * sd[0] + i];
-  } else if (n == "broadcast" || n == "copy") {
+  } else if (n == "broadcast" || t.kind == TileOpKind::kCopy) {
     out = src_or_scalar(1);
   } else if (nops + (has_scalar ? 1 : 0) >= 3) {
     BinaryFn f = binary_fn(n);

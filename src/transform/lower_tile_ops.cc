@@ -53,16 +53,16 @@ class TileOpLowerer : public StmtMutator {
   }
 
   Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override {
-    const TileOpDef* def = find_tile_op(n->op);
+    const TileOp* def = find_tile_op(*n);
     if (!def)
       throw_error<NotImplemented>(op_error_prefix(*n), "not implemented: tile op '", n->op, "' on target ",
                                   base_.target.kind_name(), " (no such operator is registered)");
-    if (def->check) def->check(*n);
+    def->verify(*n);
     if (hook_) {
       Stmt lowered = hook_(*n, base_);
       if (lowered.defined()) return lowered;
     }
-    if (!def->lower_loops)
+    if (!def->has_loop_form())
       throw_error<NotImplemented>(op_error_prefix(*n), "not implemented: T.", n->op, " on target ",
                                   base_.target.kind_name(), " (this op has no loop form; it exists only as an ",
                                   "Ascend vector instruction)");
@@ -95,6 +95,10 @@ class TileOpLowerer : public StmtMutator {
   std::vector<ScopedRanges*> scopes_;
 };
 
+std::map<std::pair<Target::Kind, TileOpKind>, TargetTileOpLowering>& lowering_table() {
+  static std::map<std::pair<Target::Kind, TileOpKind>, TargetTileOpLowering> t;
+  return t;
+}
 std::map<Target::Kind, TargetTileOpLowering>& hooks() {
   static std::map<Target::Kind, TargetTileOpLowering> h;
   return h;
@@ -108,8 +112,14 @@ PrimFunc lower_tile_ops(const PrimFunc& f, const PassContext& ctx, const TargetT
   return body.same_as(f.body()) ? f : f.with_body(body);
 }
 
-void register_target_tile_op_lowering(Target::Kind kind, TargetTileOpLowering lowering) {
-  hooks()[kind] = std::move(lowering);
+void register_tile_op_lowering(Target::Kind target, TileOpKind op_kind, TargetTileOpLowering lowering) {
+  lowering_table()[{target, op_kind}] = std::move(lowering);
+  hooks().try_emplace(target, [target](const TileOpNode& op, const LowerContext& ctx) -> Stmt {
+    const TileOp* def = find_tile_op(op);
+    if (!def) return Stmt();
+    auto it = lowering_table().find({target, def->kind()});
+    return it == lowering_table().end() ? Stmt() : it->second(op, ctx);
+  });
 }
 
 const TargetTileOpLowering* find_target_tile_op_lowering(Target::Kind kind) {

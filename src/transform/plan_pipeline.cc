@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 
@@ -55,8 +56,8 @@ Stmt rebuild_body(const std::vector<BodyItem>& items) {
 
 namespace {
 
-// Buffers read / written by a statement (tile-op regions by the op's convention: the first region
-// of copy/fill/reduce/... is read or written as TILE_OPS.md says; unknown ops count as both).
+// Buffers read / written by a statement (tile ops: their TileOp::effects, the one effect model of
+// every pass; an unknown op writes its first region and reads the others).
 struct Effects {
   std::set<const BufferNode*> reads, writes;
 };
@@ -66,17 +67,17 @@ Effects effects_of(const Stmt& s) {
   post_order_visit(s, [&](const Stmt& x) {
     if (const auto* st = x.as<BufferStoreNode>()) e.writes.insert(st->buffer.get());
     if (const auto* op = x.as<TileOpNode>()) {
-      // Destination-first ops write their first region; copy/reduce/cumsum write the second.
-      bool dst_second = op->op == "copy" || op->op == "reduce" || op->op == "cumsum";
-      bool gemm = op->op == "gemm";
-      for (size_t i = 0; i < op->args.size(); ++i) {
-        if (!op->args[i].is_region()) continue;
-        const BufferNode* b = op->args[i].region.buffer.get();
-        bool write = gemm ? i == 2 : dst_second ? i == 1 : i == 0;
-        if (op->op == "print" || op->op == "dump_tensor") write = false;
-        (write ? e.writes : e.reads).insert(b);
-        if (gemm && i == 2) e.reads.insert(b);
-        if (op->op.rfind("atomic_", 0) == 0 && i == 0) e.reads.insert(b);
+      if (const TileOp* def = find_tile_op(*op)) {
+        AccessRegions acc = def->effects(*op);
+        for (const BufferRegion& r : acc.reads) e.reads.insert(r.buffer.get());
+        for (const BufferRegion& r : acc.writes) e.writes.insert(r.buffer.get());
+      } else {
+        bool first = true;
+        for (const TileArg& a : op->args) {
+          if (!a.is_region()) continue;
+          (first ? e.writes : e.reads).insert(a.region.buffer.get());
+          first = false;
+        }
       }
     }
   });
@@ -117,7 +118,8 @@ PipelinePlan plan_pipeline(const ForNode& loop, const std::vector<BodyItem>& ite
   for (size_t i = 0; i < items.size(); ++i) {
     if (!items[i].is_stmt()) continue;
     const auto* op = items[i].stmt.as<TileOpNode>();
-    if (!op || op->op != "copy" || op->args.size() < 2 || !op->args[0].is_region() || !op->args[1].is_region())
+    if (!op || !is_tile_op(*op, TileOpKind::kCopy) || op->args.size() < 2 || !op->args[0].is_region() ||
+        !op->args[1].is_region())
       continue;
     const BufferRegion& src = op->args[0].region;
     const BufferRegion& dst = op->args[1].region;
@@ -291,7 +293,7 @@ Stmt rewrite_versions(const Stmt& s, const std::map<const BufferNode*, Buffer>& 
 
 Stmt mark_async(const Stmt& s) {
   const auto* op = s.as<TileOpNode>();
-  TL_ICHECK(op && op->op == "copy");
+  TL_ICHECK(op && is_tile_op(*op, TileOpKind::kCopy));
   AttrMap attrs = op->attrs;
   attrs["async"] = Attr(true);
   return make_tile_op(op->op, op->args, attrs, op->span);
@@ -305,7 +307,7 @@ const TileOpNode* async_mma_candidate(const std::vector<BodyItem>& items, const 
   for (size_t i = 0; i < items.size(); ++i) {
     if (!items[i].is_stmt()) continue;
     post_order_visit(items[i].stmt, [&](const Stmt& x) {
-      if (const auto* op = x.as<TileOpNode>(); op && op->op == "gemm") {
+      if (const auto* op = x.as<TileOpNode>(); op && is_gemm_form(*op, GemmForm::kGemm)) {
         ++count;
         gemm = op;
         at = i;

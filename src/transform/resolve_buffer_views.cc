@@ -6,6 +6,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 
 namespace tl {
 
@@ -69,8 +70,9 @@ class ViewRewriter : public StmtMutator {
     for (const TileArg& a : n->args)
       if (a.is_region())
         if (const Buffer* c = canonical_for(a.region.buffer)) unmappable = unmappable || !mappable(a.region, *c);
-    if (unmappable && (n->op == "copy" || n->op == "fill") && n->args.size() == 2 && n->args[0].is_region()) {
-      const bool copy = n->op == "copy";
+    const bool copy = is_tile_op(*n, TileOpKind::kCopy);
+    const FillOp* fill = tile_op_as<FillOp>(*n);
+    if (unmappable && (copy || (fill && !fill->vector_spelling())) && n->args.size() == 2 && n->args[0].is_region()) {
       const BufferRegion& dst = copy ? n->args[1].region : n->args[0].region;
       // With a whole view as an operand, the loop runs over the storage's own shape (a fragment
       // storage then gives the loop its layout); the other operand is indexed through the

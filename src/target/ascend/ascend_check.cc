@@ -6,6 +6,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/tile_op.h"
+#include "op/tile_ops.h"
 #include "sim/isa.h"
 #include "transform/pass_config.h"
 
@@ -83,11 +84,8 @@ class Checker : public IRVisitor {
   // An Ascend vector instruction (vadd, vexp, ...) reads and writes one element type: the tile
   // operands of an element-wise T.tile op must all have dst's dtype (T.tile.cast converts).
   void check_same_dtype(const TileOpNode& op) {
-    static const std::set<std::string> ops = {
-        "tile.add", "tile.sub", "tile.mul", "tile.div", "tile.max",  "tile.min",  "tile.pow",       "tile.exp",
-        "tile.ln",  "tile.log", "tile.abs", "tile.reciprocal", "tile.sqrt", "tile.rsqrt", "tile.relu",
-        "tile.sigmoid", "tile.silu", "tile.sin", "tile.cos", "tile.neg", "tile.exp2", "tile.tanh"};
-    if (!ops.count(op.op) || op.args.empty() || !op.args[0].is_region()) return;
+    const ElementwiseOp* e = tile_op_as<ElementwiseOp>(op);
+    if (!e || e->arity() == ElementwiseArity::kOther || op.args.empty() || !op.args[0].is_region()) return;
     const BufferRegion& dst = op.args[0].region;
     static const char* roles[] = {"dst", "a", "b"};
     bool unary = op.args.size() == 2;
@@ -110,13 +108,15 @@ class Checker : public IRVisitor {
           // T.alloc_shared / T.alloc_fragment / T.alloc_L0 get their memory from scope inference.
           if (sc == MemScope::kShared || sc == MemScope::kFragment || sc == MemScope::kL0) return;
         }
-    if (op.op == "gemm_v0" || op.op == "gemm") {
+    const GemmOp* gemm = tile_op_as<GemmOp>(op);
+    if (gemm && gemm->form() != GemmForm::kMma) {  // gemm / gemm_v0; mma is classified below
+      const bool tl_gemm = gemm->form() == GemmForm::kGemm;
       Mem a = mem(op, 0), b = mem(op, 1), c = mem(op, 2);
       bool l1 = a == Mem::kL1 && b == Mem::kL1 && c == Mem::kL0C;
-      bool l0 = op.op == "gemm" && a == Mem::kL0A && b == Mem::kL0B && c == Mem::kL0C;
+      bool l0 = tl_gemm && a == Mem::kL0A && b == Mem::kL0B && c == Mem::kL0C;
       if (!l1 && !l0)
         throw_error<SyntaxError>(op_error_prefix(op), "operands must be A and B in L1 and C in L0C",
-                                 op.op == "gemm" ? " (or A in L0A, B in L0B, C in L0C)" : "", "; got A '",
+                                 tl_gemm ? " (or A in L0A, B in L0B, C in L0C)" : "", "; got A '",
                                  op.args[0].region.buffer.name(), "' in ", sim::mem_name(a), ", B '",
                                  op.args[1].region.buffer.name(), "' in ", sim::mem_name(b), ", C '",
                                  op.args[2].region.buffer.name(), "' in ", sim::mem_name(c));
@@ -131,7 +131,7 @@ class Checker : public IRVisitor {
                                cls.core == CoreKind::kAIC ? "cube core (it uses L1/L0A/L0B/L0C)"
                                                           : "vector core (it uses UB)",
                                " but is inside T.Scope(\"", scope == 0 ? "C" : "V", "\")");
-    if (op.op == "copy" && !attr_bool(op.attrs, "transpose", false)) {
+    if (is_tile_op(op, TileOpKind::kCopy) && !attr_bool(op.attrs, "transpose", false)) {
       auto s = op.args[0].region.squeezed_extents(), d = op.args[1].region.squeezed_extents();
       bool ok = s.size() == d.size();
       for (size_t i = 0; ok && i < s.size(); ++i) {

@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/tile_op.h"
 #include "sim/isa.h"
 #include "sim/machine_model.h"
 #include "transform/pass_config.h"
@@ -66,7 +67,7 @@ class Collector : public IRVisitor {
     IRVisitor::visit_evaluate(e);
   }
   void visit_tile_op(const TileOpNode* op) override {
-    if (op->op != "copy" || op->args.size() < 2 || !op->args[0].is_region() || !op->args[1].is_region()) return;
+    if (!is_tile_op(*op, TileOpKind::kCopy) || op->args.size() < 2 || !op->args[0].is_region() || !op->args[1].is_region()) return;
     const Buffer& src = op->args[0].region.buffer;
     const Buffer& dst = op->args[1].region.buffer;
     bool sg = src.scope() == MemScope::kGlobal, dg = dst.scope() == MemScope::kGlobal;

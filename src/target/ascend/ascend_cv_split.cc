@@ -6,6 +6,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "op/tile_ops.h"
 #include "sim/isa.h"
 #include "target/ascend/ascend_infer_scope.h"
 
@@ -33,7 +34,7 @@ bool in_mem(const Buffer& b, std::initializer_list<Mem> ms) {
 bool cube_mem(const Buffer& b) { return in_mem(b, {Mem::kL1, Mem::kL0A, Mem::kL0B, Mem::kL0C}); }
 bool ub(const Buffer& b) { return in_mem(b, {Mem::kUB}); }
 bool gm(const Buffer& b) { return b.scope() == MemScope::kGlobal; }
-bool is_gemm(const std::string& op) { return op == "gemm" || op == "gemm_v0" || op == "mma"; }
+bool is_gemm(const TileOpNode& op) { return is_tile_op(op, TileOpKind::kGemm); }
 std::string at(const Span& s) { return s.defined() ? s.str() : "<unknown location>"; }
 const char* side_name(int s) { return s == kC ? "cube" : "vector"; }
 
@@ -45,7 +46,8 @@ bool is_leaf(const Stmt& s) {
 
 // Tile ops that are no work of either core.
 bool neutral_op(const TileOpNode& op) {
-  return op.op == "annotate_address" || op.op == "annotate_layout" || op.op == "print" || op.op == "dump_tensor";
+  TileOpKind kind;
+  return tile_op_kind(op, &kind) && (is_annotation(kind) || kind == TileOpKind::kPrint);
 }
 
 struct BufUse {
@@ -86,7 +88,7 @@ class Splitter {
     post_order_visit(body, [&](const Stmt& s) {
       if (!is_leaf(s)) return;
       if (auto* op = s.as<TileOpNode>()) {
-        if (op->op == "copy" || is_gemm(op->op) || neutral_op(*op)) return;
+        if (is_tile_op(*op, TileOpKind::kCopy) || is_gemm(*op) || neutral_op(*op)) return;
         for (auto& a : op->args)
           if (a.is_region()) mark(a.region.buffer, s.span(), sim::describe_tile_op(*op));
         for (auto& w : sim::tile_op_access(*op).writes) vector_written_.insert(w.buffer.get());
@@ -171,14 +173,14 @@ class Splitter {
     std::vector<BufUse> us;
     if (auto* op = s.as<TileOpNode>()) {
       if (neutral_op(*op)) return us;
-      if (is_gemm(op->op)) {
+      if (is_gemm(*op)) {
         for (int i = 0; i < 3 && i < int(op->args.size()); ++i) {
           if (!op->args[i].is_region() || !cross(op->args[i].region.buffer)) continue;
           us.push_back({op->args[i].region.buffer, kC, i < 2 || !init_always(*op), i == 2});
         }
         return us;
       }
-      if (op->op == "copy" && op->args.size() >= 2 && op->args[0].is_region() && op->args[1].is_region()) {
+      if (is_tile_op(*op, TileOpKind::kCopy) && op->args.size() >= 2 && op->args[0].is_region() && op->args[1].is_region()) {
         const Buffer& src = op->args[0].region.buffer;
         const Buffer& dst = op->args[1].region.buffer;
         bool sx = cross(src), dx = cross(dst);
@@ -221,7 +223,7 @@ class Splitter {
   void leaf(const Stmt& s, State& st) {
     // A GM tile loaded into an L1 buffer that vector work also reads: L1 has no path to UB, so the
     // tile is loaded twice, into L1 and into the UB twin (both versions current).
-    if (auto* op = s.as<TileOpNode>(); op && op->op == "copy" && op->args.size() >= 2 && op->args[0].is_region() &&
+    if (auto* op = s.as<TileOpNode>(); op && is_tile_op(*op, TileOpKind::kCopy) && op->args.size() >= 2 && op->args[0].is_region() &&
                                          op->args[1].is_region() && gm(op->args[0].region.buffer) &&
                                          cross(op->args[1].region.buffer) &&
                                          in_mem(op->args[1].region.buffer, {Mem::kL1})) {
@@ -320,7 +322,7 @@ class WorkspaceRewriter : public StmtMutator {
 
  protected:
   Stmt mutate_tile_op(const TileOpNode* op, const Stmt& s) override {
-    if (op->op != "copy" || op->args.size() < 2 || !op->args[0].is_region() || !op->args[1].is_region()) return s;
+    if (!is_tile_op(*op, TileOpKind::kCopy) || op->args.size() < 2 || !op->args[0].is_region() || !op->args[1].is_region()) return s;
     const BufferRegion& src = op->args[0].region;
     const BufferRegion& dst = op->args[1].region;
     bool c2v = in_mem(src.buffer, {Mem::kL0C}) && ub(dst.buffer);

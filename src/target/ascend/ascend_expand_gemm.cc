@@ -5,6 +5,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/tile_op.h"
+#include "op/tile_ops.h"
 #include "sim/machine_model.h"
 
 namespace tl {
@@ -40,14 +41,16 @@ class GemmExpander : public StmtMutator {
 
  protected:
   Stmt mutate_tile_op(const TileOpNode* op, const Stmt& s) override {
-    if (op->op != "gemm_v0" && op->op != "gemm") return s;
+    const GemmOp* gemm = tile_op_as<GemmOp>(*op);
+    if (!gemm || gemm->form() == GemmForm::kMma) return s;  // gemm / gemm_v0 expand into mma
+    const bool tl_gemm = gemm->form() == GemmForm::kGemm;
     if (op->args.size() != 3 || !op->args[0].is_region() || !op->args[1].is_region() || !op->args[2].is_region())
       throw_error<SyntaxError>(op_error_prefix(*op), "expects (A, B, C) buffers");
     const BufferRegion &A = op->args[0].region, &B = op->args[1].region, &C = op->args[2].region;
     bool ta = attr_bool(op->attrs, "transpose_A", false), tb = attr_bool(op->attrs, "transpose_B", false);
     Expr init = make_bool(false);
-    auto it = op->attrs.find(op->op == "gemm" ? "clear_accum" : "init");
-    if (it == op->attrs.end() && op->op == "gemm") it = op->attrs.find("initC");
+    auto it = op->attrs.find(gemm->clear_attr());
+    if (it == op->attrs.end() && tl_gemm) it = op->attrs.find("initC");
     if (it != op->attrs.end() && !it->second.is_none()) {
       init = it->second.as_expr();
       if (!init.dtype().is_bool()) init = ne(init, make_int(0, init.dtype()));
@@ -120,7 +123,7 @@ class GemmExpander : public StmtMutator {
         set_flag("m", "fix", make_int(0), sp),     wait_flag("m", "fix", make_int(0), sp),
         set_flag("mte1", "mte2", make_int(0), sp), wait_flag("mte1", "mte2", make_int(0), sp),
     };
-    if (lean_ && op->op == "gemm") {
+    if (lean_ && tl_gemm) {
       // A Developer T.gemm under automatic sync: the L1 and L0C hazards with the surrounding
       // copies (MTE2 -> MTE1 before, MTE1 -> MTE2 / M -> FIX / FIX -> M around) are left to
       // ascend_insert_sync, which rotates them over multi-versioned L1 tiles, so the next tile's

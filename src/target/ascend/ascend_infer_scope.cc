@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "op/tile_ops.h"
 #include "sim/isa.h"
 #include "transform/pass_config.h"
 
@@ -11,7 +12,7 @@ namespace tl {
 
 namespace {
 
-bool is_gemm(const std::string& op) { return op == "gemm" || op == "gemm_v0" || op == "mma"; }
+bool is_gemm(const TileOpNode& op) { return is_tile_op(op, TileOpKind::kGemm); }
 
 bool developer(const Buffer& b) {
   MemScope s = b.scope();
@@ -49,9 +50,9 @@ class UseCollector : public IRVisitor {
 
  protected:
   void visit_tile_op(const TileOpNode* op) override {
-    if (op->op == "annotate_address" || op->op == "annotate_layout") return;
+    if (is_tile_op(*op, TileOpKind::kAnnotateAddress) || is_tile_op(*op, TileOpKind::kAnnotateLayout)) return;
     std::string what = sim::describe_tile_op(*op);
-    if (is_gemm(op->op)) {
+    if (is_gemm(*op)) {
       for (int i = 0; i < 3 && i < static_cast<int>(op->args.size()); ++i) {
         if (!op->args[i].is_region() || !developer(op->args[i].region.buffer)) continue;
         Use& u = uses[op->args[i].region.buffer];
@@ -61,7 +62,7 @@ class UseCollector : public IRVisitor {
       IRVisitor::visit_tile_op(op);
       return;
     }
-    if (op->op == "copy" && op->args.size() >= 2 && op->args[0].is_region() && op->args[1].is_region()) {
+    if (is_tile_op(*op, TileOpKind::kCopy) && op->args.size() >= 2 && op->args[0].is_region() && op->args[1].is_region()) {
       copies.push_back(op);
       IRVisitor::visit_tile_op(op);
       return;

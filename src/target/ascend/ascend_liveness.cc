@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/tile_op.h"
 #include "sim/isa.h"
 #include "sim/program.h"
 
@@ -71,12 +72,12 @@ class LivenessWalker {
       case StmtKind::kEvaluate: exprs(s.as<EvaluateNode>()->value); return;
       case StmtKind::kTileOp: {
         auto* op = s.as<TileOpNode>();
-        if (op->op == "annotate_address") {
+        if (is_tile_op(*op, TileOpKind::kAnnotateAddress)) {
           if (op->args.size() >= 2 && op->args[0].is_region() && op->args[1].is_expr())
             pinned_[op->args[0].region.buffer] = get_const_int(op->args[1].expr, "T.annotate_address offset");
           return;
         }
-        if (op->op == "annotate_layout") return;
+        if (is_tile_op(*op, TileOpKind::kAnnotateLayout)) return;
         for (auto& a : op->args) {
           if (a.is_region()) {
             use(a.region.buffer, pos);

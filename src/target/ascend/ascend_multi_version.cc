@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/tile_op.h"
 #include "sim/isa.h"
 
 namespace tl {
@@ -34,7 +35,7 @@ class Planner : public IRVisitor {
       if (!op) return;
       sim::OpClass c;
       try {
-        if (op->op == "gemm_v0" || op->op == "gemm" || op->op == "mma") {
+        if (is_tile_op(*op, TileOpKind::kGemm)) {
           kinds |= 1;
           return;
         }
@@ -43,7 +44,7 @@ class Planner : public IRVisitor {
         return;
       }
       if (!c.core_neutral) kinds |= c.core == sim::CoreKind::kAIC ? 1 : 2;
-      if (op->op == "copy" && c.cls == sim::InstrClass::kCopy && op->args[0].region.buffer.scope() == MemScope::kGlobal)
+      if (is_tile_op(*op, TileOpKind::kCopy) && c.cls == sim::InstrClass::kCopy && op->args[0].region.buffer.scope() == MemScope::kGlobal)
         versioned[f].insert(op->args[1].region.buffer.get());
     });
     // With the Developer-mode split, ascend_cross_sync versions the loop's GM workspaces by stage
@@ -62,7 +63,8 @@ class Planner : public IRVisitor {
     if (current_) ++inside_uses[b.get()];
   }
   void visit_tile_op(const TileOpNode* op) override {
-    if (op->op != "annotate_address" && op->op != "annotate_layout")
+    TileOpKind kind;
+    if (!tile_op_kind(*op, &kind) || !is_annotation(kind))
       for (auto& a : op->args)
         if (a.is_region()) visit_region_use(a.region.buffer);
     IRVisitor::visit_tile_op(op);

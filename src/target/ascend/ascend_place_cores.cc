@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/tile_op.h"
 #include "sim/isa.h"
 
 namespace tl {
@@ -36,7 +37,7 @@ int kinds(const Stmt& s) {
     if (auto* a = st.as<AttrStmtNode>(); a && a->key == "scope" && a->value.kind() == Attr::kStr)
       k |= a->value.as_str() == "C" ? kCube : kVector;
     if (auto* op = st.as<TileOpNode>()) {
-      if (op->op == "gemm_v0" || op->op == "gemm" || op->op == "mma") {
+      if (is_tile_op(*op, TileOpKind::kGemm)) {
         k |= kCube;
         return;
       }

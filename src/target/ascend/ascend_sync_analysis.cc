@@ -6,6 +6,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/tile_op.h"
 #include "ir/int_arith.h"
 #include "sim/isa.h"
 #include "sim/program.h"
@@ -23,7 +24,7 @@ KernelFacts collect_facts(const PrimFunc& f, const sim::MachineModel& model) {
   KernelFacts k;
   k.model = &model;
   post_order_visit(f.body(), [&](const Stmt& s) {
-    if (auto* op = s.as<TileOpNode>(); op && op->op == "annotate_address" && op->args.size() >= 2 &&
+    if (auto* op = s.as<TileOpNode>(); op && is_tile_op(*op, TileOpKind::kAnnotateAddress) && op->args.size() >= 2 &&
                                        op->args[0].is_region() && op->args[1].is_expr()) {
       int64_t v;
       if (is_const_int(op->args[1].expr, &v)) k.address[op->args[0].region.buffer.get()] = v;

@@ -7,6 +7,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/tile_op.h"
+#include "op/tile_ops.h"
 #include "sim/isa.h"
 #include "target/ascend/ascend_infer_scope.h"
 
@@ -69,12 +70,12 @@ struct UF {
 
 bool reduce_parts(const TileOpNode& op, BufferRegion* src, BufferRegion* dst) {
   if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region()) return false;
-  if (op.op == "reduce") {
+  if (is_tile_op(op, TileOpKind::kReduce)) {
     *src = op.args[0].region;
     *dst = op.args[1].region;
     return true;
   }
-  if (op.op.rfind("tile.reduce", 0) == 0) {
+  if (const ElementwiseOp* e = tile_op_as<ElementwiseOp>(op); e && e->fn().rfind("reduce_", 0) == 0) {  // tile.reduce_sum / _max / _min
     *dst = op.args[0].region;
     *src = op.args[1].region;
     return true;
@@ -138,7 +139,7 @@ class Reducer : public StmtMutator {
           if (auto* l = x.as<BufferLoadNode>()) any |= split_.count(l->buffer) > 0;
         });
     }
-    if (op->op == "copy" && op->args.size() >= 2 && op->args[0].is_region() && op->args[1].is_region()) {
+    if (is_tile_op(*op, TileOpKind::kCopy) && op->args.size() >= 2 && op->args[0].is_region() && op->args[1].is_region()) {
       const BufferRegion& src = op->args[0].region;
       const BufferRegion& dst = op->args[1].region;
       if (is_ub(src.buffer) && is_gm(dst.buffer) && !split_.count(src.buffer))
@@ -173,7 +174,7 @@ class Reducer : public StmtMutator {
       const BufferRegion& r = a.region;
       if (split_.count(r.buffer)) {
         args.push_back(half(r, *op));
-      } else if (op->op == "copy" && is_gm(r.buffer)) {
+      } else if (is_tile_op(*op, TileOpKind::kCopy) && is_gm(r.buffer)) {
         std::vector<Range> rg = r.region;
         size_t d = 0;
         while (d < rg.size() && const_or(rg[d].extent, -1) == 1) ++d;
@@ -343,7 +344,7 @@ PrimFunc one_vector_core(const PrimFunc& f, const KernelLaunchNode* k, bool has_
       cube |= m == MemScope::kL1 || m == MemScope::kL0A || m == MemScope::kL0B || m == MemScope::kL0C ||
               m == MemScope::kL0;
     }
-    if (auto* op = s.as<TileOpNode>()) cube |= op->op == "gemm" || op->op == "gemm_v0" || op->op == "mma";
+    if (auto* op = s.as<TileOpNode>()) cube |= is_tile_op(*op, TileOpKind::kGemm);
   });
   if (cube) return f;
   std::vector<Var> bvars = k->block_vars;

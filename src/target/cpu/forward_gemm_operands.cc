@@ -8,6 +8,7 @@
 #include "ir/structural.h"
 #include "ir/tile_op.h"
 #include "op/op_util.h"
+#include "op/tile_ops.h"
 #include "transform/pass_config.h"
 
 namespace tl {
@@ -41,8 +42,8 @@ class UseCollector : public IRVisitor {
   void visit_tile_op(const TileOpNode* n) override {
     for (size_t i = 0; i < n->args.size(); ++i)
       if (n->args[i].is_region()) tile_uses[n->args[i].region.buffer.get()].emplace_back(n, i);
-    if (const TileOpDef* def = find_tile_op(n->op); def && def->access) {
-      for (const BufferRegion& w : def->access(*n).writes) written.insert(w.buffer.get());
+    if (const TileOp* def = find_tile_op(*n)) {
+      for (const BufferRegion& w : def->effects(*n).writes) written.insert(w.buffer.get());
     } else {
       for (const TileArg& a : n->args)  // unknown op: assume it writes every buffer it names
         if (a.is_region()) written.insert(a.region.buffer.get());
@@ -100,7 +101,7 @@ class Forwarder : public StmtMutator {
     bool changed = false;
     for (size_t i = 0; i < seq.size(); ++i) {
       auto* copy = seq[i].as<TileOpNode>();
-      if (!copy || copy->op != "copy" || copy->args.size() != 2 || !copy->args[0].is_region() ||
+      if (!copy || !is_tile_op(*copy, TileOpKind::kCopy) || copy->args.size() != 2 || !copy->args[0].is_region() ||
           !copy->args[1].is_region())
         continue;
       const BufferRegion& src = copy->args[0].region;
@@ -139,7 +140,8 @@ class Forwarder : public StmtMutator {
         if (i != 1) return std::nullopt;
         continue;
       }
-      if ((op->op != "gemm" && op->op != "gemm_v0") || i > 1 || gemm) return std::nullopt;
+      if ((!is_gemm_form(*op, GemmForm::kGemm) && !is_gemm_form(*op, GemmForm::kGemmV0)) || i > 1 || gemm)
+      return std::nullopt;
       gemm = op;
       pos = i;
     }

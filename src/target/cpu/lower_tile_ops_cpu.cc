@@ -123,16 +123,23 @@ Stmt lower_cumsum_cpu_call(const TileOpNode& op) {
   return out.wrap(make_evaluate(call, op.span), ForKind::kSerial);
 }
 
-Stmt lower_tile_op_cpu(const TileOpNode& op, const LowerContext&) {
-  if (op.op == "gemm" || op.op == "gemm_v0" || op.op == "mma") return lower_gemm_cpu_call(analyze_gemm(op), op.span);
-  if (op.op == "reduce") return lower_reduce_cpu_call(op);
-  if (op.op == "cumsum") return lower_cumsum_cpu_call(op);
-  return Stmt();
+Stmt lower_tile_op_cpu(const TileOpNode& op, const LowerContext& ctx) {
+  const TargetTileOpLowering* hook = find_target_tile_op_lowering(Target::kCPU);
+  return hook ? (*hook)(op, ctx) : Stmt();
 }
 
 namespace {
 struct RegisterCpuLowering {
-  RegisterCpuLowering() { register_target_tile_op_lowering(Target::kCPU, lower_tile_op_cpu); }
+  RegisterCpuLowering() {
+    // Every GEMM spelling (gemm, gemm_v0, mma) runs the header GEMM for static shapes.
+    register_tile_op_lowering(Target::kCPU, TileOpKind::kGemm, [](const TileOpNode& op, const LowerContext&) {
+      return lower_gemm_cpu_call(analyze_gemm(op), op.span);
+    });
+    register_tile_op_lowering(Target::kCPU, TileOpKind::kReduce,
+                              [](const TileOpNode& op, const LowerContext&) { return lower_reduce_cpu_call(op); });
+    register_tile_op_lowering(Target::kCPU, TileOpKind::kCumsum,
+                              [](const TileOpNode& op, const LowerContext&) { return lower_cumsum_cpu_call(op); });
+  }
 } register_cpu_lowering;
 }  // namespace
 

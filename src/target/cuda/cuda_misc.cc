@@ -1,9 +1,11 @@
 // T.fill, T.atomic_add, T.cumsum, T.print and the element-wise tile.* ops on target cuda.
 #include <map>
+#include <set>
 
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/tile_op.h"
+#include "op/tile_ops.h"
 #include "target/cuda/cuda_ops.h"
 
 namespace tl {
@@ -214,8 +216,18 @@ Stmt lower_cuda_print(const TileOpNode& op, CudaLowerCtx& ctx) {
   return guarded(eq(ctx.tid, make_int(0, ctx.tid.dtype())), all);
 }
 
+bool cuda_lowers_elementwise(const std::string& fn) {
+  static const std::set<std::string> own = {"exp",  "ln",   "log", "abs", "reciprocal", "sqrt", "rsqrt", "relu",
+                                            "sigmoid", "silu", "sin", "cos", "neg",     "exp2", "tanh",  "add",
+                                            "sub",  "mul",  "div", "max", "min",        "pow",  "axpy",  "cast",
+                                            "compare", "select"};
+  return own.count(fn) != 0;
+}
+
 Stmt lower_cuda_elementwise(const TileOpNode& op, CudaLowerCtx& ctx) {
-  std::string name = op.op.substr(5);  // after "tile."
+  const ElementwiseOp* def = tile_op_as<ElementwiseOp>(op);
+  TL_ICHECK(def != nullptr, "lower_cuda_elementwise on a tile op that is not element-wise");
+  const std::string& name = def->fn();
   if (op.args.empty() || !op.args[0].is_region())
     throw_error<TypeError>(op_error_prefix(op), "expects a destination buffer first");
   const BufferRegion& dst = op.args[0].region;

@@ -23,5 +23,13 @@ Stmt lower_cuda_atomic(const TileOpNode& op, CudaLowerCtx& ctx);  // atomic_add 
 Stmt lower_cuda_cumsum(const TileOpNode& op, CudaLowerCtx& ctx);
 Stmt lower_cuda_print(const TileOpNode& op, CudaLowerCtx& ctx);
 Stmt lower_cuda_elementwise(const TileOpNode& op, CudaLowerCtx& ctx);
+// The tile.<fn> functions lower_cuda_elementwise implements (the others take their loop form).
+bool cuda_lowers_elementwise(const std::string& fn);
+
+// cuda's lowering hook for one tile op: the entry of the table (by TileOpKind, in
+// lower_tile_ops_cuda.cc) of the operators cuda lowers itself; nullptr for an op that cuda leaves
+// to its target-neutral loop form (cuda.expand_tile_ops expands those first).
+using CudaTileOpLowering = Stmt (*)(const TileOpNode& op, CudaLowerCtx& ctx);
+CudaTileOpLowering find_cuda_tile_op_lowering(const TileOpNode& op);
 
 }  // namespace tl

@@ -3,11 +3,54 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/tile_op.h"
+#include "op/tile_ops.h"
 #include "target/cuda/cuda_ops.h"
 #include "target/cuda/lower_context.h"
 #include "transform/pass_config.h"
 
 namespace tl {
+
+namespace {
+
+Stmt lower_copy(const TileOpNode& op, CudaLowerCtx& ctx) {
+  if (attr_bool(op.attrs, "transpose", false))
+    throw_error<NotImplemented>(op_error_prefix(op), "not implemented: T.copy(..., transpose=True) on target cuda "
+                                "(an Ascend L1 -> L0B form); copy with a T.Parallel loop that swaps the indices");
+  return lower_cuda_copy(op, ctx);
+}
+Stmt lower_annotation(const TileOpNode&, CudaLowerCtx&) { return make_nop(); }
+
+}  // namespace
+
+CudaTileOpLowering find_cuda_tile_op_lowering(const TileOpNode& op) {
+  const TileOp* def = find_tile_op(op);
+  if (!def) return nullptr;
+  switch (def->kind()) {
+    case TileOpKind::kCopy: return lower_copy;
+    case TileOpKind::kFill: {
+      const auto* f = dynamic_cast<const FillOp*>(def);
+      return f && !f->vector_spelling() ? lower_cuda_fill : nullptr;
+    }
+    // gemm_v0 / mma are Ascend instructions: their loop form, or an error in lower_op.
+    case TileOpKind::kGemm: {
+      const auto* g = dynamic_cast<const GemmOp*>(def);
+      return g && g->form() == GemmForm::kGemm ? lower_cuda_gemm : nullptr;
+    }
+    case TileOpKind::kReduce: return lower_cuda_reduce;
+    case TileOpKind::kFinalizeReducer: return lower_cuda_finalize_reducer;
+    case TileOpKind::kCumsum: return lower_cuda_cumsum;
+    case TileOpKind::kAtomic: return lower_cuda_atomic;
+    case TileOpKind::kPrint: return lower_cuda_print;
+    case TileOpKind::kAnnotateLayout:
+    case TileOpKind::kAnnotateAddress: return lower_annotation;
+    case TileOpKind::kElementwise: {
+      const auto* e = dynamic_cast<const ElementwiseOp*>(def);
+      return e && cuda_lowers_elementwise(e->fn()) ? lower_cuda_elementwise : nullptr;
+    }
+    case TileOpKind::kDistributed: return nullptr;
+  }
+  return nullptr;
+}
 
 namespace {
 
@@ -129,23 +172,10 @@ class KernelBodyLowerer : public StmtMutator {
   Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override { return group(lower_op(n)); }
 
   Stmt lower_op(const TileOpNode* n) {
-    const std::string& op = n->op;
-    if (op == "copy" && attr_bool(n->attrs, "transpose", false))
-      throw_error<NotImplemented>(op_error_prefix(*n), "not implemented: T.copy(..., transpose=True) on target cuda "
-                                  "(an Ascend L1 -> L0B form); copy with a T.Parallel loop that swaps the indices");
-    if (op == "copy") return lower_cuda_copy(*n, ctx_);
-    if (op == "gemm") return lower_cuda_gemm(*n, ctx_);
-    if (op == "reduce") return lower_cuda_reduce(*n, ctx_);
-    if (op == "finalize_reducer") return lower_cuda_finalize_reducer(*n, ctx_);
-    if (op == "fill") return lower_cuda_fill(*n, ctx_);
-    if (op == "atomic_add" || op == "atomic_max" || op == "atomic_min") return lower_cuda_atomic(*n, ctx_);
-    if (op == "cumsum") return lower_cuda_cumsum(*n, ctx_);
-    if (op == "print" || op == "dump_tensor") return lower_cuda_print(*n, ctx_);
-    if (op == "annotate_layout" || op == "annotate_address") return make_nop();
-    if (op.rfind("tile.", 0) == 0) return lower_cuda_elementwise(*n, ctx_);
-    if (op == "gemm_v0" || op == "mma")
-      throw_error<ValueError>(op_error_prefix(*n), "T.", op, " is an Ascend instruction; use T.gemm on target cuda");
-    throw_error<NotImplemented>(op_error_prefix(*n), "not implemented: tile op '", op, "' on target cuda");
+    if (CudaTileOpLowering lower = find_cuda_tile_op_lowering(*n)) return lower(*n, ctx_);
+    if (const GemmOp* g = tile_op_as<GemmOp>(*n); g && g->form() != GemmForm::kGemm)
+      throw_error<ValueError>(op_error_prefix(*n), "T.", n->op, " is an Ascend instruction; use T.gemm on target cuda");
+    throw_error<NotImplemented>(op_error_prefix(*n), "not implemented: tile op '", n->op, "' on target cuda");
   }
 
   Expr mutate_load(const BufferLoadNode* n, const Expr& e) override {
@@ -213,7 +243,7 @@ class KernelLowerer : public StmtMutator {
     bool wgmma = pc_.target.arch == "sm_90a" && !config_bool(pc_.configs, "tl.disable_wgmma");
     ctx.layouts = infer_layouts(k->body, threads, pc_.target, wgmma);
     post_order_visit(k->body, [&](const Stmt& s) {
-      if (const auto* op = s.as<TileOpNode>(); op && op->op == "finalize_reducer" && !op->args.empty())
+      if (const auto* op = s.as<TileOpNode>(); op && is_tile_op(*op, TileOpKind::kFinalizeReducer) && !op->args.empty())
         ctx.reducers.insert(op->args[0].region.buffer.get());
     });
     KernelBodyLowerer lower(ctx);

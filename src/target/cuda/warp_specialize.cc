@@ -6,6 +6,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "layout/infer_layout.h"
+#include "op/tile_ops.h"
 #include "target/cuda/cuda_tma.h"
 #include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
@@ -192,14 +193,14 @@ class Specializer : public StmtMutator {
     bool rows_only = true;
     for (size_t j = 0; j < items.size(); ++j) {
       const auto* op = items[j].is_stmt() ? items[j].stmt.as<TileOpNode>() : nullptr;
-      if (!op || op->op != "gemm") continue;
+      if (!op || !is_gemm_form(*op, GemmForm::kGemm)) continue;
       gemm_items.push_back(j);
       auto gp = lm.gemms.find(op);
       rows_only = rows_only && gp != lm.gemms.end() && gp->second.warpgroups.wg_m == 2 && gp->second.warpgroups.wg_n == 1;
     }
     int gemm_count = 0;
     post_order_visit(loop->body, [&](const Stmt& x) {
-      if (const auto* op = x.as<TileOpNode>(); op && op->op == "gemm") ++gemm_count;
+      if (const auto* op = x.as<TileOpNode>(); op && is_gemm_form(*op, GemmForm::kGemm)) ++gemm_count;
     });
     pingpong_ = nc == 256 && async_at == items.size() && gemm_items.size() == 2 && gemm_count == 2 && rows_only &&
                 config_bool(ctx_.configs, "tl.enable_warpgroup_pingpong") &&
@@ -375,7 +376,7 @@ class Specializer : public StmtMutator {
   static bool has_dist_op(const Stmt& s) {
     bool hit = false;
     post_order_visit(s, [&](const Stmt& x) {
-      if (const auto* op = x.as<TileOpNode>(); op && op->op.rfind("dist.", 0) == 0) hit = true;
+      if (const auto* op = x.as<TileOpNode>(); op && is_tile_op(*op, TileOpKind::kDistributed)) hit = true;
     });
     if (!hit)
       for_each_expr(s, [&](const Expr& e) {
@@ -523,10 +524,10 @@ class Specializer : public StmtMutator {
       post_order_visit(items[j].stmt, [&](const Stmt& x) {
         if (const auto* st = x.as<BufferStoreNode>(); st && st->buffer.scope() == MemScope::kShared) hit = true;
         const auto* op = x.as<TileOpNode>();
-        if (!op || op->op == "gemm") return;
+        if (!op || is_gemm_form(*op, GemmForm::kGemm)) return;
         for (const TileArg& a : op->args)
           if (a.is_region() && a.region.buffer.scope() == MemScope::kShared) hit = true;
-        if (op->op == "reduce" && op->args.size() >= 2 && op->args[0].is_region()) {
+        if (is_tile_op(*op, TileOpKind::kReduce) && op->args.size() >= 2 && op->args[0].is_region()) {
           auto f = lm.fragments.find(op->args[0].region.buffer);
           if (f == lm.fragments.end()) {
             hit = true;

@@ -119,13 +119,18 @@ TEST_F(Region, TileOpsThroughTheRegistry) {
   EXPECT_EQ(str(acc.writes), "S[0 :+ 128, 0 :+ 32]");
   EXPECT_EQ(str(acc.reads), "F[0 :+ 1]; A[bx * 128 :+ 128, 0 :+ 1024]");
   // A registered op says what it reads and writes (here: accumulates into its first region).
-  static TileOpRegistration reg(TileOpDef{"test.accumulate", nullptr, [](const TileOpNode& op) {
-                                            AccessRegions a;
-                                            a.reads = {op.args[0].region, op.args[1].region};
-                                            a.writes = {op.args[0].region};
-                                            return a;
-                                          },
-                                          nullptr});
+  struct AccumulateOp final : TileOp {
+    AccumulateOp() : TileOp("test.accumulate", TileOpKind::kElementwise) {}
+    void verify(const TileOpNode&) const override {}
+    AccessRegions effects(const TileOpNode& op) const override {
+      AccessRegions a;
+      a.reads = {op.args[0].region, op.args[1].region};
+      a.writes = {op.args[0].region};
+      return a;
+    }
+    Stmt lower_loops(const TileOpNode&, const LowerContext&) const override { return Stmt(); }
+  };
+  static TileOpRegistration reg(std::make_unique<AccumulateOp>());
   Stmt accum = make_tile_op("test.accumulate", {BufferRegion(F, {Range(0, 128)}), BufferRegion(S, {Range(0, 128), Range(i, 1)})});
   AccessRegions acc2 = collect_access_regions(make_for(i, 0, 32, ForKind::kSerial, accum), an);
   EXPECT_EQ(str(acc2.reads), "F[0 :+ 128]; S[0 :+ 128, 0 :+ 32]");

@@ -13,13 +13,17 @@ namespace tl {
 namespace {
 
 // A registered op whose check wants a region first: proves the verifier consults the registry.
-TileOpRegistration checked_op(TileOpDef{
-    "test.verifier_checked",
-    [](const TileOpNode& op) {
-      if (op.args.empty() || !op.args[0].is_region())
-        throw_error<TypeError>(op_error_prefix(op), "the first argument must be a buffer region");
-    },
-    nullptr, nullptr});
+class CheckedOp final : public TileOp {
+ public:
+  CheckedOp() : TileOp("test.verifier_checked", TileOpKind::kElementwise) {}
+  void verify(const TileOpNode& op) const override {
+    if (op.args.empty() || !op.args[0].is_region())
+      throw_error<TypeError>(op_error_prefix(op), "the first argument must be a buffer region");
+  }
+  AccessRegions effects(const TileOpNode&) const override { return {}; }
+  Stmt lower_loops(const TileOpNode&, const LowerContext&) const override { return Stmt(); }
+};
+TileOpRegistration checked_op(std::make_unique<CheckedOp>());
 
 void expect_valid(const std::string& text) {
   PrimFunc f = parse_func(text, "ok.tir");

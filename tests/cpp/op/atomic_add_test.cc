@@ -14,7 +14,7 @@ TEST(AtomicAddOp, ChecksAccessAndLoopForm) {
   expect_check_error<ValueError>(op_at(3, "atomic_add", {full(G), full(T)}), {"kernel.py:3:5: T.atomic_add: ", "[16] and [8]"});
   Buffer B = global("B", DataType::Bool(), {c(16)});
   expect_check_error<TypeError>(op_at(3, "atomic_add", {full(B), make_int(1)}), {"dst buffer 'B' has dtype bool"});
-  auto acc = get_tile_op("atomic_add").access(as_op(op_at(1, "atomic_add", {full(G), full(S)})));
+  auto acc = get_tile_op("atomic_add").effects(as_op(op_at(1, "atomic_add", {full(G), full(S)})));
   EXPECT_EQ(names(acc.reads), (std::vector<std::string>{"G", "S"}));
   EXPECT_EQ(names(acc.writes), std::vector<std::string>{"G"});
   EXPECT_EQ(print_stmt(lower(op_at(1, "atomic_add", {full(G), full(S)}))),

@@ -26,7 +26,7 @@ TEST(CopyOp, ChecksArgumentsAndShapes) {
 TEST(CopyOp, AccessRegions) {
   Buffer A = global("A", f32, {c(64)}), S = shared("S", f32, {c(64)});
   Stmt s = op_at(1, "copy", {full(A), full(S)});
-  AccessRegions acc = get_tile_op("copy").access(as_op(s));
+  AccessRegions acc = get_tile_op("copy").effects(as_op(s));
   EXPECT_EQ(names(acc.reads), std::vector<std::string>{"A"});
   EXPECT_EQ(names(acc.writes), std::vector<std::string>{"S"});
 }

@@ -21,7 +21,7 @@ TEST(CumsumOp, ChecksAndLoopForm) {
             "    Y[3 - s, i0] = Y[4 - s, i0] + X[3 - s, i0]\n"
             "  }\n"
             "}\n");
-  auto acc = get_tile_op("cumsum").access(as_op(op_at(1, "cumsum", {full(X), full(Y)})));
+  auto acc = get_tile_op("cumsum").effects(as_op(op_at(1, "cumsum", {full(X), full(Y)})));
   EXPECT_EQ(names(acc.reads), std::vector<std::string>{"X"});
   EXPECT_EQ(names(acc.writes), std::vector<std::string>{"Y"});
 }

@@ -12,7 +12,7 @@ TEST(FillOp, ChecksAccessAndLoopForm) {
   expect_check_ok(op_at(1, "tile.fill", {full(S), make_int(0)}));
   expect_check_error<TypeError>(op_at(2, "fill", {full(S), full(S)}), {"kernel.py:2:5: T.fill: ", "argument 'value' must be a scalar"});
   expect_check_error<TypeError>(op_at(2, "fill", {make_float(1.0), full(S)}), {"argument 'dst' must be a buffer"});
-  auto acc = get_tile_op("fill").access(as_op(op_at(1, "fill", {full(S), make_float(1.5)})));
+  auto acc = get_tile_op("fill").effects(as_op(op_at(1, "fill", {full(S), make_float(1.5)})));
   EXPECT_TRUE(acc.reads.empty());
   EXPECT_EQ(names(acc.writes), std::vector<std::string>{"S"});
   EXPECT_EQ(print_stmt(lower(op_at(1, "fill", {region(S, {{c(1), c(1)}, {c(0), c(8)}}), make_float(1.5)}))),

@@ -41,13 +41,13 @@ TEST(GemmOp, ChecksShapesDtypesAndAttributes) {
 
 TEST(GemmOp, AccessReadsCUnlessAlwaysCleared) {
   Buffer A = shared("A", f32, {c(8), c(8)}), B = shared("B", f32, {c(8), c(8)}), C = fragment("C", f32, {c(8), c(8)});
-  auto acc = get_tile_op("gemm").access(as_op(op_at(1, "gemm", {full(A), full(B), full(C)})));
+  auto acc = get_tile_op("gemm").effects(as_op(op_at(1, "gemm", {full(A), full(B), full(C)})));
   EXPECT_EQ(names(acc.reads), (std::vector<std::string>{"A", "B", "C"}));
   EXPECT_EQ(names(acc.writes), std::vector<std::string>{"C"});
-  acc = get_tile_op("gemm").access(as_op(op_at(1, "gemm", {full(A), full(B), full(C)}, {{"clear_accum", Attr(true)}})));
+  acc = get_tile_op("gemm").effects(as_op(op_at(1, "gemm", {full(A), full(B), full(C)}, {{"clear_accum", Attr(true)}})));
   EXPECT_EQ(names(acc.reads), (std::vector<std::string>{"A", "B"}));
   Var k("k");
-  acc = get_tile_op("gemm").access(as_op(op_at(1, "gemm", {full(A), full(B), full(C)}, {{"clear_accum", Attr(eq(k, c(0)))}})));
+  acc = get_tile_op("gemm").effects(as_op(op_at(1, "gemm", {full(A), full(B), full(C)}, {{"clear_accum", Attr(eq(k, c(0)))}})));
   EXPECT_EQ(names(acc.reads), (std::vector<std::string>{"A", "B", "C"}));
 }
 

@@ -26,7 +26,7 @@ template <typename E>
 void expect_check_error(const Stmt& s, const std::vector<std::string>& pieces) {
   const TileOpNode& op = as_op(s);
   try {
-    get_tile_op(op.op).check(op);
+    get_tile_op(op.op).verify(op);
     ADD_FAILURE() << "expected an error for " << print_stmt(s);
   } catch (const E& e) {
     std::string msg = e.what();
@@ -36,13 +36,13 @@ void expect_check_error(const Stmt& s, const std::vector<std::string>& pieces) {
 
 inline void expect_check_ok(const Stmt& s) {
   const TileOpNode& op = as_op(s);
-  EXPECT_NO_THROW(get_tile_op(op.op).check(op)) << print_stmt(s);
+  EXPECT_NO_THROW(get_tile_op(op.op).verify(op)) << print_stmt(s);
 }
 
 inline Stmt lower(const Stmt& s, const LowerContext& ctx = {}) {
   const TileOpNode& op = as_op(s);
-  const TileOpDef& def = get_tile_op(op.op);
-  def.check(op);
+  const TileOp& def = get_tile_op(op.op);
+  def.verify(op);
   return def.lower_loops(op, ctx);
 }
 

@@ -27,9 +27,9 @@ TEST(ReduceOp, Checks) {
 
 TEST(ReduceOp, AccessReadsDstWithoutClear) {
   Buffer X = fragment("X", f32, {c(4), c(8)}), r = fragment("r", f32, {c(4)});
-  auto acc = get_tile_op("reduce").access(as_op(reduce_op(full(X), full(r), "sum", 1, true)));
+  auto acc = get_tile_op("reduce").effects(as_op(reduce_op(full(X), full(r), "sum", 1, true)));
   EXPECT_EQ(names(acc.reads), std::vector<std::string>{"X"});
-  acc = get_tile_op("reduce").access(as_op(reduce_op(full(X), full(r), "sum", 1, false)));
+  acc = get_tile_op("reduce").effects(as_op(reduce_op(full(X), full(r), "sum", 1, false)));
   EXPECT_EQ(names(acc.reads), (std::vector<std::string>{"X", "r"}));
   EXPECT_EQ(names(acc.writes), std::vector<std::string>{"r"});
 }

@@ -19,10 +19,10 @@ TEST(TileElementwiseOp, UnaryAndBinaryChecks) {
   expect_check_ok(op_at(1, "tile.max", {full(B), full(A), full(B)}));
   expect_check_error<ValueError>(op_at(1, "tile.mul", {full(B), full(A), full(Cc)}), {"dst", "b C[0:16, 0:4]"});
   expect_check_error<TypeError>(op_at(1, "tile.sub", {full(B), full(A)}), {"T.tile.sub(dst, a, b)"});
-  auto acc = get_tile_op("tile.add").access(as_op(op_at(1, "tile.add", {full(B), full(A), full(Cc)})));
+  auto acc = get_tile_op("tile.add").effects(as_op(op_at(1, "tile.add", {full(B), full(A), full(Cc)})));
   EXPECT_EQ(names(acc.writes), std::vector<std::string>{"B"});
   EXPECT_EQ(names(acc.reads), (std::vector<std::string>{"A", "C"}));
-  acc = get_tile_op("tile.axpy").access(as_op(op_at(1, "tile.axpy", {full(B), full(A), make_float(2.0)})));
+  acc = get_tile_op("tile.axpy").effects(as_op(op_at(1, "tile.axpy", {full(B), full(A), make_float(2.0)})));
   EXPECT_EQ(names(acc.reads), (std::vector<std::string>{"B", "A"}));
 }
 
@@ -72,9 +72,9 @@ TEST(TileElementwiseOp, TransposeBroadcastAndOpsWithoutLoopForm) {
             "  }\n"
             "}\n");
   for (const char* op : {"tile.sort", "tile.topk", "tile.reduce_sum", "tile.reduce_max", "tile.reduce_min"}) {
-    const TileOpDef* def = find_tile_op(op);
+    const TileOp* def = find_tile_op(op);
     ASSERT_NE(def, nullptr) << op;
-    EXPECT_FALSE(static_cast<bool>(def->lower_loops)) << op;
+    EXPECT_FALSE(def->has_loop_form()) << op;
   }
 }
 
