@@ -35,7 +35,11 @@ import tilelang.language as T  # noqa: E402
 # B_shared rows are 4 micro-kernel strips wide, and 64 (bf16: 128) k per step keeps a micro-kernel
 # strip of B in L1. 2048 / 256 squared = 64 blocks for 2 workers. T.use_swizzle(panel_size=4), as in
 # TileLang's GEMM examples, groups the block order by 4 rows of tiles (their A tiles stay in L3).
-CPU_CONFIG = {"float32": (256, 256, 64), "bfloat16": (256, 256, 128)}
+# bf16 (AMX): 512 x 512 x 256 (a sweep against oneDNN in one process, 2026-11-26: 256x256x128 0.50x,
+# 256x256x512 0.60x, 512x256x256 0.65x, 512x512x256 0.70x on one thread): the GEMM packs B per call
+# and A per 32-row block, so bigger blocks re-read the operands fewer times; 256 k per call keep
+# the packed B slice (256 KiB) in L2 and the C tiles in AMX registers over 8 tile steps.
+CPU_CONFIG = {"float32": (256, 256, 64), "bfloat16": (512, 512, 256)}
 
 # (label, M, N, K, (block_M, block_N, block_K), dtype)
 SHAPES = [
@@ -44,7 +48,7 @@ SHAPES = [
     ("fp32 tall-skinny 8192x256x2048", 8192, 256, 2048, (256, 256, 64), "float32"),
     ("fp32 decode 16x4096x4096", 16, 4096, 4096, (16, 256, 64), "float32"),
     ("fp32 decode 1x4096x4096", 1, 4096, 4096, (1, 256, 256), "float32"),
-    ("bf16 2048^3 (fp32 acc)", 2048, 2048, 2048, (256, 256, 128), "bfloat16"),
+    ("bf16 2048^3 (fp32 acc)", 2048, 2048, 2048, CPU_CONFIG["bfloat16"], "bfloat16"),
 ]
 QUICK = ("fp32 2048^3", "fp32 tall-skinny 8192x256x2048", "fp32 decode 16x4096x4096", "bf16 2048^3 (fp32 acc)")
 
