@@ -541,15 +541,6 @@ inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack
       const int kb = (s0 + s) * KT + g * E;
       uint32_t* d = b_pack + (s * 16 + g) * 16;
       const int64_t jt_stride = int64_t(sc) * 256;  // uint32 per column tile
-#if TL_AMX_PF_B
-      if constexpr (!TRANS_B) {
-        /* The rows 4 groups ahead: each row of B is its own 4 KiB page when ldb is large, where the
-         * hardware prefetchers stop. */
-        const char* ahead = reinterpret_cast<const char*>(B + (kb + 4 * E) * ldb);
-        for (int e = 0; e < E; ++e)
-          for (int l = 0; l < N * ELEM; l += 64) __builtin_prefetch(ahead + e * ldb * ELEM + l, 0, 3);
-      }
-#endif
       if constexpr (TRANS_B) {
         for (int j = 0; j < N; ++j) __builtin_memcpy(d + (j / 16) * jt_stride + j % 16, B + j * ldb + kb, 4);
       } else if constexpr (ELEM == 2) {
@@ -620,19 +611,7 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
     for (int i0 = 0; i0 < MF; i0 += 32) {
       amx_pack_a<2>(A, lda, i0, s0, sc, a_blk);
       char* ci = reinterpret_cast<char*>(C + i0 * ldc);
-#if TL_AMX_PF_A
-      /* The next row block's A (rows a page apart, beyond the hardware prefetchers) into L2, spread
-       * over this block's column blocks. */
-      const int lines_per_row = sc * 64 / 64, nl = i0 + 32 < M ? 32 * lines_per_row : 0;
-      const int per = (nl + NF / 32 - 1) / (NF / 32 > 0 ? NF / 32 : 1);
-      int pl = 0;
-#endif
       for (int j0 = 0; j0 < NF; j0 += 32) {
-#if TL_AMX_PF_A
-        for (int e = 0; e < per && pl < nl; ++e, ++pl)
-          __builtin_prefetch(reinterpret_cast<const char*>(A + (i0 + 32 + pl / lines_per_row) * lda + s0 * KT) +
-                                 (pl % lines_per_row) * 64, 0, TL_AMX_PF_A);
-#endif
         amx_block<kBf16, 2, 2>(sc, a_blk, at, bp + (j0 / 16) * bt, bt, ci + j0 * 4, c_ld, lc);
       }
       if constexpr (NF < N) amx_block<kBf16, 2, 1>(sc, a_blk, at, bp + (NF / 16) * bt, bt, ci + NF * 4, c_ld, lc);
