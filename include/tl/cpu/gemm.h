@@ -533,17 +533,42 @@ template <int M, int N, int K, bool TRANS_A, int ELEM> struct AmxFits {
 
 /* Packs tile steps [s0, s0 + sc) of B into b_pack ([jt][s][g][16 x 4 bytes], sc steps per column
  * tile): group g of step s is k = (s0 + s) * KT + g * E .. + E - 1 (E = 2 bf16 / 4 int8 per group). */
+typedef uint32_t AmxRow __attribute__((vector_size(64)));
+
+/* Transposes 16 rows of 16 four-byte elements in place: four rounds of interleaving row i with
+ * row i + 8 (lower halves into row 2i, upper halves into row 2i + 1). */
+inline void amx_transpose16(AmxRow* r) {
+  for (int round = 0; round < 4; ++round) {
+    AmxRow t[16];
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = __builtin_shufflevector(r[i], r[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      t[2 * i + 1] =
+          __builtin_shufflevector(r[i], r[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+  }
+}
+
 template <int N, bool TRANS_B, typename T>
 inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack) {
   constexpr int ELEM = static_cast<int>(sizeof(T)), E = 4 / ELEM, KT = 64 / ELEM, NTL = N / 16;
+  if constexpr (TRANS_B) {
+    /* B is [N, K]: the 64 bytes of one tile step of row j are group row j of the transposed tile. */
+    for (int jt = 0; jt < NTL; ++jt)
+      for (int s = 0; s < sc; ++s) {
+        AmxRow r[16];
+        for (int j = 0; j < 16; ++j) __builtin_memcpy(&r[j], B + (jt * 16 + j) * ldb + (s0 + s) * KT, 64);
+        amx_transpose16(r);
+        __builtin_memcpy(b_pack + (int64_t(jt) * sc + s) * 256, r, sizeof r);
+      }
+    return;
+  }
   for (int s = 0; s < sc; ++s)
     for (int g = 0; g < 16; ++g) {
       const int kb = (s0 + s) * KT + g * E;
       uint32_t* d = b_pack + (s * 16 + g) * 16;
       const int64_t jt_stride = int64_t(sc) * 256;  // uint32 per column tile
-      if constexpr (TRANS_B) {
-        for (int j = 0; j < N; ++j) __builtin_memcpy(d + (j / 16) * jt_stride + j % 16, B + j * ldb + kb, 4);
-      } else if constexpr (ELEM == 2) {
+      if constexpr (ELEM == 2) {
         const uint16_t* r0 = reinterpret_cast<const uint16_t*>(B + kb * ldb);
         const uint16_t* r1 = reinterpret_cast<const uint16_t*>(B + (kb + 1) * ldb);
         for (int jt = 0; jt < NTL; ++jt) {
