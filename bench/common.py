@@ -213,6 +213,15 @@ torch.set_num_threads(2)
 a = torch.randn(64, 64); b = torch.randn(64, 64)
 torch.matmul(a, b)
 torch.matmul(a.bfloat16(), b.bfloat16())
+print("TL_PROBE int8_mm", flush=True)
+torch._int_mm(torch.ones(64, 64, dtype=torch.int8), torch.ones(64, 64, dtype=torch.int8))
+try:
+    print("TL_PROBE qlinear", flush=True)
+    torch.backends.quantized.engine = "onednn"
+    ql = torch.ao.nn.quantized.Linear(64, 64, bias_=False)
+    ql(torch.quantize_per_tensor(torch.rand(64, 64), 0.02, 0, torch.quint8))
+except Exception as e:
+    print("TL_PROBE qlinear failed", e, flush=True)
 print("TL_TORCH", torch.__version__, torch.backends.cpu.get_cpu_capability(), flush=True)
 """
 
@@ -245,6 +254,18 @@ def torch_peer():
     m = re.search(r"^onednn_verbose,.*?exec,cpu,matmul,([^,]+),", out, re.M)
     if m:
         info["bf16_impl"] = m.group(1)
+    # int8: torch._int_mm (s8 x s8 -> s32 through oneDNN's gemm API, whose verbose line names no
+    # instruction set) and a quantized linear on the onednn engine (u8 x s8 through oneDNN's matmul,
+    # e.g. brg_matmul:avx10_1_512_amx, weights packed once when set)
+    segments = {seg.split("\n", 1)[0].strip(): seg for seg in out.split("TL_PROBE ")[1:]}
+    for key, marker in (("int8_mm_impl", "int8_mm"), ("qlinear_impl", "qlinear")):
+        info[key] = None
+        for line in segments.get(marker, "").splitlines():
+            f = line.split(",")
+            if line.startswith("onednn_verbose,") and "exec" in f and f[f.index("exec") + 2] != "reorder":
+                i = f.index("exec")
+                info[key] = f[i + 2] + (":" + f[i + 3] if f[i + 3] else "")
+                break
     return info
 
 
@@ -268,6 +289,19 @@ def bf16_peer_refusal(impl, flags=None):
         return f"peer bf16 runs '{impl}', CPU has AMX-BF16"
     if "avx512_bf16" in flags and not any(s in impl for s in ("amx", "bf16", "avx10")):
         return f"peer bf16 runs '{impl}', CPU has AVX512-BF16"
+    return None
+
+
+def int8_peer_refusal(impl, flags=None):
+    """None when an int8 peer implementation (oneDNN primitive:name) uses the best int8 units of this
+    CPU, which it must name: AMX where the CPU has AMX-INT8, else AVX512-VNNI / AVX10."""
+    flags = cpu_flags() if flags is None else flags
+    if not impl:
+        return "peer int8 implementation unknown"
+    if "amx_int8" in flags and "amx" not in impl:
+        return f"peer int8 runs '{impl}', which names no AMX; CPU has AMX-INT8"
+    if "avx512_vnni" in flags and not any(s in impl for s in ("amx", "vnni", "avx10")):
+        return f"peer int8 runs '{impl}', which names no VNNI; CPU has AVX512-VNNI"
     return None
 
 

@@ -10,7 +10,11 @@ same process, with the peers at full speed:
     (the cell says why), never printed.
 
   shapes: fp32 square 2048^3 (and 1024^3), tall-skinny M=8192 N=256 K=2048, decode M=16 N=K=4096
-  (and M=1); bf16 A, B with fp32 C at 2048^3 against torch.matmul in bf16 (oneDNN).
+  (and M=1); bf16 A, B with fp32 C at 2048^3 against torch.matmul in bf16 (oneDNN); int8 A, B with
+  int32 C at 2048^3 against oneDNN's int8 matmul through torch's quantized linear on the onednn
+  engine (u8 x s8 with int32 accumulation, requantized to u8; its weights are packed once, when
+  set). torch._int_mm (s8 x s8 -> s32) goes through oneDNN's gemm API, whose kernel names no AMX:
+  refused on an AMX-INT8 CPU, so not timed there.
 
   python bench/cpu_gemm.py [--threads 2] [--rounds 5] [--quick]
 
@@ -35,7 +39,12 @@ import tilelang.language as T  # noqa: E402
 # B_shared rows are 4 micro-kernel strips wide, and 64 (bf16: 128) k per step keeps a micro-kernel
 # strip of B in L1. 2048 / 256 squared = 64 blocks for 2 workers. T.use_swizzle(panel_size=4), as in
 # TileLang's GEMM examples, groups the block order by 4 rows of tiles (their A tiles stay in L3).
-CPU_CONFIG = {"float32": (256, 256, 64), "bfloat16": (256, 256, 128)}
+# bf16 (AMX): 512 x 512 x 256 (a sweep against oneDNN in one process, 2026-11-26: 256x256x128 0.50x,
+# 256x256x512 0.60x, 512x256x256 0.65x, 512x512x256 0.70x on one thread): the GEMM packs B per call
+# and A per 32-row block, so bigger blocks re-read the operands fewer times; 256 k per call keep
+# the packed B slice (256 KiB) in L2 and the C tiles in AMX registers over 8 tile steps.
+# int8 (AMX tdpbssd, int32 C): the same blocks with 512 k per call (8 tile steps of 64).
+CPU_CONFIG = {"float32": (256, 256, 64), "bfloat16": (512, 512, 256), "int8": (512, 512, 512)}
 
 # (label, M, N, K, (block_M, block_N, block_K), dtype)
 SHAPES = [
@@ -44,9 +53,11 @@ SHAPES = [
     ("fp32 tall-skinny 8192x256x2048", 8192, 256, 2048, (256, 256, 64), "float32"),
     ("fp32 decode 16x4096x4096", 16, 4096, 4096, (16, 256, 64), "float32"),
     ("fp32 decode 1x4096x4096", 1, 4096, 4096, (1, 256, 256), "float32"),
-    ("bf16 2048^3 (fp32 acc)", 2048, 2048, 2048, (256, 256, 128), "bfloat16"),
+    ("bf16 2048^3 (fp32 acc)", 2048, 2048, 2048, CPU_CONFIG["bfloat16"], "bfloat16"),
+    ("int8 2048^3 (int32 acc)", 2048, 2048, 2048, CPU_CONFIG["int8"], "int8"),
 ]
-QUICK = ("fp32 2048^3", "fp32 tall-skinny 8192x256x2048", "fp32 decode 16x4096x4096", "bf16 2048^3 (fp32 acc)")
+QUICK = ("fp32 2048^3", "fp32 tall-skinny 8192x256x2048", "fp32 decode 16x4096x4096", "bf16 2048^3 (fp32 acc)",
+         "int8 2048^3 (int32 acc)")
 
 
 def matmul(M, N, K, block_M, block_N, block_K, dtype="float32", accum_dtype="float32"):
@@ -82,6 +93,36 @@ def ratio_cell(ms, peer, refusal):
     return round(ms.ratio(peer, "ours"), 3)
 
 
+def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal):
+    """ours (int8 A, B; int32 C, exact) against oneDNN's int8 matmul (torch quantized linear, onednn
+    engine): GOP/s ours, numpy (none), ratio, peer, ratio."""
+    import torch
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    c = np.empty((M, N), np.int32)
+    kernel(a, b, c)
+    if not np.array_equal(c.astype(np.int64), a.astype(np.int64) @ b.astype(np.int64)):
+        raise AssertionError("int8 GEMM (ours) differs from numpy's int64 product")
+    fns = {"ours": lambda: kernel(a, b, c)}
+    try:
+        torch.backends.quantized.engine = "onednn"
+        ql = torch.ao.nn.quantized.Linear(K, N, bias_=False)
+        ql.set_weight_bias(torch.quantize_per_tensor(torch.from_numpy(b.T.astype(np.float32) * 0.01), 0.01, 0,
+                                                     torch.qint8), None)
+        xq = torch.quantize_per_tensor(torch.from_numpy((a.astype(np.float32) + 128) * 0.02), 0.02, 0, torch.quint8)
+        ql(xq)
+        fns["torch"] = lambda: ql(xq)
+    except Exception as e:  # no quantized engine: no peer
+        refusal = f"no oneDNN int8 matmul in torch ({e})"
+    ms = common.interleaved(fns, rounds=rounds, warmup=3 if timer != "wall" else 5, rep=rep, timer=timer)
+    ops = 2.0 * M * N * K
+    vs_t = ratio_cell(ms, "torch", refusal) if "torch" in ms else f"refused: {refusal}"
+    peer = common.gflops(ops, ms["torch"]) if "torch" in ms else ""
+    print(f"  int8 {M}x{N}x{K}: ours {common.gflops(ops, ms['ours']):.1f}, oneDNN {peer} GOP/s; vs torch {vs_t}",
+          flush=True)
+    return common.gflops(ops, ms["ours"]), "", "n/a (numpy has no int8 GEMM)", peer, vs_t
+
+
 def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None):
     import ml_dtypes
     try:
@@ -101,11 +142,12 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None):
     np_refusal = common.fp32_peer_refusal(ob["level"], cpu_level)
     torch_refusal = common.fp32_peer_refusal(tp["fp32_level"], cpu_level) if tp else "torch not installed"
     bf16_refusal = common.bf16_peer_refusal(tp["bf16_impl"], flags) if tp else "torch not installed"
+    int8_refusal = common.int8_peer_refusal(tp["qlinear_impl"], flags) if tp else "torch not installed"
     if timer == "thread_cpu" and threads != 1:
         raise ValueError("--timer thread_cpu needs --threads 1 (every contender computes on the calling thread)")
     name = "cpu_gemm" if timer == "wall" else "cpu_gemm_1t_cputime"
     what = "wall clock" if timer == "wall" else "thread CPU time"
-    table = common.Table(name, f"cpu GEMM, {threads} thread{'s' if threads > 1 else ''}, {what} (GFLOP/s; "
+    table = common.Table(name, f"cpu GEMM, {threads} thread{'s' if threads > 1 else ''}, {what} (GFLOP/s, int8: GOP/s; "
                          "ratio = ours / peer, same process)",
                          ["workload", "config", "ours GFLOP/s", "numpy GFLOP/s", "vs numpy", "torch GFLOP/s",
                           "vs torch"])
@@ -113,8 +155,12 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None):
     for label, M, N, K, (bm, bn, bk), dtype in SHAPES:
         if (quick and label not in QUICK) or (only and not any(o in label for o in only)):
             continue
-        kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype), target="cpu",
+        acc = "int32" if dtype == "int8" else "float32"
+        kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype, accum_dtype=acc), target="cpu",
                                   pass_configs={"tl.cpu_num_threads": threads})
+        if dtype == "int8":
+            table.add(label, f"{bm}x{bn}x{bk}", *int8_row(kernel, M, N, K, rng, rounds, rep, timer, int8_refusal))
+            continue
         a32 = rng.standard_normal((M, K), dtype=np.float32)
         b32 = rng.standard_normal((K, N), dtype=np.float32)
         if dtype == "bfloat16":
@@ -151,7 +197,9 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None):
                f"({ob.get('level')} tier; from {ob.get('source')})")
     if tp:
         table.note(f"torch peer: torch {tp['version']} (ATen capability {tp['aten_capability']}); fp32: "
-                   f"{tp.get('fp32_impl')} {tp['mkl']} ({tp['fp32_level']} tier); bf16: oneDNN {tp['bf16_impl']}")
+                   f"{tp.get('fp32_impl')} {tp['mkl']} ({tp['fp32_level']} tier); bf16: oneDNN {tp['bf16_impl']}; "
+                   f"int8: oneDNN {tp.get('qlinear_impl')} (quantized linear, u8 x s8, weights packed once; "
+                   f"torch._int_mm runs {tp.get('int8_mm_impl')}: {common.int8_peer_refusal(tp.get('int8_mm_impl'), flags) or 'usable'})")
     table.note(f"CPU fp32 tier {cpu_level}; ratios are refused against a peer of an older tier")
     m = common.machine()
     removed = m["peer_env_removed"]

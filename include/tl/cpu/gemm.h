@@ -470,11 +470,21 @@ inline void amx_configure() {
 }
 inline void amx_release() { __asm__ __volatile__("tilerelease" ::: "memory"); }
 
-/* One MT x NT block of 16 x 16 C tiles (MT, NT in {1, 2}) over `steps` tile steps of k: A rows
- * at `a` (row stride a_ld bytes, 64 bytes of k per step), B groups at `b` (row stride b_ld bytes,
- * 16 group rows per step), C at `c` (row stride c_ld bytes). */
+/* The AMX driver's operands are packed so that every tile is one contiguous KiB (16 rows of 64
+ * bytes, rows 64 bytes apart): a tile load then touches 16 consecutive cache lines instead of 16
+ * rows of a matrix that may lie 4 KiB apart (one L1 set: a 32-row slice of a 2048-wide bf16 A
+ * thrashes it). B: [column tile jt][tile step s][group row g][16 columns x 4 bytes], packed once
+ * per chunk of k and reused by every 32-row block of A (it lives in L2); A: the 32 rows of one row
+ * block, [row tile][tile step][row][64 bytes], copied just before its blocks run (it stays in L1). */
+constexpr int kAmxPackBBytes = 256 * 1024;  // stack for packed B per call (L2 holds it)
+constexpr int kAmxTileBytes = 1024;
+constexpr int kAmxMaxSteps = 16;  // tile steps per chunk: a 32-row A block of 32 KiB, C reloaded every 16 steps
+
+/* One MT x NT block of 16 x 16 C tiles (MT, NT in {1, 2}) over `steps` tile steps of k: A tile of
+ * row tile r and step s at a + r * a_ts + s * 1 KiB, B tile of column tile c at b + c * b_ts + s * 1
+ * KiB (both packed, rows 64 bytes apart), C at `c` (row stride c_ld bytes). */
 template <bool BF16, int MT, int NT>
-inline void amx_block(int steps, const char* a, int64_t a_ld, const char* b, int64_t b_ld, char* c, int64_t c_ld,
+inline void amx_block(int steps, const char* a, int64_t a_ts, const char* b, int64_t b_ts, char* c, int64_t c_ld,
                       bool load_c) {
   if (load_c) {
     TL_AMX_LOAD(0, c, c_ld);
@@ -488,12 +498,12 @@ inline void amx_block(int steps, const char* a, int64_t a_ld, const char* b, int
     if constexpr (MT > 1 && NT > 1) TL_AMX_ZERO(3);
   }
   for (int s = 0; s < steps; ++s) {
-    const char* as = a + s * 64;
-    const char* bs = b + s * 16 * b_ld;
-    TL_AMX_LOAD(4, as, a_ld);
-    TL_AMX_LOAD(6, bs, b_ld);
-    if constexpr (MT > 1) TL_AMX_LOAD(5, as + 16 * a_ld, a_ld);
-    if constexpr (NT > 1) TL_AMX_LOAD(7, bs + 64, b_ld);
+    const char* as = a + s * kAmxTileBytes;
+    const char* bs = b + s * kAmxTileBytes;
+    TL_AMX_LOAD(4, as, 64);
+    TL_AMX_LOAD(6, bs, 64);
+    if constexpr (MT > 1) TL_AMX_LOAD(5, as + a_ts, 64);
+    if constexpr (NT > 1) TL_AMX_LOAD(7, bs + b_ts, 64);
     if constexpr (BF16) {
       TL_AMX_DP("tdpbf16ps", 0, 4, 6);
       if constexpr (NT > 1) TL_AMX_DP("tdpbf16ps", 1, 4, 7);
@@ -512,67 +522,131 @@ inline void amx_block(int steps, const char* a, int64_t a_ld, const char* b, int
   if constexpr (MT > 1 && NT > 1) TL_AMX_STORE(3, c + 16 * c_ld + 64, c_ld);
 }
 
-/* Whether the AMX driver takes this GEMM: row-major A whose rows are read in place, whole 16 x 16
- * C tiles, whole tile steps of k, and 16 group rows of packed B within the pack budget. Other
+/* Whether the AMX driver takes this GEMM: row-major A, whole 16 x 16 C tiles, whole tile steps of
+ * k (32 bf16 / 64 int8), and at least one tile step of packed B within the pack budget. Other
  * shapes take the AVX-512 paths. */
 template <int M, int N, int K, bool TRANS_A, int ELEM> struct AmxFits {
   static constexpr int KT = 64 / ELEM;  // k per tile step
-  static constexpr bool value = !TRANS_A && M % 16 == 0 && N % 16 == 0 && K % KT == 0 && 16 * N * 4 <= kPackBytes;
+  static constexpr bool value =
+      !TRANS_A && M % 16 == 0 && N % 16 == 0 && K % KT == 0 && (N / 16) * kAmxTileBytes <= kAmxPackBBytes;
 };
 
-/* C (float for bf16, int32 for int8; row-major) (+)= A B with A [M, K] row-major and B [K, N]
- * (TRANS_B: [N, K]), through the tiles; B is packed per chunk of k into groups of 4 bytes. */
-template <int M, int N, int K, bool TRANS_B, typename T, typename Acc>
-inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
-  constexpr int ELEM = static_cast<int>(sizeof(T));
-  constexpr bool kBf16 = ELEM == 2;
-  constexpr int E = 4 / ELEM;                                 // elements per 4-byte group
-  constexpr int G = K / E;                                    // groups of k (a multiple of 16)
-  constexpr int GC = cmin(G, kPackBytes / (N * 4) / 16 * 16);  // groups per chunk (a multiple of 16)
-  alignas(64) uint32_t b_pack[GC * N];
-  amx_configure();
-  for (int g0 = 0; g0 < G; g0 += GC) {
-    const int gc = G - g0 < GC ? G - g0 : GC;
-    const int k0 = g0 * E;
-    for (int g = 0; g < gc; ++g) {
-      uint32_t* d = b_pack + g * N;
-      const int kb = k0 + g * E;
-      if constexpr (TRANS_B) {
-        for (int j = 0; j < N; ++j) __builtin_memcpy(d + j, B + j * ldb + kb, 4);
-      } else if constexpr (kBf16) {
+/* Packs tile steps [s0, s0 + sc) of B into b_pack ([jt][s][g][16 x 4 bytes], sc steps per column
+ * tile): group g of step s is k = (s0 + s) * KT + g * E .. + E - 1 (E = 2 bf16 / 4 int8 per group). */
+typedef uint32_t AmxRow __attribute__((vector_size(64)));
+
+/* Transposes 16 rows of 16 four-byte elements in place: four rounds of interleaving row i with
+ * row i + 8 (lower halves into row 2i, upper halves into row 2i + 1). */
+inline void amx_transpose16(AmxRow* r) {
+  for (int round = 0; round < 4; ++round) {
+    AmxRow t[16];
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = __builtin_shufflevector(r[i], r[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      t[2 * i + 1] =
+          __builtin_shufflevector(r[i], r[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+  }
+}
+
+template <int N, bool TRANS_B, typename T>
+inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack) {
+  constexpr int ELEM = static_cast<int>(sizeof(T)), E = 4 / ELEM, KT = 64 / ELEM, NTL = N / 16;
+  if constexpr (TRANS_B) {
+    /* B is [N, K]: the 64 bytes of one tile step of row j are group row j of the transposed tile. */
+    for (int jt = 0; jt < NTL; ++jt)
+      for (int s = 0; s < sc; ++s) {
+        AmxRow r[16];
+        for (int j = 0; j < 16; ++j) __builtin_memcpy(&r[j], B + (jt * 16 + j) * ldb + (s0 + s) * KT, 64);
+        amx_transpose16(r);
+        __builtin_memcpy(b_pack + (int64_t(jt) * sc + s) * 256, r, sizeof r);
+      }
+    return;
+  }
+  for (int s = 0; s < sc; ++s)
+    for (int g = 0; g < 16; ++g) {
+      const int kb = (s0 + s) * KT + g * E;
+      uint32_t* d = b_pack + (s * 16 + g) * 16;
+      const int64_t jt_stride = int64_t(sc) * 256;  // uint32 per column tile
+      if constexpr (ELEM == 2) {
         const uint16_t* r0 = reinterpret_cast<const uint16_t*>(B + kb * ldb);
         const uint16_t* r1 = reinterpret_cast<const uint16_t*>(B + (kb + 1) * ldb);
+        for (int jt = 0; jt < NTL; ++jt) {
+          uint32_t* dj = d + jt * jt_stride;
 #pragma GCC ivdep
-        for (int j = 0; j < N; ++j) d[j] = static_cast<uint32_t>(r0[j]) | (static_cast<uint32_t>(r1[j]) << 16);
+          for (int j = 0; j < 16; ++j)
+            dj[j] = static_cast<uint32_t>(r0[jt * 16 + j]) | (static_cast<uint32_t>(r1[jt * 16 + j]) << 16);
+        }
       } else {
         const uint8_t* r0 = reinterpret_cast<const uint8_t*>(B + kb * ldb);
         const uint8_t* r1 = reinterpret_cast<const uint8_t*>(B + (kb + 1) * ldb);
         const uint8_t* r2 = reinterpret_cast<const uint8_t*>(B + (kb + 2) * ldb);
         const uint8_t* r3 = reinterpret_cast<const uint8_t*>(B + (kb + 3) * ldb);
+        for (int jt = 0; jt < NTL; ++jt) {
+          uint32_t* dj = d + jt * jt_stride;
+          const int j0 = jt * 16;
 #pragma GCC ivdep
-        for (int j = 0; j < N; ++j)
-          d[j] = static_cast<uint32_t>(r0[j]) | (static_cast<uint32_t>(r1[j]) << 8) |
-                 (static_cast<uint32_t>(r2[j]) << 16) | (static_cast<uint32_t>(r3[j]) << 24);
+          for (int j = 0; j < 16; ++j)
+            dj[j] = static_cast<uint32_t>(r0[j0 + j]) | (static_cast<uint32_t>(r1[j0 + j]) << 8) |
+                    (static_cast<uint32_t>(r2[j0 + j]) << 16) | (static_cast<uint32_t>(r3[j0 + j]) << 24);
+        }
       }
     }
-    const int steps = gc / 16;
-    const bool lc = load_c || g0 > 0;
-    const char* a0 = reinterpret_cast<const char*>(A + k0);
-    const char* bp = reinterpret_cast<const char*>(b_pack);
-    char* c0 = reinterpret_cast<char*>(C);
-    const int64_t a_ld = lda * ELEM, b_ld = int64_t(N) * 4, c_ld = ldc * 4;
-    constexpr int NF = N / 32 * 32, MF = M / 32 * 32;
-    for (int j0 = 0; j0 < NF; j0 += 32) {
-      for (int i0 = 0; i0 < MF; i0 += 32)
-        amx_block<kBf16, 2, 2>(steps, a0 + i0 * a_ld, a_ld, bp + j0 * 4, b_ld, c0 + i0 * c_ld + j0 * 4, c_ld, lc);
-      if constexpr (MF < M)
-        amx_block<kBf16, 1, 2>(steps, a0 + MF * a_ld, a_ld, bp + j0 * 4, b_ld, c0 + MF * c_ld + j0 * 4, c_ld, lc);
+}
+
+/* Rows [i0, i0 + 16 * RT) of A, tile steps [s0, s0 + sc), into a_blk ([row tile][s][row][64 bytes]). */
+template <int RT, typename T>
+inline void amx_pack_a(const T* A, int64_t lda, int i0, int s0, int sc, char* a_blk) {
+  constexpr int KT = 64 / static_cast<int>(sizeof(T));
+  typedef int32_t V __attribute__((vector_size(64)));
+  for (int r = 0; r < 16 * RT; ++r) {
+    const char* src = reinterpret_cast<const char*>(A + (i0 + r) * lda + s0 * KT);
+    char* d = a_blk + (r / 16) * sc * kAmxTileBytes + (r % 16) * 64;
+    for (int s = 0; s < sc; ++s) {
+      V v;
+      __builtin_memcpy(&v, src + s * 64, 64);
+      __builtin_memcpy(d + s * kAmxTileBytes, &v, 64);
     }
-    if constexpr (NF < N) {
-      for (int i0 = 0; i0 < MF; i0 += 32)
-        amx_block<kBf16, 2, 1>(steps, a0 + i0 * a_ld, a_ld, bp + NF * 4, b_ld, c0 + i0 * c_ld + NF * 4, c_ld, lc);
-      if constexpr (MF < M)
-        amx_block<kBf16, 1, 1>(steps, a0 + MF * a_ld, a_ld, bp + NF * 4, b_ld, c0 + MF * c_ld + NF * 4, c_ld, lc);
+  }
+}
+
+/* C (float for bf16, int32 for int8; row-major) (+)= A B with A [M, K] row-major and B [K, N]
+ * (TRANS_B: [N, K]), through the tiles. Chunks of k whose packed B fits kAmxPackBBytes; within a
+ * chunk, 32-row blocks of A (packed into L1) against every 32-column block of B, each C block
+ * staying in tmm0..3 for the whole chunk. */
+template <int M, int N, int K, bool TRANS_B, typename T, typename Acc>
+inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
+  constexpr int ELEM = static_cast<int>(sizeof(T));
+  constexpr bool kBf16 = ELEM == 2;
+  constexpr int KT = 64 / ELEM;                                               // k per tile step
+  constexpr int S = K / KT;                                                   // tile steps of k
+  constexpr int NTL = N / 16;                                                 // column tiles
+  constexpr int SC = cmin(cmin(S, kAmxMaxSteps), kAmxPackBBytes / (NTL * kAmxTileBytes));  // steps per chunk
+  constexpr int MF = M / 32 * 32, NF = N / 32 * 32;
+  alignas(64) uint32_t b_pack[NTL * SC * 256];
+  alignas(64) char a_blk[2 * SC * kAmxTileBytes];
+  amx_configure();
+  const int64_t c_ld = ldc * 4;
+  for (int s0 = 0; s0 < S; s0 += SC) {
+    const int sc = S - s0 < SC ? S - s0 : SC;
+    amx_pack_b<N, TRANS_B>(B, ldb, s0, sc, b_pack);
+    const bool lc = load_c || s0 > 0;
+    const char* bp = reinterpret_cast<const char*>(b_pack);
+    const int64_t bt = int64_t(sc) * kAmxTileBytes, at = bt;  // one tile's steps, A and B alike
+    for (int i0 = 0; i0 < MF; i0 += 32) {
+      amx_pack_a<2>(A, lda, i0, s0, sc, a_blk);
+      char* ci = reinterpret_cast<char*>(C + i0 * ldc);
+      for (int j0 = 0; j0 < NF; j0 += 32) {
+        amx_block<kBf16, 2, 2>(sc, a_blk, at, bp + (j0 / 16) * bt, bt, ci + j0 * 4, c_ld, lc);
+      }
+      if constexpr (NF < N) amx_block<kBf16, 2, 1>(sc, a_blk, at, bp + (NF / 16) * bt, bt, ci + NF * 4, c_ld, lc);
+    }
+    if constexpr (MF < M) {
+      amx_pack_a<1>(A, lda, MF, s0, sc, a_blk);
+      char* ci = reinterpret_cast<char*>(C + MF * ldc);
+      for (int j0 = 0; j0 < NF; j0 += 32)
+        amx_block<kBf16, 1, 2>(sc, a_blk, at, bp + (j0 / 16) * bt, bt, ci + j0 * 4, c_ld, lc);
+      if constexpr (NF < N) amx_block<kBf16, 1, 1>(sc, a_blk, at, bp + (NF / 16) * bt, bt, ci + NF * 4, c_ld, lc);
     }
   }
   amx_release();

@@ -343,12 +343,15 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
       os << "  const " << storage_type(n->block_vars[d].dtype()) << " " << name(n->block_vars[d]) << " = "
          << storage_type(n->block_vars[d].dtype()) << "(" << (d == 0 ? sx : sy) << ");\n";
   }
-  // Row-major block order: the last grid dimension varies fastest (dimensions 0 and 1 swizzled, they
-  // vary fastest and the others count planes).
+  // CUDA's block order: the first grid dimension (bx) varies fastest, so that consecutive blocks —
+  // which run at the same time on the workers — share what depends on the later ones (a flash-
+  // attention head's K and V, a GEMM's A row panel). With T.use_swizzle dimensions 0 and 1 come
+  // from the rasterized plane and the others count planes.
+  const size_t nb = n->block_vars.size();
   std::string divisor = swizzle ? "ctx.grid[0] * ctx.grid[1]" : "";
-  for (size_t d = n->block_vars.size(); d-- > (swizzle ? 2 : 0);) {
+  for (size_t d = swizzle ? 2 : 0; d < nb; ++d) {
     std::string q = divisor.empty() ? "block_index" : "(block_index / (" + divisor + "))";
-    std::string val = d == 0 ? q : q + " % ctx.grid[" + std::to_string(d) + "]";
+    std::string val = d + 1 == nb ? q : q + " % ctx.grid[" + std::to_string(d) + "]";
     os << "  const " << storage_type(n->block_vars[d].dtype()) << " " << name(n->block_vars[d]) << " = "
        << storage_type(n->block_vars[d].dtype()) << "(" << val << ");\n";
     divisor = divisor.empty() ? "ctx.grid[" + std::to_string(d) + "]" : divisor + " * ctx.grid[" + std::to_string(d) + "]";

@@ -1,5 +1,6 @@
 #include "target/cpu/forward_gemm_operands.h"
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,6 +68,78 @@ bool covers_whole(const BufferRegion& r) {
   for (size_t d = 0; d < shape.size(); ++d)
     if (!is_zero(r.region[d].min) || !structural_equal(r.region[d].extent, shape[d])) return false;
   return true;
+}
+
+// Whether s mentions buffer b anywhere (loads, stores, tile-op arguments, attributes).
+bool mentions(const Stmt& s, const BufferNode* b) {
+  struct Finder : IRVisitor {
+    const BufferNode* b;
+    bool found = false;
+    void visit_load(const BufferLoadNode* n) override {
+      found |= n->buffer.get() == b;
+      IRVisitor::visit_load(n);
+    }
+    void visit_store(const BufferStoreNode* n) override {
+      found |= n->buffer.get() == b;
+      IRVisitor::visit_store(n);
+    }
+    void visit_tile_op(const TileOpNode* n) override {
+      for (const TileArg& a : n->args)
+        if (a.is_region()) found |= a.region.buffer.get() == b;
+      for (auto& [k, v] : n->attrs)
+        if (v.kind() == Attr::kBuffer) found |= v.as_buffer().get() == b;
+      IRVisitor::visit_tile_op(n);
+    }
+  } f;
+  f.b = b;
+  f.visit(s);
+  return f.found;
+}
+
+// +0 (integer 0, or a float +0.0, possibly behind a cast).
+bool is_positive_zero(const Expr& e) {
+  if (auto* c = e.as<CastNode>()) return is_positive_zero(c->value);
+  double d;
+  if (is_const_float(e, &d)) return d == 0.0 && !std::signbit(d);
+  return is_zero(e);
+}
+
+// `T.clear(C)` (a fill of all of C with +0) directly followed by a serial or pipelined loop of at
+// least one iteration whose body's first statement touching C is `T.gemm(A, B, C)` accumulating
+// into all of C: the fill goes and the GEMM clears C on the loop's first iteration
+// (clear_accum = k == min). The GEMM then starts from zero tiles instead of loading the zeros
+// the fill stored. Returns the rewritten loop, or nothing.
+std::optional<Stmt> fold_clear_into_gemm(const Stmt& fill_stmt, const Stmt& loop_stmt) {
+  auto* fill = fill_stmt.as<TileOpNode>();
+  auto* loop = loop_stmt.as<ForNode>();
+  if (!fill || fill->op != "fill" || fill->args.size() != 2 || !fill->args[0].is_region() || !loop) return std::nullopt;
+  const BufferRegion& c = fill->args[0].region;
+  if (!is_staging(c.buffer.scope()) && c.buffer.scope() != MemScope::kLocal) return std::nullopt;
+  if (!covers_whole(c) || fill->args[1].is_region() || !is_positive_zero(fill->args[1].expr)) return std::nullopt;
+  int64_t extent;
+  if ((loop->for_kind != ForKind::kSerial && loop->for_kind != ForKind::kPipelined) ||
+      !is_const_int(loop->extent, &extent) || extent < 1)
+    return std::nullopt;
+  std::vector<Stmt> body;
+  if (auto* sq = loop->body.as<SeqStmtNode>()) body = sq->seq;
+  else body = {loop->body};
+  for (size_t j = 0; j < body.size(); ++j) {
+    if (!mentions(body[j], c.buffer.get())) continue;
+    auto* g = body[j].as<TileOpNode>();
+    if (!g || g->op != "gemm" || g->args.size() < 3 || !g->args[2].is_region() ||
+        g->args[2].region.buffer.get() != c.buffer.get() || !covers_whole(g->args[2].region))
+      return std::nullopt;
+    for (size_t a = 0; a < 2; ++a)
+      if (g->args[a].is_region() && g->args[a].region.buffer.get() == c.buffer.get()) return std::nullopt;
+    auto it = g->attrs.find("clear_accum");
+    if (it != g->attrs.end() && !it->second.is_none() && !is_const_value(it->second.as_expr(), 0)) return std::nullopt;
+    AttrMap attrs = g->attrs;
+    attrs["clear_accum"] = Attr(eq(loop->var, loop->min));
+    body[j] = make_tile_op(g->op, g->args, std::move(attrs), g->span);
+    return make_for(loop->var, loop->min, loop->extent, loop->for_kind, make_seq(std::move(body), loop->body->span),
+                    loop->annotations, loop->span);
+  }
+  return std::nullopt;
 }
 
 class Forwarder : public StmtMutator {
@@ -197,6 +270,30 @@ class Forwarder : public StmtMutator {
   std::vector<Scope*> scopes_;
 };
 
+// Applies fold_clear_into_gemm to every sequence (after the forwarding, whose bookkeeping refers
+// to the original statements).
+class ClearFolder : public StmtMutator {
+ public:
+  using StmtMutator::mutate;
+  int folded = 0;
+
+ protected:
+  Stmt mutate_seq(const SeqStmtNode* n, const Stmt& s) override {
+    std::vector<Stmt> seq = n->seq;
+    bool changed = false;
+    for (size_t i = 0; i + 1 < seq.size(); ++i) {
+      if (std::optional<Stmt> loop = fold_clear_into_gemm(seq[i], seq[i + 1])) {
+        seq[i] = make_evaluate(make_int(0), seq[i]->span);
+        seq[i + 1] = *loop;
+        changed = true;
+        ++folded;
+      }
+    }
+    if (!changed) return StmtMutator::mutate_seq(n, s);
+    return StmtMutator::mutate(make_seq(std::move(seq), n->span));
+  }
+};
+
 }  // namespace
 
 PrimFunc forward_gemm_operands(const PrimFunc& f, const PassContext& ctx) {
@@ -207,7 +304,9 @@ PrimFunc forward_gemm_operands(const PrimFunc& f, const PassContext& ctx) {
   base.target = ctx.target;
   Forwarder fw(uses, base);
   Stmt body = fw.mutate(f.body());
-  return fw.forwarded == 0 ? f : f.with_body(body);
+  ClearFolder cf;
+  body = cf.mutate(body);
+  return fw.forwarded == 0 && cf.folded == 0 ? f : f.with_body(body);
 }
 
 TL_REGISTER_PASS("forward_gemm_operands", forward_gemm_operands);

@@ -16,7 +16,14 @@
 //     unit dimensions allowed) and its indices load nothing;
 //   - r lies inside G for every value of the surrounding block, loop and let variables (the copy
 //     would otherwise zero-fill the outside part).
-// S's allocation stays (unused). Off with the pass config tl.disable_cpu_gemm_forwarding.
+// S's allocation stays (unused).
+//
+// Second rewrite: `T.clear(C)` (all of a block-local C filled with +0) directly before a serial or
+// pipelined loop with a constant trip count >= 1, whose body's first statement touching C is
+// `T.gemm(A, B, C)` accumulating into all of C, is dropped and that GEMM clears C on the first
+// iteration (clear_accum = k == min): the header GEMM starts from zero registers / AMX tiles
+// instead of loading the zeros the fill stored.
+// Both rewrites are off with the pass config tl.disable_cpu_gemm_forwarding.
 #pragma once
 
 #include "transform/pass.h"

@@ -21,6 +21,13 @@ def test_refusal_rules():
     assert "AMX-BF16" in common.bf16_peer_refusal("brg_matmul:avx512_core_bf16", amx)
     assert common.bf16_peer_refusal("brg_matmul:avx512_core_bf16", amx - {"amx_bf16", "amx_tile"}) is None
     assert "AVX512-BF16" in common.bf16_peer_refusal("gemm:jit", {"avx512_bf16"})
+    amx8 = {"avx512f", "avx512_vnni", "amx_int8", "amx_tile"}
+    assert common.int8_peer_refusal("matmul:brg_matmul:avx10_1_512_amx", amx8) is None
+    assert "AMX-INT8" in common.int8_peer_refusal("gemm_api", amx8)
+    assert "AMX-INT8" in common.int8_peer_refusal("matmul:brg_matmul:avx512_core_vnni", amx8)
+    assert common.int8_peer_refusal("matmul:brg_matmul:avx512_core_vnni", {"avx512f", "avx512_vnni"}) is None
+    assert "VNNI" in common.int8_peer_refusal("gemm_api", {"avx512f", "avx512_vnni"})
+    assert "unknown" in common.int8_peer_refusal(None, amx8)
     assert common.OPENBLAS_CORE_LEVEL["haswell"] == "avx2" and common.OPENBLAS_CORE_LEVEL["skylakex"] == "avx512"
 
 

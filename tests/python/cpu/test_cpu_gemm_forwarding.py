@@ -138,3 +138,68 @@ def test_written_global_is_not_forwarded(rng):
     np.testing.assert_array_equal(a, a0 + 1)
     src = source(kernel)
     assert stores_to(src, "A_shared") and not stores_to(src, "B_shared")
+
+
+def clear_kernel(M, N, K, bm, bn, bk, fill_value=0.0, read_before=False, dynamic_k=False):
+    """C = A @ B with C_local filled before the K loop (T.clear, or T.fill with fill_value);
+    read_before: each iteration first copies C_local out (so the fill is visible there);
+    dynamic_k: the loop's trip count is a run-time scalar (possibly 0)."""
+    @T.prim_func
+    def f(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"), C: T.Tensor((M, N), "float32"),
+          D: T.Tensor((M, N), "float32"), nk: T.int32):
+        with T.Kernel(N // bn, M // bm, threads=128) as (bx, by):
+            A_shared = T.alloc_shared((bm, bk), "float32")
+            B_shared = T.alloc_shared((bk, bn), "float32")
+            C_local = T.alloc_fragment((bm, bn), "float32")
+            if fill_value == 0.0:
+                T.clear(C_local)
+            else:
+                T.fill(C_local, fill_value)
+            for k in T.Pipelined(nk if dynamic_k else K // bk, num_stages=1):
+                if read_before:
+                    T.copy(C_local, D[by * bm, bx * bn])
+                T.copy(A[by * bm, k * bk], A_shared)
+                T.copy(B[k * bk, bx * bn], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * bm, bx * bn])
+    return f
+
+
+def test_clear_before_the_k_loop_becomes_the_first_gemms_clear(rng):
+    """T.clear(C_local) before the K loop: the fill is gone and the GEMM clears on k == 0 (AMX
+    starts from zero tiles); values match numpy and, bit for bit, the kernel without the rewrite."""
+    M, N, K, bm, bn, bk = 128, 96, 192, 64, 48, 64
+    prog = clear_kernel(M, N, K, bm, bn, bk)
+    fast = tilelang.compile(prog, target="cpu")
+    kept = tilelang.compile(prog, target="cpu", pass_configs=KEEP)
+    a, b = operand((M, K), "float32", rng), operand((K, N), "float32", rng)
+    c1, c2, d = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
+    fast(a, b, c1, d, K // bk)
+    kept(a, b, c2, d, K // bk)
+    np.testing.assert_allclose(c1, reference(a, b, False, False, np.float64), rtol=0, atol=2e-6 * K)
+    np.testing.assert_array_equal(c1, c2)
+    src, src_kept = source(fast), source(kept)
+    assert not stores_to(src, "C_local") and "k == 0);" in src, src[src.find("_block("):][:3000]
+    assert stores_to(src_kept, "C_local")
+
+
+@pytest.mark.parametrize("variant", ["fill_one", "read_before", "dynamic_k"])
+def test_clear_stays_where_the_gemm_cannot_take_it(variant, rng):
+    """The fill stays when it is not +0, when the loop reads C_local before the GEMM, or when the
+    loop may run zero times (then C must still be the fill value)."""
+    M, N, K, bm, bn, bk = 64, 64, 128, 32, 32, 64
+    prog = clear_kernel(M, N, K, bm, bn, bk, fill_value=1.0 if variant == "fill_one" else 0.0,
+                        read_before=variant == "read_before", dynamic_k=variant == "dynamic_k")
+    kernel = tilelang.compile(prog, target="cpu")
+    a, b = operand((M, K), "float32", rng), operand((K, N), "float32", rng)
+    c, d = np.full((M, N), 7, np.float32), np.full((M, N), 7, np.float32)
+    start = 1.0 if variant == "fill_one" else 0.0
+    kernel(a, b, c, d, K // bk)
+    np.testing.assert_allclose(c, start + reference(a, b, False, False, np.float64), rtol=0, atol=2e-6 * K)
+    if variant == "read_before":  # the last iteration copies out the sum over all but the last k tile
+        np.testing.assert_allclose(d, reference(a[:, :K - bk], b[:K - bk], False, False, np.float64), rtol=0,
+                                   atol=2e-6 * K)
+    if variant == "dynamic_k":
+        kernel(a, b, c, d, 0)
+        np.testing.assert_array_equal(c, np.zeros((M, N), np.float32))
+    assert stores_to(source(kernel), "C_local")
