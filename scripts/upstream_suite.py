@@ -13,8 +13,9 @@ least one passed test and none failed (kind `pytest`).
   scripts/upstream_suite.py --json out.json --timeout 300
 
 `--device cpu` runs the programs with their tensors on the cpu: a small shim maps torch's "cuda"
-device arguments to "cpu" (factories, .to, .cuda) and makes torch.cuda.synchronize/Event work
-without a GPU, and TILELANG_TESTING_CUDA_ON_CPU=1 lets tilelang.testing.requires_cuda tests run on
+device arguments to "cpu" (factories, .to, .cuda), makes torch.cuda.synchronize/Event work
+without a GPU and torch.cuda.is_available() say True, compiles kernels that name target "cuda"
+for the cpu target, and TILELANG_TESTING_CUDA_ON_CPU=1 lets tilelang.testing.requires_cuda tests run on
 the cpu target; nothing else of the programs is changed.
 """
 import argparse
@@ -92,6 +93,21 @@ if _torch is not None:
     _torch.cuda.set_device = lambda *a, **k: None
     _torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
     _torch.cuda.get_device_name = lambda *a, **k: "cpu (upstream_suite shim)"
+    # Programs that ask torch whether CUDA is there before they run (heuristic configs read the
+    # capability above) are told yes: their tensors land on the cpu through the mappings above.
+    _torch.cuda.is_available = lambda: True
+    _torch.cuda.device_count = lambda: 1
+
+# A kernel compiled for target "cuda" (tilelang.compile(..., target="cuda"), JITKernel(...,
+# target="cuda"), @tilelang.jit(target="cuda")) is compiled for the cpu target instead: the same
+# program, run on the host as its tensors are.
+import importlib as _importlib
+_tl_kernel = _importlib.import_module("tilelang.jit.kernel")  # (the attribute tilelang.jit is the decorator)
+_tl_normalize_target = _tl_kernel._normalize_target
+def _cpu_target(target):
+    t = _tl_normalize_target(target)
+    return "cpu" if isinstance(t, str) and t.split()[:1] == ["cuda"] else t
+_tl_kernel._normalize_target = _cpu_target
 '''
 
 RUNNER = r'''
