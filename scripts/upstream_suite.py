@@ -6,7 +6,9 @@ public repositories (bare git directories, e.g. the ones the session's `fetch` t
 /work/.mirror/tile-ai+tilelang/repo and /work/.mirror/tile-ai+tilelang-puzzles/repo). The list is
 scripts/upstream_suite.txt. Each program runs in its own process with this project's `tilelang`
 first on sys.path, and counts as passed when it exits 0 (kind `main`) or when pytest reports at
-least one passed test and none failed (kind `pytest`).
+least one passed test and none failed (kind `pytest`; pytest's rootdir is the extracted repository,
+so the repository's own conftest.py files apply). Options after the kind in the list are passed to
+the program (its command line, or pytest's).
 
   scripts/upstream_suite.py --device cpu                 # every program, torch tensors on the cpu
   scripts/upstream_suite.py --device cuda -k flash       # only programs whose path contains 'flash'
@@ -114,11 +116,14 @@ RUNNER = r'''
 import os, runpy, sys
 if os.environ.get("UPSTREAM_SUITE_SHIM"):
     exec(compile(open(os.environ["UPSTREAM_SUITE_SHIM"]).read(), "upstream_suite_shim", "exec"))
-kind, path = sys.argv[1], sys.argv[2]
-sys.argv = [path]
+kind, base, path, options = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+sys.argv = [path] + options
 if kind == "pytest":
     import pytest
-    sys.exit(pytest.main(["-q", "-x", "-p", "no:cacheprovider", path]))
+    # The repository's own conftest.py files (testing/conftest.py: seeds, the `perf` marker) apply
+    # wherever the programs were extracted: pytest's rootdir is the extracted repository.
+    sys.exit(pytest.main(["-q", "-x", "-p", "no:cacheprovider", "--rootdir", base, "--confcutdir", base,
+                          *options, path]))
 # As `python path` would: the program's directory first on sys.path (examples import their
 # sibling modules, e.g. varlen_utils).
 sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
@@ -133,7 +138,7 @@ def read_list(path):
         if not line:
             continue
         parts = line.split()
-        items.append((parts[0], parts[1], parts[2] if len(parts) > 2 else "main"))
+        items.append((parts[0], parts[1], parts[2] if len(parts) > 2 else "main", tuple(parts[3:])))
     return items
 
 
@@ -183,7 +188,7 @@ def main():
         # tilelang.testing.requires_cuda runs TileLang's CUDA tests on the cpu target (see its doc)
         env["TILELANG_TESTING_CUDA_ON_CPU"] = "1"
     def run_one(item):
-        repo, path, kind = item
+        repo, path, kind, options = item
         base = os.path.join(args.work, repo)
         if not os.path.isdir(base):  # not extracted yet (a pre-extracted --work needs no mirror)
             if repo not in mirrors or not os.path.isdir(mirrors[repo]):
@@ -197,7 +202,7 @@ def main():
         # puzzles import `common.utils` from their repository root
         run_env["PYTHONPATH"] = run_env["PYTHONPATH"] + os.pathsep + base
         log = os.path.join(args.work, "logs", (repo + "_" + path).replace("/", "_") + ".log")
-        rc, secs, out = run_program([args.python, runner, kind, full], cwd, run_env, args.timeout, log)
+        rc, secs, out = run_program([args.python, runner, kind, base, full, *options], cwd, run_env, args.timeout, log)
         if rc is None:
             status, err = "timeout", f"timed out after {args.timeout}s"
         else:
