@@ -21,8 +21,8 @@ WORK=${UPSTREAM_WORK:-$PWD/.upstream_work}
 # kernels, for linear_attention/example_linear_attn_fwd and gdn/example_cumsum). The GPU machine
 # has no network: wheels downloaded beforehand into $WORK/wheels, e.g.
 #   pip download --no-deps -d .upstream_work/wheels fla-core==0.3.2 einops
-# (fla-core 0.3.2: the last API these programs call, e.g. `head_first=` of the cumsum).
-# are installed from there.
+# are installed from there (fla-core 0.3.2 still takes the `head_first=` that example_cumsum
+# passes; 0.6.0 raises on it).
 if ls "$WORK"/wheels/*.whl > /dev/null 2>&1; then
   $PY -m pip install -q --no-index --no-deps "$WORK"/wheels/*.whl > "$OUT/wheels.log" 2>&1 || tail -5 "$OUT/wheels.log"
 fi

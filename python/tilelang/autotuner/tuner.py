@@ -250,6 +250,7 @@ class AutoTuner:
         results = [ConfigResult(dict(c)) for c in configs]
 
         # 1. Build the IR of every config here (the frontend runs Python), then compile in parallel.
+        t_start = time.monotonic()
         prims = [None] * len(configs)
         for i, c in enumerate(configs):
             try:
@@ -259,9 +260,11 @@ class AutoTuner:
         held = {}
         if self.top_k is not None:
             held = self._select_top_k(prims, results)
+        t_built = time.monotonic()
         kernels = self._compile_all(configs, prims, results, timeout)
         if held:
             self._refill_top_k(configs, held, results, kernels, timeout)
+        t_compiled = time.monotonic()
 
         # 2. Check and time each compiled config.
         p = self.profile_args
@@ -313,6 +316,10 @@ class AutoTuner:
                 failed += 1
             progress.step(best_ms, failed)
         progress.close()
+        n_built = sum(1 for k in kernels if k is not None)
+        self._log(f"{len(configs)} configs: built in {t_built - t_start:.1f} s, {n_built} compiled in "
+                  f"{t_compiled - t_built:.1f} s ({self._num_workers(n_built)} threads), checked and timed in "
+                  f"{time.monotonic() - t_compiled:.1f} s")
 
         self._report_skipped(results)
         ok = [i for i, r in enumerate(results) if r.status == "ok" and r.latency is not None]
