@@ -17,6 +17,15 @@ cmake -S . -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(co
 cmake --build "$BUILD" -j "${JOBS:-16}" --target _core > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 export PYTHONPATH=$PWD/python TILELANG_SOURCE_DIR=$PWD
 WORK=${UPSTREAM_WORK:-$PWD/.upstream_work}
+# Third-party packages that some programs compare with (fla-core: flash-linear-attention's Triton
+# kernels, for linear_attention/example_linear_attn_fwd and gdn/example_cumsum). The GPU machine
+# has no network: wheels downloaded beforehand into $WORK/wheels, e.g.
+#   pip download --no-deps -d .upstream_work/wheels fla-core==0.3.2 einops
+# are installed from there (fla-core 0.3.2 still takes the `head_first=` that example_cumsum
+# passes; 0.6.0 raises on it).
+if ls "$WORK"/wheels/*.whl > /dev/null 2>&1; then
+  $PY -m pip install -q --no-index --no-deps "$WORK"/wheels/*.whl > "$OUT/wheels.log" 2>&1 || tail -5 "$OUT/wheels.log"
+fi
 LEFT=${UPSTREAM_DEADLINE:-480}
 DEVICES=${UPSTREAM_DEVICES:-cuda cpu}
 for d in $DEVICES; do

@@ -6,15 +6,18 @@ public repositories (bare git directories, e.g. the ones the session's `fetch` t
 /work/.mirror/tile-ai+tilelang/repo and /work/.mirror/tile-ai+tilelang-puzzles/repo). The list is
 scripts/upstream_suite.txt. Each program runs in its own process with this project's `tilelang`
 first on sys.path, and counts as passed when it exits 0 (kind `main`) or when pytest reports at
-least one passed test and none failed (kind `pytest`).
+least one passed test and none failed (kind `pytest`; pytest's rootdir is the extracted repository,
+so the repository's own conftest.py files apply). Options after the kind in the list are passed to
+the program (its command line, or pytest's).
 
   scripts/upstream_suite.py --device cpu                 # every program, torch tensors on the cpu
   scripts/upstream_suite.py --device cuda -k flash       # only programs whose path contains 'flash'
   scripts/upstream_suite.py --json out.json --timeout 300
 
 `--device cpu` runs the programs with their tensors on the cpu: a small shim maps torch's "cuda"
-device arguments to "cpu" (factories, .to, .cuda) and makes torch.cuda.synchronize/Event work
-without a GPU, and TILELANG_TESTING_CUDA_ON_CPU=1 lets tilelang.testing.requires_cuda tests run on
+device arguments to "cpu" (factories, .to, .cuda), makes torch.cuda.synchronize/Event work
+without a GPU and torch.cuda.is_available() say True, compiles kernels that name target "cuda"
+for the cpu target, and TILELANG_TESTING_CUDA_ON_CPU=1 lets tilelang.testing.requires_cuda tests run on
 the cpu target; nothing else of the programs is changed.
 """
 import argparse
@@ -92,17 +95,35 @@ if _torch is not None:
     _torch.cuda.set_device = lambda *a, **k: None
     _torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
     _torch.cuda.get_device_name = lambda *a, **k: "cpu (upstream_suite shim)"
+    # Programs that ask torch whether CUDA is there before they run (heuristic configs read the
+    # capability above) are told yes: their tensors land on the cpu through the mappings above.
+    _torch.cuda.is_available = lambda: True
+    _torch.cuda.device_count = lambda: 1
+
+# A kernel compiled for target "cuda" (tilelang.compile(..., target="cuda"), JITKernel(...,
+# target="cuda"), @tilelang.jit(target="cuda")) is compiled for the cpu target instead: the same
+# program, run on the host as its tensors are.
+import importlib as _importlib
+_tl_kernel = _importlib.import_module("tilelang.jit.kernel")  # (the attribute tilelang.jit is the decorator)
+_tl_normalize_target = _tl_kernel._normalize_target
+def _cpu_target(target):
+    t = _tl_normalize_target(target)
+    return "cpu" if isinstance(t, str) and t.split()[:1] == ["cuda"] else t
+_tl_kernel._normalize_target = _cpu_target
 '''
 
 RUNNER = r'''
 import os, runpy, sys
 if os.environ.get("UPSTREAM_SUITE_SHIM"):
     exec(compile(open(os.environ["UPSTREAM_SUITE_SHIM"]).read(), "upstream_suite_shim", "exec"))
-kind, path = sys.argv[1], sys.argv[2]
-sys.argv = [path]
+kind, base, path, options = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+sys.argv = [path] + options
 if kind == "pytest":
     import pytest
-    sys.exit(pytest.main(["-q", "-x", "-p", "no:cacheprovider", path]))
+    # The repository's own conftest.py files (testing/conftest.py: seeds, the `perf` marker) apply
+    # wherever the programs were extracted: pytest's rootdir is the extracted repository.
+    sys.exit(pytest.main(["-q", "-x", "-p", "no:cacheprovider", "--rootdir", base, "--confcutdir", base,
+                          *options, path]))
 # As `python path` would: the program's directory first on sys.path (examples import their
 # sibling modules, e.g. varlen_utils).
 sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
@@ -117,7 +138,7 @@ def read_list(path):
         if not line:
             continue
         parts = line.split()
-        items.append((parts[0], parts[1], parts[2] if len(parts) > 2 else "main"))
+        items.append((parts[0], parts[1], parts[2] if len(parts) > 2 else "main", tuple(parts[3:])))
     return items
 
 
@@ -167,7 +188,7 @@ def main():
         # tilelang.testing.requires_cuda runs TileLang's CUDA tests on the cpu target (see its doc)
         env["TILELANG_TESTING_CUDA_ON_CPU"] = "1"
     def run_one(item):
-        repo, path, kind = item
+        repo, path, kind, options = item
         base = os.path.join(args.work, repo)
         if not os.path.isdir(base):  # not extracted yet (a pre-extracted --work needs no mirror)
             if repo not in mirrors or not os.path.isdir(mirrors[repo]):
@@ -181,7 +202,7 @@ def main():
         # puzzles import `common.utils` from their repository root
         run_env["PYTHONPATH"] = run_env["PYTHONPATH"] + os.pathsep + base
         log = os.path.join(args.work, "logs", (repo + "_" + path).replace("/", "_") + ".log")
-        rc, secs, out = run_program([args.python, runner, kind, full], cwd, run_env, args.timeout, log)
+        rc, secs, out = run_program([args.python, runner, kind, base, full, *options], cwd, run_env, args.timeout, log)
         if rc is None:
             status, err = "timeout", f"timed out after {args.timeout}s"
         else:

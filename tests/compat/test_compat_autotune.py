@@ -88,6 +88,28 @@ def test_autotune_over_lazy_jit_and_explicit_config(device, monkeypatch):
     k3 = gemm(64, 64, 64, 16, 16)  # positionally too
     assert k3.config == {"block_M": 16, "block_N": 16}
 
+    # Some of the tuned parameters given (as TileLang): the others take the builder's defaults,
+    # one compilation, nothing timed.
+    compiled.clear()
+    k4 = gemm(64, 64, 64, block_M=16)
+    assert len(compiled) == 1 and k4.config == {"block_M": 16, "block_N": 64}
+    torch.testing.assert_close(k4(a, b), (a.float() @ b.float()).half(), rtol=1e-2, atol=1e-2)
+
+
+def test_autotune_tunes_what_has_no_default(device):
+    """A tuned parameter left out that has no default (TileLang would fail) is tuned."""
+    @tilelang.autotune(configs=[{"block": 32, "threads": 32}, {"block": 64, "threads": 64}], warmup=1, rep=5,
+                       verbose=False)
+    @tilelang.jit(out_idx=[-1])
+    def scale(N, block, threads):
+        return scale_kernel(N, block, threads)
+
+    result = scale.get_tuner_result(256, threads=64)
+    assert result.config["threads"] == 64 and result.config["block"] in (32, 64)
+    assert [r.config for r in result.results] == [{"block": 32}, {"block": 64}]
+    x = torch.randn(256, device=device)
+    torch.testing.assert_close(result.kernel(x), 2 * x)
+
 
 @tilelang.autotune(configs=[{"BLOCK": 32, "threads": 32}, {"BLOCK": 64, "threads": 64}], warmup=1, rep=5,
                    ref_prog=lambda x, y: x + y, verbose=False)

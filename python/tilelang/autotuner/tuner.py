@@ -250,6 +250,7 @@ class AutoTuner:
         results = [ConfigResult(dict(c)) for c in configs]
 
         # 1. Build the IR of every config here (the frontend runs Python), then compile in parallel.
+        t_start = time.monotonic()
         prims = [None] * len(configs)
         for i, c in enumerate(configs):
             try:
@@ -259,9 +260,11 @@ class AutoTuner:
         held = {}
         if self.top_k is not None:
             held = self._select_top_k(prims, results)
+        t_built = time.monotonic()
         kernels = self._compile_all(configs, prims, results, timeout)
         if held:
             self._refill_top_k(configs, held, results, kernels, timeout)
+        t_compiled = time.monotonic()
 
         # 2. Check and time each compiled config.
         p = self.profile_args
@@ -313,6 +316,10 @@ class AutoTuner:
                 failed += 1
             progress.step(best_ms, failed)
         progress.close()
+        n_built = sum(1 for k in kernels if k is not None)
+        self._log(f"{len(configs)} configs: built in {t_built - t_start:.1f} s, {n_built} compiled in "
+                  f"{t_compiled - t_built:.1f} s ({self._num_workers(n_built)} threads), checked and timed in "
+                  f"{time.monotonic() - t_compiled:.1f} s")
 
         self._report_skipped(results)
         ok = [i for i, r in enumerate(results) if r.status == "ok" and r.latency is not None]
@@ -561,7 +568,13 @@ class AutoTuneImpl:
         fixed = {k: given[k] for k in tuned if k in given}
         if not fixed:
             return configs, {}
-        # Tuned parameters passed by the caller win over the configs' values.
+        # As TileLang: a call that gives any tuned parameter compiles exactly what it asks for,
+        # the other tuned parameters taking the builder's defaults (nothing is timed).
+        defaults = self._defaults(tuned - set(fixed))
+        if defaults is not None:
+            return [{}], dict(fixed, **defaults)
+        # Ours where TileLang would fail (a tuned parameter left out has no default): the ones
+        # left out are tuned, the given ones win over the configs' values.
         merged, seen = [], set()
         for c in configs:
             m = {k: v for k, v in c.items() if k not in fixed}
@@ -570,6 +583,19 @@ class AutoTuneImpl:
                 seen.add(key)
                 merged.append(m)
         return merged, fixed
+
+    def _defaults(self, names):
+        """{name: default} of the builder parameters `names`, or None if one of them has none."""
+        sig = self.jit_impl.signature
+        if sig is None:
+            return None if names else {}
+        out = {}
+        for n in names:
+            p = sig.parameters.get(n)
+            if p is None or p.default is p.empty:
+                return None
+            out[n] = p.default
+        return out
 
     def _key(self, args, kwargs):
         """Tuning happens once per key: the compile-time arguments, and for tensors their shape,
@@ -594,7 +620,7 @@ class AutoTuneImpl:
         impl = self.jit_impl
         configs, fixed = self._configs_for(args, kwargs)
         if fixed and configs == [{}]:
-            # Every tuned parameter is given: compile exactly that configuration, no timing.
+            # The call gives tuned parameters (the others default): compile exactly that, no timing.
             kernel = impl.compile(*args, **kwargs)
             kernel.update_tuner_result(None, dict(fixed), None)
             result = AutotuneResult(config=dict(fixed), kernel=kernel, libcode=kernel.get_kernel_source(),

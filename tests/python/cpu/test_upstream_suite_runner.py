@@ -1,0 +1,102 @@
+"""scripts/upstream_suite.py --device cpu itself, on tiny programs of our own placed where the runner
+extracts TileLang's (so no snapshot is needed): the cpu shim (torch.cuda.is_available() and the
+device capability answered, device="cuda" tensors on the host, a kernel that names target "cuda"
+compiled for the cpu), pytest's rootdir at the extracted repository (its testing/conftest.py
+applies), the list's per-program options."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+# Written the way TileLang's examples are: asks torch about CUDA first, names target "cuda".
+CUDA_PROGRAM = '''
+import numpy as np
+import torch
+import tilelang
+import tilelang.language as T
+
+if not torch.cuda.is_available():
+    raise RuntimeError("CUDA is not available")
+major, minor = torch.cuda.get_device_capability(torch.cuda.current_device())
+assert major * 10 + minor >= 80
+
+
+def scale_add(M, N, block_M, block_N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                C[by * block_M + i, bx * block_N + j] = A[by * block_M + i, bx * block_N + j] * 2.0 + \\
+                    B[by * block_M + i, bx * block_N + j]
+    return main
+
+
+kernel = tilelang.compile(scale_add(96, 80, 32, 16), out_idx=[2], target="cuda")
+a = torch.randn(96, 80, device="cuda")
+b = torch.randn(96, 80, device="cuda")
+c = kernel(a, b)
+ref = a.numpy().astype(np.float64) * 2 + b.numpy().astype(np.float64)
+np.testing.assert_allclose(c.numpy(), ref, rtol=1e-6, atol=1e-6)
+print("target", kernel.target if hasattr(kernel, "target") else "?")
+'''
+
+CONFTEST = '''
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-perf", action="store_true", default=False)
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-perf"):
+        return
+    for item in items:
+        if item.get_closest_marker("perf") is not None:
+            item.add_marker(pytest.mark.skip(reason="perf"))
+'''
+
+PERF_TEST = '''
+import pytest
+
+
+@pytest.mark.perf
+def test_only_with_run_perf():
+    assert True
+'''
+
+
+def test_cpu_shim_and_pytest_rootdir(tmp_path):
+    work = tmp_path / "work"
+    base = work / "tilelang"
+    (base / "examples" / "tiny").mkdir(parents=True)
+    (base / "examples" / "tiny" / "cuda_program.py").write_text(CUDA_PROGRAM)
+    (base / "testing" / "python" / "perf").mkdir(parents=True)
+    (base / "testing" / "conftest.py").write_text(CONFTEST)
+    (base / "testing" / "python" / "perf" / "test_perf_only.py").write_text(PERF_TEST)
+    lst = tmp_path / "list.txt"
+    lst.write_text("tilelang examples/tiny/cuda_program.py\n"
+                   "tilelang testing/python/perf/test_perf_only.py pytest --run-perf\n"
+                   "tilelang testing/python/perf/test_perf_only.py pytest\n")
+    out_json = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), TILELANG_SOURCE_DIR=ROOT)
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "upstream_suite.py"), "--device", "cpu",
+                        "--list", str(lst), "--work", str(work), "--mirror", "tilelang=" + str(tmp_path / "none"),
+                        "--timeout", "240", "--json", str(out_json)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    res = json.loads(out_json.read_text())
+    prog, perf_on, perf_off = res["results"]
+    log = (work / "logs" / "tilelang_examples_tiny_cuda_program.py.log").read_text()
+    assert prog["status"] == "pass", log
+    assert "target cpu" in log, log
+    assert perf_on["status"] == "pass", perf_on
+    # Without the option the conftest skips the only test: no pass is reported, so it fails.
+    assert perf_off["status"] == "fail", perf_off
+    assert res["passed"] == 2 and res["total"] == 3
