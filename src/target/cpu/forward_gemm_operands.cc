@@ -112,7 +112,7 @@ bool is_positive_zero(const Expr& e) {
 std::optional<Stmt> fold_clear_into_gemm(const Stmt& fill_stmt, const Stmt& loop_stmt) {
   auto* fill = fill_stmt.as<TileOpNode>();
   auto* loop = loop_stmt.as<ForNode>();
-  if (!fill || fill->op != "fill" || fill->args.size() != 2 || !fill->args[0].is_region() || !loop) return std::nullopt;
+  if (!fill || !is_tile_op(*fill, TileOpKind::kFill) || tile_op_as<FillOp>(*fill)->vector_spelling() || fill->args.size() != 2 || !fill->args[0].is_region() || !loop) return std::nullopt;
   const BufferRegion& c = fill->args[0].region;
   if (!is_staging(c.buffer.scope()) && c.buffer.scope() != MemScope::kLocal) return std::nullopt;
   if (!covers_whole(c) || fill->args[1].is_region() || !is_positive_zero(fill->args[1].expr)) return std::nullopt;
@@ -126,7 +126,7 @@ std::optional<Stmt> fold_clear_into_gemm(const Stmt& fill_stmt, const Stmt& loop
   for (size_t j = 0; j < body.size(); ++j) {
     if (!mentions(body[j], c.buffer.get())) continue;
     auto* g = body[j].as<TileOpNode>();
-    if (!g || g->op != "gemm" || g->args.size() < 3 || !g->args[2].is_region() ||
+    if (!g || !is_gemm_form(*g, GemmForm::kGemm) || g->args.size() < 3 || !g->args[2].is_region() ||
         g->args[2].region.buffer.get() != c.buffer.get() || !covers_whole(g->args[2].region))
       return std::nullopt;
     for (size_t a = 0; a < 2; ++a)
