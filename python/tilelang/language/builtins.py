@@ -250,6 +250,7 @@ def func_attr(attrs):
     for k, v in attrs.items():
         if not isinstance(k, str):
             raise TypeError(f"T.func_attr: attribute names must be strings, got {k!r}")
+        _core.check_attr(k, v)  # a value the IR cannot hold fails here, at the user's line
         ctx.func_attrs[k] = v
 
 
