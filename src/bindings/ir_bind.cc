@@ -378,7 +378,7 @@ void bind_exprs(nb::module_& m) {
   m.def("make_float", [](double v, const std::string& t) { return wrap(make_float(v, dt(t))); }, "value"_a,
         "dtype"_a = "float32");
   m.def("make_bool", [](bool v) { return wrap(make_bool(v)); });
-  m.def("make_string", [](const std::string& s) { return wrap(make_string(s)); });
+  m.def("make_string", [](nb::handle s) { return wrap(make_string(utf8_text(s, "the string"))); });
   m.def("make_const", [](const std::string& t, double v) { return wrap(make_const(dt(t), v)); }, "dtype"_a,
         "value"_a);
   m.def("make_binary", [](const std::string& op, nb::handle a, nb::handle b) {

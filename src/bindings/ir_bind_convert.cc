@@ -93,6 +93,21 @@ std::vector<Expr> to_expr_list(nb::handle seq, const char* what) {
 
 // ---- attributes --------------------------------------------------------------------------------
 
+std::string utf8_text(nb::handle h, const std::string& what) {
+  if (!PyUnicode_Check(h.ptr()))
+    throw_error<TypeError>(what, " must be a str, got ", nb::type_name(h.type()).c_str());
+  Py_ssize_t n = 0;
+  const char* s = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
+  if (s) return std::string(s, static_cast<size_t>(n));
+  PyErr_Clear();
+  nb::object text = nb::steal(PyObject_ASCII(h.ptr()));
+  std::string shown = text.is_valid() && PyUnicode_AsUTF8(text.ptr()) ? PyUnicode_AsUTF8(text.ptr()) : "?";
+  PyErr_Clear();
+  throw_error<ValueError>(what, " ", shown, " is not valid Unicode text: it holds a lone surrogate (as "
+                          "os.fsdecode or errors='surrogateescape' make of bytes that are not UTF-8); decode the "
+                          "bytes with errors='replace' or errors='backslashreplace' first");
+}
+
 int64_t int64_from_py(nb::handle h, const std::string& what) {
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
@@ -114,7 +129,7 @@ Attr to_attr(nb::handle h, const std::string& key) {
   if (PyBool_Check(p)) return Attr(p == Py_True);
   if (PyLong_Check(p)) return Attr(int64_from_py(h, what));
   if (PyFloat_Check(p)) return Attr(nb::cast<double>(h));
-  if (PyUnicode_Check(p)) return Attr(nb::cast<std::string>(h));
+  if (PyUnicode_Check(p)) return Attr(utf8_text(h, key.empty() ? std::string("an attribute value") : "attribute '" + key + "'"));
   if (nb::isinstance<Expr>(h)) return Attr(nb::cast<Expr>(h));
   if (nb::isinstance<Buffer>(h)) return Attr(nb::cast<Buffer>(h));
   if (PyList_Check(p) || PyTuple_Check(p)) {
@@ -131,7 +146,7 @@ Attr to_attr(nb::handle h, const std::string& key) {
     }
     if (all_str) {
       std::vector<std::string> v;
-      for (nb::handle x : nb::iter(seq)) v.push_back(nb::cast<std::string>(x));
+      for (nb::handle x : nb::iter(seq)) v.push_back(utf8_text(x, "an entry of " + what));
       return Attr(std::move(v));
     }
     std::vector<Expr> v;
