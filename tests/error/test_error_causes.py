@@ -243,3 +243,42 @@ def test_int_attribute_that_does_not_fit_64_bits_is_a_value_error_naming_the_key
         message = str(info.value)
         assert f"pass config 'tl.config_index_bitwidth' is {2 ** 70}" in message, message
     assert "does not fit in a signed 64-bit integer" in message and "bad_cast" not in message
+
+
+@pytest.mark.parametrize("setting", ["env", "pass_config"])
+def test_ir_dump_path_the_file_system_refuses_is_named(tmp_path, monkeypatch, setting):
+    """A path component longer than NAME_MAX (255 bytes): a ValueError naming the setting, not a bare
+    filesystem error."""
+    target = str(tmp_path / ("c" * 300) / "dumps")
+    tilelang.cache.clear_cache()
+    if setting == "env":
+        monkeypatch.setenv("TL_DUMP_IR", target)
+        with pytest.raises(ValueError, match=r"TL_DUMP_IR = '.*c{300}/dumps': cannot create the IR dump directory "
+                                             r"\(File name too long\)"):
+            works()
+    else:
+        with pytest.raises(ValueError, match=r"pass config tl.dump_ir_path = '.*c{300}/dumps': cannot create .*too long"):
+            works(pass_configs={"tl.enable_dump_ir": True, "tl.dump_ir_path": target})
+
+
+@pytest.mark.parametrize("damage", ["empty_headers", "other_version"])
+def test_include_dir_with_headers_that_are_not_this_tilelangs_is_named(tmp_path, monkeypatch, damage):
+    """A stale install or foreign headers under TILELANG_INCLUDE_DIR: a ValueError naming the
+    variable (tl/version.h), not a compile error blamed on tilelang's code generation."""
+    inc = tmp_path / "inc"
+    shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "include"), inc)
+    if damage == "empty_headers":
+        for path in (inc / "tl").rglob("*.h"):
+            path.write_text("")
+        os.remove(inc / "tl" / "version.h")
+        why = "it has no tl/version.h"
+    else:
+        (inc / "tl" / "version.h").write_text('#pragma once\n#define TL_HEADERS_VERSION "0.0.1"\n')
+        why = f"its headers are tilelang 0.0.1's (tl/version.h), but this is tilelang {tilelang.__version__}"
+    monkeypatch.setenv("TILELANG_INCLUDE_DIR", str(inc))
+    tilelang.cache.clear_cache()
+    with pytest.raises(ValueError) as info:
+        works()
+    message = str(info.value)
+    assert f"TILELANG_INCLUDE_DIR='{inc}' does not hold this tilelang's headers: {why}" in message, message
+    assert "code generation" not in message
