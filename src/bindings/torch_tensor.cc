@@ -74,7 +74,6 @@ struct TorchApi {
   PyObject* s_get_device = nullptr;
   PyObject* s_device = nullptr;
   PyObject* s_is_neg = nullptr;
-  PyObject* s_is_conj = nullptr;
   // The exchange API's entries, when this torch has them (null otherwise: attributes are read).
   dlx::TensorFromPyObject tensor_from_object = nullptr;
   dlx::CurrentWorkStream current_work_stream = nullptr;
@@ -141,7 +140,6 @@ TorchApi* torch_api() {
   a->s_get_device = interned("get_device");
   a->s_device = interned("device");
   a->s_is_neg = interned("is_neg");
-  a->s_is_conj = interned("is_conj");
   if (!std::getenv("TILELANG_TORCH_NO_EXCHANGE_API")) find_exchange_api(*a);
   api = a;
   return api;
@@ -276,29 +274,28 @@ static void diagnose_unreadable(PyObject* o) {
 }
 
 // A tensor whose memory does not hold its values: torch's lazy negation (`c.conj().imag`,
-// torch._neg_view) and conjugation keep a bit on the tensor instead of the values, and neither the
+// torch._neg_view) keeps a bit on the tensor instead of negating the values, and neither the
 // exchange API nor data_ptr() says so. Reading the storage would silently flip signs: refused.
-static void refuse_lazy_views(TorchApi& api, PyObject* o) {
-  for (PyObject* name : {api.s_is_neg, api.s_is_conj}) {
-    nb::object bit = nb::steal(PyObject_CallMethodNoArgs(o, name));
-    if (!bit.is_valid()) {
-      PyErr_Clear();  // a torch without the method has no such views
-      continue;
-    }
-    if (bit.ptr() != Py_True) continue;
-    if (name == api.s_is_neg)
-      throw_error<ArgumentError>("a torch tensor with the negative bit set (a lazily negated view, e.g. "
-                                 "c.conj().imag or torch._neg_view(x)): its memory holds the negated values; pass "
-                                 "x.resolve_neg() (for an output, write into a plain tensor and copy back)");
-    throw_error<ArgumentError>("a torch tensor with the conjugate bit set (a lazily conjugated view, x.conj()): its "
-                               "memory holds the unconjugated values; pass x.resolve_conj()");
+// (The conjugate bit exists only on complex tensors, which no kernel takes: their dtype is refused.)
+// One vectorcall (no bound method): ~60 ns a tensor.
+static void refuse_negative_views(TorchApi& api, PyObject* o) {
+  PyObject* args[] = {nullptr, o};  // args[0]: the slot PY_VECTORCALL_ARGUMENTS_OFFSET lets the callee use
+  nb::object bit =
+      nb::steal(PyObject_VectorcallMethod(api.s_is_neg, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
+  if (!bit.is_valid()) {
+    PyErr_Clear();  // a torch without the method has no such views
+    return;
   }
+  if (bit.ptr() == Py_True)
+    throw_error<ArgumentError>("a torch tensor with the negative bit set (a lazily negated view, e.g. "
+                               "c.conj().imag or torch._neg_view(x)): its memory holds the negated values; pass "
+                               "x.resolve_neg() (for an output, write into a plain tensor and copy back)");
 }
 
 bool read_torch_tensor(PyObject* o, TorchTensorView& view) {
   TorchApi* api = torch_api();
   if (!api || !PyObject_TypeCheck(o, api->tensor_type)) return false;
-  refuse_lazy_views(*api, o);  // both paths below read the storage as it is
+  refuse_negative_views(*api, o);  // both paths below read the storage as it is
   // The exchange API is documented for the exact type it was found on; subclasses read attributes.
   if (api->tensor_from_object && Py_TYPE(o) == api->tensor_type && read_exchange(*api, o, view)) return true;
   if (read_attributes(*api, o, view)) return true;
