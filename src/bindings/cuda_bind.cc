@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "bindings/bindings.h"
+#include "bindings/ir_bind_convert.h"
 #include "ir/dtype.h"
 #include "ir/error.h"
 #include "layout/mma_layout.h"
@@ -215,7 +216,7 @@ void bind_cuda(nb::module_& parent) {
         AttrMap raw;
         for (auto& [k, v] : configs) {
           if (nb::isinstance<nb::bool_>(v)) raw[k] = Attr(nb::cast<bool>(v));
-          else if (nb::isinstance<nb::int_>(v)) raw[k] = Attr(nb::cast<int64_t>(v));
+          else if (nb::isinstance<nb::int_>(v)) raw[k] = Attr(detail::int64_from_py(v, "pass config '" + k + "'"));
           else raw[k] = Attr(nb::cast<std::string>(nb::str(v)));
         }
         CompileOptions opts;

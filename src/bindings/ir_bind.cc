@@ -369,6 +369,8 @@ void bind_exprs(nb::module_& m) {
       .def_prop_ro("buffer", [](const LoadExpr& e) { return e.as<BufferLoadNode>()->buffer; })
       .def_prop_ro("indices", [](const LoadExpr& e) { return wrap_list(e.as<BufferLoadNode>()->indices); });
 
+  m.def("check_attr", [](const std::string& key, nb::handle value) { (void)to_attr(value, key); }, "key"_a, "value"_a,
+        "Raises the error converting an attribute value would raise (T.func_attr checks at the user's line).");
   m.def("to_expr", [](nb::handle h) { return wrap(to_expr(h)); }, "value"_a,
         "Converts a Python number/bool, PrimExpr or alloc_var buffer to a PrimExpr.");
   m.def("make_int", [](long long v, const std::string& t) { return wrap(make_int(v, dt(t))); }, "value"_a,
@@ -376,7 +378,7 @@ void bind_exprs(nb::module_& m) {
   m.def("make_float", [](double v, const std::string& t) { return wrap(make_float(v, dt(t))); }, "value"_a,
         "dtype"_a = "float32");
   m.def("make_bool", [](bool v) { return wrap(make_bool(v)); });
-  m.def("make_string", [](const std::string& s) { return wrap(make_string(s)); });
+  m.def("make_string", [](nb::handle s) { return wrap(make_string(utf8_text(s, "the string"))); });
   m.def("make_const", [](const std::string& t, double v) { return wrap(make_const(dt(t), v)); }, "dtype"_a,
         "value"_a);
   m.def("make_binary", [](const std::string& op, nb::handle a, nb::handle b) {

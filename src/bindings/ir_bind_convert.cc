@@ -93,13 +93,43 @@ std::vector<Expr> to_expr_list(nb::handle seq, const char* what) {
 
 // ---- attributes --------------------------------------------------------------------------------
 
-Attr to_attr(nb::handle h) {
+std::string utf8_text(nb::handle h, const std::string& what) {
+  if (!PyUnicode_Check(h.ptr()))
+    throw_error<TypeError>(what, " must be a str, got ", nb::type_name(h.type()).c_str());
+  Py_ssize_t n = 0;
+  const char* s = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
+  if (s) return std::string(s, static_cast<size_t>(n));
+  PyErr_Clear();
+  nb::object text = nb::steal(PyObject_ASCII(h.ptr()));
+  std::string shown = text.is_valid() && PyUnicode_AsUTF8(text.ptr()) ? PyUnicode_AsUTF8(text.ptr()) : "?";
+  PyErr_Clear();
+  throw_error<ValueError>(what, " ", shown, " is not valid Unicode text: it holds a lone surrogate (as "
+                          "os.fsdecode or errors='surrogateescape' make of bytes that are not UTF-8); decode the "
+                          "bytes with errors='replace' or errors='backslashreplace' first");
+}
+
+int64_t int64_from_py(nb::handle h, const std::string& what) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow) {
+    nb::object text = nb::steal(PyObject_Repr(h.ptr()));
+    std::string t = text.is_valid() && PyUnicode_AsUTF8(text.ptr()) ? PyUnicode_AsUTF8(text.ptr()) : "?";
+    PyErr_Clear();
+    if (t.size() > 40) t = t.substr(0, 20) + "..." + t.substr(t.size() - 8) + " (" + std::to_string(t.size()) + " digits)";
+    throw_error<ValueError>(what, " is ", t, ", which does not fit in a signed 64-bit integer (-2**63 .. 2**63-1)");
+  }
+  return static_cast<int64_t>(v);
+}
+
+Attr to_attr(nb::handle h, const std::string& key) {
   PyObject* p = h.ptr();
+  const std::string what = key.empty() ? std::string("an attribute value") : "the value of attribute '" + key + "'";
   if (h.is_none()) return Attr();
   if (PyBool_Check(p)) return Attr(p == Py_True);
-  if (PyLong_Check(p)) return Attr(static_cast<int64_t>(nb::cast<long long>(h)));
+  if (PyLong_Check(p)) return Attr(int64_from_py(h, what));
   if (PyFloat_Check(p)) return Attr(nb::cast<double>(h));
-  if (PyUnicode_Check(p)) return Attr(nb::cast<std::string>(h));
+  if (PyUnicode_Check(p)) return Attr(utf8_text(h, key.empty() ? std::string("an attribute value") : "attribute '" + key + "'"));
   if (nb::isinstance<Expr>(h)) return Attr(nb::cast<Expr>(h));
   if (nb::isinstance<Buffer>(h)) return Attr(nb::cast<Buffer>(h));
   if (PyList_Check(p) || PyTuple_Check(p)) {
@@ -111,12 +141,12 @@ Attr to_attr(nb::handle h) {
     }
     if (nb::len(seq) == 0 || all_int) {
       std::vector<int64_t> v;
-      for (nb::handle x : nb::iter(seq)) v.push_back(nb::cast<long long>(x));
+      for (nb::handle x : nb::iter(seq)) v.push_back(int64_from_py(x, "an entry of " + what));
       return Attr(std::move(v));
     }
     if (all_str) {
       std::vector<std::string> v;
-      for (nb::handle x : nb::iter(seq)) v.push_back(nb::cast<std::string>(x));
+      for (nb::handle x : nb::iter(seq)) v.push_back(utf8_text(x, "an entry of " + what));
       return Attr(std::move(v));
     }
     std::vector<Expr> v;
@@ -136,7 +166,8 @@ AttrMap to_attr_map(nb::handle d) {
   if (!PyDict_Check(d.ptr())) throw nb::type_error("attributes must be given as a dict");
   for (auto [k, v] : nb::borrow<nb::dict>(d)) {
     if (!PyUnicode_Check(k.ptr())) throw nb::type_error("attribute names must be strings");
-    m[nb::cast<std::string>(k)] = to_attr(v);
+    std::string key = nb::cast<std::string>(k);
+    m[key] = to_attr(v, key);
   }
   return m;
 }

@@ -35,7 +35,13 @@ Expr to_expr(nb::handle h, const char* what = "value");
 // A sequence (or a single value) of expressions.
 std::vector<Expr> to_expr_list(nb::handle seq, const char* what);
 
-Attr to_attr(nb::handle h);
+// `key` names the attribute in errors (an int that does not fit in 64 bits is a ValueError naming it).
+Attr to_attr(nb::handle h, const std::string& key = {});
+// A Python str as UTF-8; a ValueError naming `what` and showing the text escaped when it holds a
+// lone surrogate (which UTF-8 cannot encode), a TypeError when it is no str.
+std::string utf8_text(nb::handle h, const std::string& what);
+// A Python int as int64_t; a ValueError naming `what` when it does not fit.
+int64_t int64_from_py(nb::handle h, const std::string& what);
 AttrMap to_attr_map(nb::handle d);
 nb::object from_attr(const Attr& a);
 nb::dict from_attr_map(const AttrMap& m);

@@ -147,7 +147,7 @@ void bind_stmts(nb::module_& m) {
     return make_allocate(b, body, opt_span(span));
   }, "buffer"_a, "body"_a, "span"_a = nb::none());
   m.def("make_attr", [](const std::string& key, nb::handle value, const Stmt& body, nb::handle span) {
-    return make_attr(key, to_attr(value), body, opt_span(span));
+    return make_attr(key, to_attr(value, key), body, opt_span(span));
   }, "key"_a, "value"_a, "body"_a, "span"_a = nb::none());
   m.def("make_kernel",
         [](nb::handle grid, nb::handle bvars, nb::handle threads, nb::handle tvars, nb::handle attrs, const Stmt& body,
@@ -183,7 +183,7 @@ void bind_stmts(nb::module_& m) {
       .def_prop_ro("attrs", [](const PrimFunc& f) { return from_attr_map(f.attrs()); })
       .def_prop_ro("span", [](const PrimFunc& f) { return f->span; })
       .def_prop_ro("dynamic_vars", [](const PrimFunc& f) { return f.dynamic_vars(); })
-      .def("with_attr", [](const PrimFunc& f, const std::string& k, nb::handle v) { return f.with_attr(k, to_attr(v)); })
+      .def("with_attr", [](const PrimFunc& f, const std::string& k, nb::handle v) { return f.with_attr(k, to_attr(v, k)); })
       .def("with_body", &PrimFunc::with_body)
       .def("same_as", [](const PrimFunc& a, const PrimFunc& b) { return a.get() == b.get(); })
       .def("script", [](const PrimFunc& f) { return print_func(f); })
@@ -208,7 +208,7 @@ void bind_builder(nb::module_& m) {
            "var"_a, "min"_a, "extent"_a, "kind"_a = "serial", "annotations"_a = nb::none())
       .def("enter_if", [](IRBuilder& b, nb::handle c) { b.enter_if(to_expr(c, "condition")); }, "cond"_a)
       .def("enter_else", &IRBuilder::enter_else)
-      .def("enter_attr", [](IRBuilder& b, const std::string& k, nb::handle v) { b.enter_attr(k, to_attr(v)); }, "key"_a,
+      .def("enter_attr", [](IRBuilder& b, const std::string& k, nb::handle v) { b.enter_attr(k, to_attr(v, k)); }, "key"_a,
            "value"_a)
       .def("enter_kernel",
            [](IRBuilder& b, nb::handle grid, nb::handle bvars, nb::handle threads, nb::handle tvars, nb::handle attrs) {
@@ -216,7 +216,7 @@ void bind_builder(nb::module_& m) {
                             vec_of<Var>(tvars), to_attr_map(attrs));
            },
            "grid"_a, "block_vars"_a, "threads"_a, "thread_vars"_a, "attrs"_a = nb::none())
-      .def("set_kernel_attr", [](IRBuilder& b, const std::string& k, nb::handle v) { b.set_kernel_attr(k, to_attr(v)); },
+      .def("set_kernel_attr", [](IRBuilder& b, const std::string& k, nb::handle v) { b.set_kernel_attr(k, to_attr(v, k)); },
            "key"_a, "value"_a)
       .def("set_kernel_dim",
            [](IRBuilder& b, bool is_thread, size_t index, nb::handle extent, const Var& var) {

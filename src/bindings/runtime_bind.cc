@@ -18,6 +18,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/dlpack.h"
+#include "bindings/ir_bind_convert.h"
 #include "bindings/torch_tensor.h"
 #include "ir/error.h"
 #include "ir/printer.h"
@@ -344,6 +345,17 @@ nb::object make_shape_tuple(const std::vector<int64_t>& shape) {
   return nb::steal(t);
 }
 
+// A cuda kernel runs only where a driver and a device are: a DeviceRuntimeError saying so (instead
+// of torch's bare error when arguments are staged or outputs allocated). TILELANG_DISABLE_CUDA only
+// stops "auto" from picking cuda; it does not refuse an explicit cuda kernel here.
+void check_cuda_device(const ArgBinder& b) {
+  const CudaProbe& p = probe_cuda();
+  if (p.available || p.disabled) return;
+  throw_error<RuntimeError>(b.kernel_name(), "(): cannot run a cuda kernel on this host: ", p.reason,
+                            ". Compiling for cuda needs no GPU (NVRTC), running it does: run it on a machine with "
+                            "an NVIDIA GPU and driver, or compile for target=\"cpu\" here");
+}
+
 nb::object kernel_call(KernelHandle& h, nb::args args) {
   const ArgBinder& b = *h.binder;
   const size_t n = args.size();
@@ -359,6 +371,7 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
           if (is_numpy_array(arg.ptr()) && !nb::cast<bool>(arg.attr("flags").attr("writeable")))
             b.check_writable(j, /*read_only=*/true);
         }
+      check_cuda_device(b);  // before torch's bare error from staging
       nb::object self = nb::find(&h);
       nb::object r = nb::steal(PyObject_CallFunctionObjArgs(g_numpy_stager, self.ptr(), args.ptr(), nullptr));
       if (!r.is_valid()) throw nb::python_error();
@@ -397,6 +410,7 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
   // programs are torch programs), on the kernel's device; numpy arrays otherwise.
   const bool torch_caller = like ? is_torch_tensor(like) : torch_imported();
   const bool cuda_kernel = h.kernel->target().is_cuda();
+  if (cuda_kernel) check_cuda_device(b);  // the arguments are checked: a device is needed now
   if (cuda_kernel && !like && !torch_caller && !h.allocs.empty())
     throw_error<ArgumentError>(b.kernel_name(), "(): a cuda kernel called with no tensor argument allocates its "
                                "outputs on the GPU through torch; import torch (or pass the output tensors)");
@@ -454,12 +468,61 @@ nb::object kernel_call(KernelHandle& h, nb::args args) {
   return nb::steal(t);
 }
 
+// A call with keyword arguments (the second __call__ overload: plain positional calls never get
+// here). Keywords name the kernel's parameters; they are put in parameter order and the call goes
+// through kernel_call.
+nb::object kernel_call_keywords(KernelHandle& h, nb::args args, nb::kwargs kwargs) {
+  const ArgBinder& b = *h.binder;
+  const std::vector<int>& up = b.user_params();
+  auto names = [&] {
+    std::string s;
+    for (size_t j = 0; j < up.size(); ++j) s += (j ? ", " : "") + b.param(up[j]).name;
+    return s;
+  };
+  if (args.size() > up.size()) b.check_count(args.size());
+  std::vector<nb::object> slots(up.size());
+  for (size_t j = 0; j < args.size(); ++j) slots[j] = nb::borrow(args[j]);
+  for (auto [key, value] : kwargs) {
+    Py_ssize_t len = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(key.ptr(), &len);
+    if (!text) {
+      PyErr_Clear();
+      throw_error<ArgumentError>(b.kernel_name(), "() got a keyword argument that is not a valid UTF-8 name; its "
+                                 "parameters are (", names(), ")");
+    }
+    std::string name(text, static_cast<size_t>(len));
+    size_t j = 0;
+    while (j < up.size() && b.param(up[j]).name != name) ++j;
+    if (j == up.size()) {
+      bool allocated = false;
+      for (int o : b.out_idx()) allocated |= b.param(o).name == name;
+      for (int w : b.workspace_idx()) allocated |= b.param(w).name == name;
+      throw_error<ArgumentError>(b.kernel_name(), "() got an unexpected keyword argument '", name, "'",
+                                 allocated ? " (it is allocated by the runtime: out_idx/workspace_idx)" : "",
+                                 "; its parameters are (", names(), ")");
+    }
+    if (slots[j].is_valid())
+      throw_error<ArgumentError>(b.kernel_name(), "() got parameter '", name, "' both by position and by keyword");
+    slots[j] = nb::borrow(value);
+  }
+  std::string missing;
+  for (size_t j = 0; j < up.size(); ++j)
+    if (!slots[j].is_valid()) missing += (missing.empty() ? "'" : ", '") + b.param(up[j]).name + "'";
+  if (!missing.empty())
+    throw_error<ArgumentError>(b.kernel_name(), "() is missing argument ", missing, "; its parameters are (", names(),
+                               ")");
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(up.size()));
+  if (!t) throw nb::python_error();
+  for (size_t j = 0; j < up.size(); ++j) PyTuple_SET_ITEM(t, j, slots[j].release().ptr());
+  return kernel_call(h, nb::steal<nb::args>(t));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Conversions for compile().
 
 Attr attr_from_py(const std::string& key, nb::handle v) {
   if (PyBool_Check(v.ptr())) return Attr(v.ptr() == Py_True);
-  if (PyLong_Check(v.ptr())) return Attr(static_cast<int64_t>(nb::cast<int64_t>(v)));
+  if (PyLong_Check(v.ptr())) return Attr(detail::int64_from_py(v, "pass config '" + key + "'"));
   if (PyFloat_Check(v.ptr())) return Attr(nb::cast<double>(v));
   if (PyUnicode_Check(v.ptr())) return Attr(nb::cast<std::string>(v));
   throw_error<ValueError>("pass config '", key, "' has a value of type ", type_name_of(v.ptr()),
@@ -622,6 +685,7 @@ void bind_runtime(nb::module_& m) {
       .def("__init__", [](KernelHandle* self, const KernelHandle& other) { new (self) KernelHandle(other); },
            nb::arg("other"), "Shares the compiled kernel of `other` (no recompilation).")
       .def("__call__", &kernel_call)
+      .def("__call__", &kernel_call_keywords)  // tried only when the first overload refuses (keywords given)
       .def_prop_ro("kernel_source", [](const KernelHandle& h) { return h.kernel->kernel_source(); })
       .def_prop_ro("host_source", [](const KernelHandle& h) { return h.kernel->host_source(); })
       .def_prop_ro("target", [](const KernelHandle& h) { return h.kernel->target(); })

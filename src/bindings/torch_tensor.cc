@@ -60,6 +60,7 @@ struct TorchApi {
   PyObject* s_is_cpu = nullptr;
   PyObject* s_get_device = nullptr;
   PyObject* s_device = nullptr;
+  PyObject* s_is_neg = nullptr;
   // The exchange API's entries, when this torch has them (null otherwise: attributes are read).
   dlx::TensorFromPyObject tensor_from_object = nullptr;
   dlx::CurrentWorkStream current_work_stream = nullptr;
@@ -125,6 +126,7 @@ TorchApi* torch_api() {
   a->s_is_cpu = interned("is_cpu");
   a->s_get_device = interned("get_device");
   a->s_device = interned("device");
+  a->s_is_neg = interned("is_neg");
   if (!std::getenv("TILELANG_TORCH_NO_EXCHANGE_API")) find_exchange_api(*a);
   api = a;
   return api;
@@ -230,7 +232,7 @@ bool read_exchange(TorchApi& api, PyObject* o, TorchTensorView& v) {
 }
 
 // A torch tensor neither path could read: an ArgumentError saying what is wrong with it when that is
-// a property no kernel can take (sparse layout, no data); otherwise DLPack gets to try (other devices).
+// a property no kernel can take (nested, sparse layout, no data); otherwise DLPack gets to try (other devices).
 static void diagnose_unreadable(PyObject* o) {
   nb::handle t(o);
   auto text = [](nb::handle v) {
@@ -241,6 +243,12 @@ static void diagnose_unreadable(PyObject* o) {
     }
     return std::string(PyUnicode_AsUTF8(s.ptr()));
   };
+  nb::object nested = nb::steal(PyObject_GetAttrString(o, "is_nested"));
+  if (!nested.is_valid()) PyErr_Clear();
+  else if (nested.ptr() == Py_True)
+    throw_error<ArgumentError>("a nested torch tensor (torch.nested): its components have different shapes and no "
+                               "single strided layout; pass one component, or torch.nested.to_padded_tensor(t, 0.0) "
+                               "for a padded dense tensor");
   nb::object layout = nb::steal(PyObject_GetAttrString(o, "layout"));
   if (!layout.is_valid()) PyErr_Clear();
   else if (std::string l = text(layout); l != "torch.strided")
@@ -252,9 +260,29 @@ static void diagnose_unreadable(PyObject* o) {
                                text(t.attr("shape")), "); pass a tensor with storage on the kernel's device");
 }
 
+// A tensor whose memory does not hold its values: torch's lazy negation (`c.conj().imag`,
+// torch._neg_view) keeps a bit on the tensor instead of negating the values, and neither the
+// exchange API nor data_ptr() says so. Reading the storage would silently flip signs: refused.
+// (The conjugate bit exists only on complex tensors, which no kernel takes: their dtype is refused.)
+// One vectorcall (no bound method): ~60 ns a tensor.
+static void refuse_negative_views(TorchApi& api, PyObject* o) {
+  PyObject* args[] = {nullptr, o};  // args[0]: the slot PY_VECTORCALL_ARGUMENTS_OFFSET lets the callee use
+  nb::object bit =
+      nb::steal(PyObject_VectorcallMethod(api.s_is_neg, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
+  if (!bit.is_valid()) {
+    PyErr_Clear();  // a torch without the method has no such views
+    return;
+  }
+  if (bit.ptr() == Py_True)
+    throw_error<ArgumentError>("a torch tensor with the negative bit set (a lazily negated view, e.g. "
+                               "c.conj().imag or torch._neg_view(x)): its memory holds the negated values; pass "
+                               "x.resolve_neg() (for an output, write into a plain tensor and copy back)");
+}
+
 bool read_torch_tensor(PyObject* o, TorchTensorView& view) {
   TorchApi* api = torch_api();
   if (!api || !PyObject_TypeCheck(o, api->tensor_type)) return false;
+  refuse_negative_views(*api, o);  // both paths below read the storage as it is
   // The exchange API is documented for the exact type it was found on; subclasses read attributes.
   if (api->tensor_from_object && Py_TYPE(o) == api->tensor_type && read_exchange(*api, o, view)) return true;
   if (read_attributes(*api, o, view)) return true;

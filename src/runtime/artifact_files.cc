@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "ir/error.h"
 #include "runtime/sha256.h"
@@ -79,36 +80,10 @@ std::string ArtifactFiles::sha256(const std::string& name) const {
   return h.hex_digest();
 }
 
-namespace {
-
-pid_t g_load_link_owner = 0;
-
-// A directory only this process uses for load links (mkdtemp: 0700), removed at exit by the
-// process that created it (not by a forked child that exits).
-const std::string& load_link_dir() {
-  static const std::string dir = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && tmp[0] == '/' ? tmp : "/tmp") + "/tilelang-load-XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    std::string d = ::mkdtemp(buf.data()) ? std::string(buf.data()) : std::string();
-    if (!d.empty()) {
-      g_load_link_owner = ::getpid();
-      std::atexit([] {
-        if (::getpid() != g_load_link_owner) return;
-        std::error_code ec;
-        fs::remove_all(load_link_dir(), ec);
-      });
-    }
-    return d;
-  }();
-  return dir;
-}
-
-}  // namespace
-
 ArtifactFiles::LoadPath::~LoadPath() {
-  if (is_link_) ::unlink(path_.c_str());
+  if (!is_link_) return;
+  ::unlink(path_.c_str());
+  ::rmdir(fs::path(path_).parent_path().c_str());  // the load's private directory: nothing is left behind
 }
 
 ArtifactFiles::LoadPath ArtifactFiles::load_path(const std::string& name) const {
@@ -118,10 +93,20 @@ ArtifactFiles::LoadPath ArtifactFiles::load_path(const std::string& name) const 
   struct stat by_fd, by_proc;
   bool proc_ok = ::fstat(f, &by_fd) == 0 && ::stat(proc.c_str(), &by_proc) == 0 && by_fd.st_ino == by_proc.st_ino &&
                  by_fd.st_dev == by_proc.st_dev;
-  const std::string& dir = load_link_dir();
-  if (proc_ok && !dir.empty()) {
-    std::string link = dir + "/" + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)) + "." + name;
-    if (::symlink(proc.c_str(), link.c_str()) == 0) return LoadPath(link, true);
+  if (proc_ok) {
+    // A directory private to this load (mkdtemp: 0700), removed with the link as soon as the library
+    // is loaded. The link's name is unique in the process (pid + counter) even if a later mkdtemp
+    // reuses the directory's name: glibc matches loaded libraries by name.
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp && tmp[0] == '/' ? tmp : "/tmp") + "/tilelang-load-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data())) {
+      std::string dir(buf.data());
+      std::string link = dir + "/" + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)) + "." + name;
+      if (::symlink(proc.c_str(), link.c_str()) == 0) return LoadPath(link, true);
+      ::rmdir(dir.c_str());
+    }
   }
   return LoadPath(dir_ + "/" + name, false);  // no /proc: the path the descriptor was opened from
 }
@@ -145,7 +130,7 @@ ArtifactFiles ArtifactFiles::open_all(const std::string& dir) {
   while (struct dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
-    int f = ::openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int f = ::openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);  // a FIFO never blocks
     if (f < 0) {
       error = "cannot open kernel artifact '" + dir + "/" + name + "': " + std::strerror(errno);
       break;

@@ -33,10 +33,11 @@ class ArtifactFiles {
   // The whole file, read through its descriptor.
   std::string read(const std::string& name) const;
   // A path for the dynamic loader that resolves to exactly this descriptor's file: a symbolic link
-  // to /proc/self/fd/N, under a name used once, in a directory private to this process (glibc's
-  // dlopen returns an already loaded library whose *name* matches, so /proc/self/fd/N itself —
-  // descriptor numbers are reused — could hand back another kernel). Where /proc is not mounted,
-  // the file's own path. The link is removed when the object is destroyed.
+  // to /proc/self/fd/N, under a name used once in the process, in a directory private to this load
+  // (glibc's dlopen returns an already loaded library whose *name* matches, so /proc/self/fd/N
+  // itself — descriptor numbers are reused — could hand back another kernel). Where /proc is not
+  // mounted, the file's own path. The link and its directory are removed when the object is
+  // destroyed (right after the load), so no process leaves a directory behind.
   class LoadPath {
    public:
     explicit LoadPath(std::string path, bool is_link) : path_(std::move(path)), is_link_(is_link) {}

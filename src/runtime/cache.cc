@@ -231,7 +231,7 @@ std::optional<ArtifactFiles> KernelCache::open_entry(const std::string& dir, con
     if (why) *why = reason;
     return std::nullopt;
   };
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (dfd < 0) return fail(std::string("cannot open the entry directory: ") + std::strerror(errno));
   ArtifactFiles files(dir);
   struct DirCloser {
@@ -243,7 +243,9 @@ std::optional<ArtifactFiles> KernelCache::open_entry(const std::string& dir, con
   if (std::string u = untrusted_reason(st); !u.empty()) return fail("the entry directory is untrusted: " + u);
 
   // The MANIFEST, read through a descriptor like every file.
-  int mfd = ::openat(dfd, kManifestName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device) planted in the entry must not block; fstat then
+  // refuses anything that is not a regular file.
+  int mfd = ::openat(dfd, kManifestName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (mfd < 0) return fail("no MANIFEST");
   files.add(kManifestName, mfd);
   if (::fstat(mfd, &st) != 0 || !S_ISREG(st.st_mode)) return fail("MANIFEST is not a regular file");
@@ -268,7 +270,7 @@ std::optional<ArtifactFiles> KernelCache::open_entry(const std::string& dir, con
     if (name.empty() || name == "." || name == ".." || name == kManifestName || name.find('/') != std::string::npos ||
         !listed.insert(name).second)
       return fail("bad file name in MANIFEST");
-    int fd = ::openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = ::openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return fail("missing file '" + name + "'");
     files.add(name, fd);
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return fail("'" + name + "' is not a regular file");
@@ -282,6 +284,7 @@ std::optional<ArtifactFiles> KernelCache::open_entry(const std::string& dir, con
     }
   }
   if (!ended) return fail("MANIFEST is truncated");
+  if (std::getline(in, line) || !in.eof()) return fail("MANIFEST has text after its 'end' line");
   if (listed.empty()) return fail("empty entry");
   for (const std::string& r : required)
     if (!listed.count(r)) return fail("MANIFEST does not list the required file '" + r + "'");
@@ -321,6 +324,22 @@ std::optional<ArtifactFiles> KernelCache::lookup(const std::string& key, const s
   if (!is_hex_key(key)) throw_error<Error>("internal error: malformed cache key '", key, "'");
   std::string dir = entry_dir(key);
   struct stat st;
+  // Every directory between the (checked) root and the entry, top down: a real directory (not a
+  // symbolic link) that the user owns and nobody else can write. Otherwise someone else could have
+  // replaced what lies below it: the directory is moved aside (with every entry in it) and rebuilt.
+  const std::string chain[] = {root_ + "/" + kLayoutVersion, root_ + "/" + kLayoutVersion + "/" + key.substr(0, 2)};
+  for (const std::string& d : chain) {
+    if (::lstat(d.c_str(), &st) != 0) return std::nullopt;
+    std::string why = S_ISLNK(st.st_mode) ? "it is a symbolic link"
+                      : !S_ISDIR(st.st_mode) ? "it is not a directory"
+                                             : untrusted_reason(st);
+    if (why.empty()) continue;
+    if (std::getenv("TL_CACHE_VERBOSE"))
+      std::fprintf(stderr, "[tilelang] moving aside cache directory %s: %s\n", d.c_str(), why.c_str());
+    std::string aside = d + ".untrusted." + unique_suffix();
+    if (::rename(d.c_str(), aside.c_str()) == 0) remove_tree(aside);  // a link: only the link goes
+    return std::nullopt;
+  }
   if (::lstat(dir.c_str(), &st) != 0) return std::nullopt;
   std::string why;
   if (auto files = open_entry(dir, key, required, &why)) return files;

@@ -24,6 +24,7 @@ CudaProbe run_probe() {
   CudaProbe p;
   if (const char* off = std::getenv("TILELANG_DISABLE_CUDA"); off && *off && std::string(off) != "0") {
     p.reason = "TILELANG_DISABLE_CUDA is set";
+    p.disabled = true;
     return p;
   }
   // The handle is kept for the life of the process: the cuda backend uses the same library.

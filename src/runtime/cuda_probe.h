@@ -11,6 +11,7 @@ struct CudaProbe {
   int device_count = 0;
   int major = 0, minor = 0;  // compute capability of device 0
   std::string reason;        // why it is unavailable (no driver, cuInit error, no device)
+  bool disabled = false;     // unavailable only because TILELANG_DISABLE_CUDA is set
 };
 
 // Probes once per process (thread-safe) and caches the answer. TILELANG_DISABLE_CUDA=1 forces

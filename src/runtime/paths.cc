@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "ir/error.h"
@@ -35,6 +36,22 @@ std::string absolute_dir(const std::string& dir) {
   return ec ? dir : p.lexically_normal().string();
 }
 
+// Why the headers under `dir` are not this tilelang's ("" when they are): tl/version.h missing or
+// naming another version.
+std::string headers_version_problem(const std::string& dir) {
+  std::ifstream in(dir + "/tl/version.h");
+  if (!in) return "it has no tl/version.h (headers of another program, or of a tilelang older than the marker)";
+  const std::string key = "#define TL_HEADERS_VERSION \"";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key, 0) != 0) continue;
+    std::string v = line.substr(key.size());
+    v = v.substr(0, v.find('"'));
+    if (v == TL_VERSION) return "";
+    return "its headers are tilelang " + v + "'s (tl/version.h), but this is tilelang " TL_VERSION;
+  }
+  return "its tl/version.h defines no TL_HEADERS_VERSION";
+}
+
 }  // namespace
 
 const char* tl_version() { return TL_VERSION; }
@@ -43,18 +60,30 @@ std::string find_include_dir(const std::string& probe, const std::string& env_in
                              const std::string& env_source, const std::string& library_dir) {
   std::error_code ec;
   if (!env_include.empty()) {
-    if (fs::exists(env_include + "/" + probe, ec)) return absolute_dir(env_include);
-    throw_error<ValueError>("TILELANG_INCLUDE_DIR='", env_include, "' does not contain ", probe,
-                            "; point it at the 'include' directory of tilelang-cpp, or unset it");
+    if (!fs::exists(env_include + "/" + probe, ec))
+      throw_error<ValueError>("TILELANG_INCLUDE_DIR='", env_include, "' does not contain ", probe,
+                              "; point it at the 'include' directory of tilelang-cpp, or unset it");
+    if (std::string why = headers_version_problem(env_include); !why.empty())
+      throw_error<ValueError>("TILELANG_INCLUDE_DIR='", env_include, "' does not hold this tilelang's headers: ", why,
+                              "; point it at the 'include' directory of tilelang-cpp " TL_VERSION ", or unset it");
+    return absolute_dir(env_include);
   }
   std::vector<std::string> tried;
   if (!env_source.empty()) tried.push_back(env_source + "/include");
   if (!library_dir.empty())  // the installed package first, then a source checkout
     for (const char* rel : {"/include", "/../../include", "/../include"}) tried.push_back(library_dir + rel);
-  for (const std::string& dir : tried)
-    if (fs::exists(dir + "/" + probe, ec)) return absolute_dir(dir);
+  std::string stale;  // candidates holding another version's headers: skipped, named in the error
+  for (const std::string& dir : tried) {
+    if (!fs::exists(dir + "/" + probe, ec)) continue;
+    if (std::string why = headers_version_problem(dir); !why.empty()) {
+      stale += " '" + dir + "' (" + why + ")";
+      continue;
+    }
+    return absolute_dir(dir);
+  }
   std::string list;
   for (auto& t : tried) list += " '" + t + "'";
+  if (!stale.empty()) list += "; skipped as not this tilelang's:" + stale;
   if (tried.empty()) list = " nothing (the location of the tilelang library is unknown)";
   throw_error<Error>("cannot find tilelang's device headers (", probe, "); tried:", list,
                      ". Reinstall tilelang (pip install .), or set TILELANG_INCLUDE_DIR to the 'include' "

@@ -6,6 +6,34 @@
 
 namespace tl {
 
+const std::set<std::string>& cxx_reserved_words() {
+  static const std::set<std::string> r = {
+      // C++20 keywords
+      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "char8_t", "char16_t",
+      "char32_t", "class", "concept", "const", "consteval", "constexpr", "constinit", "const_cast", "continue",
+      "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else",
+      "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int",
+      "long", "mutable", "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected", "public",
+      "register", "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static", "static_assert",
+      "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
+      "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while",
+      // identifiers with special meaning, alternative operator spellings
+      "final", "override", "import", "module", "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or",
+      "or_eq", "xor", "xor_eq",
+      // macros and names of the C / C++ standard library headers
+      "NULL", "EOF", "EXIT_SUCCESS", "EXIT_FAILURE", "INFINITY", "NAN", "HUGE_VAL", "HUGE_VALF", "FLT_MAX",
+      "FLT_MIN", "DBL_MAX", "DBL_MIN", "INT_MAX", "INT_MIN", "UINT_MAX", "LLONG_MAX", "LLONG_MIN", "CHAR_BIT",
+      "stdin", "stdout", "stderr", "errno", "assert", "offsetof", "va_list", "va_start", "va_end", "va_arg",
+      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "intptr_t",
+      "uintptr_t", "size_t", "ptrdiff_t", "std", "main", "printf", "fprintf", "snprintf", "sprintf", "puts",
+      "malloc", "calloc", "realloc", "free", "memcpy", "memset", "memmove", "abort", "exit", "abs", "fabs", "min",
+      "max", "fmin", "fmax", "exp", "exp2", "expf", "log", "log2", "logf", "sqrt", "sqrtf", "rsqrt", "pow", "powf",
+      "sin", "cos", "tan", "sinf", "cosf", "tanh", "tanhf", "floor", "ceil", "round", "trunc", "fmod", "isnan",
+      "isinf", "isfinite", "signbit", "copysign",
+  };
+  return r;
+}
+
 std::string c_string_literal(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {

@@ -48,9 +48,11 @@ PassRunner::PassRunner(PrimFunc f, PassContext& ctx) : func_(std::move(f)), ctx_
   if (config_bool(ctx.configs, "tl.enable_dump_ir")) dump_dir_ = attr_str(ctx.configs, "tl.dump_ir_path", "dump_ir");
   if (const char* t = std::getenv("TL_PASS_TIMING"); t && *t && std::string(t) != "0") timing_ = true;
   if (!dump_dir_.empty()) {
-    std::error_code ec;
+    // Only the error_code overloads: a path the file system refuses (a component longer than
+    // NAME_MAX, ...) must name the setting, not escape as a bare filesystem_error.
+    std::error_code ec, is_dir_ec;
     std::filesystem::create_directories(dump_dir_, ec);
-    if (ec && !std::filesystem::is_directory(dump_dir_))
+    if (ec && !std::filesystem::is_directory(dump_dir_, is_dir_ec))
       throw_error<ValueError>(dump_source(ctx), " = '", dump_dir_, "': cannot create the IR dump directory (",
                               ec.message(), "); point it at a writable directory or unset it");
     write_dump(dump_dir_, ctx_, func_, "00_input");

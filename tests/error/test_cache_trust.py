@@ -35,7 +35,7 @@ def check(k, kernel):
 '''
 
 
-def compile_in_child(cache_dir, offsets, extra_env=None, expect_ok=True):
+def compile_in_child(cache_dir, offsets, extra_env=None, expect_ok=True, timeout=300):
     """Compiles offset_kernel(k) for each k in a fresh process, checks each result, and returns
     {k: {"hit": bool, "dir": artifact_dir}} (and the child's stderr)."""
     env = dict(os.environ, TILELANG_CACHE_DIR=str(cache_dir))
@@ -48,7 +48,7 @@ for k in {list(offsets)!r}:
     check(k, kernel)
     out[k] = {{"hit": kernel.cache_hit, "dir": kernel.artifact_dir}}
 print(json.dumps(out))
-''', env=env)
+''', env=env, timeout=timeout)
     if expect_ok:
         assert r.returncode == 0, r.stderr
         return {int(k): v for k, v in json.loads(r.stdout.strip().splitlines()[-1]).items()}, r.stderr
@@ -208,3 +208,65 @@ def test_debris_of_a_killed_compile_is_collected(tmp_path, monkeypatch):
         os.utime(d, (1, 1))
     built, _ = compile_in_child(cache, [14])
     assert not any(os.path.exists(d) for d in debris)
+
+
+# ---- issue 13 red-team findings: special files, inner directories, trailing MANIFEST text, load dirs
+
+@pytest.mark.parametrize("name", ["MANIFEST", "kernel.so"])
+def test_fifo_in_place_of_an_entry_file_is_rebuilt_not_waited_on(tmp_path, name):
+    built, _ = compile_in_child(tmp_path, [6])
+    entry = built[6]["dir"]
+    os.chmod(entry, 0o755)
+    os.remove(os.path.join(entry, name))
+    os.mkfifo(os.path.join(entry, name), 0o644)
+    # Opening a FIFO for reading would block forever (subprocess.TimeoutExpired).
+    again, _ = compile_in_child(tmp_path, [6], timeout=90)
+    assert not again[6]["hit"] and again[6]["dir"] == entry
+    assert stat.S_ISREG(os.lstat(os.path.join(entry, name)).st_mode)
+    assert compile_in_child(tmp_path, [6])[0][6]["hit"]
+
+
+@pytest.mark.parametrize("damage", ["world_writable_v1", "group_writable_shard", "shard_symlinked_outside"])
+def test_entries_under_inner_directories_others_could_write_are_not_loaded(tmp_path, damage):
+    root = tmp_path / "cache"
+    built, _ = compile_in_child(root, [7])
+    entry = built[7]["dir"]
+    shard = os.path.dirname(entry)
+    v1 = os.path.dirname(shard)
+    if damage == "world_writable_v1":
+        os.chmod(v1, 0o777)
+    elif damage == "group_writable_shard":
+        os.chmod(shard, 0o775)
+        os.chown(shard, -1, 65534)  # a group the current user is not alone in (nogroup)
+    else:
+        evil = tmp_path / "evil"
+        os.rename(shard, evil)
+        os.chmod(evil, 0o777)
+        os.symlink(evil, shard)
+    again, _ = compile_in_child(root, [7])
+    assert not again[7]["hit"] and again[7]["dir"] == entry
+    for d in (v1, shard):  # rebuilt as real private directories
+        st = os.lstat(d)
+        assert stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    assert compile_in_child(root, [7])[0][7]["hit"]
+
+
+def test_manifest_with_text_after_end_is_rebuilt(tmp_path):
+    built, _ = compile_in_child(tmp_path, [8])
+    manifest = os.path.join(built[8]["dir"], "MANIFEST")
+    os.chmod(manifest, 0o644)
+    with open(manifest, "a") as f:
+        f.write("file 0000 1 evil\n")
+    again, err = compile_in_child(tmp_path, [8], extra_env={"TL_CACHE_VERBOSE": "1"})
+    assert not again[8]["hit"] and "text after its 'end' line" in err
+    assert compile_in_child(tmp_path, [8])[0][8]["hit"]
+
+
+def test_loading_a_kernel_leaves_no_directory_behind(tmp_path):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir(mode=0o700)
+    cache = tmp_path / "cache"
+    first, _ = compile_in_child(cache, [9, 10], extra_env={"TMPDIR": str(tmpdir)})
+    again, _ = compile_in_child(cache, [9, 10], extra_env={"TMPDIR": str(tmpdir)})
+    assert not first[9]["hit"] and again[9]["hit"] and again[10]["hit"]
+    assert os.listdir(tmpdir) == []

@@ -183,3 +183,102 @@ def test_ascend_tile_unary_op_needs_one_dtype():
                     T.tile.abs(c, a)
                 T.copy(c, C)
         tilelang.compile(k, target="ascend")
+
+
+def int_tile_scalar_kernel(op, dtype, scalar):
+    @T.prim_func
+    def k(A: T.Tensor((64,), dtype), C: T.Tensor((64,), dtype)):
+        T.func_attr({"enable_auto_sync": True})
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((32,), dtype)
+            c = T.alloc_ub((32,), dtype)
+            T.copy(A[vid * 32], a)
+            with T.Scope("V"):
+                op(c, a, scalar)  # int-tile-scalar
+            T.copy(c, C[vid * 32])
+    return k
+
+
+@pytest.mark.parametrize("name,dtype,scalar", [("add", "int8", 2.5), ("mul", "int32", 2.5), ("max", "int16", -0.5),
+                                               ("sub", "uint8", 1e-3)])
+def test_ascend_integer_tile_with_a_fractional_scalar_is_a_type_error(name, dtype, scalar):
+    """An Ascend vector-scalar instruction takes the scalar as the tile's type: int8 x + 2.5 would be
+    x + 2 on the hardware; tilelang neither rounds silently nor computes in float."""
+    with pytest.raises(TypeError) as info:
+        tilelang.compile(int_tile_scalar_kernel(getattr(T.tile, name), dtype, scalar), target="ascend")
+    message = str(info.value)
+    assert f"{HERE}:{line_of('int-tile-scalar')}:" in message and f"T.tile.{name}: " in message, message
+    assert f"the scalar operand {scalar:g} is not a whole number but dst 'c' is {dtype}" in message, message
+
+
+@pytest.mark.parametrize("name,scalar,expect", [("add", 2.0, lambda x: x + 2), ("mul", 3, lambda x: x * 3),
+                                                ("add", -4.0, lambda x: x - 4)])
+def test_ascend_integer_tile_with_a_whole_scalar_computes_exactly(name, scalar, expect):
+    k = tilelang.compile(int_tile_scalar_kernel(getattr(T.tile, name), "int32", scalar), target="ascend")
+    x = np.random.default_rng(3).integers(-1000, 1000, 64).astype(np.int32)
+    out = np.zeros(64, np.int32)
+    k(x, out)
+    np.testing.assert_array_equal(out, expect(x.astype(np.int64)))
+
+
+@pytest.mark.parametrize("where", ["func_attr", "pass_configs"])
+def test_int_attribute_that_does_not_fit_64_bits_is_a_value_error_naming_the_key(where):
+    def make(attrs):
+        @T.prim_func
+        def k(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32")):
+            T.func_attr(attrs)  # huge-attr
+            with T.Kernel(1, threads=8) as bx:
+                for i in T.Parallel(8):
+                    B[i] = A[i] * 3
+        return k
+    if where == "func_attr":
+        with pytest.raises(ValueError) as info:
+            make({"my_attr": 10 ** 100})
+        message = str(info.value)
+        assert f"{HERE}:{line_of('huge-attr')}:" in message, message
+        assert "the value of attribute 'my_attr' is 1000" in message and "(101 digits)" in message, message
+    else:
+        with pytest.raises(ValueError) as info:
+            tilelang.compile(make({}), target="cpu", pass_configs={"tl.config_index_bitwidth": 2 ** 70})
+        message = str(info.value)
+        assert f"pass config 'tl.config_index_bitwidth' is {2 ** 70}" in message, message
+    assert "does not fit in a signed 64-bit integer" in message and "bad_cast" not in message
+
+
+@pytest.mark.parametrize("setting", ["env", "pass_config"])
+def test_ir_dump_path_the_file_system_refuses_is_named(tmp_path, monkeypatch, setting):
+    """A path component longer than NAME_MAX (255 bytes): a ValueError naming the setting, not a bare
+    filesystem error."""
+    target = str(tmp_path / ("c" * 300) / "dumps")
+    tilelang.cache.clear_cache()
+    if setting == "env":
+        monkeypatch.setenv("TL_DUMP_IR", target)
+        with pytest.raises(ValueError, match=r"TL_DUMP_IR = '.*c{300}/dumps': cannot create the IR dump directory "
+                                             r"\(File name too long\)"):
+            works()
+    else:
+        with pytest.raises(ValueError, match=r"pass config tl.dump_ir_path = '.*c{300}/dumps': cannot create .*too long"):
+            works(pass_configs={"tl.enable_dump_ir": True, "tl.dump_ir_path": target})
+
+
+@pytest.mark.parametrize("damage", ["empty_headers", "other_version"])
+def test_include_dir_with_headers_that_are_not_this_tilelangs_is_named(tmp_path, monkeypatch, damage):
+    """A stale install or foreign headers under TILELANG_INCLUDE_DIR: a ValueError naming the
+    variable (tl/version.h), not a compile error blamed on tilelang's code generation."""
+    inc = tmp_path / "inc"
+    shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "include"), inc)
+    if damage == "empty_headers":
+        for path in (inc / "tl").rglob("*.h"):
+            path.write_text("")
+        os.remove(inc / "tl" / "version.h")
+        why = "it has no tl/version.h"
+    else:
+        (inc / "tl" / "version.h").write_text('#pragma once\n#define TL_HEADERS_VERSION "0.0.1"\n')
+        why = f"its headers are tilelang 0.0.1's (tl/version.h), but this is tilelang {tilelang.__version__}"
+    monkeypatch.setenv("TILELANG_INCLUDE_DIR", str(inc))
+    tilelang.cache.clear_cache()
+    with pytest.raises(ValueError) as info:
+        works()
+    message = str(info.value)
+    assert f"TILELANG_INCLUDE_DIR='{inc}' does not hold this tilelang's headers: {why}" in message, message
+    assert "code generation" not in message

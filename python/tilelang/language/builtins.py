@@ -23,6 +23,7 @@ def _emit_call(op, args, what):
 def print(obj=None, msg="", warp_group_id=0, warp_id=0):  # noqa: A001
     """Device print of a buffer (one thread prints it), a scalar (every thread), or a message."""
     if obj is None:
+        _core.make_string(str(msg))  # text UTF-8 cannot hold is a ValueError showing it as the user wrote it
         # The message is data: as a printf format it must print itself, so '%' is doubled.
         text = str(msg).replace("%", "%%").replace("\0", "\\0")
         _emit_call("tl.printf", [_core.make_string(text + "\n")], "T.print")
@@ -250,6 +251,7 @@ def func_attr(attrs):
     for k, v in attrs.items():
         if not isinstance(k, str):
             raise TypeError(f"T.func_attr: attribute names must be strings, got {k!r}")
+        _core.check_attr(k, v)  # a value the IR cannot hold fails here, at the user's line
         ctx.func_attrs[k] = v
 
 

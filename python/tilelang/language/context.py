@@ -185,6 +185,14 @@ class Context:
         """The IR function: `params`, then the T.alloc_global buffers (hidden trailing parameters the
         runtime allocates; attribute tl.global_workspaces counts them), with T.reshape / T.view
         buffers folded into their storage (transform/resolve_buffer_views.h)."""
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            e = ValueError(f"{span}: the kernel name {ascii(name)} is not valid Unicode text: it holds a lone "
+                           "surrogate (as os.fsdecode or errors='surrogateescape' make of bytes that are not UTF-8); "
+                           "give the function a name that is (set __name__)")
+            e._tl_located = True  # located at the def, not at the last statement
+            raise e from None
         attrs = dict(attrs)
         if self.global_workspaces:
             attrs["tl.global_workspaces"] = len(self.global_workspaces)

@@ -413,7 +413,9 @@ def _no_source(func, why):
 
 
 def _compile(func, kind):
-    key = (func.__code__, kind)
+    # Code objects compare equal across files (co_filename is not part of equality): the file is part
+    # of the key, or a kernel would report another file's locations.
+    key = (func.__code__, func.__code__.co_filename, kind)
     hit = _cache.get(key)
     if hit is not None:
         return hit
@@ -464,9 +466,12 @@ def _compile(func, kind):
 
     comp = _Compiled()
     comp.code = inner_code
-    comp.spans = [_core.Span(filename, line, col) for line, col in rw.spans]
+    # Span files are UTF-8: a path with bytes that are not (os.fsdecode gives lone surrogates) is shown
+    # with those bytes escaped (\xff).
+    shown = filename.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    comp.spans = [_core.Span(shown, line, col) for line, col in rw.spans]
     comp.argnames = [p.arg for p in fdef.args.args]
-    comp.def_span = _core.Span(filename, fdef.lineno, fdef.col_offset + 1)
+    comp.def_span = _core.Span(shown, fdef.lineno, fdef.col_offset + 1)
     comp.filename = filename
     comp.line = fdef.lineno
     _cache[key] = comp

@@ -1,6 +1,8 @@
 #include "target/ascend/ascend_check.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <set>
 
 #include "ir/error.h"
@@ -96,6 +98,31 @@ class Checker : public IRVisitor {
                              b.name(), "' is ", b.dtype().str(), " but dst '", dst.buffer.name(), "' is ",
                              dst.buffer.dtype().str(), ": an Ascend vector instruction takes one element type, so the "
                              "tile operands must share one dtype; convert with T.tile.cast(dst, src, mode) first");
+    }
+    check_scalar_operand(op);
+  }
+
+  // The vector-scalar forms (vadds, vmuls, vmaxs, ...) take the scalar as the tile's element type.
+  // A float scalar that is not a whole number would be rounded to an integer tile's type: silently
+  // another computation than the program says (x + 2.5 on int8). Refused; whole floats (2.0) are exact.
+  void check_scalar_operand(const TileOpNode& op) {
+    static const std::set<std::string> ops = {"tile.add", "tile.sub", "tile.mul", "tile.div",
+                                              "tile.max", "tile.min", "tile.pow"};
+    if (!ops.count(op.op)) return;
+    const DataType t = op.args[0].region.buffer.dtype();
+    if (!t.is_int() && !t.is_uint()) return;
+    for (size_t i = 1; i < op.args.size(); ++i) {
+      const TileArg& a = op.args[i];
+      if (!a.is_expr() || !a.expr.dtype().is_float()) continue;
+      double v = 0;
+      if (is_const_float(a.expr, &v) && std::isfinite(v) && v == std::trunc(v)) continue;
+      std::ostringstream value;
+      if (is_const_float(a.expr, &v)) value << v;
+      else value << "a " << a.expr.dtype().str() << " expression";
+      throw_error<TypeError>(op_error_prefix(op), "the scalar operand ", value.str(), " is not a whole number but dst '",
+                             op.args[0].region.buffer.name(), "' is ", t.str(), ": an Ascend vector-scalar "
+                             "instruction takes the scalar as the tile's element type, so it would be rounded; "
+                             "pass an integer scalar, or T.tile.cast the tiles to a float dtype first");
     }
   }
 

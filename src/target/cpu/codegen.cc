@@ -9,6 +9,7 @@
 // A failing T.device_assert (or a failed heap allocation) reports through api->report_error and
 // returns 1 from the block; the task records it, the remaining blocks are skipped, and the entry
 // returns 1 after the grid.
+#include "target/c_source.h"
 #include "target/cpu/codegen.h"
 #include "target/cpu/host_isa.h"
 
@@ -28,26 +29,12 @@ namespace cpu_codegen {
 
 namespace {
 
-const std::set<std::string>& reserved_names() {
-  static const std::set<std::string> r = {
-      // ours
-      "api", "args", "num_args", "tl", "block_index", "ctx", "p", "tl_kernel_entry", "tl_kernel_isa", "TLArg",
-      "TLRuntimeAPI",
-      // C++ keywords and common macros
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-      "char", "char16_t", "char32_t", "char8_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
-      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
-      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
-      "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main",
-      "NULL", "EOF", "stdin", "stdout", "stderr", "errno", "assert", "offsetof", "int8_t", "int16_t", "int32_t",
-      "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t", "printf", "snprintf", "malloc", "free",
-      "abs", "min", "max", "exp", "log", "sqrt", "pow", "sin", "cos", "floor", "ceil", "round", "trunc", "tanh",
-  };
-  return r;
+// The names emitted code may not give a user's variable: C++'s (target/c_source.h, shared with the
+// cuda code generator) and those of the cpu kernel ABI and runtime.
+bool reserved_name(const std::string& n) {
+  static const std::set<std::string> ours = {"api", "args", "num_args", "tl", "block_index", "ctx", "p",
+                                             "tl_kernel_entry", "tl_kernel_isa", "TLArg", "TLRuntimeAPI"};
+  return ours.count(n) || cxx_reserved_words().count(n);
 }
 
 std::string sanitize(const std::string& s) {
@@ -126,7 +113,7 @@ class CaptureCollector : public IRVisitor {
 std::string CodeGenCPU::fresh(const std::string& base) {
   std::string b = sanitize(base);
   std::string cand = b;
-  for (int i = 1; used_names_.count(cand) || reserved_names().count(cand); ++i) cand = b + "_" + std::to_string(i);
+  for (int i = 1; used_names_.count(cand) || reserved_name(cand); ++i) cand = b + "_" + std::to_string(i);
   used_names_.insert(cand);
   return cand;
 }
@@ -385,7 +372,7 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
 void CodeGenCPU::launch(const KernelLaunchNode* n) {
   // The kernel's base name and the names derived from it must all be free.
   std::string stem = sanitize(func_name_ + "_kernel" + std::to_string(kernel_count_++)), base = stem;
-  auto taken = [&](const std::string& n) { return used_names_.count(n) || reserved_names().count(n); };
+  auto taken = [&](const std::string& n) { return used_names_.count(n) || reserved_name(n); };
   for (int i = 1; taken(base) || taken(base + "_ctx") || taken(base + "_block") || taken(base + "_task"); ++i)
     base = stem + "_" + std::to_string(i);
   for (const char* suffix : {"", "_ctx", "_block", "_task"}) used_names_.insert(base + suffix);

@@ -62,15 +62,19 @@ std::string unroll_pragma(const ForNode* f) {
   return "#pragma unroll 4";
 }
 
-const std::set<std::string>& reserved_names() {
-  static const std::set<std::string> r = {
-      "auto", "bool", "break", "case", "char", "const", "continue", "default", "delete", "do", "double", "else",
-      "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "new", "operator", "private",
-      "public", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template", "this",
-      "typedef", "union", "unsigned", "void", "volatile", "while", "class", "namespace", "true", "false", "nullptr",
-      "tl", "std", "min", "max", "abs", "exp", "log", "printf", "half", "tl_smem", "threadIdx", "blockIdx",
-      "blockDim", "gridDim", "warpSize", "asm", "main", "signed", "friend", "virtual", "mutable", "explicit"};
-  return r;
+// The names emitted code may not give a user's variable: C++'s (target/c_source.h, shared with the
+// cpu code generator), CUDA's built-in variables, types and vector types, and tilelang's runtime.
+bool reserved_name(const std::string& n) {
+  static const std::set<std::string> ours = [] {
+    std::set<std::string> r = {"tl", "half", "half2", "nv_bfloat16", "nv_bfloat162", "tl_smem", "threadIdx",
+                               "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "cute", "cutlass",
+                               "bfloat16_t", "half_t", "float_e4m3_t", "float_e5m2_t"};
+    for (const char* t : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
+                          "ulonglong", "float", "double"})
+      for (int k = 1; k <= 4; ++k) r.insert(t + std::to_string(k));
+    return r;
+  }();
+  return ours.count(n) || cxx_reserved_words().count(n);
 }
 
 class NameTable {
@@ -83,7 +87,7 @@ class NameTable {
     if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "v_" + base;
     if (base.rfind("__", 0) == 0) base = "v" + base;
     std::string name = base;
-    for (int i = 1; used_.count(name) || reserved_names().count(name); ++i) name = base + "_" + std::to_string(i);
+    for (int i = 1; used_.count(name) || reserved_name(name); ++i) name = base + "_" + std::to_string(i);
     used_.insert(name);
     names_[key] = name;
     return name;

@@ -20,6 +20,7 @@ std::string make_headers(const std::string& root, const std::string& rel) {
   fs::path dir = fs::path(root) / rel;
   fs::create_directories(dir / "tl/cpu");
   std::ofstream(dir / "tl/cpu/kernel.h") << "// test\n";
+  std::ofstream(dir / "tl/version.h") << "#pragma once\n#define TL_HEADERS_VERSION \"" TL_VERSION "\"\n";
   return fs::weakly_canonical(dir).string();
 }
 
@@ -64,6 +65,32 @@ TEST(IncludeDir, EnvironmentOverridesComeFirst) {
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("TILELANG_INCLUDE_DIR="), std::string::npos) << e.what();
+  }
+  remove_tree(root);
+}
+
+TEST(IncludeDir, HeadersOfAnotherVersionAreRefusedByName) {
+  std::string root = make_temp_dir("tl-paths-");
+  std::string pkg = make_headers(root, "pkg/tilelang/include");
+  std::string lib = root + "/pkg/tilelang";
+  std::string stale = make_headers(root, "stale");
+  std::ofstream(stale + "/tl/version.h") << "#define TL_HEADERS_VERSION \"0.0.1\"\n";
+  std::string foreign = make_headers(root, "foreign");
+  fs::remove(foreign + "/tl/version.h");
+  for (auto& [dir, why] : {std::pair<std::string, std::string>{stale, "tilelang 0.0.1's"}, {foreign, "no tl/version.h"}}) {
+    try {
+      find_include_dir("tl/cpu/kernel.h", dir, "", lib);
+      FAIL() << "expected ValueError for " << dir;
+    } catch (const ValueError& e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find("TILELANG_INCLUDE_DIR='" + dir + "' does not hold this tilelang's headers"), std::string::npos)
+          << msg;
+      EXPECT_NE(msg.find(why), std::string::npos) << msg;
+    }
+    // As a TILELANG_SOURCE_DIR, stale headers are skipped for the package's own.
+    fs::create_directories(root + "/src_" + fs::path(dir).filename().string());
+    fs::rename(dir, root + "/src_" + fs::path(dir).filename().string() + "/include");
+    EXPECT_EQ(find_include_dir("tl/cpu/kernel.h", "", root + "/src_" + fs::path(dir).filename().string(), lib), pkg);
   }
   remove_tree(root);
 }

@@ -102,9 +102,10 @@ def test_error_remote_copy_dtype_mismatch():
         tilelang.compile(k, target="cpu")
 
 
-def test_error_scale_cta_cluster_not_implemented():
-    with pytest.raises(NotImplementedError, match="cta_cluster"):
-        T.Scale("cta_cluster")
+def test_error_scale_unknown_level():
+    # "cta_cluster" works (tests/python/cuda/test_clusters.py); other TileScale levels are not provided.
+    with pytest.raises(ValueError, match="T.Scale takes \"device\" or \"cta_cluster\", got 'warp'"):
+        T.Scale("warp")
 
 
 def test_error_distributed_on_ascend():
