@@ -106,9 +106,8 @@ class Checker : public IRVisitor {
   // A float scalar that is not a whole number would be rounded to an integer tile's type: silently
   // another computation than the program says (x + 2.5 on int8). Refused; whole floats (2.0) are exact.
   void check_scalar_operand(const TileOpNode& op) {
-    static const std::set<std::string> ops = {"tile.add", "tile.sub", "tile.mul", "tile.div",
-                                              "tile.max", "tile.min", "tile.pow"};
-    if (!ops.count(op.op)) return;
+    const ElementwiseOp* e = tile_op_as<ElementwiseOp>(op);  // the binary ones: add, sub, mul, div, max, min, pow
+    if (!e || e->arity() != ElementwiseArity::kBinary) return;
     const DataType t = op.args[0].region.buffer.dtype();
     if (!t.is_int() && !t.is_uint()) return;
     for (size_t i = 1; i < op.args.size(); ++i) {
