@@ -62,6 +62,7 @@ from .builtins import (  # noqa: F401
     print,
     printf,
     set_cross_flag,
+    rs,
     set_flag,
     sync_all,
     sync_threads,

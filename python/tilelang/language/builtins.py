@@ -3,10 +3,10 @@ T.dump_tensor, the Ascend flags and barriers, T.annotate_layout/address, T.use_s
 T.func_attr."""
 from .. import _core
 from .._core import Buffer, BufferRegion
-from .context import as_int, current
+from .context import Frame, as_int, current
 from .tile_ops import bool_expr, emit_tile_op, is_tile_arg, region_of
 
-__all__ = ["print", "printf", "device_assert", "dump_tensor", "sync_threads", "loop_break", "set_flag", "wait_flag",
+__all__ = ["print", "printf", "device_assert", "dump_tensor", "sync_threads", "loop_break", "set_flag", "wait_flag", "rs",
            "pipe_barrier", "barrier_all", "set_cross_flag", "wait_cross_flag", "sync_all", "annotate_layout",
            "annotate_address", "use_swizzle", "func_attr", "evaluate", "assume", "annotate_l2_hit_ratio",
            "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "index_to_coordinates", "any_of", "all_of", "dp4a"]
@@ -95,23 +95,61 @@ def loop_break():
 _PIPES = ("mte1", "mte2", "mte3", "m", "v", "fix", "s")
 
 
-def _pipe(p, what):
+def _pipe_name(p, what):
     name = str(p).lower()
     if name.startswith("pipe_"):
         name = name[5:]
     if name not in _PIPES:
         raise ValueError(f"{what}: unknown pipe {p!r}; expected one of {', '.join(_PIPES)}")
-    return _core.make_string(name)
+    return name
+
+
+def _pipe(p, what):
+    return _core.make_string(_pipe_name(p, what))
+
+
+class rs(Frame):  # noqa: N801  (TileLang-Ascend npuir's name)
+    """npuir's resource frame `with T.rs("PIPE_MTE3"):` names the pipe of the flags inside written with
+    one pipe: `T.set_flag("PIPE_MTE2", i)` there is T.set_flag("PIPE_MTE3", "PIPE_MTE2", i) (MTE3
+    signals MTE2) and `T.wait_flag("PIPE_V", i)` is T.wait_flag("PIPE_V", "PIPE_MTE3", i) (MTE3 waits
+    for V). Other statements inside are unaffected: their pipes follow from their memories."""
+
+    def __init__(self, pipe):
+        self.pipe = _pipe_name(pipe, "T.rs")
+
+    def __enter__(self):
+        ctx = current("T.rs")
+        ctx.require_kernel("T.rs")
+        ctx.__dict__.setdefault("rs_pipes", []).append(self.pipe)
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        current().rs_pipes.pop()
+        return False  # no IR scope
+
+
+def _rs_pipe(what, form):
+    pipes = current(what).__dict__.get("rs_pipes")
+    if not pipes:
+        raise ValueError(f"{what}({form}) names one pipe and an event id: that form needs an enclosing "
+                         f"`with T.rs(\"PIPE_...\")` giving the other pipe; otherwise write {what}(src, dst, event_id)")
+    return pipes[-1]
 
 
 def set_flag(src, dst, event_id=0):
-    """Sets flag (src, dst, event_id) once earlier work on pipe `src` has finished."""
+    """Sets flag (src, dst, event_id) once earlier work on pipe `src` has finished. Inside
+    `with T.rs(pipe)`, `T.set_flag(dst, event_id)` signals from that pipe."""
+    if not isinstance(dst, str):  # npuir's one-pipe form
+        src, dst, event_id = _rs_pipe("T.set_flag", "dst, event_id"), src, dst
     _emit_call("ascend.set_flag", [_pipe(src, "T.set_flag"), _pipe(dst, "T.set_flag"), _core.to_expr(event_id)],
                "T.set_flag")
 
 
 def wait_flag(src, dst, event_id=0):
-    """Blocks pipe `dst` until flag (src, dst, event_id) is set, then clears it."""
+    """Blocks pipe `dst` until flag (src, dst, event_id) is set, then clears it. Inside
+    `with T.rs(pipe)`, `T.wait_flag(src, event_id)` blocks that pipe."""
+    if not isinstance(dst, str):  # npuir's one-pipe form
+        src, dst, event_id = src, _rs_pipe("T.wait_flag", "src, event_id"), dst
     _emit_call("ascend.wait_flag", [_pipe(src, "T.wait_flag"), _pipe(dst, "T.wait_flag"), _core.to_expr(event_id)],
                "T.wait_flag")
 

@@ -438,3 +438,51 @@ def test_npuir_cube_copies_load_nd2nz_store_fixpipe(relu):
     if relu:
         ref = np.maximum(ref, 0)
     np.testing.assert_allclose(f64(c), ref, rtol=5e-3, atol=5e-3)
+
+
+def _rs_kernel(spelling):
+    @T.prim_func
+    def k(A: T.Tensor((128, 64), "float32"), B: T.Tensor((128, 64), "float32")):
+        with T.Kernel(2, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((32, 64), "float32")
+            with T.Scope("V"):
+                T.copy(A[cid * 64 + vid * 32, 0], a)
+                if spelling == "rs":  # npuir: the frame names one pipe of each flag
+                    with T.rs("PIPE_MTE2"):
+                        T.set_flag("PIPE_V", 0)
+                    with T.rs("PIPE_V"):
+                        T.wait_flag("PIPE_MTE2", 0)
+                else:
+                    T.set_flag("mte2", "v", 0)
+                    T.wait_flag("mte2", "v", 0)
+                T.tile.exp(a, a)
+                if spelling == "rs":
+                    with T.rs("PIPE_V"):
+                        T.set_flag("PIPE_MTE3", 0)
+                    with T.rs("PIPE_MTE3"):
+                        T.wait_flag("PIPE_V", 0)
+                else:
+                    T.set_flag("v", "mte3", 0)
+                    T.wait_flag("v", "mte3", 0)
+                T.copy(a, B[cid * 64 + vid * 32, 0])
+    return k
+
+
+def test_npuir_rs_frame_names_the_other_pipe_of_each_flag():
+    """`with T.rs("PIPE_MTE2"): T.set_flag("PIPE_V", i)` is T.set_flag("mte2", "v", i) and `with T.rs("PIPE_V"):
+    T.wait_flag("PIPE_MTE2", i)` is T.wait_flag("mte2", "v", i): the same IR, and the strict checker finds
+    the flags order the copies and the vector op (values against numpy)."""
+    rs, explicit = _rs_kernel("rs"), _rs_kernel("explicit")
+    assert str(rs.ir.body) == str(explicit.ir.body)
+    A = np.random.default_rng(5).standard_normal((128, 64)).astype(np.float32)
+    B = np.zeros_like(A)
+    tilelang.compile(rs, target="ascend")(A, B)
+    np.testing.assert_allclose(B, np.exp(A.astype(np.float64)), rtol=1e-5)
+
+
+def test_one_pipe_flag_outside_rs_is_an_error():
+    with pytest.raises(ValueError, match=r"T.set_flag\(dst, event_id\) names one pipe .* `with T.rs"):
+        @T.prim_func
+        def k(A: T.Tensor((64,), "float32")):
+            with T.Kernel(1, is_npu=True) as (cid, vid):
+                T.set_flag("PIPE_V", 0)
