@@ -24,6 +24,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_TMA_MULTICAST", "tl.disable_tma_multicast", Attr::kBool,
        "cuda sm_90a: in thread-block clusters, each CTA loads its own copy of the tiles the cluster shares "
        "(no multicast)"},
+      {"TL_DISABLE_STORE_EXCHANGE", "tl.disable_store_exchange", Attr::kBool,
+       "cuda: stores of mma / wgmma accumulators move each lane's own element pairs instead of exchanging "
+       "them across lanes for 16-byte stores"},
       {"TL_ENABLE_WARPGROUP_PINGPONG", "tl.enable_warpgroup_pingpong", Attr::kBool,
        "cuda sm_90a: the two consumer warpgroups of a warp-specialized loop with two GEMMs take turns on the "
        "tensor cores (off by default: slower than lockstep on an H100, docs/PERFORMANCE.md)"},

@@ -72,6 +72,51 @@ TL_DEVICE void copy_sync_zfill(T* dst, const T* src, bool valid) {
   *reinterpret_cast<S*>(dst) = v;
 }
 
+namespace copy_detail {
+template <int G, int W>
+TL_DEVICE uint32_t pick(const uint32_t (&w)[G][W], int i, int x) {
+  uint32_t v = w[0][x];
+#pragma unroll
+  for (int j = 1; j < G; ++j) v = i == j ? w[j][x] : v;
+  return v;
+}
+}  // namespace copy_detail
+
+// Stores of a register fragment whose G consecutive lanes hold neighbouring groups of V elements of
+// a row (the mma / wgmma accumulator: lane q of a quad holds columns 8u + 2q, 8u + 2q + 1 for every
+// u). The G lanes exchange their groups through shuffles so that lane q ends with the G * V elements
+// of register block q (src[q * R .. q * R + V - 1] of lanes 0 .. G-1, in lane order) and stores them
+// with one vector access at dst (which the caller has already offset for lane q). src[j * R + k],
+// j < G, k < V: this thread's groups, converted from S to D. q: the lane's index in its group of G
+// (lane & (G - 1)); every lane of the group must take part.
+template <int G, int V, int R, typename D, typename S>
+TL_DEVICE void store_exchange(D* dst, const S* src, int q) {
+  constexpr int kBytes = V * int(sizeof(D)), W = kBytes / 4;
+  static_assert(kBytes % 4 == 0 && G * kBytes <= 16 && (G & (G - 1)) == 0, "store_exchange: 4-byte groups, <= 16 bytes");
+  uint32_t w[G][W], r[G][W];
+#pragma unroll
+  for (int j = 0; j < G; ++j) {
+    alignas(16) D t[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) t[k] = static_cast<D>(src[j * R + k]);
+    memcpy(w[j], t, kBytes);
+  }
+  const unsigned mask = __activemask();
+  // Round i: lane q reads lane (q + i) mod G, which sends its group number q.
+#pragma unroll
+  for (int i = 0; i < G; ++i)
+#pragma unroll
+    for (int x = 0; x < W; ++x)
+      r[i][x] = __shfl_sync(mask, copy_detail::pick<G, W>(w, (q - i) & (G - 1), x), (q + i) & (G - 1), G);
+  typedef typename storage_of<G * kBytes>::type Out;
+  alignas(16) uint32_t out[G * W];
+#pragma unroll
+  for (int p = 0; p < G; ++p)
+#pragma unroll
+    for (int x = 0; x < W; ++x) out[p * W + x] = copy_detail::pick<G, W>(r, (p - q) & (G - 1), x);
+  *reinterpret_cast<Out*>(dst) = *reinterpret_cast<const Out*>(out);
+}
+
 // N elements converted from S to D, reading and writing each side as one vector access when its
 // size is 2, 4, 8 or 16 bytes (both pointers aligned to it), element by element otherwise.
 template <int N, typename D, typename S>

@@ -9,7 +9,7 @@
 //                    tma_load(map, smem, full[s], coords...)    // completes `bytes` on full[s]
 //   consumer threads: mbarrier_wait(full[s], parity)            // fill j has landed
 //                    ... read the stage (wgmma) ...
-//                    mbarrier_arrive(empty[s])                  // every consumer thread, after its reads
+//                    mbarrier_arrive_warp(empty[s])             // every consumer warp, after its reads
 // An mbarrier phase completes when its pending arrival count reaches zero and every expected
 // transaction byte has arrived; try_wait.parity(p) returns once the phase of parity p has
 // completed (on a fresh barrier, in phase 0, parity 1 counts as completed).
@@ -42,6 +42,16 @@ TL_DEVICE void fence_barrier_init() {
 TL_DEVICE void mbarrier_arrive(uint64_t* bar) {
 #if TL_ARCH >= 900
   asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(smem_addr(bar)) : "memory");
+#endif
+}
+
+// One arrival for the whole warp, after every lane has reached this point (the consumers' release of
+// a stage: the empty barriers count warps, not threads). __syncwarp orders the lanes' reads of the
+// stage before lane 0's arrival, which releases them at CTA scope. Every lane of the warp must call.
+TL_DEVICE void mbarrier_arrive_warp(uint64_t* bar) {
+#if TL_ARCH >= 900
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0) mbarrier_arrive(bar);
 #endif
 }
 

@@ -141,7 +141,9 @@ TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C) {
   if (wg >= kWgM * kWgN) return;
   const wgmma_detail::Operand<T, kTransA, kTransA ? K : M, kSwzA> a(A, (wg / kWgN) * kMw);
   const wgmma_detail::Operand<TB, !kTransB, kTransB ? N : K, kSwzB> b(B, (wg % kWgN) * kNw);
+#ifndef TL_WGMMA_NO_PROXY_FENCE  // experiment hook (bench/gpu_hopper_variants.py)
   fence_proxy_async();
+#endif
 #pragma unroll
   for (int i = 0; i < kMI * kNw / 2; ++i) fence_register(C[i]);
   wgmma_fence();

@@ -563,6 +563,14 @@ class CudaCodegen {
       auto [src, sb] = address(c->args[1]);
       return "tl::copy_cast<" + std::to_string(get_const_int(c->args[2], "copy length")) + ">(" + dst + ", " + src + ")";
     }
+    if (op == "cuda.store_exchange") {
+      auto [dst, db] = address(c->args[0]);
+      auto [src, sb] = address(c->args[1]);
+      return "tl::store_exchange<" + std::to_string(get_const_int(c->args[2], "lane group")) + ", " +
+             std::to_string(get_const_int(c->args[3], "group length")) + ", " +
+             std::to_string(get_const_int(c->args[4], "register stride")) + ">(" + dst + ", " + src + ", " +
+             expr(c->args[5]) + ")";
+    }
     if (op == "cuda.cp_async") {
       auto [dst, db] = address(c->args[0]);
       auto [src, sb] = address(c->args[1]);
@@ -585,6 +593,7 @@ class CudaCodegen {
     if (op == "cuda.mbarrier_wait")
       return "tl::mbarrier_wait(" + address(c->args[0]).first + ", " + expr(c->args[1]) + ")";
     if (op == "cuda.mbarrier_arrive") return "tl::mbarrier_arrive(" + address(c->args[0]).first + ")";
+    if (op == "cuda.mbarrier_arrive_warp") return "tl::mbarrier_arrive_warp(" + address(c->args[0]).first + ")";
     if (op == "cuda.mbarrier_expect_tx")
       return "tl::mbarrier_arrive_expect_tx(" + address(c->args[0]).first + ", " + expr(c->args[1]) + ")";
     if (op == "cuda.setmaxnreg_inc" || op == "cuda.setmaxnreg_dec")

@@ -192,6 +192,22 @@ void Emulator::async_builtin(const CallNode* c, const std::vector<char>& act) {
         mbarrier_arrive(b, t, op == "cuda.mbarrier_expect_tx" ? eval(c->args[1], t).i : 0);
     return;
   }
+  if (op == "cuda.mbarrier_arrive_warp") {
+    // One arrival per warp; every lane's accesses before it are ordered by the warp's __syncwarp.
+    for (int64_t w = 0; w * 32 < threads_; ++w) {
+      int64_t active = 0;
+      for (int64_t t = w * 32; t < std::min<int64_t>(threads_, w * 32 + 32); ++t) active += act[static_cast<size_t>(t)];
+      if (active == 0) continue;
+      if (active != std::min<int64_t>(32, threads_ - w * 32))
+        throw_error<RuntimeError>("emulator: a warp arrives on an mbarrier with ", active, " of its lanes");
+      for (int64_t t = w * 32 + 1; t < std::min<int64_t>(threads_, w * 32 + 32); ++t) {
+        b.arrivals.push_back({static_cast<int32_t>(t), clock_[static_cast<size_t>(t)]});
+        ++clock_[static_cast<size_t>(t)];
+      }
+      mbarrier_arrive(b, w * 32, 0);
+    }
+    return;
+  }
   if (op == "cuda.mbarrier_wait") {
     const int64_t t0 = first_active();
     const int64_t parity = eval(c->args[1], t0).i & 1;

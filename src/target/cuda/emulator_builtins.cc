@@ -160,6 +160,38 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
     }
     return;
   }
+  if (op == "cuda.store_exchange") {
+    // Lane q of each group of G lanes stores, at its dst, the V-element groups number q
+    // (registers src + q * R) of lanes 0 .. G-1 of its group, in lane order (tl::store_exchange).
+    DataType dt = address_type(c->args[0]), st = address_type(c->args[1]);
+    const int64_t G = get_const_int(c->args[2], "lane group"), V = get_const_int(c->args[3], "group length"),
+                  R = get_const_int(c->args[4], "register stride");
+    for (int64_t t = 0; t < threads_; ++t) {
+      if (!act[static_cast<size_t>(t)]) continue;
+      const int64_t q = eval(c->args[5], t).i;
+      if (q != t % G) throw_error<RuntimeError>("emulator: store_exchange lane index ", q, " for thread ", t);
+      Val dst = address(c->args[0], t);
+      const int64_t ds = G * V * dt.element_bytes();
+      check_range(dst.mem, dst.off, ds, "vector write");
+      shared_write(dst.mem, dst.off, ds, t, false);
+      for (int64_t p = 0; p < G; ++p) {
+        const int64_t u = t - q + p;
+        if (u >= threads_ || !act[static_cast<size_t>(u)])
+          throw_error<RuntimeError>("emulator: store_exchange with lane ", u, " of the group inactive");
+        Val src = address(c->args[1], u);
+        const int64_t off = src.off + q * R * st.element_bytes();
+        check_range(src.mem, off, V * st.element_bytes(), "register read");
+        for (int64_t k = 0; k < V; ++k) {
+          Val x = decode(st, src.mem.base + off + k * st.element_bytes());
+          Val o;
+          if (dt.is_float()) o.f = round_to(dt, st.is_float() ? x.f : static_cast<double>(x.i));
+          else o.i = wrap_int(dt, st.is_float() ? static_cast<int64_t>(std::trunc(x.f)) : x.i);
+          encode(dt, o, dst.mem.base + dst.off + (p * V + k) * dt.element_bytes());
+        }
+      }
+    }
+    return;
+  }
   if (op == "tl.device_assert") {
     for (int64_t t = 0; t < threads_; ++t)
       if (act[static_cast<size_t>(t)] && eval(c->args[0], t).i == 0 && report_.device_assert.empty()) {

@@ -46,6 +46,8 @@ struct CudaLowerCtx {
   // Shared buffers created by lowerings (reduction workspaces), allocated at the kernel top.
   std::vector<Buffer> extra_shared;
   bool guard_global = true;
+  // TL_DISABLE_STORE_EXCHANGE: fragment stores move each lane's own groups (no shuffle exchange).
+  bool disable_store_exchange = false;
   // Accumulators of wgmma GEMMs left in flight by the current pipelined loop ({wgmma_async}): the
   // loop's lowering waits for them after the loop (tl::wgmma_drain).
   std::vector<Buffer> async_mma_accumulators;

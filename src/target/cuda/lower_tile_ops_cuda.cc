@@ -222,6 +222,7 @@ class KernelLowerer : public StmtMutator {
       throw_error<ResourceError>(k->span.prefix(), "T.Kernel asks for ", threads,
                                  " threads per block; CUDA allows at most 1024");
     ctx.num_threads = threads;
+    ctx.disable_store_exchange = config_bool(pc_.configs, "tl.disable_store_exchange");
     if (k->thread_vars.empty()) {
       ctx.tid = make_int(0);
     } else {

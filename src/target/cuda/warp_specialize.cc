@@ -330,7 +330,7 @@ class Specializer : public StmtMutator {
       Var si("s", it);
       init.push_back(make_for(si, make_int(0, it), make_int(S, it), ForKind::kUnrolled,
                               make_seq({builtin("cuda.mbarrier_init", {full(g, si), make_int(1)}),
-                                        builtin("cuda.mbarrier_init", {empty(g, si), make_int(groups[g].multicast ? nc / 32 * cluster_ : nc)})})));
+                                        builtin("cuda.mbarrier_init", {empty(g, si), make_int(groups[g].multicast ? nc / 32 * cluster_ : nc / 32)})})));
     }
     init.push_back(builtin("cuda.fence_barrier_init", {}));
     // Register budgets: the producer warpgroup gives registers to the consumers.
@@ -389,11 +389,12 @@ class Specializer : public StmtMutator {
   }
   bool has_dist_ = false;
 
-  // The consumers' release of a stage of group `g`: one arrival per thread on its empty barrier,
-  // or, when the group holds multicast copies, one per warp on that barrier in every CTA of the
-  // cluster (each CTA's producer writes the stage in all of them).
+  // The consumers' release of a stage of group `g`: one arrival per warp on its empty barrier (per
+  // thread ran 2-3% slower on an H100, bench/gpu_hopper_variants.py), or, when the group holds
+  // multicast copies, one per warp on that barrier in every CTA of the cluster (each CTA's producer
+  // writes the stage in all of them).
   Stmt release(const Group& g, const Expr& empty_bar) const {
-    if (!g.multicast) return builtin("cuda.mbarrier_arrive", {empty_bar});
+    if (!g.multicast) return builtin("cuda.mbarrier_arrive_warp", {empty_bar});
     return builtin("cuda.mbarrier_arrive_cluster_warps", {empty_bar, make_int(cluster_)});
   }
 

@@ -194,7 +194,7 @@ def test_release_before_the_reads_is_reported():
     # Synchronous GEMM: the consumers release a stage after reading it; here before.
     f, text = lowered_gemm_text(configs={"tl.disable_wgmma_async": True})
     lines = text.splitlines()
-    arrive = next(i for i, ln in enumerate(lines) if "cuda.mbarrier_arrive<void>" in ln)
+    arrive = next(i for i, ln in enumerate(lines) if "cuda.mbarrier_arrive_warp<void>" in ln)
     gemm = next(i for i, ln in enumerate(lines) if "tl::wgmma_gemm_ss" in ln)
     assert gemm < arrive
     lines.insert(gemm - 1, lines.pop(arrive))  # before the gemm's cuda.group attr
@@ -212,7 +212,7 @@ def test_producer_not_waiting_for_the_release_hangs():
 
 def test_missing_release_hangs():
     f, text = lowered_gemm_text()
-    arrive = only_line(text, "evaluate cuda.mbarrier_arrive<void>", without="+ 7, 3)")  # the in-loop release
+    arrive = only_line(text, "evaluate cuda.mbarrier_arrive_warp<void>", without="+ 7, 3)")  # the in-loop release
     with pytest.raises(Exception, match="never completes"):
         emulate_text(f, text.replace(arrive + "\n", ""))
 

@@ -40,7 +40,7 @@ func @main(b0: global float16[256, 128], b1: global float16[128, 256], b2: globa
     if (v1 == 0) {
       for v2: int32 in unrolled(0, 2) {
         evaluate cuda.mbarrier_init<void>(cuda.address_of<handle>(b6[v2], 3), 1)
-        evaluate cuda.mbarrier_init<void>(cuda.address_of<handle>(b6[2 + v2], 3), 256)
+        evaluate cuda.mbarrier_init<void>(cuda.address_of<handle>(b6[2 + v2], 3), 8)
       }
       evaluate cuda.fence_barrier_init()
     }
@@ -58,11 +58,11 @@ func @main(b0: global float16[256, 128], b1: global float16[128, 256], b2: globa
               evaluate cuda.mbarrier_wait<void>(cuda.address_of<handle>(b6[floormod(v3 * 2 + v7, 2)], 3), floormod(floordiv(v3 * 2 + v7, 2), 2))
               gemm(b3[floormod(v3 * 2 + v7, 2) :+ 1, 0 :+ 128, 0 :+ 64], b4[floormod(v3 * 2 + v7, 2) :+ 1, 0 :+ 64, 0 :+ 128], b5[0 :+ 128, 0 :+ 128]) {clear_accum = e:(false), k_pack = 1, policy = "Square", transpose_A = false, transpose_B = false, wgmma_async = true}
               if (v7 > 0) {
-                evaluate cuda.mbarrier_arrive<void>(cuda.address_of<handle>(b6[2 + floormod(v3 * 2 + v7 - 1, 2)], 3))
+                evaluate cuda.mbarrier_arrive_warp<void>(cuda.address_of<handle>(b6[2 + floormod(v3 * 2 + v7 - 1, 2)], 3))
               }
             }
             if (true) {
-              evaluate cuda.mbarrier_arrive<void>(cuda.address_of<handle>(b6[2 + floormod(v3 * 2 + 1, 2)], 3))
+              evaluate cuda.mbarrier_arrive_warp<void>(cuda.address_of<handle>(b6[2 + floormod(v3 * 2 + 1, 2)], 3))
             }
             copy(b5[0 :+ 128, 0 :+ 128], b2[v6 * 128 :+ 128, v5 * 128 :+ 128])
           }
