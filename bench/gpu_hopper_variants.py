@@ -8,9 +8,11 @@ making before making it.
 Variants (applied to the source of K.matmul(n, n, n, 128, 256, 64, 4 stages, 256 threads, panel 8)):
   base    the source as generated (the epilogue's lanes exchange pairs for 16-byte stores)
   noxchg  generated with TL_DISABLE_STORE_EXCHANGE: each lane stores its own pairs (4 bytes)
-  nofence no fence.proxy.async before each wgmma (operands come from TMA only: async proxy)
+  perthread every consumer thread arrives on the empty barriers (count 256), as before
+  fence   fence.proxy.async before each wgmma although TMA alone wrote the operands
 The first probes (2026-11-26, H100) had the exchange and a per-warp release of the stages ("warp": one
-mbarrier arrival per warp instead of per thread) as hand edits; both are the code generator's now.
+mbarrier arrival per warp instead of per thread), and no proxy fence before wgmma on TMA-written
+operands, as hand edits; all three are the code generator's now.
 """
 import re
 import sys
@@ -28,8 +30,13 @@ def variant(src, name, n):
     if name == "base":
         return src
     out = src
-    if name == "nofence":
-        out = "#define TL_WGMMA_NO_PROXY_FENCE\n" + out
+    if name == "perthread":  # the stages released by every consumer thread (the form before 2026-11-26)
+        out, k = re.subn(r"(tl::mbarrier_init\(\(&tl_mbar\[[^\]]*\]\)), 8\);", r"\1, 256);", out)
+        assert k >= 1, "empty-barrier init not found"
+        out = out.replace("tl::mbarrier_arrive_warp(", "tl::mbarrier_arrive(")
+    if name == "fence":  # fence.proxy.async before every wgmma (the form before 2026-11-26)
+        out, k = re.subn(r"(tl::wgmma_gemm_[sr]s<[^>]*), false>\(", r"\1>(", out)
+        assert k >= 1, "no fence-free wgmma"
     return out
 
 
@@ -39,9 +46,9 @@ class SourceKernel:
         self.kernel = cuda.Kernel(r["cubin"], built["meta"], built["num_params"], built["num_dyn"])
         self.registers = r["usage"][0]["registers"] if r["usage"] else 0
 
-    def __call__(self, a, b, c):
-        self.kernel.launch([("ptr", a.data_ptr()), ("ptr", b.data_ptr()), ("ptr", c.data_ptr())],
-                           torch.cuda.current_stream().cuda_stream, torch.cuda.current_device())
+    def __call__(self, *tensors):
+        self.kernel.launch([("ptr", t.data_ptr()) for t in tensors], torch.cuda.current_stream().cuda_stream,
+                           torch.cuda.current_device())
 
 
 def main(sizes):
@@ -60,7 +67,7 @@ def main(sizes):
                 t_cublas = bench(lambda: torch.matmul(a, b))
                 rec.setdefault("cublas_ms", []).append(t_cublas)
                 print(f"{dtype_name} {n} round {rnd} cuBLAS {flops / t_cublas / 1e9:.0f} TFLOPS", flush=True)
-                for name in ("base", "noxchg", "nofence"):
+                for name in ("base", "noxchg", "perthread", "fence"):
                     try:
                         src = plain["source"] if name == "noxchg" else variant(built["source"], name, n)
                         k = SourceKernel(built, src)
@@ -80,5 +87,41 @@ def main(sizes):
             record(**rec)
 
 
+def flash():
+    """Flash attention forward B8 H16 S4096 D128 fp16 (bench/gpu_hopper.py's shape), persistent (ws)
+    and one CTA per tile (wsnp), base against perthread, next to cuDNN."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    B, H, S, D = 8, 16, 4096, 128
+    torch.manual_seed(1)
+    q, k, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    qt, kt, vt = (x.transpose(1, 2).contiguous() for x in (q, k, v))
+    for causal in (False, True):
+        flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            fn = lambda: torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)  # noqa: E731
+            ref = fn()
+            t_peer = bench(fn)
+        rec = dict(bench="hopper_flash_variants", causal=causal, cudnn_ms=t_peer)
+        print(f"flash causal={causal} cuDNN {flops / t_peer / 1e9:.0f} TFLOPS", flush=True)
+        f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=128, num_stages=2, threads=256)
+        for mode, cfg in (("ws", {}), ("wsnp", {"tl.disable_persistent": True})):
+            built = cuda.build_func(f.ir, device_arch(), cfg, [])
+            for rnd in range(2):
+                for name in ("base", "perthread", "fence"):
+                    kern = SourceKernel(built, variant(built["source"], name, 0))
+                    o = torch.full_like(q, float("nan"))
+                    kern(q, k, v, o)
+                    torch.cuda.synchronize()
+                    err = rel_err(o.transpose(1, 2), ref)
+                    ms = bench(lambda: kern(q, k, v, o))
+                    rec.setdefault(f"{mode}_{name}", []).append(dict(ms=ms, tflops=flops / ms / 1e9, rel_err=err))
+                    print(f"  {mode} {name}: {flops / ms / 1e9:.0f} TFLOPS {t_peer / ms:.3f}x cuDNN err {err:.1e}",
+                          flush=True)
+        record(**rec)
+
+
 if __name__ == "__main__":
-    main([int(x) for x in sys.argv[1:]] or [4096, 8192])
+    if sys.argv[1:2] == ["flash"]:
+        flash()
+    else:
+        main([int(x) for x in sys.argv[1:]] or [4096, 8192])

@@ -126,9 +126,11 @@ struct Operand {
 // kPending = 1 (pipelined loops, see src/transform/inject_pipeline.h): return with this call's
 // instructions still in flight, having waited for the previous call's; C and the two tiles stay in
 // use until the next call returns or tl::wgmma_drain. T (A's type) and TB: f16 or bf16 (equal),
-// or fp8 e4m3 / e5m2 (any pair; then both operands K-major, m64nNk32 instructions).
+// or fp8 e4m3 / e5m2 (any pair; then both operands K-major, m64nNk32 instructions). kProxyFence:
+// fence.proxy.async first, so that shared-memory writes of threads (generic proxy) are visible to
+// the wgmma (async proxy); false only where TMA alone wrote both tiles.
 template <int M, int N, int K, int kWgM, int kWgN, bool kTransA, bool kTransB, int kSwzA, int kSwzB, typename T,
-          int kPending = 0, typename TB = T>
+          int kPending = 0, typename TB = T, bool kProxyFence = true>
 TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C) {
   constexpr bool kF8 = sizeof(T) == 1;
   constexpr int kKI = kF8 ? 32 : 16;  // K per instruction
@@ -141,9 +143,7 @@ TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C) {
   if (wg >= kWgM * kWgN) return;
   const wgmma_detail::Operand<T, kTransA, kTransA ? K : M, kSwzA> a(A, (wg / kWgN) * kMw);
   const wgmma_detail::Operand<TB, !kTransB, kTransB ? N : K, kSwzB> b(B, (wg % kWgN) * kNw);
-#ifndef TL_WGMMA_NO_PROXY_FENCE  // experiment hook (bench/gpu_hopper_variants.py)
-  fence_proxy_async();
-#endif
+  if constexpr (kProxyFence) fence_proxy_async();
 #pragma unroll
   for (int i = 0; i < kMI * kNw / 2; ++i) fence_register(C[i]);
   wgmma_fence();
@@ -178,7 +178,7 @@ TL_DEVICE void wgmma_drain(float* C) {
 
 // A in registers (make_wgmma_a_fragment: the m16n8k16 A fragment of each warp's 16 rows, k-tile
 // kt of instruction row tile mi at A[8 * (kt + K / 16 * mi)]), B in shared memory.
-template <int M, int N, int K, int kWgM, int kWgN, bool kTransB, int kSwzB, typename T>
+template <int M, int N, int K, int kWgM, int kWgN, bool kTransB, int kSwzB, typename T, bool kProxyFence = true>
 TL_DEVICE void wgmma_gemm_rs(const T* A, const T* B, float* C) {
   constexpr int kMw = M / kWgM, kNw = N / kWgN, kMI = kMw / 64, kKS = K / 16;
   static_assert(M % (64 * kWgM) == 0 && N % (8 * kWgN) == 0 && kNw <= 256 && K % 16 == 0, "wgmma tile does not split");
@@ -194,7 +194,7 @@ TL_DEVICE void wgmma_gemm_rs(const T* A, const T* B, float* C) {
 #pragma unroll
     for (int r = 0; r < 4; ++r) fence_register(a[t][r]);
   }
-  fence_proxy_async();
+  if constexpr (kProxyFence) fence_proxy_async();  // B written by threads: see wgmma_gemm_ss
 #pragma unroll
   for (int i = 0; i < kMI * kNw / 2; ++i) fence_register(C[i]);
   wgmma_fence();

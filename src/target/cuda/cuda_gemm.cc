@@ -103,12 +103,16 @@ Stmt wgmma_gemm(const TileOpNode& op, CudaLowerCtx& ctx, const GemmPlan& plan, c
   if (is_frag(a.buffer)) {
     pa = ctx.reg_address(a.buffer, make_int(0), 1);
     callee << "tl::wgmma_gemm_rs<" << m << ", " << n << ", " << k << ", " << plan.warpgroups.wg_m << ", "
-           << plan.warpgroups.wg_n << ", " << b2s(tb) << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << ">";
+           << plan.warpgroups.wg_n << ", " << b2s(tb) << ", " << gmma_width(op, ctx, b.buffer) << ", " << t
+           << (attr_bool(op.attrs, "async_proxy_operands", false) ? ", false" : "") << ">";
   } else {
     pa = tile_start(a);
     // fp8: B's type may differ from A's (e4m3 x e5m2); it follows kPending.
     std::string bt = cuda_type_name(b.buffer.dtype());
-    std::string tail = bt == t ? pending : ", " + std::string(async ? "1" : "0") + ", " + bt;
+    // Operands only TMA writes (warp_specialize marks them): no fence.proxy.async before the wgmma.
+    const bool no_fence = attr_bool(op.attrs, "async_proxy_operands", false);
+    std::string tail = bt == t && !no_fence ? pending : ", " + std::string(async ? "1" : "0") + ", " + bt;
+    if (no_fence) tail += ", false";
     callee << "tl::wgmma_gemm_ss<" << m << ", " << n << ", " << k << ", " << plan.warpgroups.wg_m << ", "
            << plan.warpgroups.wg_n << ", " << b2s(ta) << ", " << b2s(tb) << ", " << gmma_width(op, ctx, a.buffer)
            << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << tail << ">";

@@ -158,11 +158,11 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
   }
   // kPending = 1: this call's operand reads stay in flight until the next wgmma call (which
   // waits for them) or tl::wgmma_drain; the previous call's end here.
-  const bool pending = tp.args.size() > ti + 1 && I(ti + 1) != 0;
+  const bool pending = !rs && tp.args.size() > ti + 1 && I(ti + 1) != 0;
   std::vector<std::pair<int64_t, int64_t>> reads;
   const DataType t = type_of_name(tp.args[ti]);
   // fp8 pairs name B's type after kPending (it may differ from A's; same size).
-  const DataType tB = tp.args.size() > ti + 2 ? type_of_name(tp.args[ti + 2]) : t;
+  const DataType tB = !rs && tp.args.size() > ti + 2 ? type_of_name(tp.args[ti + 2]) : t;
   const int64_t eb = t.element_bytes(), Mw = M / WM, Nw = N / WN, MI = Mw / 64, KS = K / 16;
   if (t.is_fp8() && (ta || !tb)) throw_error<RuntimeError>("emulator: fp8 wgmma with an MN-major operand");
   if (!whole_block(act)) throw_error<RuntimeError>("emulator: T.gemm (wgmma) executed by only some threads");
@@ -184,11 +184,21 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
                                 ", not a multiple of ", 8 * sw, " (its ", sw, "-byte swizzle)");
     return p;
   };
+  // kProxyFence = false: no fence.proxy.async orders thread stores (the generic proxy) before this
+  // wgmma, so every operand byte must come from TMA (the async proxy).
+  const size_t fence_at = rs ? 8 : ti + 3;
+  const bool no_fence = tp.args.size() > fence_at && tp.args[fence_at] == "false";
   auto read = [&](const Val& p, int64_t off, DataType et) {
     int64_t b = p.off + off * eb;
     check_range(p.mem, b, eb, "wgmma operand read");
-    shared_read(p.mem, b, eb, -2);
     int64_t abs = (p.mem.base - smem_.data()) + b;
+    if (no_fence) {
+      const ByteState& s = bytes_[static_cast<size_t>(abs)];
+      if (s.tma_bar < 0 && s.w_thread >= 0)
+        race("a wgmma without fence.proxy.async reads '" + p.mem.name + "' (shared byte " + std::to_string(abs) +
+             ") that thread " + std::to_string(s.w_thread) + " wrote with ordinary stores");
+    }
+    shared_read(p.mem, b, eb, -2);
     if (!reads.empty() && reads.back().second == abs) reads.back().second += eb;
     else reads.push_back({abs, abs + eb});
     return decode(et, p.mem.base + b).f;

@@ -241,9 +241,10 @@ def test_flash_attention(kind, causal, dim, tile):
 def test_sm90a_gemm_instruction_choice():
     gemm = K.matmul(256, 256, 128, 128, 256, 64, threads=256)
     # Default: warp-specialized, a TMA producer warpgroup (384 threads) filling mbarrier-guarded
-    # stages; the GEMM stays in flight for one iteration and releases the stage read before.
+    # stages; the GEMM stays in flight for one iteration and releases the stage read before. Only TMA
+    # writes its tiles: no proxy fence (the trailing false).
     ws = build(gemm, "sm_90a")["source"]
-    assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t, 1>" in ws
+    assert "tl::wgmma_gemm_ss<128, 256, 64, 2, 1, false, false, 128, 128, tl::half_t, 1, tl::half_t, false>" in ws
     assert "tl::wgmma_drain<128>" in ws and "tl::tma_load(tl_tmap_0" in ws and "tl::mbarrier_wait(" in ws
     assert "__launch_bounds__(384, 1)" in ws and "cp_async" not in ws and "tl::gemm_ss<" not in ws
     assert "param tmap tl_tmap_1 tmap:1" in ws

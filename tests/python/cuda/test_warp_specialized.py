@@ -302,3 +302,30 @@ def test_block_table_copies_are_pipelined_with_cp_async():
     out = r(q, q_pe, kv_pool, k_pe_pool, table, np.full((B, H, D), np.nan, np.float16))[5]
     assert r.report["races"] == [], r.report["races"]
     check(out, ex.reference(q, q_pe, kv, k_pe), 1e-2)
+
+
+def test_tma_only_operands_skip_the_proxy_fence():
+    # Both tiles come from the producer's TMA copies only: the wgmma needs no fence.proxy.async.
+    f, text = lowered_gemm_text()
+    gemm = only_line(text, "tl::wgmma_gemm_ss")
+    assert "tl::half_t, 1, tl::half_t, false>" in gemm, gemm
+    # Flash attention: K and V come from TMA, Q from an ordinary copy before the loop: the P V GEMM
+    # (V) skips the fence, the Q K^T GEMM keeps it.
+    fa = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
+    src = build(fa, "sm_90a")["source"]
+    ss = [ln for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
+    rs = [ln for ln in src.splitlines() if "tl::wgmma_gemm_rs<" in ln]
+    assert ss and rs and all(", false>(" not in ln for ln in ss) and all(", false>(" in ln for ln in rs), (ss, rs)
+
+
+def test_wgmma_without_fence_reading_thread_stores_is_reported():
+    # The cp.async form writes the tiles with ordinary (generic-proxy) copies: a wgmma told to skip
+    # the proxy fence must be reported by the emulator.
+    f, text = lowered_gemm_text(configs={"tl.disable_warp_specialized": True})
+    only_line(text, "tl::wgmma_gemm_ss")
+    assert emulate_text(f, text)["races"] == []
+    bad = re.sub(r"(tl::wgmma_gemm_ss<[^>]*?tl::half_t)(, 1)?>",
+                 lambda m: m.group(1) + (m.group(2) or ", 0") + ", tl::half_t, false>", text)
+    assert bad != text and "tl::half_t, false>" in bad
+    races = emulate_text(f, bad)["races"]
+    assert any("without fence.proxy.async" in r for r in races), races

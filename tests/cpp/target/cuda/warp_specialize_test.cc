@@ -56,7 +56,7 @@ func @main(b0: global float16[256, 128], b1: global float16[128, 256], b2: globa
             fill(b5[0 :+ 128, 0 :+ 128], 0.0f32)
             for v7: int32 in serial(0, 2) {cuda.async_mma = true} {
               evaluate cuda.mbarrier_wait<void>(cuda.address_of<handle>(b6[floormod(v3 * 2 + v7, 2)], 3), floormod(floordiv(v3 * 2 + v7, 2), 2))
-              gemm(b3[floormod(v3 * 2 + v7, 2) :+ 1, 0 :+ 128, 0 :+ 64], b4[floormod(v3 * 2 + v7, 2) :+ 1, 0 :+ 64, 0 :+ 128], b5[0 :+ 128, 0 :+ 128]) {clear_accum = e:(false), k_pack = 1, policy = "Square", transpose_A = false, transpose_B = false, wgmma_async = true}
+              gemm(b3[floormod(v3 * 2 + v7, 2) :+ 1, 0 :+ 128, 0 :+ 64], b4[floormod(v3 * 2 + v7, 2) :+ 1, 0 :+ 64, 0 :+ 128], b5[0 :+ 128, 0 :+ 128]) {async_proxy_operands = true, clear_accum = e:(false), k_pack = 1, policy = "Square", transpose_A = false, transpose_B = false, wgmma_async = true}
               if (v7 > 0) {
                 evaluate cuda.mbarrier_arrive_warp<void>(cuda.address_of<handle>(b6[2 + floormod(v3 * 2 + v7 - 1, 2)], 3))
               }
