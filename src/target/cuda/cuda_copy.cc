@@ -264,7 +264,7 @@ Stmt store_fragment_exchanged(const TileOpNode& op, CudaLowerCtx& ctx, const Buf
     std::vector<Expr> oidx = region_point(other, pos);
     std::vector<Expr> hi = oidx;
     hi.back() = hi.back() + make_int(G * v - 1, hi.back().dtype());
-      if (!ctx.bounds_guards(dst, oidx).empty() || !ctx.bounds_guards(dst, hi).empty()) return Stmt();
+    if (!ctx.bounds_guards(dst, oidx).empty() || !ctx.bounds_guards(dst, hi).empty()) return Stmt();
     out.push_back(builtin_stmt("cuda.store_exchange",
                                {ctx.address_of(dst, oidx, 2),
                                 make_call(DataType::Handle(), "cuda.address_of", {make_load(regs, {make_int(r)}), make_int(1)}),
