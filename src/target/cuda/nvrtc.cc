@@ -236,6 +236,9 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, co
     if (pch) {
       cflags.push_back("--pch");
       cflags.push_back("--pch-messages=false");
+      // #629: a header precompiled under other options (another arch, fast math) is not used; a
+      // note about it is noise in the log.
+      cflags.push_back("-diag-suppress=629");
     }
     // NVRTC's front end recurses over nested expressions (about 1.5 KB of stack a level): it runs
     // on a large stack, so a kernel at the IR's depth limit compiles from any thread.
@@ -251,10 +254,11 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, co
     }
     return cr;
   };
-  nvrtcResult cr = compile_once(use_auto_pch(a));
+  const bool pch = opts.pch && use_auto_pch(a);
+  nvrtcResult cr = compile_once(pch);
   // A failure is reported from a compile without the PCH: a problem of the header cache (e.g. its
   // directory removed under it) never becomes the user's error, and the log is the plain one.
-  if (cr != 0 && use_auto_pch(a)) cr = compile_once(false);
+  if (cr != 0 && pch) cr = compile_once(false);
   size_t n = 0;
   if (cr != 0) {
     std::string flat;
