@@ -79,7 +79,10 @@ def _same_kernel(kernel):
     differ only in what the target ignores (num_stages and threads on cpu) generate the same source;
     they share the build too (src/runtime/build_memo.h)."""
     try:
-        return (kernel.kernel_source, kernel.host_source, str(kernel.target), repr(sorted(kernel.pass_configs.items())),
+        target = str(kernel.target)
+        if not target.startswith(("cpu", "cuda")):
+            return None  # the source is what is compiled only on cpu and cuda (ascend runs the lowered IR)
+        return (kernel.kernel_source, kernel.host_source, target, repr(sorted(kernel.pass_configs.items())),
                 tuple(kernel.out_idx), repr(_param_signature(kernel)))
     except Exception:  # noqa: BLE001 - a kernel object without these is measured on its own
         return None
