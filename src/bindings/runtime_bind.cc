@@ -23,6 +23,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "runtime/args.h"
+#include "runtime/build_memo.h"
 #include "runtime/cache.h"
 #include "runtime/compile.h"
 #include "runtime/cuda_probe.h"
@@ -775,6 +776,11 @@ void bind_runtime(nb::module_& m) {
     return KernelCache(cache_root()).clear();
   }, "Removes every on-disk cache entry and forgets in-process compiled kernels; returns the entry count.");
   m.def("clear_memo", &clear_compile_memo);
+  m.def("build_memo_stats", [] {
+    BuildMemoStats s = build_memo_stats();
+    return std::make_tuple(s.builds, s.reuses, s.entries);
+  }, "(builds, reuses, entries) of the in-process build memo (runtime/build_memo.h): compiles whose "
+     "generated source another compile already built reuse its artifacts.");
   m.def("cuda_available", [] { return probe_cuda().available; });
   m.def("hardware_threads", &ThreadPool::hardware_threads);
   m.def("dist_set_context", [](int rank, int world, uint64_t heap_size, double timeout_s, uint64_t ctrl_offset,

@@ -1,6 +1,7 @@
 // T.copy(src, dst): element-wise copy between two tiles of the same (squeezed) shape, converting
 // to dst's dtype. Out-of-bounds tails of *global* tensors are guarded using the buffer's shape:
-// reads outside fill 0, writes outside are dropped (non-divisible sizes, dynamic dimensions).
+// reads outside fill the `pad_value` attribute (T.annotate_safe_value; default 0), writes outside
+// are dropped (non-divisible sizes, dynamic dimensions).
 // With transpose=True (TileLang-Ascend's L1 -> L0B form) both tiles are 2-D and dst[i, j] = src[j, i].
 #include "ir/error.h"
 #include "op/op_util.h"
@@ -45,7 +46,8 @@ Stmt lower_copy(const TileOpNode& op, const LowerContext& ctx) {
   std::vector<Expr> dst_idx = region_indices(dst, pos);
   Expr value = make_load(src.buffer, src_idx);
   std::vector<Expr> read_guards = global_bounds_guards(src.buffer, src_idx, ctx, &nest);
-  if (!read_guards.empty()) value = make_select(conjunction(read_guards), value, make_const(src.buffer.dtype(), 0));
+  if (!read_guards.empty())
+    value = make_select(conjunction(read_guards), value, copy_fill_value(op, src.buffer.dtype()));
   Stmt store = make_store(dst.buffer, dst_idx, make_cast(dst.buffer.dtype(), value), op.span);
   return nest.wrap(store, ForKind::kParallel, global_bounds_guards(dst.buffer, dst_idx, ctx, &nest));
 }

@@ -389,6 +389,12 @@ Expr conjunction(const std::vector<Expr>& conds) {
   return c.defined() ? c : make_bool(true);
 }
 
+Expr copy_fill_value(const TileOpNode& op, DataType t) {
+  auto it = op.attrs.find("pad_value");
+  if (it == op.attrs.end() || it->second.is_none()) return make_const(t, 0);
+  return make_cast(t, it->second.as_expr());
+}
+
 // ---- numeric helpers ------------------------------------------------------------------------
 
 DataType compute_dtype(DataType t) {

@@ -95,6 +95,9 @@ std::vector<Expr> global_bounds_guards(const Buffer& buffer, const std::vector<E
                                        const LowerContext& ctx, const LoopNest* nest = nullptr);
 // a && b && ...; the constant true when empty.
 Expr conjunction(const std::vector<Expr>& conds);
+// What an out-of-bounds read of a T.copy gives, as a `t`: its `pad_value` attribute
+// (T.copy(..., pad_value=), T.annotate_safe_value) converted, else 0.
+Expr copy_fill_value(const TileOpNode& op, DataType t);
 bool uses_var(const Expr& e, const Var& v);
 
 // ---- numeric helpers ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "runtime/build_memo.h"
 #include "runtime/cache.h"
 #include "runtime/cuda_probe.h"
 #include "runtime/large_stack.h"
@@ -145,7 +146,24 @@ std::string compute_cache_key(const PrimFunc& f, const CompileOptions& opts, Tar
   return make_cache_key(parts);
 }
 
-void clear_compile_memo() { memo().clear(); }
+namespace {
+// What backend->build() depends on: the source it compiles, the target, the pass configs and flags
+// it reads, the toolchain.
+std::string build_key(const std::string& kernel_source, const CompileOptions& opts, TargetBackend& backend) {
+  CacheKeyParts parts;
+  parts.ir_text = "kernel source\n" + kernel_source;
+  parts.target = opts.target.str();
+  parts.pass_configs = configs_text(opts.pass_configs);
+  for (auto& fl : opts.compile_flags) parts.compile_flags += fl + "\n";
+  parts.compiler_version = tl_build_identity() + "\n" + backend.compiler_version(opts);
+  return make_cache_key(parts);
+}
+}  // namespace
+
+void clear_compile_memo() {
+  memo().clear();
+  clear_build_memo();
+}
 
 std::string cache_root() { return KernelCache::default_root(); }
 
@@ -219,7 +237,19 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
       kernel->stages_ready_ = true;
     }
     auto write_artifacts = [&](const std::string& dir) {
-      backend->build(kernel->kernel_source_, dir, opts);
+      auto build = [&](const std::string& d) { backend->build(kernel->kernel_source_, d, opts); };
+      // Functions whose IR differs but whose generated source is the same (an autotuner's configs
+      // differing only in what this target ignores) share one build (runtime/build_memo.h).
+      // (Not for targets whose artifact is the lowered IR itself: their build is not a pure function
+      // of the source.)
+      bool reused = false;
+      if (backend->cacheable())
+        reused = build_once(build_key(kernel->kernel_source_, opts, *backend), dir, build);
+      else
+        build(dir);
+      if (reused && opts.verbose)
+        std::fprintf(stderr, "[tilelang] %s: the same kernel source was built earlier in this process; reusing "
+                     "its artifacts\n", f.name().c_str());
       write_text_file(dir + "/" + kSourceFile, kernel->kernel_source_);
       write_text_file(dir + "/" + kHostSourceFile, kernel->host_source_);
       write_text_file(dir + "/meta.txt", "kernel " + c_string_literal(f.name()) + "\ntarget " + opts.target.str() + "\n");

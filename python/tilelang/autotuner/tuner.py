@@ -74,6 +74,20 @@ def _short(exc):
     return text if len(text) < 2000 else text[:2000] + " ..."
 
 
+def _same_kernel(kernel):
+    """What makes two compiled configs the same kernel (None: unknown, measure it). Configs that
+    differ only in what the target ignores (num_stages and threads on cpu) generate the same source;
+    they share the build too (src/runtime/build_memo.h)."""
+    try:
+        target = str(kernel.target)
+        if not target.startswith(("cpu", "cuda")):
+            return None  # the source is what is compiled only on cpu and cuda (ascend runs the lowered IR)
+        return (kernel.kernel_source, kernel.host_source, target, repr(sorted(kernel.pass_configs.items())),
+                tuple(kernel.out_idx), repr(_param_signature(kernel)))
+    except Exception:  # noqa: BLE001 - a kernel object without these is measured on its own
+        return None
+
+
 def _param_signature(kernel):
     return [(p.name, p.dtype, tuple(p.shape)) for p in kernel.params if p.role == "input"]
 
@@ -272,9 +286,27 @@ class AutoTuner:
         ref_latency = None
         best_ms, failed = None, 0
         progress = store.Progress(sum(1 for k in kernels if k is not None), f"Tuning {self._name()}", self.verbose)
+        timed = {}  # _same_kernel key -> the config measured for it
+        n_same = 0
         for i, kernel in enumerate(kernels):
             if kernel is None:
                 continue
+            same = _same_kernel(kernel)
+            j = timed.get(same) if same is not None else None
+            if j is not None:
+                # The same kernel (source, target, options) as a config already measured: the same
+                # binary on the same inputs, so its check and time are that config's.
+                r = results[j]
+                results[i].status, results[i].latency = r.status, r.latency
+                results[i].message = f"compiled to the same kernel as config {r.config}; measured once"
+                if r.status != "ok":
+                    results[i].message = r.message
+                    failed += 1
+                n_same += 1
+                progress.step(best_ms, failed)
+                continue
+            if same is not None:
+                timed[same] = i
             profiler = kernel.get_profiler(p.supply_type)
             try:
                 if p.supply_prog is not None:
@@ -319,7 +351,8 @@ class AutoTuner:
         n_built = sum(1 for k in kernels if k is not None)
         self._log(f"{len(configs)} configs: built in {t_built - t_start:.1f} s, {n_built} compiled in "
                   f"{t_compiled - t_built:.1f} s ({self._num_workers(n_built)} threads), checked and timed in "
-                  f"{time.monotonic() - t_compiled:.1f} s")
+                  f"{time.monotonic() - t_compiled:.1f} s"
+                  + (f" ({n_same} compiled to the kernel of another config and were measured once)" if n_same else ""))
 
         self._report_skipped(results)
         ok = [i for i, r in enumerate(results) if r.status == "ok" and r.latency is not None]

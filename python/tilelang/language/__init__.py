@@ -49,6 +49,7 @@ from .builtins import (  # noqa: F401
     annotate_layout,
     annotate_min_blocks_per_sm,
     annotate_restrict_buffers,
+    annotate_safe_value,
     assume,
     barrier_all,
     device_assert,

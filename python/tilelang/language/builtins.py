@@ -8,7 +8,7 @@ from .tile_ops import bool_expr, emit_tile_op, is_tile_arg, region_of
 
 __all__ = ["print", "printf", "device_assert", "dump_tensor", "sync_threads", "loop_break", "set_flag", "wait_flag", "rs",
            "pipe_barrier", "barrier_all", "set_cross_flag", "wait_cross_flag", "sync_all", "annotate_layout",
-           "annotate_address", "use_swizzle", "func_attr", "evaluate", "assume", "annotate_l2_hit_ratio",
+           "annotate_address", "use_swizzle", "func_attr", "evaluate", "assume", "annotate_l2_hit_ratio", "annotate_safe_value",
            "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "index_to_coordinates", "any_of", "all_of", "dp4a"]
 
 
@@ -324,6 +324,34 @@ def annotate_l2_hit_ratio(l2_hit_ratio_map):
     """A cache-persistence hint; accepted and ignored (it does not change results)."""
     if not isinstance(l2_hit_ratio_map, dict):
         raise TypeError("T.annotate_l2_hit_ratio takes a dict {buffer: ratio}")
+
+
+def annotate_safe_value(safe_value_map):
+    """What out-of-bounds reads of a global buffer give, from here to the end of the enclosing block:
+    `T.annotate_safe_value({A: -99})`. It applies to the T.copy calls that read the buffer (tiles
+    reaching past the tensor's end, and element copies `T.copy(A[i, j], B[i, j])`); the value is
+    converted to the element type. Without it such reads give 0."""
+    ctx = current("T.annotate_safe_value")
+    if not isinstance(safe_value_map, dict):
+        raise TypeError("T.annotate_safe_value takes a dict {buffer: value}")
+    for buf, value in safe_value_map.items():
+        if buf.__class__ is not Buffer:
+            raise TypeError(f"T.annotate_safe_value: keys must be buffers, got {type(buf).__name__}")
+        if buf.scope != "global":
+            raise ValueError(f"T.annotate_safe_value: '{buf.name}' is a {buf.scope} buffer; only reads of global "
+                             "tensors can be out of bounds")
+        if value is None or isinstance(value, (str, bytes)):
+            raise TypeError(f"T.annotate_safe_value: the value for '{buf.name}' must be a number or a PrimExpr, "
+                            f"got {value!r}")
+        ctx.safe_values.append((ctx.depth, ctx.frame_ids[ctx.depth], buf, _core.to_expr(value)))
+
+
+def safe_value_of(ctx, buf):
+    """The innermost T.annotate_safe_value for `buf` whose block is still open, or None."""
+    for depth, fid, b, value in reversed(ctx.safe_values):
+        if depth <= ctx.depth and ctx.frame_ids[depth] == fid and b.same_as(buf):
+            return value
+    return None
 
 
 def annotate_restrict_buffers(*buffers):

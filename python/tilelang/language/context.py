@@ -176,6 +176,7 @@ class Context:
         self.global_workspaces = []  # T.alloc_global buffers: hidden trailing parameters
         self.views = []              # (view, base) buffer pairs of T.reshape / T.view
         self.reducers = {}           # T.alloc_reducer buffer -> [op, T.reducer_init value]
+        self.safe_values = []        # T.annotate_safe_value: (depth, frame id, buffer, value)
         self.span = None          # span of the statement being run
         self.macro_cache = {}
         self.macro_stack = []     # macros being expanded, outermost first (recursion check)

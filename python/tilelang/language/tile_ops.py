@@ -195,6 +195,9 @@ def copy(*args, size=None, coalesced_width=None, disable_tma=False, eviction_pol
         attrs["enable_relu"] = True
     if transpose:
         attrs["transpose"] = True
+    if pad_value is None:
+        from .builtins import safe_value_of  # noqa: PLC0415
+        pad_value = safe_value_of(current("T.copy"), s.buffer)
     if pad_value is not None:
         attrs["pad_value"] = _core.to_expr(pad_value)
     emit_tile_op("copy", [s, d], attrs or None, "T.copy")

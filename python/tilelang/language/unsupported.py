@@ -78,8 +78,6 @@ _add("thread_return align_up extract_lane", "a low-level TVM / CUDA helper", "ex
 _add("gemm_sp", "sparse (2:4) tensor-core GEMM", "use T.gemm on dense operands")
 _add("rng_init rng_rand rng_rand_float", "the device random number generator",
      "generate random numbers on the host (numpy/torch) and pass them in")
-_add("annotate_safe_value", "the out-of-bounds fill value of T.copy",
-     "out-of-bounds reads of T.copy fill 0; pad another value with T.if_then_else in a T.Parallel loop")
 _add("annotate_pass_configs annotate_compile_flags", "per-kernel compile settings inside the body",
      "pass pass_configs= / compile_flags= to @tilelang.jit or tilelang.compile")
 _add("fma2 add2 sub2 mul2 max2 min2 abs2", "packed two-lane arithmetic", "write scalar arithmetic inside "

@@ -12,6 +12,7 @@
 #include "ir/error.h"
 #include "ir/tile_op.h"
 #include "layout/swizzle.h"
+#include "op/op_util.h"
 #include "target/cuda/cuda_ops.h"
 #include "target/cuda/cuda_tma.h"
 
@@ -115,9 +116,24 @@ Side side_offset(const Side& s, int64_t k) {
 }
 
 Stmt move_group(const CudaLowerCtx& ctx, const Side& src, const Side& dst, int64_t v, const Expr& src_ok,
-                const Expr& dst_ok, bool async) {
+                const Expr& dst_ok, bool async, const Expr& fill_in = Expr()) {
   DataType st = src.buffer.dtype(), dt = dst.buffer.dtype();
   const bool same = st == dt;
+  // Out-of-bounds reads fill `fill_in` (T.annotate_safe_value), 0 when undefined: cp.async and the
+  // vector copies zero-fill in hardware, so another value goes through the element-wise forms.
+  const Expr fill = fill_in.defined() ? make_cast(dt, fill_in) : zero_of(dt);
+  if (!is_one(src_ok) && !is_zero(fill)) {
+    if (v > 1) {
+      Stmt cp = same ? builtin_stmt("cuda.copy_vec", {side_address(ctx, dst, 2), side_address(ctx, src, 1),
+                                                      make_int(v * st.element_bytes())})
+                     : builtin_stmt("cuda.copy_cast", {side_address(ctx, dst, 2), side_address(ctx, src, 1), make_int(v)});
+      std::vector<Stmt> fills;
+      for (int64_t k = 0; k < v; ++k) fills.push_back(side_store(ctx, side_offset(dst, k), fill));
+      return guarded(dst_ok, guarded(src_ok, cp, make_seq(fills)));
+    }
+    Stmt st_ok = side_store(ctx, dst, make_cast(dt, side_load(ctx, src)));
+    return guarded(dst_ok, guarded(src_ok, st_ok, side_store(ctx, dst, fill)));
+  }
   if (async && same && src.buffer.scope() == MemScope::kGlobal && !dst.is_regs &&
       dst.buffer.scope() == MemScope::kShared) {
     int64_t bytes = v * st.element_bytes();
@@ -328,7 +344,7 @@ Stmt copy_with_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferReg
     Expr guard = all_of(ctx.bounds_guards(other.buffer, oidx));
     Side fs{regs, {make_int(r)}, true};
     Side os{other.buffer, oidx, false};
-    Stmt s = frag_is_dst ? move_group(ctx, os, fs, v, guard, make_bool(true), false)
+    Stmt s = frag_is_dst ? move_group(ctx, os, fs, v, guard, make_bool(true), false, copy_fill_value(op, F.dtype()))
                          : move_group(ctx, fs, os, v, make_bool(true), guard, false);
     out.push_back(guarded(ctx.simplify_cond(valid && writer), s));
   }
@@ -354,7 +370,7 @@ Stmt copy_tiles(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& src
     Expr sg = all_of(ctx.bounds_guards(src.buffer, sidx));
     Expr dg = all_of(ctx.bounds_guards(dst.buffer, didx));
     Side ss{src.buffer, sidx, false}, ds{dst.buffer, didx, false};
-    out.push_back(guarded(valid, move_group(ctx, ss, ds, v, sg, dg, async)));
+    out.push_back(guarded(valid, move_group(ctx, ss, ds, v, sg, dg, async, copy_fill_value(op, src.buffer.dtype()))));
   }
   return make_seq(out, op.span);
 }
@@ -371,7 +387,7 @@ Stmt copy_per_thread(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion
   std::vector<Expr> sidx = region_point(src, pos), didx = region_point(dst, pos);
   Side ss{src.buffer, sidx, false}, ds{dst.buffer, didx, false};
   Stmt body = move_group(ctx, ss, ds, 1, all_of(ctx.bounds_guards(src.buffer, sidx)),
-                         all_of(ctx.bounds_guards(dst.buffer, didx)), false);
+                         all_of(ctx.bounds_guards(dst.buffer, didx)), false, copy_fill_value(op, src.buffer.dtype()));
   for (int k = static_cast<int>(ext.size()) - 1; k >= 0; --k)
     body = make_for(vars[static_cast<size_t>(k)], make_int(0), make_int(ext[static_cast<size_t>(k)]),
                     ForKind::kSerial, body);

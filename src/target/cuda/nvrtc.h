@@ -19,6 +19,7 @@ struct NvrtcOptions {
   bool fast_math = false;     // --use_fast_math (pass config TL_ENABLE_FAST_MATH)
   bool line_info = false;     // -lineinfo, for profilers
   bool want_ptx = false;      // also return the PTX (compiled separately for compute_XX)
+  bool pch = true;            // NVRTC's automatic precompiled headers where supported (nvrtc.cc)
   std::vector<std::string> extra_flags;   // user compile_flags, passed through
   std::vector<std::string> include_dirs;  // in addition to cuda_include_dir()
 };

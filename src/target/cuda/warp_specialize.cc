@@ -115,6 +115,9 @@ class Specializer : public StmtMutator {
     for (size_t i : plan.producers) {
       const auto* op = items[i].stmt.as<TileOpNode>();
       if (attr_bool(op->attrs, "disable_tma", false)) return no("a producer copy has disable_tma");
+      if (auto pv = op->attrs.find("pad_value"); pv != op->attrs.end() && !pv->second.is_none() &&
+                                                  !is_zero(pv->second.as_expr()))
+        return no("a producer copy fills out-of-bounds reads with a value other than 0 (TMA fills 0)");
       const BufferRegion& src = op->args[0].region;
       const Buffer& dst = op->args[1].region.buffer;
       if (src.buffer.dtype() != dst.dtype()) return no("a producer copy converts types");

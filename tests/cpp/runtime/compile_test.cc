@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "ir/error.h"
 #include "runtime/args.h"
+#include "runtime/build_memo.h"
 #include "runtime/cache.h"
 #include "runtime_test_util.h"
 
@@ -259,6 +261,62 @@ TEST(Compile, ResolveTarget) {
   EXPECT_TRUE(is_npu_kernel(npu));
   EXPECT_TRUE(resolve_target("auto", npu).is_ascend());
   unsetenv("TILELANG_DISABLE_CUDA");
+}
+
+namespace {
+// axpy whose (unused) body differs by `tag`: IR and cache key differ per tag, the hand-written
+// source does not.
+PrimFunc axpy_tagged(int64_t tag) {
+  Var n("n");
+  auto t = [&](const char* nm) {
+    return Param{nm, Var(), Buffer(nm, DataType::Float32(), {n}, MemScope::kGlobal)};
+  };
+  return PrimFunc("axpy", {t("A"), t("B"), t("C"), Param{"scale", Var("scale", DataType::Float32()), Buffer()}},
+                  make_evaluate(make_int(tag)));
+}
+}  // namespace
+
+TEST(Compile, DifferentIrWithTheSameSourceIsBuiltOnce) {
+  ScopedCacheDir cache("samesrc");
+  clear_compile_memo();
+  auto backend = std::make_shared<SourceBackend>(testing::kAxpyKernel);
+  BuildMemoStats s0 = build_memo_stats();
+  auto k1 = compile_with_backend(axpy_tagged(1), cpu_options(), backend);
+  auto k2 = compile_with_backend(axpy_tagged(2), cpu_options(), backend);
+  EXPECT_NE(k1->cache_key(), k2->cache_key());
+  EXPECT_NE(k1->artifact_dir(), k2->artifact_dir());  // each key has its own cache entry
+  EXPECT_EQ(backend->build_calls, 1);
+  EXPECT_EQ(build_memo_stats().reuses - s0.reuses, 1u);
+  EXPECT_LT(run_axpy(*k1, 100, 1.5f), 1e-6);
+  EXPECT_LT(run_axpy(*k2, 200, -2.0f), 1e-6);
+  // Other options (here a compile flag) are another build.
+  CompileOptions o = cpu_options();
+  o.compile_flags = {"-DTL_TEST_FLAG=1"};
+  auto k3 = compile_with_backend(axpy_tagged(3), o, backend);
+  EXPECT_EQ(backend->build_calls, 2);
+  EXPECT_LT(run_axpy(*k3, 300, 0.25f), 1e-6);
+}
+
+TEST(Compile, ConcurrentCompilesOfOneSourceBuildOnce) {
+  ScopedCacheDir cache("samesrc_mt");
+  clear_compile_memo();
+  auto backend = std::make_shared<SourceBackend>(testing::kAxpyKernel);
+  std::vector<std::shared_ptr<CompiledKernel>> kernels(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] { kernels[i] = compile_with_backend(axpy_tagged(10 + i), cpu_options(), backend); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(backend->build_calls, 1);
+  for (int i = 0; i < 4; ++i) EXPECT_LT(run_axpy(*kernels[i], 64 + i, 3.0f), 1e-6);
+}
+
+TEST(Compile, AFailedBuildIsNotRemembered) {
+  ScopedCacheDir cache("samesrc_err");
+  clear_compile_memo();
+  auto b = std::make_shared<SourceBackend>("int main( { this is not C++ }\n");
+  EXPECT_THROW(compile_with_backend(axpy_tagged(20), cpu_options(), b), CompileError);
+  EXPECT_THROW(compile_with_backend(axpy_tagged(21), cpu_options(), b), CompileError);
+  EXPECT_EQ(b->build_calls, 2);
 }
 
 }  // namespace tl

@@ -107,3 +107,47 @@ def test_autotune_all_configs_fail():
         broken(64)
     with pytest.raises(ValueError, match="configs"):
         tilelang.autotune(configs=None)
+
+
+def test_configs_that_generate_the_same_cpu_kernel_are_built_and_measured_once(capsys):
+    # On cpu, num_stages and threads do not change the generated C++ (TileLang's gemv example tunes
+    # 720 configs that make 36 distinct kernels): one system-compiler run and one measurement per
+    # distinct kernel; every config still gets its result, and the pick is correct.
+    from tilelang import _core
+
+    configs = [{"block_M": bm, "num_stages": s, "threads": t} for bm in (16, 32) for s in (0, 1, 2)
+               for t in (64, 128)]
+
+    @tilelang.autotune(configs=configs, warmup=1, rep=5, ignore_cache=True)
+    @tilelang.jit(out_idx=[-1], target="cpu")
+    def gemv(M, K, block_M=16, num_stages=0, threads=64):
+        @T.prim_func
+        def main(A: T.Tensor((M, K), "float32"), x: T.Tensor((K,), "float32"), y: T.Tensor((M,), "float32")):
+            with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bm:
+                acc = T.alloc_fragment((block_M,), "float32")
+                a_s = T.alloc_shared((block_M, 32), "float32")
+                T.clear(acc)
+                for ko in T.Pipelined(T.ceildiv(K, 32), num_stages=num_stages):
+                    T.copy(A[bm * block_M, ko * 32], a_s)
+                    for i, k in T.Parallel(block_M, 32):
+                        acc[i] += a_s[i, k] * x[ko * 32 + k]
+                T.copy(acc, y[bm * block_M])
+        return main
+
+    before = _core.build_memo_stats()
+    kernel = gemv(128, 96)
+    after = _core.build_memo_stats()
+    result = gemv.get_tuner_result(128, 96)
+    assert [r.status for r in result.results] == ["ok"] * len(configs)
+    assert after[0] - before[0] == 2  # one build per block_M
+    assert after[1] - before[1] == len(configs) - 2
+    measured_once = [r for r in result.results if "measured once" in r.message]
+    assert len(measured_once) == len(configs) - 2
+    for r in result.results:  # a config shares the time of the first config with its block_M
+        first = next(q for q in result.results if q.config["block_M"] == r.config["block_M"])
+        assert r.latency == first.latency
+    assert "compiled to the kernel of another config and were measured once" in capsys.readouterr().err
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((128, 96)).astype(np.float32)
+    x = rng.standard_normal(96).astype(np.float32)
+    np.testing.assert_allclose(kernel(a, x), a.astype(np.float64) @ x.astype(np.float64), rtol=1e-4, atol=1e-4)

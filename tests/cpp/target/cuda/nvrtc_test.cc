@@ -109,6 +109,20 @@ TEST(Nvrtc, ErrorsQuoteTheGeneratedLine) {
   }
 }
 
+TEST(Nvrtc, PrecompiledHeadersGiveTheSameCubin) {
+  REQUIRE_NVRTC();
+  NvrtcOptions with, without;
+  with.arch = without.arch = "sm_90a";
+  without.pch = false;
+  NvrtcResult first = nvrtc_compile(kAllHeaders, "kernel.cu", with);   // creates the PCH (12.4+)
+  NvrtcResult second = nvrtc_compile(kAllHeaders, "kernel.cu", with);  // uses it
+  NvrtcResult plain = nvrtc_compile(kAllHeaders, "kernel.cu", without);
+  EXPECT_EQ(first.cubin, plain.cubin);
+  EXPECT_EQ(second.cubin, plain.cubin);
+  EXPECT_EQ(second.usage.size(), plain.usage.size());
+  EXPECT_EQ(second.log.find("precompiled header"), std::string::npos) << second.log;
+}
+
 TEST(Nvrtc, RejectsUnknownArch) {
   NvrtcOptions o;
   o.arch = "sm_75";
