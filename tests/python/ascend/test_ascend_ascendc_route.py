@@ -1,0 +1,124 @@
+"""TileLang-Ascend's AscendC route (target "ascendc", or "auto" for an is_npu kernel), as its unmodified
+example programs use it (scripts/ascend_suite.py):
+
+- bisheng --cce-auto-sync: that route's kernels leave vector -> vector and scalar <-> MTE2/MTE3/vector
+  ordering to the vendor compiler, which the pass config tl.ascend_vendor_auto_sync models (on by
+  default there); every other pipe pair stays the kernel's job and the checker still reports it;
+- T.copy between a tile and an element of a lower-rank buffer (`T.copy(x[k], x_L1)` with x 1-D):
+  the element takes the tile's trailing extents and the copy covers that part of the tile.
+
+Values are checked against numpy in float64 on random inputs, with the simulator's checker on."""
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import SyncError
+
+
+def f64(x):
+    return x.astype(np.float64)
+
+
+def chain_kernel(M, N):
+    """exp(a) * b + 1 with no pipe_barrier("v") between the dependent vector ops, and a scalar store
+    into UB copied out by MTE3 with no S -> MTE3 flag (TileLang-Ascend's setvalue example)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32"),
+             D: T.Tensor((2,), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((M // 2, N), "float32")
+            b = T.alloc_ub((M // 2, N), "float32")
+            s = T.alloc_ub((8,), "float32")
+            with T.Scope("V"):
+                T.copy(A[vid * M // 2, 0], a)
+                T.copy(B[vid * M // 2, 0], b)
+                T.barrier_all()
+                T.tile.exp(a, a)
+                T.tile.mul(a, a, b)
+                T.tile.add(a, a, 1.0)
+                T.barrier_all()
+                v = a[1, 2]
+                T.barrier_all()
+                s[0] = v
+                T.copy(s[0:1], D[vid:vid + 1])
+                T.copy(a, C[vid * M // 2, 0])
+
+    return main
+
+
+def run_chain(target, configs=None):
+    M, N = 16, 64
+    k = tilelang.compile(chain_kernel(M, N), target=target, pass_configs=configs)
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal((M, N)).astype(np.float32) for _ in range(2))
+    c = np.zeros_like(a)
+    d = np.zeros(2, np.float32)
+    k(a, b, c, d)
+    ref = np.exp(f64(a)) * f64(b) + 1
+    np.testing.assert_allclose(f64(c), ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(f64(d), [ref[1, 2], ref[M // 2 + 1, 2]], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["ascendc", "auto"])
+def test_ascendc_route_gets_the_vendor_compilers_syncs(target):
+    run_chain(target)
+
+
+def test_ascend_target_stays_strict():
+    with pytest.raises(SyncError, match=r"race \(RAW\).*pipe V.*pipe V"):
+        run_chain("ascend")
+
+
+def test_vendor_auto_sync_can_be_turned_off():
+    with pytest.raises(SyncError, match="race"):
+        run_chain("ascendc", {"tl.ascend_vendor_auto_sync": False})
+
+
+def test_vendor_auto_sync_leaves_mte2_to_vector_to_the_kernel():
+    M, N = 16, 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((M // 2, N), "float32")
+            with T.Scope("V"):
+                T.copy(A[vid * M // 2, 0], a)
+                T.tile.exp(a, a)  # no MTE2 -> V flag: bisheng does not add this one either
+                T.barrier_all()
+                T.copy(a, C[vid * M // 2, 0])
+
+    k = tilelang.compile(main, target="ascendc")
+    a = np.ones((M, N), np.float32)
+    with pytest.raises(SyncError, match=r"race \(RAW\).*pipe MTE2.*pipe V"):
+        k(a, np.zeros_like(a))
+
+
+def test_copy_of_a_lower_rank_element_takes_the_trailing_extents():
+    """TileLang-Ascend's cube GEMV: x (1-D) goes into row 0 of a [16, K] L1 tile, row 0 of the
+    [16, N] accumulator goes to y (1-D)."""
+    N, K, bn, bk = 128, 256, 64, 128
+
+    @T.prim_func
+    def main(x: T.Tensor((K,), "float16"), A: T.Tensor((N, K), "float16"), y: T.Tensor((N,), "float32")):
+        with T.Kernel(N // bn, is_npu=True) as (cid, _):
+            A_L1 = T.alloc_L1((bn, bk), "float16")
+            x_L1 = T.alloc_L1((16, bk), "float16")
+            C_L0 = T.alloc_L0C((16, bn), "float32")
+            with T.Scope("C"):
+                for k in T.serial(K // bk):
+                    T.copy(x[k * bk], x_L1)
+                    T.copy(A[cid * bn, k * bk], A_L1)
+                    T.barrier_all()
+                    T.gemm_v0(x_L1, A_L1, C_L0, transpose_B=True, init=(k == 0))
+                    T.barrier_all()
+                T.copy(C_L0, y[cid * bn])
+
+    k = tilelang.compile(main, target="ascend")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(K).astype(np.float16)
+    A = rng.standard_normal((N, K)).astype(np.float16)
+    y = np.zeros(N, np.float32)
+    k(x, A, y)
+    np.testing.assert_allclose(f64(y), f64(A) @ f64(x), rtol=2e-3, atol=2e-3)
