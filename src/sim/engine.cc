@@ -285,6 +285,7 @@ void Engine::run_fe(Core& c, double now) {
   c.s_time = std::max(c.s_time, now);
   for (;;) {
     const BInstr& b = code[c.pc];
+    fe_instr_ = &b;
     if (b.visible && c.s_time > now) {
       schedule_fe(c, c.s_time);
       return;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <list>
+#include <map>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -233,7 +234,8 @@ class Engine {
   RaceChecker::BarrierLog barrier_log_;
   RaceChecker checker_;
   std::vector<AccessSite> sites_;  // per template, then per scalar-access BInstr
-  std::unordered_map<const BInstr*, AccessSite> scalar_sites_;
+  std::map<std::pair<const BInstr*, bool>, AccessSite> scalar_sites_;  // (instruction, write) -> site
+  const BInstr* fe_instr_ = nullptr;  // the instruction the scalar front end is running (its line)
   // sync_all / mode-0 barriers.
   struct Barrier {
     int arrived = 0;

@@ -111,6 +111,34 @@ def _trailing(origin, other):
     return BufferRegion(origin.buffer, list(zip(origin.indices, ext[len(ext) - nd:]))), cut
 
 
+def _const(e):
+    if e.__class__ is int:
+        return e
+    return e.value if getattr(e, "kind", None) == "int" else None
+
+
+def _padded_load(src, dst):
+    """TileLang-Ascend's GM -> on-chip copy of n elements into a longer vector tile
+    (`T.copy(gamma[g, 0:cpg], gamma_ub, pad_value=0.0)` with gamma_ub [cpg_padded, 1]): the n
+    elements fill the start of the tile and the rest takes the pad value. Returns the destination's
+    two parts (copied, padded), or None when the shapes are not of that form."""
+    if src.buffer.scope != "global" or dst.buffer.scope == "global":
+        return None
+    se = [e for e in src.extents if not _is_one(e)]
+    dims = [k for k, e in enumerate(dst.extents) if not _is_one(e)]
+    if len(se) != 1 or len(dims) != 1:
+        return None
+    n, j = _const(se[0]), dims[0]
+    m = _const(dst.extents[j])
+    if n is None or m is None or m <= n:
+        return None
+    mins, ext = list(dst.mins), list(dst.extents)
+    head = BufferRegion(dst.buffer, [(mn, n if k == j else e) for k, (mn, e) in enumerate(zip(mins, ext))])
+    tail = BufferRegion(dst.buffer, [(mn + n if k == j else mn, m - n if k == j else e)
+                                     for k, (mn, e) in enumerate(zip(mins, ext))])
+    return head, tail
+
+
 def _pair(a, b, what_a, what_b, trailing=False):
     """Two operands matched element by element: an origin takes the other side's extents.
     `trailing` (T.copy): an origin of lower rank than the other tile takes its trailing extents."""
@@ -209,6 +237,11 @@ def copy(*args, size=None, coalesced_width=None, disable_tma=False, eviction_pol
         ctx = current("T.copy")
         npu = bool(ctx.kernels) and ctx.kernels[-1].is_npu
         s, d = _pair(src, dst, "T.copy src", "T.copy dst", trailing=npu)
+        split = _padded_load(s, d) if npu else None
+        if split:
+            d, tail = split
+            pad = 0 if pad_value is None else pad_value
+            emit_tile_op("fill", [tail, _core.make_cast(tail.buffer.dtype, _core.to_expr(pad))], None, "T.copy")
     attrs = dict(annotations or {})
     if disable_tma:
         attrs["disable_tma"] = True

@@ -122,3 +122,93 @@ def test_copy_of_a_lower_rank_element_takes_the_trailing_extents():
     y = np.zeros(N, np.float32)
     k(x, A, y)
     np.testing.assert_allclose(f64(y), f64(A) @ f64(x), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("pad", [None, -1.5])
+def test_copy_of_a_short_vector_into_a_longer_tile_pads_the_rest(pad):
+    """TileLang-Ascend's group_norm: `T.copy(gamma[g, 0:n], gamma_ub, pad_value=0.0)` with gamma_ub
+    [m, 1], m > n: the n elements fill the start of the tile, the rest is the pad value (0 without
+    pad_value)."""
+    G, n, m = 3, 12, 16
+
+    @T.prim_func
+    def main(X: T.Tensor((G, n), "float32"), Y: T.Tensor((G, m), "float32")):
+        with T.Kernel(G, is_npu=True) as (cid, vid):
+            u = T.alloc_ub((m, 1), "float32")
+            with T.Scope("V"):
+                if vid == 0:
+                    if pad is None:
+                        T.copy(X[cid, 0:n], u)
+                    else:
+                        T.copy(X[cid, 0:n], u, pad_value=pad)
+                    T.barrier_all()
+                    T.copy(u, Y[cid, 0:m])
+
+    k = tilelang.compile(main, target="ascend")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((G, n)).astype(np.float32)
+    y = np.full((G, m), 7.0, np.float32)
+    k(x, y)
+    ref = np.full((G, m), 0.0 if pad is None else pad)
+    ref[:, :n] = x
+    np.testing.assert_array_equal(f64(y), ref)
+
+
+def test_memory_planner_orders_the_buffers_it_puts_on_shared_bytes():
+    """A tile last read by the vector pipe and a later tile first written by MTE2 may share UB bytes
+    under TL_ASCEND_MEMORY_PLANNING; the kernel's own syncs cannot know that, so the compiler orders
+    the two (strict target, no automatic sync)."""
+    M, N = 16, 256
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((M // 2, N), "float32")
+            t = T.alloc_ub((M // 2, N), "float32")
+            with T.Scope("V"):
+                T.copy(A[vid * M // 2, 0], a)
+                T.barrier_all()
+                T.tile.fill(t, 2.0)
+                T.pipe_barrier("v")
+                T.tile.mul(a, a, t)  # last use of t
+                b = T.alloc_ub((M // 2, N), "float32")
+                T.copy(B[vid * M // 2, 0], b)  # may land on t's bytes
+                T.barrier_all()
+                T.tile.add(a, a, b)
+                T.barrier_all()
+                T.copy(a, C[vid * M // 2, 0])
+
+    k = tilelang._core.ascend.compile(main.ir, {"tl.ascend_memory_planning": True}, "ascend")
+    rng = np.random.default_rng(9)
+    a, b = (rng.standard_normal((M, N)).astype(np.float32) for _ in range(2))
+    c = np.zeros_like(a)
+    k.launch([a, b, c])
+    np.testing.assert_allclose(f64(c), 2 * f64(a) + f64(b), rtol=1e-6)
+    assert k.info()["syncs_inserted"] >= 1
+
+
+def test_race_on_a_scalar_operand_names_the_users_line():
+    """A tile op's scalar operand read from UB (`T.tile.fill(a, s[0])`) right after an MTE2 copy into
+    it: the report carries the line of the T.tile.fill, not "<unknown location>"."""
+    N = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((N,), "float32")
+            s = T.alloc_ub((8,), "float32")
+            with T.Scope("V"):
+                if vid == 0:
+                    T.copy(A[0:8], s)
+                    T.tile.fill(a, s[0])  # marker: scalar-operand
+                    T.barrier_all()
+                    T.copy(a, C[0:N])
+
+    with open(__file__) as f:
+        line = next(i for i, ln in enumerate(f, 1) if "marker: scalar-operand" in ln and "next(" not in ln)
+    k = tilelang._core.ascend.compile(main.ir, {}, "ascend")
+    with pytest.raises(SyncError) as e:
+        k.launch([np.ones(N, np.float32), np.zeros(N, np.float32)])
+    msg = str(e.value)
+    assert "<unknown location>" not in msg
+    assert f"test_ascend_ascendc_route.py:{line}:" in msg and "scalar load of s" in msg
