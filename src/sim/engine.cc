@@ -22,6 +22,7 @@ SimOptions SimOptions::from_env() {
     return v && *v && std::string(v) != "0" && std::string(v) != "false";
   };
   o.lenient = on("TL_ASCEND_SIM_LENIENT");
+  o.strict_waw = on("TL_ASCEND_SIM_STRICT");
   o.compute_values = !on("TL_ASCEND_SIM_TIMING_ONLY");
   if (const char* t = std::getenv("TL_ASCEND_TRACE"); t && *t) o.trace_path = t;
   return o;

@@ -11,6 +11,7 @@
 #include <list>
 #include <map>
 #include <queue>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -235,6 +236,8 @@ class Engine {
   RaceChecker checker_;
   std::vector<AccessSite> sites_;  // per template, then per scalar-access BInstr
   std::map<std::pair<const BInstr*, bool>, AccessSite> scalar_sites_;  // (instruction, write) -> site
+  std::vector<RaceChecker::DeferredWaw> waw_;  // cross-block GM WAWs of the instruction being executed
+  std::set<std::pair<const AccessSite*, const AccessSite*>> waw_warned_;
   const BInstr* fe_instr_ = nullptr;  // the instruction the scalar front end is running (its line)
   // sync_all / mode-0 barriers.
   struct Barrier {

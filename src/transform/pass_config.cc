@@ -21,6 +21,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
        "ascend: insert cross-core flags (requires TL_ASCEND_AUTO_CV_COMBINE)"},
       {"TL_ASCEND_SIM_LENIENT", "tl.ascend_sim_lenient", Attr::kBool,
        "ascend simulator: order conflicting accesses silently instead of reporting races"},
+      {"TL_ASCEND_SIM_STRICT", "tl.ascend_sim_strict", Attr::kBool,
+       "ascend simulator: report a byte-identical write-after-write on GM between blocks as a race (default: a "
+       "warning)"},
       {"TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized", Attr::kBool,
        "cuda: do not warp-specialize pipelined loops"},
       {"TL_DISABLE_TMA_LOWER", "tl.disable_tma_lower", Attr::kBool, "cuda: do not lower copies to TMA"},

@@ -212,3 +212,54 @@ def test_race_on_a_scalar_operand_names_the_users_line():
     msg = str(e.value)
     assert "<unknown location>" not in msg
     assert f"test_ascend_ascendc_route.py:{line}:" in msg and "scalar load of s" in msg
+
+
+def same_tile_twice(M, N, differ):
+    """Two blocks copy the same tile of A to the same place of C (as a persistent GEMM whose last wave
+    repeats tiles does); with `differ`, block 1 adds 1 first."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(2, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((M // 2, N), "float32")
+            with T.Scope("V"):
+                T.copy(A[vid * M // 2, 0], a)
+                T.barrier_all()
+                if differ:
+                    T.tile.add(a, a, T.cast(cid, "float32"))
+                T.barrier_all()
+                T.copy(a, C[vid * M // 2, 0])  # marker: same-tile
+
+    return main
+
+
+def test_byte_identical_write_after_write_between_blocks_is_a_warning(capfd):
+    M, N = 16, 64
+    k = tilelang._core.ascend.compile(same_tile_twice(M, N, False).ir, {}, "ascend")
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    c = np.zeros_like(a)
+    k.launch([a, c])
+    np.testing.assert_array_equal(c, a)
+    assert k.info()["race_warnings"] >= 1
+    err = capfd.readouterr().err
+    with open(__file__) as f:
+        line = next(i for i, ln in enumerate(f, 1) if "marker: same-tile" in ln and "next(" not in ln)
+    assert "byte-identical write-after-write" in err and "block 0" in err and "block 1" in err
+    assert err.count(f"test_ascend_ascendc_route.py:{line}:") >= 2  # both writes named
+
+
+def test_byte_identical_write_after_write_is_a_race_under_strict():
+    M, N = 16, 64
+    k = tilelang._core.ascend.compile(same_tile_twice(M, N, False).ir, {"tl.ascend_sim_strict": True}, "ascend")
+    a = np.ones((M, N), np.float32)
+    with pytest.raises(SyncError, match=r"race \(WAW\) on GM tensor 'C'"):
+        k.launch([a, np.zeros_like(a)])
+
+
+def test_different_bytes_written_by_two_blocks_stay_a_race():
+    M, N = 16, 64
+    k = tilelang._core.ascend.compile(same_tile_twice(M, N, True).ir, {}, "ascend")
+    a = np.ones((M, N), np.float32)
+    with pytest.raises(SyncError, match=r"race \(WAW\) on GM tensor 'C'"):
+        k.launch([a, np.zeros_like(a)])
