@@ -263,3 +263,32 @@ def test_different_bytes_written_by_two_blocks_stay_a_race():
     a = np.ones((M, N), np.float32)
     with pytest.raises(SyncError, match=r"race \(WAW\) on GM tensor 'C'"):
         k.launch([a, np.zeros_like(a)])
+
+
+@pytest.mark.parametrize("rows", [5, 64])
+def test_vector_kernel_the_vector_cores_cannot_split_runs_on_one(rows):
+    """npuir route, vector-only kernel: a tile with an odd row count, or a single row of a tile read as
+    a broadcast source (TileLang-Ascend's vec_add_auto_brc), cannot be halved between the two vector
+    cores by rows; the kernel runs whole on one vector core per block instead of failing."""
+    M, N, bn = rows * 2, 128, 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel((M // rows) * (N // bn), is_npu=True) as (cid, _):
+            by = cid // (N // bn)
+            bx = cid % (N // bn)
+            a = T.alloc_shared((rows, bn), "float32")
+            b = T.alloc_shared((rows, bn), "float32")
+            c = T.alloc_shared((rows, bn), "float32")
+            T.copy(A[by * rows, bx * bn], a)
+            T.copy(B[0, bx * bn], b)
+            T.vadd(a[:, :], b[0, :], c[:, :])  # row 0 of b, broadcast over the rows of a
+            T.copy(c, C[by * rows, bx * bn])
+
+    k = tilelang.compile(main, target="npuir")
+    rng = np.random.default_rng(rows)
+    a, b = (rng.standard_normal((M, N)).astype(np.float32) for _ in range(2))
+    c = np.zeros_like(a)
+    k(a, b, c)
+    np.testing.assert_allclose(f64(c), f64(a) + f64(b)[0:1, :], rtol=1e-6)
+    assert "vid_reduction_fallback" in k.get_kernel_source()  # one vector core, and why
