@@ -362,7 +362,7 @@ void Engine::run_fe(Core& c, double now) {
           Instr in = make_instr(c, b);
           PipeState& sp = c.pipes[int(Pipe::kS)];
           uint32_t epoch = ++sp.counter;
-          check_accesses(c, Pipe::kS, in, sp.vc, epoch);
+          if (opts_.check) check_accesses(c, Pipe::kS, in, sp.vc, epoch, true);
           sp.vc.c[clock_index(c.core_in_block, Pipe::kS)] = epoch;
           std::ostringstream os;
           os << "[" << core_name(c) << "] " << attr_str(t.node->attrs, "msg", t.dumps_tensor ? "dump" : "")

@@ -185,7 +185,9 @@ class Engine {
   void exec_instr(Core& c, Pipe p, Instr& in, double start);
   double instr_cost(Core& c, Pipe p, const Instr& in, double start);
   double gm_transfer(double start, double latency, int64_t bytes, double core_bpc, const Operand& gm, bool write);
-  void check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, uint32_t epoch);
+  // `debug` (T.print / T.dump_tensor): races are warnings (only printed values can be stale) and the
+  // reads are not remembered.
+  void check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, uint32_t epoch, bool debug = false);
   void record_trace(const Core& c, Pipe p, double start, double dur, const std::string* name);
   void write_trace();
 

@@ -119,7 +119,7 @@ void Engine::run_pipe(Core& c, Pipe p, double now) {
   schedule_pipe(c, p, std::max(ps.free, ps.q.front().issue_time));
 }
 
-void Engine::check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, uint32_t epoch) {
+void Engine::check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, uint32_t epoch, bool debug) {
   const InstrTemplate& t = *in.t;
   AccessInfo acc[8];
   int n = 0;
@@ -153,6 +153,15 @@ void Engine::check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, 
                     : o.mem == Mem::kGM ? int64_t(reinterpret_cast<intptr_t>(gm_[o.buf->param_index].ptr))
                                         : o.buf->address;
     }
+  if (debug) {
+    std::vector<RaceChecker::DeferredWaw> found;
+    for (int i = 0; i < n; ++i) checker_.check(acc[i], vc, &found, true);
+    for (auto& x : found)
+      if (waw_warned_.insert({x.first.site, x.second.site}).second)
+        stats_.warnings.push_back("a debug read may print stale values (not an error: it cannot change results): " +
+                                  checker_.describe(x.first, x.second, x.lo, x.hi));
+    return;
+  }
   for (int i = 0; i < n; ++i) checker_.check(acc[i], vc, &waw_);
   for (int i = 0; i < n; ++i) checker_.record(acc[i], vc);
 }

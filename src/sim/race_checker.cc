@@ -254,7 +254,7 @@ std::string RaceChecker::describe(const AccessInfo& first, const AccessInfo& sec
   return os.str();
 }
 
-void RaceChecker::check(const AccessInfo& a, const VClock& vc, std::vector<DeferredWaw>* deferred) {
+void RaceChecker::check(const AccessInfo& a, const VClock& vc, std::vector<DeferredWaw>* deferred, bool collect_all) {
   if (a.box.row_bytes <= 0) return;
   Shadow& sh = shadow(a.mem, a.space);
   box_pages(a.box, sh.shift, &pages_);
@@ -269,7 +269,7 @@ void RaceChecker::check(const AccessInfo& a, const VClock& vc, std::vector<Defer
       if (r.info.atomic && a.atomic) continue;  // atomic adds commute
       int64_t lo, hi;
       if (box_overlap(r.info.box, a.box, &lo, &hi) && !ordered(r.info, a, vc)) {
-        if (deferred && r.info.write && a.write && a.mem == Mem::kGM && r.info.block != a.block)
+        if (deferred && (collect_all || (r.info.write && a.write && a.mem == Mem::kGM && r.info.block != a.block)))
           deferred->push_back(DeferredWaw{r.info, a, lo, hi});
         else
           report(r.info, a, lo, hi);

@@ -94,7 +94,9 @@ class RaceChecker {
     AccessInfo first, second;
     int64_t lo = 0, hi = 0;
   };
-  void check(const AccessInfo& a, const VClock& vc, std::vector<DeferredWaw>* deferred = nullptr);
+  // With `collect_all`, every race of `a` goes to `deferred` (a debug read: T.print / T.dump_tensor).
+  void check(const AccessInfo& a, const VClock& vc, std::vector<DeferredWaw>* deferred = nullptr,
+             bool collect_all = false);
   void record(const AccessInfo& a, const VClock& vc);
   // The race message for two conflicting accesses; `report` throws it as a SyncError.
   std::string describe(const AccessInfo& prev, const AccessInfo& cur, int64_t lo, int64_t hi) const;

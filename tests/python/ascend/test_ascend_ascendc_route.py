@@ -292,3 +292,63 @@ def test_vector_kernel_the_vector_cores_cannot_split_runs_on_one(rows):
     k(a, b, c)
     np.testing.assert_allclose(f64(c), f64(a) + f64(b)[0:1, :], rtol=1e-6)
     assert "vid_reduction_fallback" in k.get_kernel_source()  # one vector core, and why
+
+
+def test_printf_and_dump_tensor_around_an_npu_kernel(capfd):
+    """TileLang-Ascend's print example: T.printf / T.dump_tensor before and after the T.Kernel block
+    (its whole function is the kernel) run on every core, at the start and at the end of the body;
+    a dump of a GM tensor other blocks are still writing is a warning (stale values), not a race.
+    Also T.tile.bitwise_and on integer tiles, checked against numpy."""
+    M, N = 4, 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "int16"), B: T.Tensor((M, N), "int16"), C: T.Tensor((M, N), "int16")):
+        T.printf("before the kernel\n")
+        with T.Kernel(2, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((1, N), "int16")
+            b = T.alloc_ub((1, N), "int16")
+            with T.Scope("V"):
+                T.copy(A[cid * 2 + vid, 0], a)
+                T.copy(B[cid * 2 + vid, 0], b)
+                T.barrier_all()
+                T.tile.bitwise_and(a, a, b)
+                T.barrier_all()
+                T.copy(a, C[cid * 2 + vid, 0])
+        T.printf("after the kernel\n")
+        T.dump_tensor(C, 111, M * N, (M, N))
+
+    k = tilelang.compile(main, target="ascendc")
+    rng = np.random.default_rng(17)
+    a, b = (rng.integers(-3000, 3000, (M, N)).astype(np.int16) for _ in range(2))
+    c = np.zeros_like(a)
+    k(a, b, c)
+    np.testing.assert_array_equal(c, a & b)
+    out = capfd.readouterr()
+    assert out.out.count("before the kernel") >= 2 and out.out.count("after the kernel") >= 2
+    assert out.out.index("before the kernel") < out.out.index("after the kernel")
+
+
+def test_printf_outside_a_non_npu_kernel_is_still_an_error():
+    from tilelang.errors import TileLangSyntaxError
+
+    with pytest.raises(TileLangSyntaxError, match=r"T.printf must be inside a `with T.Kernel"):
+        @T.prim_func
+        def main(A: T.Tensor((4,), "float32")):
+            T.printf("x\n")
+            with T.Kernel(1, threads=32) as bx:
+                A[0] = 1.0
+
+    with pytest.raises(TileLangSyntaxError, match=r"T.printf must be inside a `with T.Kernel"):
+        @T.prim_func
+        def main2(A: T.Tensor((4,), "float32")):
+            T.printf("x\n")
+
+
+def test_bitwise_tile_ops_need_integer_tiles():
+    with pytest.raises(TypeError, match="bitwise_or works on integer tiles, but 'a' is float32"):
+        @T.prim_func
+        def main(A: T.Tensor((64,), "float32")):
+            with T.Kernel(1, is_npu=True) as (cid, vid):
+                a = T.alloc_ub((64,), "float32")
+                with T.Scope("V"):
+                    T.tile.bitwise_or(a, a, a)
