@@ -64,6 +64,8 @@ void bind_ascend(nb::module_& parent) {
         opts.target = Target::parse(target, false, true);
         if (!opts.target.is_ascend()) throw_error<ValueError>("tilelang._core.ascend.compile needs an ascend target");
         opts.pass_configs = validate_pass_configs(configs.is_none() ? AttrMap{} : detail::to_attr_map(configs));
+        if (opts.target.vendor_sync && !opts.pass_configs.count("tl.ascend_vendor_auto_sync"))
+          opts.pass_configs["tl.ascend_vendor_auto_sync"] = Attr(true);
         auto backend = make_backend(opts.target);
         PassContext ctx;
         ctx.target = opts.target;

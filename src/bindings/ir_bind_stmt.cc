@@ -225,6 +225,7 @@ void bind_builder(nb::module_& m) {
            "is_thread"_a, "index"_a, "extent"_a, "var"_a)
       .def("enter_scope", &IRBuilder::enter_scope)
       .def("exit", &IRBuilder::exit)
+      .def("reopen_last_npu_kernel", &IRBuilder::reopen_last_npu_kernel)
       .def_prop_ro("depth", &IRBuilder::depth)
       .def("in_kernel", &IRBuilder::in_kernel)
       .def("finish_func",

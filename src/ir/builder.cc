@@ -152,6 +152,25 @@ void IRBuilder::exit() {
   frames_.back().items.push_back(Item{std::move(s)});
 }
 
+bool IRBuilder::reopen_last_npu_kernel() {
+  if (frames_.empty() || frames_.back().items.empty()) return false;
+  const Item& last = frames_.back().items.back();
+  auto* k = last.stmt.defined() ? last.stmt.as<KernelLaunchNode>() : nullptr;
+  if (!k || !attr_bool(k->attrs, "is_npu", false)) return false;
+  Frame f;
+  f.kind = FrameKind::kKernel;
+  f.span = k->span;
+  f.grid = k->grid;
+  f.block_vars = k->block_vars;
+  f.threads = k->threads;
+  f.thread_vars = k->thread_vars;
+  f.attrs = k->attrs;
+  f.items.push_back(Item{k->body});
+  frames_.back().items.pop_back();
+  frames_.push_back(std::move(f));
+  return true;
+}
+
 Stmt IRBuilder::finish_stmt() {
   if (frames_.size() != 1)
     throw_error<Error>("IRBuilder: ", frames_.size() - 1, " frame(s) still open at the end of the function");

@@ -47,6 +47,10 @@ class IRBuilder {
   void enter_scope();
   // Closes the innermost frame and emits what it built into its parent.
   void exit();
+  // Reopens the T.Kernel the current frame ended with, when it is an NPU kernel (attribute is_npu),
+  // so that statements written after it (TileLang-Ascend's T.printf / T.dump_tensor there) join
+  // the end of its body; exit() closes it again. False, changing nothing, otherwise.
+  bool reopen_last_npu_kernel();
 
   // Number of open frames, the function body frame included.
   size_t depth() const { return frames_.size(); }

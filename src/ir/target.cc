@@ -50,6 +50,7 @@ Target Target::parse(const std::string& text, bool cuda_available, bool is_npu) 
     if (is_npu) {
       t.kind = kAscend;
       t.model = "A2";
+      t.vendor_sync = true;
     } else if (cuda_available) {
       t.kind = kCUDA;
       t.arch = "sm_80";
@@ -69,6 +70,7 @@ Target Target::parse(const std::string& text, bool cuda_available, bool is_npu) 
     t.kind = kAscend;
     t.model = "A2";
     t.npuir = kind == "npuir";
+    t.vendor_sync = kind == "ascendc";
   } else {
     throw_error<ValueError>("unknown target '", text, "'; ", kSupported);
   }

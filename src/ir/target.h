@@ -15,6 +15,11 @@ struct Target {
   // ascend spelled "npuir" (TileLang-Ascend's NPUIR route): the compiler does the cube/vector split
   // and inserts every synchronisation (TL_ASCEND_AUTO_CV_COMBINE, _AUTO_CV_SYNC, _AUTO_SYNC on).
   bool npuir = false;
+  // ascend reached through TileLang-Ascend's AscendC route (target "ascendc", or "auto" for an
+  // is_npu kernel): its kernels are built by bisheng with --cce-auto-sync, which orders vector ->
+  // vector and scalar <-> MTE2/MTE3/vector accesses itself. Compiles enable the pass config
+  // tl.ascend_vendor_auto_sync unless it is given (runtime/compile.cc).
+  bool vendor_sync = false;
 
   bool is_cpu() const { return kind == kCPU; }
   bool is_cuda() const { return kind == kCUDA; }

@@ -48,6 +48,9 @@ Expr apply_binary(const std::string& f, const Expr& a, const Expr& b) {
   if (f == "max") return max(a, b);
   if (f == "min") return min(a, b);
   if (f == "pow") return make_call(a.dtype(), "pow", {a, b});
+  if (f == "bitwise_and") return make_binary(BinOp::kBitAnd, a, b);
+  if (f == "bitwise_or") return make_binary(BinOp::kBitOr, a, b);
+  if (f == "bitwise_xor") return make_binary(BinOp::kBitXor, a, b);
   throw_error<Error>("internal error: unknown binary tile op ", f);
 }
 
@@ -110,6 +113,11 @@ void check_binary(const TileOpNode& op) {
   check_tile_or_scalar(op, 2, "b", dst);
   check_numeric(op, dst, suffix(op) == "pow");
   check_numeric(op, a, false);
+  if (suffix(op).rfind("bitwise_", 0) == 0)
+    for (size_t i = 0; i < 3; ++i)
+      if (op.args[i].is_region() && !op.args[i].region.buffer.dtype().is_integer())
+        throw_op_error_type(op, "T.tile." + suffix(op) + " works on integer tiles, but '" +
+                                    op.args[i].region.buffer.name() + "' is " + op.args[i].region.buffer.dtype().str());
 }
 
 Stmt lower_binary(const TileOpNode& op, const LowerContext&) {
@@ -354,7 +362,7 @@ struct Registrations {
     for (const char* u : {"exp", "ln", "log", "abs", "reciprocal", "sqrt", "rsqrt", "relu", "sigmoid", "silu", "sin",
                           "cos", "neg", "exp2", "tanh"})
       register_tile_op(std::make_unique<ElementwiseOp>(u, ElementwiseArity::kUnary, check_unary, access_dst_first, lower_unary));
-    for (const char* b : {"add", "sub", "mul", "div", "max", "min", "pow"})
+    for (const char* b : {"add", "sub", "mul", "div", "max", "min", "pow", "bitwise_and", "bitwise_or", "bitwise_xor"})
       register_tile_op(std::make_unique<ElementwiseOp>(b, ElementwiseArity::kBinary, check_binary, access_dst_first, lower_binary));
     register_tile_op(std::make_unique<ElementwiseOp>("axpy", ElementwiseArity::kOther, check_axpy, access_axpy, lower_axpy));
     register_tile_op(std::make_unique<ElementwiseOp>("cast", ElementwiseArity::kOther, check_cast, access_dst_first, lower_cast));

@@ -177,6 +177,10 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
   auto t0 = std::chrono::steady_clock::now();
   CompileOptions opts = opts_in;
   opts.pass_configs = validate_pass_configs(opts_in.pass_configs);
+  // TileLang-Ascend's AscendC route relies on bisheng's implicit syncs (ir/target.h); a config the
+  // user gives wins. Set before the cache key, which includes the configs.
+  if (opts.target.vendor_sync && !opts.pass_configs.count("tl.ascend_vendor_auto_sync"))
+    opts.pass_configs["tl.ascend_vendor_auto_sync"] = Attr(true);
 
   std::string key = compute_cache_key(f, opts, *backend);
   if (auto hit = memo().find(key)) {

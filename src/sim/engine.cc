@@ -22,6 +22,7 @@ SimOptions SimOptions::from_env() {
     return v && *v && std::string(v) != "0" && std::string(v) != "false";
   };
   o.lenient = on("TL_ASCEND_SIM_LENIENT");
+  o.strict_waw = on("TL_ASCEND_SIM_STRICT");
   o.compute_values = !on("TL_ASCEND_SIM_TIMING_ONLY");
   if (const char* t = std::getenv("TL_ASCEND_TRACE"); t && *t) o.trace_path = t;
   return o;
@@ -285,6 +286,7 @@ void Engine::run_fe(Core& c, double now) {
   c.s_time = std::max(c.s_time, now);
   for (;;) {
     const BInstr& b = code[c.pc];
+    fe_instr_ = &b;
     if (b.visible && c.s_time > now) {
       schedule_fe(c, c.s_time);
       return;
@@ -360,7 +362,7 @@ void Engine::run_fe(Core& c, double now) {
           Instr in = make_instr(c, b);
           PipeState& sp = c.pipes[int(Pipe::kS)];
           uint32_t epoch = ++sp.counter;
-          check_accesses(c, Pipe::kS, in, sp.vc, epoch);
+          if (opts_.check) check_accesses(c, Pipe::kS, in, sp.vc, epoch, true);
           sp.vc.c[clock_index(c.core_in_block, Pipe::kS)] = epoch;
           std::ostringstream os;
           os << "[" << core_name(c) << "] " << attr_str(t.node->attrs, "msg", t.dumps_tensor ? "dump" : "")

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <deque>
 #include <list>
+#include <map>
 #include <queue>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -183,7 +185,9 @@ class Engine {
   void exec_instr(Core& c, Pipe p, Instr& in, double start);
   double instr_cost(Core& c, Pipe p, const Instr& in, double start);
   double gm_transfer(double start, double latency, int64_t bytes, double core_bpc, const Operand& gm, bool write);
-  void check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, uint32_t epoch);
+  // `debug` (T.print / T.dump_tensor): races are warnings (only printed values can be stale) and the
+  // reads are not remembered.
+  void check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, uint32_t epoch, bool debug = false);
   void record_trace(const Core& c, Pipe p, double start, double dur, const std::string* name);
   void write_trace();
 
@@ -233,7 +237,10 @@ class Engine {
   RaceChecker::BarrierLog barrier_log_;
   RaceChecker checker_;
   std::vector<AccessSite> sites_;  // per template, then per scalar-access BInstr
-  std::unordered_map<const BInstr*, AccessSite> scalar_sites_;
+  std::map<std::pair<const BInstr*, bool>, AccessSite> scalar_sites_;  // (instruction, write) -> site
+  std::vector<RaceChecker::DeferredWaw> waw_;  // cross-block GM WAWs of the instruction being executed
+  std::set<std::pair<const AccessSite*, const AccessSite*>> waw_warned_;
+  const BInstr* fe_instr_ = nullptr;  // the instruction the scalar front end is running (its line)
   // sync_all / mode-0 barriers.
   struct Barrier {
     int arrived = 0;

@@ -273,12 +273,14 @@ Value Engine::scalar_access(Core& c, int32_t buffer, const std::vector<int32_t>&
     a.epoch = ++sp.counter;
     a.sync_passed = c.sync_passed;
     a.seq = ++c.seq;
-    auto it = scalar_sites_.find(site);
+    // A load inside an expression has no site of its own: it is the running instruction's.
+    if (!site) site = fe_instr_;
+    auto it = scalar_sites_.find({site, write});
     if (it == scalar_sites_.end()) {
       AccessSite s;
       if (site) s.span = site->span;
       s.text = std::string(write ? "scalar store to " : "scalar load of ") + sb.name;
-      it = scalar_sites_.emplace(site, s).first;
+      it = scalar_sites_.emplace(std::make_pair(site, write), s).first;
     }
     a.site = &it->second;
     a.buffer = sb.name;

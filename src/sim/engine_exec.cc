@@ -119,7 +119,7 @@ void Engine::run_pipe(Core& c, Pipe p, double now) {
   schedule_pipe(c, p, std::max(ps.free, ps.q.front().issue_time));
 }
 
-void Engine::check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, uint32_t epoch) {
+void Engine::check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, uint32_t epoch, bool debug) {
   const InstrTemplate& t = *in.t;
   AccessInfo acc[8];
   int n = 0;
@@ -153,7 +153,16 @@ void Engine::check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, 
                     : o.mem == Mem::kGM ? int64_t(reinterpret_cast<intptr_t>(gm_[o.buf->param_index].ptr))
                                         : o.buf->address;
     }
-  for (int i = 0; i < n; ++i) checker_.check(acc[i], vc);
+  if (debug) {
+    std::vector<RaceChecker::DeferredWaw> found;
+    for (int i = 0; i < n; ++i) checker_.check(acc[i], vc, &found, true);
+    for (auto& x : found)
+      if (waw_warned_.insert({x.first.site, x.second.site}).second)
+        stats_.warnings.push_back("a debug read may print stale values (not an error: it cannot change results): " +
+                                  checker_.describe(x.first, x.second, x.lo, x.hi));
+    return;
+  }
+  for (int i = 0; i < n; ++i) checker_.check(acc[i], vc, &waw_);
   for (int i = 0; i < n; ++i) checker_.record(acc[i], vc);
 }
 
@@ -239,12 +248,35 @@ double Engine::instr_cost(Core& c, Pipe p, const Instr& in, double start) {
   }
 }
 
+// The bytes of a box (GM boxes hold host addresses), row after row.
+static std::string box_bytes(const Box& b) {
+  std::string out;
+  int64_t idx[3] = {0, 0, 0};
+  for (;;) {
+    int64_t off = b.base;
+    for (int d = 0; d < b.nd; ++d) off += idx[d] * b.stride[d];
+    out.append(reinterpret_cast<const char*>(static_cast<intptr_t>(off)), static_cast<size_t>(b.row_bytes));
+    int d = b.nd - 1;
+    while (d >= 0 && ++idx[d] == b.ext[d]) idx[d--] = 0;
+    if (d < 0) return out;
+  }
+}
+
 void Engine::exec_instr(Core& c, Pipe p, Instr& in, double start) {
   PipeState& ps = c.pipes[int(p)];
   const InstrTemplate& t = *in.t;
   ps.vc.join(in.issue_vc);
   uint32_t epoch = ++ps.counter;
+  waw_.clear();
   if (opts_.check) check_accesses(c, p, in, ps.vc, epoch);
+  // A write racing with another block's write on GM is allowed, with a warning, when it leaves the
+  // bytes as they were (both wrote the same values); anything else is the race.
+  std::string waw_before;
+  if (!waw_.empty()) {
+    if (opts_.strict_waw || !opts_.compute_values)
+      checker_.report(waw_.front().first, waw_.front().second, waw_.front().lo, waw_.front().hi);
+    waw_before = box_bytes(waw_.front().second.box);
+  }
   // In-order pipes order their later instructions after this one; the vector pipe overlaps
   // consecutive instructions and needs T.pipe_barrier("v") for that.
   if (p != Pipe::kV) ps.vc.c[clock_index(c.core_in_block, p)] = epoch;
@@ -264,6 +296,16 @@ void Engine::exec_instr(Core& c, Pipe p, Instr& in, double start) {
         break;
       default: break;
     }
+  }
+  if (!waw_.empty()) {
+    std::vector<RaceChecker::DeferredWaw> w;
+    w.swap(waw_);
+    if (box_bytes(w.front().second.box) != waw_before) checker_.report(w.front().first, w.front().second, w.front().lo, w.front().hi);
+    for (auto& x : w)
+      if (waw_warned_.insert({x.first.site, x.second.site}).second)
+        stats_.warnings.push_back("byte-identical write-after-write (allowed: both writes stored the same bytes; "
+                                  "TL_ASCEND_SIM_STRICT=1 or pass config tl.ascend_sim_strict makes it an error): " +
+                                  checker_.describe(x.first, x.second, x.lo, x.hi));
   }
   ps.free = start + cost;
   ps.last_end = start + cost;

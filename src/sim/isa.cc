@@ -71,7 +71,8 @@ static const std::set<std::string>& unary_ops() {
   return s;
 }
 static const std::set<std::string>& binary_ops() {
-  static const std::set<std::string> s = {"add", "sub", "mul", "div", "max", "min", "pow"};
+  static const std::set<std::string> s = {"add", "sub", "mul", "div", "max", "min", "pow",
+                                          "bitwise_and", "bitwise_or", "bitwise_xor"};
   return s;
 }
 

@@ -67,6 +67,7 @@ static MachineModel make_a2() {
       {"broadcast", {1, 1, 1}},  {"sort", {8, 4, 4}},       {"topk", {16, 10, 10}},
       {"pow", {26, 12, 6}},      {"sin", {20, 8, 4}},       {"cos", {20, 8, 4}},
       {"tanh", {28, 12, 6}},     {"exp2", {12, 4, 2}},
+      {"bitwise_and", {4, 2, 2}}, {"bitwise_or", {4, 2, 2}}, {"bitwise_xor", {4, 2, 2}},  // vand/vor: as vmax
   };
   m.default_vector = {6, 2, 2};
   m.vector_repeat_bytes = 256;

@@ -220,6 +220,10 @@ static std::string site_label(const AccessInfo& a) {
 }
 
 void RaceChecker::report(const AccessInfo& first, const AccessInfo& second, int64_t lo, int64_t hi) const {
+  throw SyncError(describe(first, second, lo, hi));
+}
+
+std::string RaceChecker::describe(const AccessInfo& first, const AccessInfo& second, int64_t lo, int64_t hi) const {
   // Name the accesses in program order when they come from one core (time order may differ).
   bool swap = first.block == second.block && first.core == second.core && second.seq < first.seq;
   const AccessInfo& prev = swap ? second : first;
@@ -247,10 +251,10 @@ void RaceChecker::report(const AccessInfo& first, const AccessInfo& second, int6
        << "\", id) after the first and T.wait_flag(\"" << pipe_user_name(prev.pipe) << "\", \""
        << pipe_user_name(cur.pipe) << "\", id) before the second (or enable TL_ASCEND_AUTO_SYNC).";
   }
-  throw SyncError(os.str());
+  return os.str();
 }
 
-void RaceChecker::check(const AccessInfo& a, const VClock& vc) {
+void RaceChecker::check(const AccessInfo& a, const VClock& vc, std::vector<DeferredWaw>* deferred, bool collect_all) {
   if (a.box.row_bytes <= 0) return;
   Shadow& sh = shadow(a.mem, a.space);
   box_pages(a.box, sh.shift, &pages_);
@@ -264,7 +268,12 @@ void RaceChecker::check(const AccessInfo& a, const VClock& vc) {
       ++comparisons_;
       if (r.info.atomic && a.atomic) continue;  // atomic adds commute
       int64_t lo, hi;
-      if (box_overlap(r.info.box, a.box, &lo, &hi) && !ordered(r.info, a, vc)) report(r.info, a, lo, hi);
+      if (box_overlap(r.info.box, a.box, &lo, &hi) && !ordered(r.info, a, vc)) {
+        if (deferred && (collect_all || (r.info.write && a.write && a.mem == Mem::kGM && r.info.block != a.block)))
+          deferred->push_back(DeferredWaw{r.info, a, lo, hi});
+        else
+          report(r.info, a, lo, hi);
+      }
     }
     ids.resize(w);
   };

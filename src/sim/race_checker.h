@@ -87,8 +87,20 @@ class RaceChecker {
   // Checks `a` (executing with clock `vc`) against earlier conflicting accesses; throws SyncError
   // on a race. `record` then remembers it (an instruction checks all its operands first, so its own
   // read and write of one buffer do not conflict).
-  void check(const AccessInfo& a, const VClock& vc);
+  // A write-after-write on GM between different blocks, kept for the caller when `check` is given a
+  // list: the caller compares the bytes, since two blocks writing identical bytes (a persistent
+  // kernel whose last wave repeats tiles) is harmless on the hardware.
+  struct DeferredWaw {
+    AccessInfo first, second;
+    int64_t lo = 0, hi = 0;
+  };
+  // With `collect_all`, every race of `a` goes to `deferred` (a debug read: T.print / T.dump_tensor).
+  void check(const AccessInfo& a, const VClock& vc, std::vector<DeferredWaw>* deferred = nullptr,
+             bool collect_all = false);
   void record(const AccessInfo& a, const VClock& vc);
+  // The race message for two conflicting accesses; `report` throws it as a SyncError.
+  std::string describe(const AccessInfo& prev, const AccessInfo& cur, int64_t lo, int64_t hi) const;
+  [[noreturn]] void report(const AccessInfo& prev, const AccessInfo& cur, int64_t lo, int64_t hi) const;
   void access(const AccessInfo& a, const VClock& vc) {
     check(a, vc);
     record(a, vc);
@@ -112,7 +124,6 @@ class RaceChecker {
     std::unordered_map<int64_t, Page> pages;
   };
   bool ordered(const AccessInfo& prev, const AccessInfo& cur, const VClock& vc) const;
-  [[noreturn]] void report(const AccessInfo& prev, const AccessInfo& cur, int64_t lo, int64_t hi) const;
   Shadow& shadow(Mem mem, int space);
   int32_t new_record(const AccessInfo& a);
 

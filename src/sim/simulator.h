@@ -17,10 +17,13 @@ struct SimOptions {
   bool lenient = false;          // order conflicting accesses silently (vendor auto-sync) instead of reporting
   bool compute_values = true;    // false: timing and checks only (tile work skipped)
   bool check = true;             // race checker (strict mode only)
+  // Byte-identical write-after-write on GM between blocks: a race (true) or a warning (false, the
+  // default: the hardware allows it). TL_ASCEND_SIM_STRICT=1 or pass config tl.ascend_sim_strict.
+  bool strict_waw = false;
   std::string trace_path;        // Chrome trace JSON written here when set
   // Output of T.printf / T.print / T.dump_tensor (default: stdout).
   std::function<void(const std::string&)> print;
-  // Reads TL_ASCEND_SIM_LENIENT, TL_ASCEND_TRACE, TL_ASCEND_SIM_TIMING_ONLY.
+  // Reads TL_ASCEND_SIM_LENIENT, TL_ASCEND_SIM_STRICT, TL_ASCEND_TRACE, TL_ASCEND_SIM_TIMING_ONLY.
   static SimOptions from_env();
 };
 
@@ -36,6 +39,7 @@ struct SimStats {
   int64_t gm_bytes = 0, l2_hit_bytes = 0;
   double wall_seconds = 0;       // host time the simulation took
   std::string output;            // printed text, also sent to SimOptions::print
+  std::vector<std::string> warnings;  // checker findings that are not errors (byte-identical WAW)
 };
 
 // Runs the kernel. `args` follows include/tl/cpu/abi.h (tensor pointers are host memory).

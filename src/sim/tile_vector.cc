@@ -158,6 +158,10 @@ BinaryFn binary_fn(const std::string& n) {
   if (n == "max") return [](double a, double b) { return std::max(a, b); };
   if (n == "min") return [](double a, double b) { return std::min(a, b); };
   if (n == "pow") return [](double a, double b) { return std::pow(a, b); };
+  // Integer tiles (the op checks the dtype); their values are exact in a double.
+  if (n == "bitwise_and") return [](double a, double b) { return double(int64_t(a) & int64_t(b)); };
+  if (n == "bitwise_or") return [](double a, double b) { return double(int64_t(a) | int64_t(b)); };
+  if (n == "bitwise_xor") return [](double a, double b) { return double(int64_t(a) ^ int64_t(b)); };
   throw_error<NotImplemented>("not implemented: vector op '", n, "' on target ascend");
 }
 

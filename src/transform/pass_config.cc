@@ -10,6 +10,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
   static const std::vector<PassConfigKeyInfo> keys = {
       {"TL_ASCEND_AUTO_SYNC", "tl.ascend_auto_sync", Attr::kBool,
        "ascend: insert intra-core set_flag/wait_flag/pipe_barrier automatically"},
+      {"TL_ASCEND_VENDOR_AUTO_SYNC", "tl.ascend_vendor_auto_sync", Attr::kBool,
+       "ascend: add the syncs TileLang-Ascend's AscendC route leaves to bisheng --cce-auto-sync (vector -> "
+       "vector, scalar <-> MTE2/MTE3/vector); on by default for targets \"auto\" and \"ascendc\""},
       {"TL_ASCEND_MEMORY_PLANNING", "tl.ascend_memory_planning", Attr::kBool,
        "ascend: plan on-chip addresses with liveness-based reuse"},
       {"TL_ASCEND_AUTO_CV_COMBINE", "tl.ascend_auto_cv_combine", Attr::kBool,
@@ -18,6 +21,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
        "ascend: insert cross-core flags (requires TL_ASCEND_AUTO_CV_COMBINE)"},
       {"TL_ASCEND_SIM_LENIENT", "tl.ascend_sim_lenient", Attr::kBool,
        "ascend simulator: order conflicting accesses silently instead of reporting races"},
+      {"TL_ASCEND_SIM_STRICT", "tl.ascend_sim_strict", Attr::kBool,
+       "ascend simulator: report a byte-identical write-after-write on GM between blocks as a race (default: a "
+       "warning)"},
       {"TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized", Attr::kBool,
        "cuda: do not warp-specialize pipelined loops"},
       {"TL_DISABLE_TMA_LOWER", "tl.disable_tma_lower", Attr::kBool, "cuda: do not lower copies to TMA"},

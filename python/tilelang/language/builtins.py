@@ -44,7 +44,9 @@ def printf(fmt, *args):
         if is_tile_arg(a):
             raise TypeError(f"T.printf: argument {a!r} is a buffer; print one element (buf[i]) or use T.print(buf)")
         vals.append(_core.to_expr(a))
-    _emit_call("tl.printf", [_core.make_string(fmt)] + vals, "T.printf")
+    ctx = current("T.printf")
+    call = _core.make_call("void", "tl.printf", [_core.make_string(fmt)] + vals)
+    ctx.in_npu_body("T.printf", lambda: ctx.b.emit_evaluate(call))
 
 
 def device_assert(cond, msg=""):
@@ -57,7 +59,9 @@ def dump_tensor(buf, desc, size, shape_info=()):
     """Ascend: dumps `size` elements of a buffer with the tag `desc`."""
     if not isinstance(desc, int) or not isinstance(size, int):
         raise TypeError("T.dump_tensor: desc and size must be Python ints")
-    emit_tile_op("dump_tensor", [region_of(buf, "T.dump_tensor")], {"desc": desc, "size": size}, "T.dump_tensor")
+    region = region_of(buf, "T.dump_tensor")
+    ctx = current("T.dump_tensor")
+    ctx.in_npu_body("T.dump_tensor", lambda: ctx.b.emit_tile_op("dump_tensor", [region], {"desc": desc, "size": size}))
 
 
 def sync_threads():

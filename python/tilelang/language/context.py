@@ -178,6 +178,9 @@ class Context:
         self.reducers = {}           # T.alloc_reducer buffer -> [op, T.reducer_init value]
         self.safe_values = []        # T.annotate_safe_value: (depth, frame id, buffer, value)
         self.span = None          # span of the statement being run
+        # T.printf / T.dump_tensor written before the T.Kernel block: (span, what, emit), placed
+        # at the start of the next NPU kernel (TileLang-Ascend runs them on every core).
+        self.before_kernel = []
         self.macro_cache = {}
         self.macro_stack = []     # macros being expanded, outermost first (recursion check)
         self._hint = None
@@ -194,6 +197,7 @@ class Context:
                            "give the function a name that is (set __name__)")
             e._tl_located = True  # located at the def, not at the last statement
             raise e from None
+        self.flush_before_kernel(False)
         attrs = dict(attrs)
         if self.global_workspaces:
             attrs["tl.global_workspaces"] = len(self.global_workspaces)
@@ -226,6 +230,33 @@ class Context:
     def exit_frame(self):
         self.b.exit()
         self.depth -= 1
+
+    def in_npu_body(self, what, emit):
+        """Runs `emit` for `what` (T.printf, T.dump_tensor) inside a kernel; outside one, where
+        TileLang-Ascend's whole function is the kernel: after an NPU kernel it joins the end of that
+        kernel's body, before one it is kept for the start of the next (flush_before_kernel)."""
+        if self.kernels:
+            emit()
+        elif self.b.reopen_last_npu_kernel():
+            emit()
+            self.b.exit()
+        else:
+            self.before_kernel.append((self.span, what, emit))
+
+    def flush_before_kernel(self, npu):
+        """Emits what in_npu_body kept (entering an NPU kernel), or reports the first of it where
+        it cannot go (another kind of kernel, or none)."""
+        pending, self.before_kernel = self.before_kernel, []
+        if not pending:
+            return
+        here = self.span
+        for span, what, emit in pending:
+            self.at(span)
+            if not npu:
+                raise _TileLangSyntaxError(f"{what} must be inside a `with T.Kernel(...)` block (outside one, it "
+                                           "is accepted only next to an NPU kernel, T.Kernel(..., is_npu=True))")
+            emit()
+        self.at(here)
 
     def require_kernel(self, what):
         if not self.kernels:

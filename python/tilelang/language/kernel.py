@@ -112,6 +112,7 @@ class Kernel(Frame):
         ctx.b.enter_kernel(grid, block_vars, threads, thread_vars, attrs)
         ctx.push_frame(is_with=True)
         ctx.kernels.append(KernelInfo(grid, block_vars, threads, thread_vars, self.is_npu, self.cluster))
+        ctx.flush_before_kernel(self.is_npu)
         if len(targets) == 1 and len(block_vars) == 2 and self.is_npu:
             return block_vars[0]
         return block_vars[0] if len(block_vars) == 1 else tuple(block_vars)

@@ -97,16 +97,65 @@ def region_of(x, what):
     return r
 
 
-def _pair(a, b, what_a, what_b):
-    """Two operands matched element by element: an origin takes the other side's extents."""
+def _trailing(origin, other):
+    """TileLang-Ascend's copy of a tile to or from an element of a lower-rank buffer
+    (`T.copy(x[k], x_L1)` with x 1-D and x_L1 [16, n]): the origin takes the other side's trailing
+    extents and the copy covers only that part of the other tile (its leading dimensions cut to
+    one row: x_L1[0:1, 0:n]). None when the ordinary matching applies."""
+    nd = origin.buffer.ndim
+    ext = list(other.extents)
+    if sum(1 for e in ext if not _is_one(e)) <= nd or len(ext) <= nd:
+        return None
+    cut = BufferRegion(other.buffer, [(m, e if d >= len(ext) - nd else 1)
+                                      for d, (m, e) in enumerate(zip(other.mins, ext))])
+    return BufferRegion(origin.buffer, list(zip(origin.indices, ext[len(ext) - nd:]))), cut
+
+
+def _const(e):
+    if e.__class__ is int:
+        return e
+    return e.value if getattr(e, "kind", None) == "int" else None
+
+
+def _padded_load(src, dst):
+    """TileLang-Ascend's GM -> on-chip copy of n elements into a longer vector tile
+    (`T.copy(gamma[g, 0:cpg], gamma_ub, pad_value=0.0)` with gamma_ub [cpg_padded, 1]): the n
+    elements fill the start of the tile and the rest takes the pad value. Returns the destination's
+    two parts (copied, padded), or None when the shapes are not of that form."""
+    if src.buffer.scope != "global" or dst.buffer.scope == "global":
+        return None
+    se = [e for e in src.extents if not _is_one(e)]
+    dims = [k for k, e in enumerate(dst.extents) if not _is_one(e)]
+    if len(se) != 1 or len(dims) != 1:
+        return None
+    n, j = _const(se[0]), dims[0]
+    m = _const(dst.extents[j])
+    if n is None or m is None or m <= n:
+        return None
+    mins, ext = list(dst.mins), list(dst.extents)
+    head = BufferRegion(dst.buffer, [(mn, n if k == j else e) for k, (mn, e) in enumerate(zip(mins, ext))])
+    tail = BufferRegion(dst.buffer, [(mn + n if k == j else mn, m - n if k == j else e)
+                                     for k, (mn, e) in enumerate(zip(mins, ext))])
+    return head, tail
+
+
+def _pair(a, b, what_a, what_b, trailing=False):
+    """Two operands matched element by element: an origin takes the other side's extents.
+    `trailing` (T.copy): an origin of lower rank than the other tile takes its trailing extents."""
     ra, rb = operand(a, what_a), operand(b, what_b)
     oa, ob = ra.__class__ is _Origin, rb.__class__ is _Origin
     if oa and ob:
         ra = BufferRegion(ra.buffer, [(i, 1) for i in ra.indices])
         rb = BufferRegion(rb.buffer, [(i, 1) for i in rb.indices])
     elif oa:
+        t = _trailing(ra, rb) if trailing else None
+        if t:
+            return t
         ra = complete_origin(ra, rb.extents, what_a)
     elif ob:
+        t = _trailing(rb, ra) if trailing else None
+        if t:
+            return t[1], t[0]
         rb = complete_origin(rb, ra.extents, what_b)
     return ra, rb
 
@@ -183,7 +232,16 @@ def copy(*args, size=None, coalesced_width=None, disable_tma=False, eviction_pol
         s = _sized(src, list(size), "T.copy src")
         d = _sized(dst, list(size), "T.copy dst")
     else:
-        s, d = _pair(src, dst, "T.copy src", "T.copy dst")
+        # TileLang-Ascend's extents rule for an origin of lower rank (NPU kernels only; TileLang
+        # itself refuses it, as the other targets do).
+        ctx = current("T.copy")
+        npu = bool(ctx.kernels) and ctx.kernels[-1].is_npu
+        s, d = _pair(src, dst, "T.copy src", "T.copy dst", trailing=npu)
+        split = _padded_load(s, d) if npu else None
+        if split:
+            d, tail = split
+            pad = 0 if pad_value is None else pad_value
+            emit_tile_op("fill", [tail, _core.make_cast(tail.buffer.dtype, _core.to_expr(pad))], None, "T.copy")
     attrs = dict(annotations or {})
     if disable_tma:
         attrs["disable_tma"] = True

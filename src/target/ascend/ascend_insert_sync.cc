@@ -366,13 +366,39 @@ bool loop_chain(const ascend_sync::SNode& n, const VarNode* target, std::vector<
   return false;
 }
 
+// bisheng --cce-auto-sync (TileLang-Ascend's AscendC route) orders these pipe pairs itself: vector
+// after vector, and the scalar unit with MTE2, MTE3 and the vector pipe, both ways. Everything else
+// (MTE2 -> V, V -> MTE3, the cube pipes, ...) is the kernel's job. Needs our own inserted flags
+// create (flag reuse, double sets) are kept, and so are conflicts between different buffers that the
+// memory planner put on shared bytes: the kernel's own syncs cannot know of those.
+bool vendor_orders(const Need& n) {
+  if (n.reuse || n.kind == Need::kBarrierAll || n.aliased) return true;
+  using sim::Pipe;
+  auto is = [](Pipe p, std::initializer_list<Pipe> l) { return std::find(l.begin(), l.end(), p) != l.end(); };
+  if (n.src == Pipe::kV && n.dst == Pipe::kV) return true;
+  if (n.src == Pipe::kS) return is(n.dst, {Pipe::kMTE2, Pipe::kMTE3, Pipe::kV});
+  if (n.dst == Pipe::kS) return is(n.src, {Pipe::kMTE2, Pipe::kMTE3, Pipe::kV});
+  return false;
+}
+
+// Which needs a run inserts: every one (TL_ASCEND_AUTO_SYNC), those bisheng's implicit sync covers
+// (the AscendC route), or only those the memory planner created (kernels that sync themselves).
+enum class Scope { kAll, kVendor, kPlanner };
+
+bool keep(const Need& n, Scope s) {
+  if (s == Scope::kAll) return true;
+  if (s == Scope::kVendor) return vendor_orders(n);
+  return n.reuse || n.kind == Need::kBarrierAll || n.aliased;
+}
+
 std::vector<std::pair<sim::CoreKind, Need>> analyse(const PrimFunc& f, const sim::MachineModel& model,
-                                                    const std::set<const StmtNode*>& inserted) {
+                                                    const std::set<const StmtNode*>& inserted, Scope scope) {
   ascend_sync::KernelFacts facts = ascend_sync::collect_facts(f, model);
   std::vector<std::pair<sim::CoreKind, Need>> needs;
   for (sim::CoreKind k : {sim::CoreKind::kAIC, sim::CoreKind::kAIV}) {
     auto tree = ascend_sync::build_tree(f, k, facts, inserted);
-    for (auto& n : ascend_sync::find_needs(*tree, facts)) needs.emplace_back(k, n);
+    for (auto& n : ascend_sync::find_needs(*tree, facts))
+      if (keep(n, scope)) needs.emplace_back(k, n);
   }
   return needs;
 }
@@ -381,7 +407,7 @@ std::vector<std::pair<sim::CoreKind, Need>> analyse(const PrimFunc& f, const sim
 // iterations of the loops around it (its sets and waits alternate whatever the trip count), so the
 // next outer iteration's first consumer waits only for the matching producer instead of the whole
 // inner loop. Each hoist is kept only if the analysis still finds nothing missing.
-PrimFunc hoist_carried_flags(PrimFunc cur, Inserter& ins, const sim::MachineModel& model) {
+PrimFunc hoist_carried_flags(PrimFunc cur, Inserter& ins, const sim::MachineModel& model, Scope scope) {
   for (size_t gi = 0; gi < ins.groups_.size(); ++gi) {
     Inserter::CarriedGroup& g = ins.groups_[gi];
     ascend_sync::KernelFacts facts = ascend_sync::collect_facts(cur, model);
@@ -390,7 +416,7 @@ PrimFunc hoist_carried_flags(PrimFunc cur, Inserter& ins, const sim::MachineMode
     if (!loop_chain(*tree, g.loop, &chain)) continue;
     for (const ascend_sync::SNode* outer : chain) {
       PrimFunc moved = ins.move_group(cur, &g, outer->stmt, outer->in_scope);
-      auto needs = analyse(moved, model, ins.inserted);
+      auto needs = analyse(moved, model, ins.inserted, scope);
       if (dump_needs())
         for (auto& [k, n] : needs) std::cerr << "[ascend_insert_sync] hoist of group " << gi << " rejected: " << n.why << "\n";
       if (needs.empty()) {
@@ -410,7 +436,13 @@ PrimFunc hoist_carried_flags(PrimFunc cur, Inserter& ins, const sim::MachineMode
 PrimFunc ascend_insert_sync(const PrimFunc& f, const PassContext& ctx) {
   bool enabled = config_bool(ctx.configs, "tl.ascend_auto_sync") || attr_bool(f.attrs(), "enable_auto_sync", false) ||
                  attr_bool(f.attrs(), "ascend.pipelined", false);
-  if (!enabled) return f.with_attr("ascend.syncs_inserted", Attr(int64_t(0)));
+  // Without TL_ASCEND_AUTO_SYNC, the AscendC route still gets what bisheng's implicit sync adds, and
+  // with memory planning every kernel gets the syncs its planned buffer sharing needs.
+  Scope scope = enabled ? Scope::kAll
+                : config_bool(ctx.configs, "tl.ascend_vendor_auto_sync") ? Scope::kVendor
+                                                                           : Scope::kPlanner;
+  if (scope == Scope::kPlanner && !config_bool(ctx.configs, "tl.ascend_memory_planning"))
+    return f.with_attr("ascend.syncs_inserted", Attr(int64_t(0)));
   const sim::MachineModel& model = sim::machine_model(ctx.target.model);
   Inserter ins(f, model);
   PrimFunc cur = f;
@@ -421,7 +453,8 @@ PrimFunc ascend_insert_sync(const PrimFunc& f, const PassContext& ctx) {
     std::vector<std::unique_ptr<ascend_sync::SNode>> trees;  // keep the nodes the needs point into
     for (sim::CoreKind k : {sim::CoreKind::kAIC, sim::CoreKind::kAIV}) {
       trees.push_back(ascend_sync::build_tree(cur, k, facts, ins.inserted));
-      for (auto& n : ascend_sync::find_needs(*trees.back(), facts)) needs.emplace_back(k, n);
+      for (auto& n : ascend_sync::find_needs(*trees.back(), facts))
+        if (keep(n, scope)) needs.emplace_back(k, n);
     }
     if (dump_needs())
       for (auto& [k, n] : needs)
@@ -433,7 +466,7 @@ PrimFunc ascend_insert_sync(const PrimFunc& f, const PassContext& ctx) {
     if (round > kMaxRounds)
       throw_error<Error>("internal error: ascend_insert_sync did not converge for kernel '", f.name(), "'");
   }
-  cur = hoist_carried_flags(cur, ins, model);
+  cur = hoist_carried_flags(cur, ins, model, scope);
   AttrMap attrs = cur.attrs();
   attrs["ascend.syncs_inserted"] = Attr(int64_t(ins.count));
   attrs["ascend.sync_fallbacks"] = Attr(int64_t(ins.fallbacks));

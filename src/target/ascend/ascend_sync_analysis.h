@@ -67,6 +67,7 @@ struct Need {
   int distance = 1;
   int before_index = 0, after_index = 0;  // carried: positions of the anchors in the loop body
   bool reuse = false;                // a flag id reused before its previous wait is ordered (`before`: the set)
+  bool aliased = false;              // the two accesses are of different buffers placed on shared bytes
   std::string why;                   // for dumps: "RAW on A_L1 (MTE2 -> MTE1)"
 };
 

@@ -298,6 +298,7 @@ class Walker {
     Need nd;
     nd.src = r.pipe;
     nd.dst = n.pipe;
+    nd.aliased = r.acc->buffer.get() != a.buffer.get();
     std::ostringstream why;
     why << (r.acc->write && a.write ? "WAW" : r.acc->write ? "RAW" : "WAR") << " on " << a.buffer.name() << " ("
         << sim::pipe_name(r.pipe) << " -> " << sim::pipe_name(n.pipe) << ")";

@@ -336,7 +336,7 @@ PrimFunc swap_kernel(const PrimFunc& f, const KernelLaunchNode* k, Stmt kernel) 
 // A vector-only kernel (no cube memory) with no UB tile to halve: the two vector cores would each do
 // the whole block's work and write the same results twice. It runs on one vector core per block
 // instead (threads=1; an AIV-only launch, as TileLang-Ascend's npuir route runs vector kernels).
-PrimFunc one_vector_core(const PrimFunc& f, const KernelLaunchNode* k, bool has_vid) {
+bool uses_cube(const KernelLaunchNode* k) {
   bool cube = false;
   post_order_visit(k->body, [&](const Stmt& s) {
     if (auto* a = s.as<AllocateNode>()) {
@@ -346,7 +346,11 @@ PrimFunc one_vector_core(const PrimFunc& f, const KernelLaunchNode* k, bool has_
     }
     if (auto* op = s.as<TileOpNode>()) cube |= is_tile_op(*op, TileOpKind::kGemm);
   });
-  if (cube) return f;
+  return cube;
+}
+
+PrimFunc one_vector_core(const PrimFunc& f, const KernelLaunchNode* k, bool has_vid) {
+  if (uses_cube(k)) return f;
   std::vector<Var> bvars = k->block_vars;
   std::vector<Expr> grid = k->grid;
   if (has_vid) {  // the vid the body never uses, and its extent
@@ -358,6 +362,8 @@ PrimFunc one_vector_core(const PrimFunc& f, const KernelLaunchNode* k, bool has_
   attrs["npu_threads"] = Attr(int64_t{1});
   return swap_kernel(f, k, make_kernel(grid, bvars, k->threads, k->thread_vars, attrs, k->body, k->span));
 }
+
+PrimFunc split_rows(const PrimFunc& f, const KernelLaunchNode* k, bool has_vid);
 
 PrimFunc ascend_vid_reduction(const PrimFunc& f, const PassContext& ctx) {
   const KernelLaunchNode* k = nullptr;
@@ -373,6 +379,20 @@ PrimFunc ascend_vid_reduction(const PrimFunc& f, const PassContext& ctx) {
   } else if (attr_int(k->attrs, "npu_threads", 2) != 2) {
     return f;
   }
+  try {
+    return split_rows(f, k, has_vid);
+  } catch (const NotImplemented& e) {
+    // A vector-only kernel whose tiles the two vector cores cannot share by rows (an odd row count,
+    // a single row read as a broadcast source, ...) runs whole on one vector core per block instead,
+    // which is always right; a kernel with cube work keeps the error.
+    if (uses_cube(k)) throw;
+    PrimFunc g = one_vector_core(f, k, has_vid);
+    return g.with_attr("ascend.vid_reduction_fallback", Attr(std::string(e.what())));
+  }
+}
+
+// The vid reduction proper: halves the UB tiles by rows between the two vector cores.
+PrimFunc split_rows(const PrimFunc& f, const KernelLaunchNode* k, bool has_vid) {
   // UB buffers of the kernel.
   std::vector<Buffer> ubs;
   post_order_visit(k->body, [&](const Stmt& s) {

@@ -1,5 +1,6 @@
 // The ascend target behind tilelang.compile(): lowering through pipeline.cc, "codegen" = the lowered
 // tile-instruction program as text, and a KernelModule that runs the simulator on every launch.
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -17,8 +18,9 @@ namespace {
 
 class AscendModule : public KernelModule {
  public:
-  AscendModule(std::shared_ptr<const sim::Program> prog, const PrimFunc& lowered, bool config_lenient)
-      : prog_(std::move(prog)), config_lenient_(config_lenient) {
+  AscendModule(std::shared_ptr<const sim::Program> prog, const PrimFunc& lowered, bool config_lenient,
+               bool config_strict)
+      : prog_(std::move(prog)), config_lenient_(config_lenient), config_strict_(config_strict) {
     const AttrMap& a = lowered.attrs();
     static_["model"] = Attr(prog_->model->name);
     static_["syncs_inserted"] = Attr(attr_int(a, "ascend.syncs_inserted", 0));
@@ -46,12 +48,14 @@ class AscendModule : public KernelModule {
   sim::SimOptions options() const {
     sim::SimOptions so = sim::SimOptions::from_env();
     if (config_lenient_) so.lenient = true;
+    if (config_strict_) so.strict_waw = true;
     return so;
   }
 
   void launch(const std::vector<TLArg>& args, const LaunchEnv&) override {
     sim::SimOptions so = options();
     sim::SimStats st = sim::simulate(*prog_, args, so);
+    for (const std::string& w : st.warnings) std::fprintf(stderr, "[tilelang] warning: %s\n", w.c_str());
     std::lock_guard<std::mutex> g(mu_);
     dynamic_.clear();
     dynamic_["simulated_ms"] = Attr(st.ms);
@@ -65,6 +69,7 @@ class AscendModule : public KernelModule {
     dynamic_["l2_hit_rate"] = Attr(st.gm_bytes ? double(st.l2_hit_bytes) / double(st.gm_bytes) : 0.0);
     dynamic_["simulation_seconds"] = Attr(st.wall_seconds);
     dynamic_["lenient"] = Attr(so.lenient);
+    dynamic_["race_warnings"] = Attr(int64_t(st.warnings.size()));
     for (int k = 0; k < 2; ++k)
       for (int p = 0; p < sim::kNumPipes; ++p) {
         if (st.busy[k][p] <= 0) continue;
@@ -82,7 +87,7 @@ class AscendModule : public KernelModule {
 
  private:
   std::shared_ptr<const sim::Program> prog_;
-  bool config_lenient_;
+  bool config_lenient_, config_strict_;
   AttrMap static_, dynamic_;
   mutable std::mutex mu_;
 };
@@ -109,7 +114,8 @@ class AscendBackend : public TargetBackend {
     const sim::MachineModel& model = sim::machine_model(opts.target.model);
     auto prog = sim::compile_program(*lowered, model);
     return std::make_unique<AscendModule>(std::move(prog), *lowered,
-                                          config_bool(opts.pass_configs, "tl.ascend_sim_lenient"));
+                                          config_bool(opts.pass_configs, "tl.ascend_sim_lenient"),
+                                          config_bool(opts.pass_configs, "tl.ascend_sim_strict"));
   }
 
   bool cacheable() const override { return false; }

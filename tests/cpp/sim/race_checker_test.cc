@@ -121,11 +121,12 @@ TEST(SimCrossCore, MissingCrossFlagIsAGmRaceBetweenCores) {
 }
 
 TEST(SimCrossCore, WriteWriteAcrossBlocks) {
-  // Every block writes the same GM rows: a WAW race between blocks.
+  // Every block writes the same GM rows, each its own values: a WAW race between blocks. (Blocks
+  // writing identical bytes get a warning instead: tests/python/ascend/test_ascend_ascendc_route.py.)
   Buffer O = buf("O", {64}, f32, MemScope::kGlobal);
   Buffer x = buf("x", {32}, f32, MemScope::kUB);
   Var cid("cid"), vid("vid");
-  Stmt body = scope("V", make_seq({op("fill", {full(x), make_float(1.0)}, 120), set_flag("v", "mte3", 0),
+  Stmt body = scope("V", make_seq({op("fill", {full(x), make_cast(f32, cid) + make_float(1.0)}, 120), set_flag("v", "mte3", 0),
                                     wait_flag("v", "mte3", 0), copy(full(x), region(O, {{vid * 32, 32}}), 121)}));
   auto o = tensor({64}, f32);
   expect_sync_error(npu_kernel("ww", {O}, 2, cid, vid, {x}, body), {&o},
