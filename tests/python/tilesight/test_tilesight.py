@@ -289,6 +289,55 @@ def test_autotune_top_k_on_ascend_drops_l0c_overflow():
     assert [r.status for r in result.results].count("not measured") == 1
 
 
+def _has_nvrtc():
+    from tilelang import _core
+    return _core.cuda.nvrtc_available()[0]
+
+
+@pytest.mark.skipif(not _has_nvrtc(), reason="NVRTC not available (compiling for cuda needs it)")
+def test_top_k_compiles_reuse_the_estimates_lowering(tmp_path, monkeypatch):
+    """On sm_90a the estimate lowers every configuration (to read what the compiler does with it)
+    with the tuner's compile options; the compiles of the top_k then reuse that lowering (only NVRTC
+    runs), and produce exactly the kernel a fresh compile produces."""
+    from tilelang import _core
+    from tilelang.autotuner import AutoTuner
+    from tilelang.autotuner.param import ConfigResult
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "tuned"))
+    _core.clear_memo()
+    target = "cuda -arch=sm_90a"
+    configs = [dict(block_M=bm, block_N=bn, num_stages=2, threads=128) for bm, bn in ((64, 64), (64, 32), (128, 64))]
+
+    def builder(block_M, block_N, num_stages, threads):
+        return zoo.flashattn(1, 2, 256, 64, False, block_M=block_M, block_N=block_N, num_stages=num_stages,
+                             threads=threads)
+
+    tuner = AutoTuner.from_kernel(builder, configs, top_k=2).set_compile_args(out_idx=[-1], target=target)
+    tuner.verbose = False
+    prims = [tuner._elaborate(c) for c in configs]
+    results = [ConfigResult(dict(c)) for c in configs]
+    n0 = _core.prelower_reuse_count()
+    tuner._select_top_k(prims, results)
+    assert [r.status for r in results].count("not measured") == 1
+    kernels = tuner._compile_all(configs, prims, results, 600)
+    assert sum(k is not None for k in kernels) == 2
+    assert _core.prelower_reuse_count() - n0 == 2
+    for c, k in zip(configs, kernels):
+        if k is None:
+            continue
+        _core.clear_memo()
+        monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / f"fresh{c['block_M']}x{c['block_N']}"))
+        fresh = tilelang.compile(builder(**c), out_idx=[-1], target=target)
+        assert fresh.get_kernel_source() == k.get_kernel_source()
+        assert "__global__" in fresh.get_kernel_source()
+    # an estimate for another target than the compile's leaves nothing behind to reuse
+    _core.clear_memo()
+    n1 = _core.prelower_reuse_count()
+    tilesight.estimate(prims[0], machine=H100_SXM, compile_options=dict(target="cuda -arch=sm_80"))
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "sm80"))
+    tilelang.compile(prims[0], out_idx=[-1], target="cuda -arch=sm_80")
+    assert _core.prelower_reuse_count() == n1
+
+
 def test_top_k_validation():
     with pytest.raises(ValueError, match="top_k"):
         tilelang.autotune(configs=[{"a": 1}], top_k=0)
