@@ -17,16 +17,27 @@ Workloads:
          checked against torch. Machine description: H100 SXM on sm_90 (H200 SXM when the device is
          an H200), A100 SXM below. --workloads gemm / flash runs one family (each takes ~5 minutes
          on an H100).
-  cpu    GEMM fp32 1024^3, 24 tilings, on this machine: all compiled first, then timed in --cpu-rounds
-         interleaved rounds (the runtime's profiler), the median kept per configuration.
+  cpu    GEMM fp32 1024^3, 24 tilings, on this machine: all compiled first (in parallel, fresh cache) and
+         checked, then timed in shuffled interleaved rounds for --cpu-seconds (default 60); each keeps the
+         median over rounds of its time over the round's geometric mean (round_normalized_medians). The
+         JSON records the CPU model, the runtime's thread count and the load. About 2.5 minutes on a
+         2-vCPU VM, less on a larger host.
+  cuda-compile  no device: per cuda configuration (GEMM 4096^3 and flash) the time of the frontend, the
+         estimate, lowering + codegen and NVRTC (sm_90a), and the AutoTuner's compile phase exhaustive vs
+         top_k=3 with its default parallelism (fresh caches, both orders).
   ascend the Expert GEMM of examples/ascend/gemm_expert.py at 2048^3 (24 block_M/N, K_L1 choices), measured
          as the simulator's modelled time (TL_ASCEND_SIM_TIMING_ONLY: timing, no values).
 
 Every configuration runs in its own try/except (a failure is recorded, not fatal); --deadline (seconds)
 stops starting new configurations once passed; the JSON (--out) is rewritten after every workload.
 After the per-config sweep, tilelang's AutoTuner itself runs over the same configurations twice, exhaustive
-and with top_k=3, each with a fresh kernel cache (cpu, ascend, and the first cuda GEMM shape; --no-autotune
-skips it): its wall times and the latency of the configuration each picks go under "autotune".
+and with top_k=3, each with a fresh kernel cache (cpu, ascend, the first cuda GEMM shape and non-causal
+flash attention, the cuda ones with TileLang's default warmup=25 / rep=100 ms; --no-autotune skips it):
+its wall times and the latency of the configuration each picks go under "autotune".
+
+The lead's GPU run (one H100/H200, about 5-6 minutes, two files):
+    python bench/tilesight_validate.py --target cuda --workloads gemm,flash --gemm-shapes 3 --deadline 300 \
+        --out $OUT/tilesight_cuda.json > $OUT/tilesight_cuda.log 2>&1
 """
 import argparse
 import json

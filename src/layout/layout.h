@@ -27,7 +27,8 @@ int64_t eval_index(const Expr& e, const std::map<Var, int64_t, VarLess>& env);
 
 // The same index expressions evaluated at many points of a loop nest (layout checks enumerate every
 // (thread, register) of a tile): an index that is one of the nest's variables is read off the point,
-// the others go through eval_index with one environment reused from point to point.
+// the others go through eval_index with one environment reused from point to point. `vars` and
+// `indices` are referenced, not copied: they must outlive the evaluator.
 class NestIndexEval {
  public:
   NestIndexEval(const std::vector<Var>& vars, const std::vector<Expr>& indices);
@@ -35,8 +36,8 @@ class NestIndexEval {
   void eval(const std::vector<int64_t>& point, std::vector<int64_t>* idx);
 
  private:
-  std::vector<Var> vars_;
-  std::vector<Expr> indices_;
+  const std::vector<Var>& vars_;
+  const std::vector<Expr>& indices_;
   std::vector<int> direct_;  // the position of the variable an index is, or -1
   std::map<Var, int64_t, VarLess> env_;
 };

@@ -44,14 +44,14 @@ class NestAccessRewriter : public StmtMutator {
       int64_t common = -1;
       bool uniform = true;
       NestIndexEval eval_at(vars_, indices);
-      if (!points_ready_) {  // this register's iteration point in every thread, once per rewriter
-        std::vector<int64_t> p;
-        for (int64_t t = 0; t < layout_->num_threads(); ++t)
-          if (layout_->index_at(t, reg_, &p)) points_.emplace_back(t, p);
-        points_ready_ = true;
-      }
       std::vector<int64_t> idx, back;  // reused across threads
-      for (size_t pi = 0; pi < points_.size() && uniform; ++pi) {
+      for (size_t pi = 0; uniform; ++pi) {
+        if (pi == points_.size()) {  // this register's iteration point in the next thread (cached per rewriter)
+          std::vector<int64_t> p;
+          while (next_thread_ < layout_->num_threads() && !layout_->index_at(next_thread_, reg_, &p)) ++next_thread_;
+          if (next_thread_ >= layout_->num_threads()) break;
+          points_.emplace_back(next_thread_++, std::move(p));
+        }
         const int64_t t = points_[pi].first;
         eval_at.eval(points_[pi].second, &idx);
         int64_t r = F.reg_at(idx);
@@ -98,7 +98,7 @@ class NestAccessRewriter : public StmtMutator {
   const Fragment* layout_;
   int64_t reg_;
   std::vector<std::pair<int64_t, std::vector<int64_t>>> points_;  // (thread, loop point) holding reg_
-  bool points_ready_ = false;
+  int64_t next_thread_ = 0;                                        // the next thread points_ would scan
 };
 
 // ---- unswitching of affine conditions ---------------------------------------------------------

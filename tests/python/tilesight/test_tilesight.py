@@ -369,6 +369,27 @@ def test_cpu_estimated_best_is_near_the_measured_best():
     assert meas[best_est] <= 1.5 * min(meas.values()), (est, meas)
 
 
+def test_cpu_gemm_k_chunks_follow_the_micro_kernel():
+    """tl/cpu/gemm.h packs B (fp32 feeding >= 96 rows of C) in chunks of k of at most 96 KiB, and each
+    chunk is one pass over the C tile: a 256 x 256 tile with block_K 128 runs as two chunks (96 + 32),
+    one with block_K 64 as one, 64 rows (B read in place) as one at any K here. Two chunks of half
+    as many calls cost the same C traffic per block, so the estimate no longer favours the longer K
+    for its loop head alone."""
+    m = tilesight.local_cpu()
+
+    def est(bm, bn, bk):
+        return tilesight.estimate(gemm(1024, 1024, 1024, bm, bn, bk, stages=1, dtype="float32", accum="float32"),
+                                  machine=m)
+
+    kc_l1 = max(8, (m.l1d_bytes * 3 // 4) // ((4 if m.vector_bits == 512 else 2) * (m.vector_bits // 32) * 4))
+    e128, e64, e64rows = est(256, 256, 128), est(256, 256, 64), est(64, 256, 128)
+    assert e128.details["gemm_k_chunks"] == math.ceil(128 / min(96, kc_l1))
+    assert e64.details["gemm_k_chunks"] == math.ceil(64 / min(64, kc_l1))
+    assert e64rows.details["gemm_k_chunks"] == math.ceil(128 / min(128, kc_l1))
+    # same flops, same C passes per block: within 3% of each other
+    assert abs(e128.time_s / e64.time_s - 1) < 0.03, (e128.time_s, e64.time_s)
+
+
 # ---- hints -------------------------------------------------------------------------------------------------------
 def test_hint_generators_fit_and_rank():
     g = tilesight.hints.gemm_configs(4096, 4096, 4096, machine=H100_SXM, topk=5)
