@@ -339,7 +339,9 @@ def _cpu(p: KernelProfile, m: CpuMachine) -> Estimate:
         packed = operand if g.dtype != "float32" else 0.0     # other dtypes are converted while packing
         c_traffic = g.M * g.N * 4 * 2 * chunks
         work = operand + c_traffic + packed
-        bw = cache_bw if work <= m.l2_bytes else m.core_bytes_per_s * 2
+        # the call's working set streams from L2 when it fits half of it (the rest holds the block's
+        # other tiles, the next panels and the stack: BLIS sizes its blocks the same way), else from L3
+        bw = cache_bw if work <= m.l2_bytes / 2 else m.core_bytes_per_s * 2
         t_gemm += g.count * (2.0 * g.M * g.N * g.K / rate + work / bw + m.gemm_call_overhead_s)
         calls += g.count
         k_chunks = max(k_chunks, chunks)

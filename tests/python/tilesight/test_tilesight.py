@@ -369,25 +369,32 @@ def test_cpu_estimated_best_is_near_the_measured_best():
     assert meas[best_est] <= 1.5 * min(meas.values()), (est, meas)
 
 
-def test_cpu_gemm_k_chunks_follow_the_micro_kernel():
+def test_cpu_gemm_k_chunks_and_the_l2_working_set():
     """tl/cpu/gemm.h packs B (fp32 feeding >= 96 rows of C) in chunks of k of at most 96 KiB, and each
     chunk is one pass over the C tile: a 256 x 256 tile with block_K 128 runs as two chunks (96 + 32),
-    one with block_K 64 as one, 64 rows (B read in place) as one at any K here. Two chunks of half
-    as many calls cost the same C traffic per block, so the estimate no longer favours the longer K
-    for its loop head alone."""
-    m = tilesight.local_cpu()
+    one with block_K 64 as one, 64 rows (B read in place) as one. A call whose working set (operands +
+    C once per chunk) exceeds half the L2 streams from L3: with a 2 MiB L2, 256 x 256 x 128 (1.28 MB)
+    does and 256 x 256 x 64 (0.64 MB) does not; with 8 MiB neither does, and the two cost the same
+    (same flops, same C passes per block)."""
+    import dataclasses
+    from tilelang.tilesight import CpuMachine
+    base = CpuMachine(name="test AVX-512 core", cores=2, clock_hz=2.1e9, vector_bits=512, fma_units=2,
+                      l1d_bytes=48 << 10, l2_bytes=2 << 20, l3_bytes=300 << 20, dram_bytes_per_s=20e9,
+                      core_bytes_per_s=12e9)
 
-    def est(bm, bn, bk):
+    def est(bm, bn, bk, m):
         return tilesight.estimate(gemm(1024, 1024, 1024, bm, bn, bk, stages=1, dtype="float32", accum="float32"),
                                   machine=m)
 
-    kc_l1 = max(8, (m.l1d_bytes * 3 // 4) // ((4 if m.vector_bits == 512 else 2) * (m.vector_bits // 32) * 4))
-    e128, e64, e64rows = est(256, 256, 128), est(256, 256, 64), est(64, 256, 128)
-    assert e128.details["gemm_k_chunks"] == math.ceil(128 / min(96, kc_l1))
-    assert e64.details["gemm_k_chunks"] == math.ceil(64 / min(64, kc_l1))
-    assert e64rows.details["gemm_k_chunks"] == math.ceil(128 / min(128, kc_l1))
-    # same flops, same C passes per block: within 3% of each other
-    assert abs(e128.time_s / e64.time_s - 1) < 0.03, (e128.time_s, e64.time_s)
+    e128, e64, e64rows = est(256, 256, 128, base), est(256, 256, 64, base), est(64, 256, 128, base)
+    assert e128.details["gemm_k_chunks"] == 2          # KC = 96 KiB / (256 columns x 4 B) = 96 < 128
+    assert e64.details["gemm_k_chunks"] == 1
+    assert e64rows.details["gemm_k_chunks"] == 1       # B read in place: only the L1 strip limit (144)
+    assert e128.time_s > 1.1 * e64.time_s, (e128.time_s, e64.time_s)
+    big = dataclasses.replace(base, l2_bytes=8 << 20)
+    b128, b64 = est(256, 256, 128, big), est(256, 256, 64, big)
+    assert abs(b128.time_s / b64.time_s - 1) < 0.03, (b128.time_s, b64.time_s)
+    assert b128.time_s < e128.time_s and abs(b64.time_s / e64.time_s - 1) < 1e-9
 
 
 # ---- hints -------------------------------------------------------------------------------------------------------
