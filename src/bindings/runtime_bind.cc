@@ -769,6 +769,20 @@ void bind_runtime(nb::module_& m) {
      nb::arg("verbose") = false,
      "Builds a hand-written C++ kernel (include/tl/cpu/abi.h) for the given signature (tests, experiments).");
 
+  m.def("prelower", [](const PrimFunc& func, const std::string& target, nb::handle pass_configs,
+                        std::vector<std::string> compile_flags) {
+    CompileOptions o = options_from(target, func, pass_configs, std::move(compile_flags), false);
+    std::pair<PrimFunc, std::string> r;
+    {
+      nb::gil_scoped_release release;
+      r = prelower(func, o);
+    }
+    return nb::make_tuple(r.first, r.second, o.target.str());
+  }, nb::arg("func"), nb::arg("target") = "auto", nb::arg("pass_configs") = nb::none(),
+     nb::arg("compile_flags") = std::vector<std::string>{},
+     "Lowers and generates code as compile() would with these options, keeping the result for that compile "
+     "(runtime/compile.h). Returns (lowered PrimFunc, kernel source, resolved target).");
+  m.def("prelower_reuse_count", &prelower_reuse_count);
   m.def("cache_root", &cache_root, "The kernel cache directory in effect ($TILELANG_CACHE_DIR or ~/.cache/tilelang).");
   m.def("cache_disabled", &KernelCache::disabled_by_env);
   m.def("clear_cache", [] {

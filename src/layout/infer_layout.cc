@@ -666,6 +666,12 @@ class Solver {
     if (L.num_threads() > threads())
       throw_error<LayoutError>(nest_name(n), ": its layout ", L.str(), " needs ", L.num_threads(),
                                " threads, but the kernel has only ", threads());
+    // The loop layout's points, computed once for all accesses (every (thread, register) of the
+    // tile: this check dominates the cost of lowering a large attention tile otherwise).
+    const size_t rank = n.nest.vars.size();
+    std::vector<int64_t> points;   // rank entries per (thread, register); empty when not valid
+    std::vector<char> valid;
+    std::set<std::string> seen;    // an access checked once (a load and a store of acc[i, j])
     for (const FragAccess& a : n.accesses) {
       auto fit = map_.fragments.find(a.buffer);
       TL_ICHECK(fit != map_.fragments.end(), "fragment without layout: ", a.buffer.name());
@@ -684,16 +690,32 @@ class Solver {
           }
         });
       if (!enumerable) continue;
-      std::vector<int64_t> fshape = F.shape();
+      std::string key = std::to_string(reinterpret_cast<uintptr_t>(a.buffer.get()));
+      for (const Expr& e : a.indices) key += "," + to_string(e);
+      if (!seen.insert(key).second) continue;
+      const std::vector<int64_t>& fshape = F.shape();
       int64_t checked = 0;
+      NestIndexEval at(n.nest.vars, a.indices);
+      if (valid.empty()) {
+        valid.assign(static_cast<size_t>(L.num_threads() * L.num_regs()), 0);
+        points.assign(valid.size() * rank, 0);
+        std::vector<int64_t> p;
+        for (int64_t t = 0; t < L.num_threads(); ++t)
+          for (int64_t r = 0; r < L.num_regs(); ++r) {
+            size_t slot = static_cast<size_t>(t * L.num_regs() + r);
+            if (!L.index_at(t, r, &p)) continue;
+            valid[slot] = 1;
+            std::copy(p.begin(), p.end(), points.begin() + static_cast<std::ptrdiff_t>(slot * rank));
+          }
+      }
+      std::vector<int64_t> point(rank), idx, back;  // reused: this runs for every (thread, register)
       for (int64_t t = 0; t < L.num_threads(); ++t) {
         for (int64_t r = 0; r < L.num_regs(); ++r) {
-          std::vector<int64_t> point;
-          if (!L.index_at(t, r, &point)) continue;
-          std::map<Var, int64_t, VarLess> env;
-          for (size_t k = 0; k < point.size(); ++k) env[n.nest.vars[k]] = point[k];
-          std::vector<int64_t> idx;
-          for (const Expr& e : a.indices) idx.push_back(eval_index(e, env));
+          size_t slot = static_cast<size_t>(t * L.num_regs() + r);
+          if (!valid[slot]) continue;
+          std::copy(points.begin() + static_cast<std::ptrdiff_t>(slot * rank),
+                    points.begin() + static_cast<std::ptrdiff_t>((slot + 1) * rank), point.begin());
+          at.eval(point, &idx);
           bool in_range = idx.size() == fshape.size();
           for (size_t k = 0; in_range && k < idx.size(); ++k) in_range = idx[k] >= 0 && idx[k] < fshape[k];
           if (!in_range) {
@@ -703,7 +725,6 @@ class Solver {
             os << "), outside the fragment";
             throw LayoutError(os.str());
           }
-          std::vector<int64_t> back;
           bool holds = t < F.num_threads() && F.index_at(t, F.reg_at(idx), &back) && back == idx;
           if (!holds) {
             std::ostringstream os;

@@ -70,6 +70,36 @@ int64_t eval_index(const Expr& e, const std::map<Var, int64_t, VarLess>& env) {
   throw_error<ValueError>("eval_index: not an integer index expression: ", to_string(e));
 }
 
+NestIndexEval::NestIndexEval(const std::vector<Var>& vars, const std::vector<Expr>& indices)
+    : vars_(vars), indices_(indices), direct_(indices.size(), -1) {
+  bool need_env = false;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (const VarNode* v = indices[i].as<VarNode>())
+      for (size_t k = 0; k < vars.size(); ++k)
+        if (vars[k].get() == v) direct_[i] = static_cast<int>(k);
+    need_env |= direct_[i] < 0;
+  }
+  if (need_env)
+    for (const Var& v : vars_) env_[v] = 0;
+}
+
+void NestIndexEval::eval(const std::vector<int64_t>& point, std::vector<int64_t>* idx) {
+  TL_ICHECK(point.size() == vars_.size());
+  idx->resize(indices_.size());
+  bool env_set = false;
+  for (size_t i = 0; i < indices_.size(); ++i) {
+    if (direct_[i] >= 0) {
+      (*idx)[i] = point[static_cast<size_t>(direct_[i])];
+      continue;
+    }
+    if (!env_set) {
+      for (size_t k = 0; k < vars_.size(); ++k) env_.find(vars_[k])->second = point[k];
+      env_set = true;
+    }
+    (*idx)[i] = eval_index(indices_[i], env_);
+  }
+}
+
 int64_t Layout::input_size() const {
   int64_t n = 1;
   for (int64_t s : node_->input_shape) n *= s;

@@ -24,6 +24,23 @@ namespace tl {
 // floormod / % min max, bit operations, shifts, comparisons, select). Throws ValueError for an
 // unbound variable or an unsupported node.
 int64_t eval_index(const Expr& e, const std::map<Var, int64_t, VarLess>& env);
+
+// The same index expressions evaluated at many points of a loop nest (layout checks enumerate every
+// (thread, register) of a tile): an index that is one of the nest's variables is read off the point,
+// the others go through eval_index with one environment reused from point to point. `vars` and
+// `indices` are referenced, not copied: they must outlive the evaluator.
+class NestIndexEval {
+ public:
+  NestIndexEval(const std::vector<Var>& vars, const std::vector<Expr>& indices);
+  // *idx = the indices at vars = point (point.size() == vars.size()).
+  void eval(const std::vector<int64_t>& point, std::vector<int64_t>* idx);
+
+ private:
+  const std::vector<Var>& vars_;
+  const std::vector<Expr>& indices_;
+  std::vector<int> direct_;  // the position of the variable an index is, or -1
+  std::map<Var, int64_t, VarLess> env_;
+};
 // "[128, 64]": a constant shape in messages and printed layouts.
 std::string shape_str(const std::vector<int64_t>& shape);
 

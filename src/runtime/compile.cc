@@ -1,5 +1,6 @@
 #include "runtime/compile.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <list>
@@ -69,6 +70,55 @@ CompileMemo& memo() {
   static CompileMemo* m = new CompileMemo();
   return *m;
 }
+
+// prelower() results waiting for their compile: cache key -> the lowering, least recently used
+// dropped first (a tuner that ranks many configurations compiles only a few of them).
+struct PreLowered {
+  PrimFunc lowered;
+  std::string kernel_source, host_source;
+  std::vector<std::pair<std::string, PrimFunc>> stages;
+};
+
+class PreLoweredMemo {
+ public:
+  std::shared_ptr<const PreLowered> find(const std::string& key, bool take) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = order_.begin(); it != order_.end(); ++it) {
+      if (it->first != key) continue;
+      std::shared_ptr<const PreLowered> p = it->second;
+      if (take) order_.erase(it);
+      else order_.splice(order_.begin(), order_, it);
+      return p;
+    }
+    return nullptr;
+  }
+  void insert(const std::string& key, std::shared_ptr<const PreLowered> p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = order_.begin(); it != order_.end(); ++it)
+      if (it->first == key) {
+        order_.erase(it);
+        break;
+      }
+    order_.emplace_front(key, std::move(p));
+    if (order_.size() > kCapacity) order_.pop_back();
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    order_.clear();
+  }
+
+ private:
+  static constexpr size_t kCapacity = 64;
+  std::mutex mu_;
+  std::list<std::pair<std::string, std::shared_ptr<const PreLowered>>> order_;
+};
+
+PreLoweredMemo& prelowered() {
+  static PreLoweredMemo* m = new PreLoweredMemo();
+  return *m;
+}
+
+std::atomic<int64_t> g_prelower_reused{0};
 
 std::string configs_text(const AttrMap& configs) {
   std::string s;
@@ -162,8 +212,34 @@ std::string build_key(const std::string& kernel_source, const CompileOptions& op
 
 void clear_compile_memo() {
   memo().clear();
+  prelowered().clear();
   clear_build_memo();
 }
+
+std::pair<PrimFunc, std::string> prelower(const PrimFunc& f, const CompileOptions& opts_in) {
+  if (!f.defined()) throw_error<ValueError>("prelower: no function given");
+  CompileOptions opts = opts_in;
+  opts.pass_configs = validate_pass_configs(opts_in.pass_configs);
+  std::shared_ptr<TargetBackend> backend(make_backend(opts.target));
+  std::string key = compute_cache_key(f, opts, *backend);
+  if (auto p = prelowered().find(key, false)) return {p->lowered, p->kernel_source};
+  auto p = std::make_shared<PreLowered>();
+  {
+    std::lock_guard<std::mutex> lock(lowering_mutex());
+    PassContext ctx;
+    ctx.target = opts.target;
+    ctx.configs = opts.pass_configs;
+    run_with_large_stack([&] {
+      p->lowered = backend->lower(f, ctx);
+      p->kernel_source = backend->codegen(p->lowered, ctx, &p->host_source);
+    });
+    p->stages = std::move(ctx.stages);
+  }
+  if (!memo().find(key)) prelowered().insert(key, p);
+  return {p->lowered, p->kernel_source};
+}
+
+int64_t prelower_reuse_count() { return g_prelower_reused.load(); }
 
 std::string cache_root() { return KernelCache::default_root(); }
 
@@ -226,7 +302,16 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
 
   if (!kernel->module_) {
     PrimFunc lowered;
-    {
+    if (auto pre = prelowered().find(key, true)) {  // lowered by prelower() (the tuner's estimate)
+      lowered = pre->lowered;
+      kernel->kernel_source_ = pre->kernel_source;
+      kernel->host_source_ = pre->host_source;
+      kernel->stages_ = pre->stages;
+      kernel->stages_ready_ = true;
+      g_prelower_reused.fetch_add(1);
+      if (opts.verbose)
+        std::fprintf(stderr, "[tilelang] %s: reusing the lowering done for its estimate\n", f.name().c_str());
+    } else {
       std::lock_guard<std::mutex> lock(lowering_mutex());
       PassContext ctx;
       ctx.target = opts.target;

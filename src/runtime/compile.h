@@ -74,6 +74,16 @@ std::shared_ptr<CompiledKernel> compile(const PrimFunc& f, const CompileOptions&
 std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const CompileOptions& opts,
                                                      std::shared_ptr<TargetBackend> backend);
 
+// Lowers `f` and generates its code exactly as compile(f, opts) would, without building it, and
+// keeps the result (a few dozen, least recently used dropped first) for that compile, which then
+// only runs the system compiler. The autotuner's TileSight ranking lowers every configuration to
+// read what the compiler does with it; the configurations it then compiles reuse that lowering.
+// Returns the lowered function and the kernel source. Nothing is kept when the kernel is already
+// compiled in this process.
+std::pair<PrimFunc, std::string> prelower(const PrimFunc& f, const CompileOptions& opts);
+// How many prelower() results a compile has reused (tests).
+int64_t prelower_reuse_count();
+
 // The cache key compile() would use (exposed for tests and tools).
 std::string compute_cache_key(const PrimFunc& f, const CompileOptions& opts, TargetBackend& backend);
 

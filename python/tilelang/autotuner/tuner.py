@@ -107,6 +107,7 @@ class AutoTuner:
         self.jit_compile = None     # prim_func, config -> kernel (set by AutoTuneImpl)
         self.jit_elaborate = None   # **config -> prim_func
         self.jit_target = None      # the @tilelang.jit target (TileSight estimates for it)
+        self.jit_compile_options = None  # per-config pass configs -> tilelang.compile's options (jit)
         self._kernel_parameters = None
         self._function_parameters = None
         self.verbose = True
@@ -190,6 +191,18 @@ class AutoTuner:
         if self.jit_compile is not None:
             return self.jit_compile(prim, per_config)
         return self.compile_args.compile_program(prim, per_config)
+
+    def _compile_options(self, config):
+        """The target, pass configs and compile flags `config` is compiled with: TileSight lowers it
+        with these so that the compile of a kept configuration reuses that lowering. None when the
+        compile function was replaced without saying how it compiles."""
+        per_config = config.get(_PASS_CONFIGS_KEY)
+        if self.jit_compile is not None:
+            return self.jit_compile_options(per_config) if self.jit_compile_options is not None else None
+        ca = self.compile_args
+        merged = dict(ca.pass_configs or {})
+        merged.update(per_config or {})
+        return dict(target=ca.target, pass_configs=merged or None, compile_flags=ca.compile_flags)
 
     def run(self, warmup=25, rep=100, timeout=180, **_ignored):
         """Compiles, checks and times every configuration; returns the AutotuneResult of the
@@ -391,7 +404,8 @@ class AutoTuner:
             if prim is None:
                 continue
             try:
-                est = tilesight.estimate(prim, target=self._estimate_target(prim))
+                est = tilesight.estimate(prim, target=self._estimate_target(prim),
+                                         compile_options=self._compile_options(results[i].config))
             except Exception as e:  # noqa: BLE001 - an unestimable config is measured after the ranked ones
                 results[i].message = f"TileSight could not estimate it: {_short(e)}"
                 unranked.append(i)
@@ -676,8 +690,14 @@ class AutoTuneImpl:
                 return impl.compile_prim(prim, pass_configs=configs_)
             return impl.compile_prim(prim)
 
+        def compile_options(per_config_pass_configs):
+            merged = dict(impl.pass_configs or {})
+            merged.update(per_config_pass_configs or {})
+            return dict(target=impl.target, pass_configs=merged or None, compile_flags=impl.compile_flags)
+
         tuner.jit_elaborate = elaborate
         tuner.jit_compile = compile_one
+        tuner.jit_compile_options = compile_options
         tuner.set_kernel_parameters(key, impl.signature.parameters if impl.signature else {})
         result = tuner.run()
         if fixed:

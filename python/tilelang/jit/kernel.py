@@ -82,6 +82,18 @@ def _normalize_target(target):
     raise ValueError(f"target must be a string such as \"auto\", \"cpu\", \"cuda\" or \"ascend\", got {target!r}")
 
 
+def prelower(func, target="auto", pass_configs=None, compile_flags=None):
+    """Lowers and generates code for `func` exactly as tilelang.compile(func, target=target,
+    pass_configs=..., compile_flags=...) would, without building it; that compile (in this process)
+    then reuses the result and only runs the system compiler. Returns (lowered PrimFunc, kernel
+    source, resolved target string). The autotuner's TileSight ranking uses it (runtime/compile.h)."""
+    if target is None:
+        import os  # noqa: PLC0415
+        target = os.environ.get("TILELANG_DEFAULT_TARGET", "auto")
+    return _core.prelower(_ir_of(func), _normalize_target(target), normalize_pass_configs(pass_configs),
+                          _normalize_flags(compile_flags))
+
+
 def _ir_of(func):
     """The C++ PrimFunc of a @T.prim_func object (or a PrimFunc itself)."""
     prim_type = getattr(_core, "PrimFunc", None)

@@ -41,11 +41,14 @@ def _target_of(func, target):
     return "auto"
 
 
-def estimate(func, target="auto", machine=None, dyn=None) -> Estimate:
+def estimate(func, target="auto", machine=None, dyn=None, compile_options=None) -> Estimate:
     """TileSight's Estimate of `func` (a @T.prim_func, PrimFunc or compiled kernel) on `target`
     ("cpu", "cuda" = H100 SXM, "cuda -arch=sm_80" = A100, "ascend", "auto": the kernel's own target or
     this machine's) or on an explicit `machine` description. `dyn`: values of dynamic dimensions.
-    A kernel that cannot run there (shared memory, registers, UB) gives fits=False with the reasons."""
+    A kernel that cannot run there (shared memory, registers, UB) gives fits=False with the reasons.
+    `compile_options` (a dict of tilelang.compile's target / pass_configs / compile_flags): how `func`
+    will be compiled if it is kept; on sm_90a the lowering the estimate reads is then done with those
+    options and reused by that compile (the autotuner's top_k passes them)."""
     m = machine_for(_target_of(func, target), machine)
     if isinstance(m, AscendMachine):
         # Ascend: the analysis reads the lowered program (scopes L1 / L0 / UB assigned, gemms expanded
@@ -57,23 +60,37 @@ def estimate(func, target="auto", machine=None, dyn=None) -> Estimate:
         return estimate_profile(analyze(lowered, dyn), m)
     p = analyze(func, dyn)
     if isinstance(m, CudaMachine) and m.sm_version >= 90:
-        _cuda_lowering_facts(func, p)
+        _cuda_lowering_facts(func, p, compile_options)
         if p.lowering_error:
             return Estimate(kernel=p.name, machine=m.name, target=m.target, time_s=math.inf, bound="does not fit",
                             fits=False, reasons=[f"the cuda lowering rejects it: {p.lowering_error}"])
     return estimate_profile(p, m)
 
 
-def _cuda_lowering_facts(func, p):
-    """Whether the cuda pipeline warp-specializes the kernel (and makes it persistent): lowering
-    and code generation only, no NVRTC (milliseconds). Left unset when lowering fails (the estimate
-    then assumes the plain pipelined form)."""
-    import re
+def _lower_for_estimate(prim, compile_options):
+    """The sm_90a kernel source the estimate reads. With `compile_options` whose target resolves to
+    sm_90a, lowered as tilelang.compile will lower it with those options, and kept for that compile
+    (runtime/compile.h, prelower); otherwise lowered for sm_90a with the default options."""
     from .. import _core
+    if compile_options:
+        from ..jit.kernel import prelower
+        target = compile_options.get("target") or "auto"
+        resolved = str(_core.resolve_target(str(getattr(target, "tilelang_target", target)), prim))
+        if "sm_90a" in resolved:
+            return prelower(prim, resolved, compile_options.get("pass_configs"),
+                            compile_options.get("compile_flags"))[1]
+    return _core.cuda.lower_func(prim, "sm_90a", {})[1]
+
+
+def _cuda_lowering_facts(func, p, compile_options=None):
+    """Whether the cuda pipeline warp-specializes the kernel (and makes it persistent): lowering
+    and code generation only, no NVRTC (tens of milliseconds). Left unset when lowering fails (the
+    estimate then assumes the plain pipelined form)."""
+    import re
     from .analysis import _prim_of
     from ..errors import LayoutError
     try:
-        _, src = _core.cuda.lower_func(_prim_of(func), "sm_90a", {})
+        src = _lower_for_estimate(_prim_of(func), compile_options)
     except (LayoutError, NotImplementedError) as e:  # what compiling it would raise too
         p.lowering_error = str(e).splitlines()[0][:300]
         return

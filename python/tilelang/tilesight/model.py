@@ -313,25 +313,38 @@ def _cpu(p: KernelProfile, m: CpuMachine) -> Estimate:
     lanes = m.vector_bits // 32
     peak = m.fp32_flops_per_core()
     cache_bw = m.l2_bytes_per_clock * m.clock_hz
-    t_gemm, calls = 0.0, 0.0
+    t_gemm, calls, k_chunks = 0.0, 0.0, 0
     mr, nv_max = 6, (4 if m.vector_bits == 512 else 2)
     for g in p.gemms:
         # register-blocked micro-kernel: MR rows x up to NV vectors of C. A row tail wastes the missing
         # rows, the last partial vector its missing lanes; fewer than 8 accumulators (2 FMA pipes x 4
         # cycles of latency) leave the pipes idle; the k loop has a short head.
         nv = min(nv_max, math.ceil(g.N / lanes))
+        # k runs in chunks (tl/cpu/gemm.h): a packed operand takes at most 96 KiB per chunk (B is
+        # packed into NR-wide panels unless fp32 whole vectors feed fewer than 96 rows of C; A is
+        # read in place when fp32), and a chunk's B strip at most 3/4 of L1d. Each chunk is one pass
+        # over the C tile (its loads and stores) with its own loop head.
+        nr = nv_max * lanes
+        direct_b = g.dtype == "float32" and g.N % lanes == 0 and g.M < 96
+        per_k = (0 if g.dtype == "float32" else g.M) + (0 if direct_b else math.ceil(g.N / nr) * nr)
+        kc = g.K if per_k == 0 else max(1, min(g.K, (96 << 10) // (per_k * 4)))
+        kc = min(kc, max(8, (m.l1d_bytes * 3 // 4) // (nr * 4)))
+        chunks = math.ceil(g.K / kc)
         eff = ((g.M / (math.ceil(g.M / mr) * mr)) * (g.N / (math.ceil(g.N / lanes) * lanes))
-               * min(1.0, min(mr, g.M) * nv / 8.0) * (g.K / (g.K + 4.0)))
+               * min(1.0, min(mr, g.M) * nv / 8.0) * (g.K / (g.K + 4.0 * chunks)))
         bf16 = "bfloat16" in g.dtype and m.vector_bits == 512
         rate = peak * (2.0 if bf16 else 1.0) * eff
         eb = _bits(g.dtype) / 8
         operand = (g.M * g.K + g.K * g.N) * eb
         packed = operand if g.dtype != "float32" else 0.0     # other dtypes are converted while packing
-        c_traffic = g.M * g.N * 4 * 2
+        c_traffic = g.M * g.N * 4 * 2 * chunks
         work = operand + c_traffic + packed
-        bw = cache_bw if work <= m.l2_bytes else m.core_bytes_per_s * 2
+        # the call's working set streams from L2 when it fits half of it (the rest holds the block's
+        # other tiles, the next panels and the stack: BLIS sizes its blocks the same way), else from L3
+        bw = cache_bw if work <= m.l2_bytes / 2 else m.core_bytes_per_s * 2
         t_gemm += g.count * (2.0 * g.M * g.N * g.K / rate + work / bw + m.gemm_call_overhead_s)
         calls += g.count
+        k_chunks = max(k_chunks, chunks)
     t_vec = p.vector_flops / (m.clock_hz * lanes) + p.transcendental_ops * 10.0 / (m.clock_hz * lanes)
     in_l3 = p.global_buffer_bytes <= m.l3_bytes
     core_bw = m.core_bytes_per_s * (2.5 if in_l3 else 1.0)
@@ -357,7 +370,8 @@ def _cpu(p: KernelProfile, m: CpuMachine) -> Estimate:
                     waves=p.num_blocks / m.cores, wave_efficiency=eff_w, pipeline_stages=p.pipeline_stages,
                     shared_bytes=p.shared_bytes,
                     details={"t_gemm_block": t_gemm, "t_vector_block": t_vec, "t_memory_block": t_mem,
-                             "gemm_calls_block": calls, "t_dram": t_dram, "quantisation": loss})
+                             "gemm_calls_block": calls, "gemm_k_chunks": k_chunks, "t_dram": t_dram,
+                             "quantisation": loss})
 
 
 # ---- ascend -------------------------------------------------------------------------------------

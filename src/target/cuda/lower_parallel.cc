@@ -43,15 +43,18 @@ class NestAccessRewriter : public StmtMutator {
       // The register each thread needs for this iteration; constant when all threads agree.
       int64_t common = -1;
       bool uniform = true;
-      for (int64_t t = 0; t < layout_->num_threads() && uniform; ++t) {
-        std::vector<int64_t> point;
-        if (!layout_->index_at(t, reg_, &point)) continue;
-        std::map<Var, int64_t, VarLess> env;
-        for (size_t k = 0; k < point.size(); ++k) env[vars_[k]] = point[k];
-        std::vector<int64_t> idx;
-        for (const Expr& e : indices) idx.push_back(eval_index(e, env));
+      NestIndexEval eval_at(vars_, indices);
+      std::vector<int64_t> idx, back;  // reused across threads
+      for (size_t pi = 0; uniform; ++pi) {
+        if (pi == points_.size()) {  // this register's iteration point in the next thread (cached per rewriter)
+          std::vector<int64_t> p;
+          while (next_thread_ < layout_->num_threads() && !layout_->index_at(next_thread_, reg_, &p)) ++next_thread_;
+          if (next_thread_ >= layout_->num_threads()) break;
+          points_.emplace_back(next_thread_++, std::move(p));
+        }
+        const int64_t t = points_[pi].first;
+        eval_at.eval(points_[pi].second, &idx);
         int64_t r = F.reg_at(idx);
-        std::vector<int64_t> back;
         if (t >= F.num_threads() || !F.index_at(t, r, &back) || back != idx) {
           std::string at;
           for (size_t k = 0; k < idx.size(); ++k) at += (k ? ", " : "") + std::to_string(idx[k]);
@@ -94,6 +97,8 @@ class NestAccessRewriter : public StmtMutator {
   const std::vector<Var>& vars_;
   const Fragment* layout_;
   int64_t reg_;
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> points_;  // (thread, loop point) holding reg_
+  int64_t next_thread_ = 0;                                        // the next thread points_ would scan
 };
 
 // ---- unswitching of affine conditions ---------------------------------------------------------

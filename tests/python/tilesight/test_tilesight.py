@@ -289,6 +289,55 @@ def test_autotune_top_k_on_ascend_drops_l0c_overflow():
     assert [r.status for r in result.results].count("not measured") == 1
 
 
+def _has_nvrtc():
+    from tilelang import _core
+    return _core.cuda.nvrtc_available()[0]
+
+
+@pytest.mark.skipif(not _has_nvrtc(), reason="NVRTC not available (compiling for cuda needs it)")
+def test_top_k_compiles_reuse_the_estimates_lowering(tmp_path, monkeypatch):
+    """On sm_90a the estimate lowers every configuration (to read what the compiler does with it)
+    with the tuner's compile options; the compiles of the top_k then reuse that lowering (only NVRTC
+    runs), and produce exactly the kernel a fresh compile produces."""
+    from tilelang import _core
+    from tilelang.autotuner import AutoTuner
+    from tilelang.autotuner.param import ConfigResult
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "tuned"))
+    _core.clear_memo()
+    target = "cuda -arch=sm_90a"
+    configs = [dict(block_M=bm, block_N=bn, num_stages=2, threads=128) for bm, bn in ((64, 64), (64, 32), (128, 64))]
+
+    def builder(block_M, block_N, num_stages, threads):
+        return zoo.flashattn(1, 2, 256, 64, False, block_M=block_M, block_N=block_N, num_stages=num_stages,
+                             threads=threads)
+
+    tuner = AutoTuner.from_kernel(builder, configs, top_k=2).set_compile_args(out_idx=[-1], target=target)
+    tuner.verbose = False
+    prims = [tuner._elaborate(c) for c in configs]
+    results = [ConfigResult(dict(c)) for c in configs]
+    n0 = _core.prelower_reuse_count()
+    tuner._select_top_k(prims, results)
+    assert [r.status for r in results].count("not measured") == 1
+    kernels = tuner._compile_all(configs, prims, results, 600)
+    assert sum(k is not None for k in kernels) == 2
+    assert _core.prelower_reuse_count() - n0 == 2
+    for c, k in zip(configs, kernels):
+        if k is None:
+            continue
+        _core.clear_memo()
+        monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / f"fresh{c['block_M']}x{c['block_N']}"))
+        fresh = tilelang.compile(builder(**c), out_idx=[-1], target=target)
+        assert fresh.get_kernel_source() == k.get_kernel_source()
+        assert "__global__" in fresh.get_kernel_source()
+    # an estimate for another target than the compile's leaves nothing behind to reuse
+    _core.clear_memo()
+    n1 = _core.prelower_reuse_count()
+    tilesight.estimate(prims[0], machine=H100_SXM, compile_options=dict(target="cuda -arch=sm_80"))
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "sm80"))
+    tilelang.compile(prims[0], out_idx=[-1], target="cuda -arch=sm_80")
+    assert _core.prelower_reuse_count() == n1
+
+
 def test_top_k_validation():
     with pytest.raises(ValueError, match="top_k"):
         tilelang.autotune(configs=[{"a": 1}], top_k=0)
@@ -318,6 +367,34 @@ def test_cpu_estimated_best_is_near_the_measured_best():
     best_est = min(est, key=est.get)
     assert best_est == (128, 128, 64)
     assert meas[best_est] <= 1.5 * min(meas.values()), (est, meas)
+
+
+def test_cpu_gemm_k_chunks_and_the_l2_working_set():
+    """tl/cpu/gemm.h packs B (fp32 feeding >= 96 rows of C) in chunks of k of at most 96 KiB, and each
+    chunk is one pass over the C tile: a 256 x 256 tile with block_K 128 runs as two chunks (96 + 32),
+    one with block_K 64 as one, 64 rows (B read in place) as one. A call whose working set (operands +
+    C once per chunk) exceeds half the L2 streams from L3: with a 2 MiB L2, 256 x 256 x 128 (1.28 MB)
+    does and 256 x 256 x 64 (0.64 MB) does not; with 8 MiB neither does, and the two cost the same
+    (same flops, same C passes per block)."""
+    import dataclasses
+    from tilelang.tilesight import CpuMachine
+    base = CpuMachine(name="test AVX-512 core", cores=2, clock_hz=2.1e9, vector_bits=512, fma_units=2,
+                      l1d_bytes=48 << 10, l2_bytes=2 << 20, l3_bytes=300 << 20, dram_bytes_per_s=20e9,
+                      core_bytes_per_s=12e9)
+
+    def est(bm, bn, bk, m):
+        return tilesight.estimate(gemm(1024, 1024, 1024, bm, bn, bk, stages=1, dtype="float32", accum="float32"),
+                                  machine=m)
+
+    e128, e64, e64rows = est(256, 256, 128, base), est(256, 256, 64, base), est(64, 256, 128, base)
+    assert e128.details["gemm_k_chunks"] == 2          # KC = 96 KiB / (256 columns x 4 B) = 96 < 128
+    assert e64.details["gemm_k_chunks"] == 1
+    assert e64rows.details["gemm_k_chunks"] == 1       # B read in place: only the L1 strip limit (144)
+    assert e128.time_s > 1.1 * e64.time_s, (e128.time_s, e64.time_s)
+    big = dataclasses.replace(base, l2_bytes=8 << 20)
+    b128, b64 = est(256, 256, 128, big), est(256, 256, 64, big)
+    assert abs(b128.time_s / b64.time_s - 1) < 0.03, (b128.time_s, b64.time_s)
+    assert b128.time_s < e128.time_s and abs(b64.time_s / e64.time_s - 1) < 1e-9
 
 
 # ---- hints -------------------------------------------------------------------------------------------------------
