@@ -255,6 +255,9 @@ void CudaKernelModule::launch_one(size_t index, const std::vector<TLArg>& args, 
       for (size_t d = 0; same && d < st.dims.size(); ++d) same = st.last_dims[d] == dims[d];
       for (size_t d = 0; same && d < st.strides.size(); ++d) same = st.last_strides[d] == strides[d];
       if (!same) {
+        // The driver encodes in the calling thread's current context: a thread that has not
+        // launched on this device yet (the autotuner's timing thread) has none.
+        cuda_set_device(env.device_id);
         cuda_encode_tensor_map(st.map, m.dtype, static_cast<int>(m.box.size()), ptr, dims, strides, box, m.swizzle,
                                "argument " + std::to_string(m.param) + " of kernel '" + info.kernel_name + "'");
         st.ptr = ptr;

@@ -649,8 +649,10 @@ void cuda_encode_tensor_map(void* out, int dtype, int rank, void* ptr, const uin
     for (int i = 0; i + 1 < rank; ++i) os << " " << strides[i];
     os << ", box";
     for (int i = 0; i < rank; ++i) os << " " << box[i];
-    os << ", swizzle " << swizzle_bytes << "): TMA needs a 16-byte aligned pointer and strides that are multiples "
-       << "of 16 bytes; compile with TL_DISABLE_TMA_LOWER for other tensors";
+    os << ", swizzle " << swizzle_bytes << ")";
+    if (r == 1)  // CUDA_ERROR_INVALID_VALUE: what the tensor can cause
+      os << ": TMA needs a 16-byte aligned pointer and strides that are multiples of 16 bytes; compile with "
+         << "TL_DISABLE_TMA_LOWER for other tensors";
     check(r, "cuTensorMapEncodeTiled", os.str());
   }
 }

@@ -12,7 +12,7 @@ typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
 static int g_ctx_tag = 0x5eed;
-static void* g_current = 0;
+static __thread void* g_current = 0; /* per thread, as the driver's current context */
 static int g_inited = 0;
 
 /* The last launch, for the test to inspect through fake_last_launch(). */
@@ -145,6 +145,7 @@ static int g_tmap_encodes = 0;
 CUresult cuTensorMapEncodeTiled(void* map, int dtype, unsigned rank, void* addr, const unsigned long long* dims,
                                 const unsigned long long* strides, const unsigned* box, const unsigned* es,
                                 int interleave, int swizzle, int l2, int oob) {
+  REQUIRE(g_current, 201); /* the real driver encodes in the current context */
   REQUIRE(map && ((uintptr_t)map % 64) == 0 && addr && rank >= 1 && rank <= 5 && dims && box && es, 1);
   REQUIRE(rank == 1 || strides, 1);
   uint64_t* w = map;

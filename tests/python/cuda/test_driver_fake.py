@@ -171,5 +171,19 @@ def test_tensor_maps_are_encoded_only_when_a_tensor_changes(fake_driver):
         assert fake.fake_tmap_encodes() == n1
         launch(kern, [("ptr", A), ("ptr", B), ("ptr", C), ("i64", 100)])  # A's map has m rows
         assert fake.fake_tmap_encodes() == n1 + 1
+
+        # A thread that has not launched yet has no current context: the launch makes the device's
+        # current there before encoding (the autotuner times kernels in its own thread).
+        import threading
+        errors = []
+        def other_thread():
+            try:
+                launch(kern, [("ptr", A2), ("ptr", B), ("ptr", C), ("i64", 100)])
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+        th = threading.Thread(target=other_thread)
+        th.start(); th.join()
+        assert not errors, errors
+        assert fake.fake_tmap_encodes() == n1 + 2
         print("ok")
     """)
