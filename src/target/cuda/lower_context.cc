@@ -6,110 +6,13 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/int_arith.h"
+#include "op/op_util.h"
 
 namespace tl {
 
 bool cuda_const_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int64_t* lo, int64_t* hi) {
-  if (!e.defined()) return false;
-  if (const auto* n = e.as<IntImmNode>()) {
-    *lo = *hi = n->value;
-    return true;
-  }
-  if (e.as<VarNode>()) {
-    auto it = ranges.find(Var(std::static_pointer_cast<const VarNode>(e.node())));
-    if (it == ranges.end()) return false;
-    // [min, min + extent - 1], with min and extent themselves bounded (a loop over a let-bound
-    // trip count such as min(4, ...) still has constant bounds).
-    int64_t mn_lo, mn_hi, ext_lo, ext_hi;
-    if (!cuda_const_bounds(it->second.min, ranges, &mn_lo, &mn_hi)) return false;
-    if (!cuda_const_bounds(it->second.extent, ranges, &ext_lo, &ext_hi) || ext_hi <= 0) return false;
-    *lo = mn_lo;
-    *hi = mn_hi + ext_hi - 1;
-    return true;
-  }
-  if (const auto* c = e.as<CastNode>()) {
-    if (!c->dtype.is_integer() && !c->dtype.is_bool()) return false;
-    return cuda_const_bounds(c->value, ranges, lo, hi);
-  }
-  if (const auto* s = e.as<SelectNode>()) {
-    int64_t a0, a1, b0, b1;
-    if (!cuda_const_bounds(s->true_value, ranges, &a0, &a1) || !cuda_const_bounds(s->false_value, ranges, &b0, &b1))
-      return false;
-    *lo = std::min(a0, b0);
-    *hi = std::max(a1, b1);
-    return true;
-  }
-  if (const auto* u = e.as<UnaryNode>()) {
-    int64_t a0, a1;
-    if (u->op != UnOp::kNeg || !cuda_const_bounds(u->a, ranges, &a0, &a1)) return false;
-    *lo = -a1;
-    *hi = -a0;
-    return true;
-  }
-  const auto* b = e.as<BinaryNode>();
-  if (!b) return false;
-  if (binop_is_compare(b->op) || binop_is_logical(b->op)) {
-    *lo = 0;
-    *hi = 1;
-    return true;
-  }
-  int64_t a0, a1, b0, b1;
-  // floormod by a positive constant lies in [0, c - 1] whatever the dividend (persistent kernels'
-  // tile indices are unbounded before it).
-  if (b->op == BinOp::kFloorMod && is_const_int(b->b, &b0) && b0 > 0 && !cuda_const_bounds(b->a, ranges, &a0, &a1)) {
-    *lo = 0;
-    *hi = b0 - 1;
-    return true;
-  }
-  if (!cuda_const_bounds(b->a, ranges, &a0, &a1) || !cuda_const_bounds(b->b, ranges, &b0, &b1)) return false;
-  switch (b->op) {
-    case BinOp::kAdd: *lo = a0 + b0; *hi = a1 + b1; return true;
-    case BinOp::kSub: *lo = a0 - b1; *hi = a1 - b0; return true;
-    case BinOp::kMul: {
-      int64_t c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
-      *lo = *std::min_element(c, c + 4);
-      *hi = *std::max_element(c, c + 4);
-      return true;
-    }
-    case BinOp::kFloorDiv:
-    case BinOp::kDiv: {
-      if (b0 != b1 || b0 <= 0) return false;
-      if (b->op == BinOp::kDiv && a0 < 0) return false;
-      *lo = floordiv_int<int64_t>(a0, b0);
-      *hi = floordiv_int<int64_t>(a1, b0);
-      return true;
-    }
-    case BinOp::kFloorMod:
-    case BinOp::kMod: {
-      if (b0 != b1 || b0 <= 0) return false;
-      if (b->op == BinOp::kMod && a0 < 0) return false;
-      if (a0 >= 0 && floordiv_int<int64_t>(a0, b0) == floordiv_int<int64_t>(a1, b0)) {
-        *lo = a0 - floordiv_int<int64_t>(a0, b0) * b0;
-        *hi = a1 - floordiv_int<int64_t>(a1, b0) * b0;
-      } else {
-        *lo = 0;
-        *hi = b0 - 1;
-      }
-      return true;
-    }
-    case BinOp::kMin: *lo = std::min(a0, b0); *hi = std::min(a1, b1); return true;
-    case BinOp::kMax: *lo = std::max(a0, b0); *hi = std::max(a1, b1); return true;
-    case BinOp::kBitAnd:
-      if (a0 >= 0 && b0 >= 0) {
-        *lo = 0;
-        *hi = std::min(a1, b1);
-        return true;
-      }
-      return false;
-    case BinOp::kShr:
-      if (a0 >= 0 && b0 == b1 && b0 >= 0 && b0 < 63) {
-        *lo = a0 >> b0;
-        *hi = a1 >> b0;
-        return true;
-      }
-      return false;
-    default: return false;
-  }
+  // The one bounds analysis (arith/analyzer.h) through op_util's view of it.
+  return const_bounds(e, ranges, lo, hi);
 }
 
 bool provably_divisible(const Expr& e, int64_t n) {
