@@ -102,6 +102,11 @@ class Analyzer {
 // guard elimination: op_util int_bounds; the cuda lowering: cuda_const_bounds).
 ConstIntBound const_int_bound_over(const Expr& e, const std::map<Var, Range, VarLess>& ranges);
 
+// True when `e` is a multiple of `n` for every value of its variables (constants, sums, differences,
+// min/max of multiples, products with a factor that supplies n's divisors, shifts); false means
+// "not proven". The one divisibility analysis (the cuda lowering's vector widths and TMA boxes).
+bool provably_divisible(const Expr& e, int64_t n);
+
 // The ranges of a kernel's indices: block indices [0, grid[d]), then thread indices
 // [0, threads[d]) (the extents are `grid` / `threads` when given). What Analyzer::bind_kernel_scoped
 // binds; analyses with their own variable map (access regions) use it directly.
