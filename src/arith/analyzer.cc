@@ -308,7 +308,17 @@ ConstIntBound const_int_bound_over(const Expr& e, const std::map<Var, Range, Var
         auto it = ranges.find(Var(std::static_pointer_cast<const VarNode>(y.node())));
         if (it != ranges.end()) bind(it->first, it->second);
       });
-    an.bind(v, r);
+    // [lower bound of min, upper bound of min + upper bound of extent - 1]: constant bounds only (no
+    // simplification of the range: this runs per query on the lowering's hot path).
+    if (v.dtype().is_integer()) {
+      ConstIntBound mn = an.const_int_bound(r.min), ext = an.const_int_bound(r.extent);
+      ConstIntBound b(mn.min_value, bound_add(ConstIntBound::point(mn.max_value),
+                                              bound_add(ConstIntBound::point(ext.max_value), ConstIntBound::point(-1)))
+                                        .max_value);
+      if (!mn.has_upper() || !ext.has_upper()) b.max_value = ConstIntBound::kPosInf;
+      if (b.max_value < b.min_value) b.max_value = b.min_value;  // an empty range: keep a valid interval
+      an.bind(v, b);
+    }
     state[v.get()] = 2;
   };
   // Only the variables `e` reaches (directly or through ranges) matter.
