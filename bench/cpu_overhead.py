@@ -32,6 +32,19 @@ def tiny_add(n, blocks):
     return add
 
 
+def halves_dynamic():
+    """B[i] = A[2 * i] + A[2 * i + 1]: A's dimension is the expression 2 * n of the dynamic n, so every
+    call evaluates a shape expression on the call path (runtime/args.cc through ir/eval.h)."""
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def halves(A: T.Tensor((2 * n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(n):
+                B[i] = A[2 * i] + A[2 * i + 1]
+    return halves
+
+
 def per_call_us(fn, calls=20000, rounds=7):
     """Median over rounds of the mean time of `calls` back-to-back calls, in microseconds."""
     for _ in range(calls // 10):
@@ -80,6 +93,12 @@ def launch_rows(table):
         us = per_call_us(lambda: k(a, b, c))
         table.add(f"launch, 3 tensors, {blocks}-block grid", us, "us/call", "<= 5",
                   "inline on the caller" if blocks == 1 else "worker pool hand-off")
+    kd = tilelang.compile(halves_dynamic(), target="cpu")
+    a2, h = np.random.default_rng(1).standard_normal(256, dtype=np.float32), np.zeros(128, np.float32)
+    kd(a2, h)
+    np.testing.assert_allclose(h, a2[0::2] + a2[1::2], rtol=1e-6)
+    table.add("launch, 2 tensors with shapes (2*n,), (n,)", per_call_us(lambda: kd(a2, h)), "us/call", "<= 5",
+              "a shape expression evaluated per call")
     table.add("numpy np.add(a, b, out=c), 128 floats", per_call_us(lambda: np.add(a, b, out=c)), "us/call", "", "scale")
     k = kernels[1]
     try:

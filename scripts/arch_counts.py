@@ -11,8 +11,16 @@ Prints, from the source text (heuristics; each says what it matches):
   floor-div rules      lines spelling the integer floor-division sign fix-up
                        (`a % b != 0 && (a < 0) != (b < 0)`, or the floor-mod `r += b` form) and files
                        defining their own floor-division helper, outside the one owner (ir/int_arith.h)
-  evaluators           files that compute the value of a scalar IR expression (a `case BinOp::kMul`
-                       that multiplies values rather than building IR or text)
+  operator semantics   files that define what a scalar operator computes (a `case BinOp::kMul` that
+                       multiplies values rather than building IR or text); the one owner is
+                       ir/scalar_ops.h
+  evaluators           files that evaluate expressions to values: a switch over expression node kinds
+                       (`case ExprKind::kBinary`, or the simulator's compiled `case XOp::kBinary`)
+                       in a file that applies scalar operators itself (defines them, or calls the
+                       table: `scalar::int_binary` / `float_binary`); constant folding through the
+                       evaluator's `eval_binary` (the simplifier) is not an evaluator
+  bounds analyses      files that define the interval product of two ranges (a brace list of the four
+                       corner products lo*lo, lo*hi, hi*lo, hi*hi): each is a constant-bounds analysis
   kernel bindings      places that bind a kernel's block and thread indices to [0, grid) / [0, threads)
   wrong-way includes   from scripts/check_layers.py: include lines and layer pairs that point up
   largest files        by lines
@@ -78,10 +86,18 @@ def main(argv):
                           r'|\w+\s*!=\s*0\s*&&\s*\(\(\w+\s*<\s*0\)\s*!=\s*\(\w+\s*<\s*0\)\)\)\s*\w+\s*\+=')
     floor_def_re = re.compile(r'\b(?:int64_t|i128|T)\s+(?:floor_?div\w*|floor_?mod\w*|fdiv|fmod_i\w*)\s*\(')
     eval_re = re.compile(r'case BinOp::kMul:[^\n]*?[A-Za-z_]\w*\s*\*\s*[A-Za-z_]\w*')
+    walk_re = re.compile(r'case (?:ExprKind|XOp)::kBinary\b')
+    apply_re = re.compile(r'\bscalar::(?:int|float)_binary\(')
+    corner = r'\s*(?:[^{};,()]*(?:\([^()]*\))?[^{};,()]*\*[^{};,]*|sat_mul\([^()]*\))\s*'
+    corners_re = re.compile(r'\{' + corner + ',' + corner + ',' + corner + ',' + corner + r'\}', re.S)
     kernel_re = re.compile(r'block_vars\[\w+\],\s*Range\(make_int\(0')
 
-    cmps, floors, floor_defs, evals, kernels = [], [], [], set(), []
+    cmps, floors, floor_defs, semantics, evals, bounds, kernels = [], [], [], set(), set(), set(), []
     for rel, text in files:
+        if corners_re.search(text):
+            bounds.add(rel)
+        if walk_re.search(text) and (apply_re.search(text) or eval_re.search(text)):
+            evals.add(rel)
         for no, line in enumerate(text.split("\n"), 1):
             where = f"src/{rel}:{no}: {line.strip()}"
             if rel not in REGISTRY_FILES:
@@ -98,7 +114,7 @@ def main(argv):
                 if floor_def_re.search(line):
                     floor_defs.append((rel, where))
             if eval_re.search(line):
-                evals.add(rel)
+                semantics.add(rel)
             if kernel_re.search(line):
                 kernels.append((rel, where))
 
@@ -116,7 +132,9 @@ def main(argv):
           f"({', '.join(f'{k} {v}' for k, v in sorted(by_layer.items()))})")
     print(f"floor-div/mod rule sites: {len(floors)} lines in {len({r for r, _ in floors})} files; "
           f"own floor-div helpers defined: {len(floor_defs)}")
+    print(f"scalar operator semantics defined in: {len(semantics)} files ({', '.join(sorted(semantics))})")
     print(f"scalar expression evaluators: {len(evals)} ({', '.join(sorted(evals))})")
+    print(f"constant-bounds analyses: {len(bounds)} ({', '.join(sorted(bounds))})")
     print(f"kernel block/thread bindings written: {len(kernels)}")
     print(f"wrong-way includes: {len(bad)} lines, {len(bad_pairs)} layer pairs "
           f"({', '.join(f'{a} -> {b}' for a, b in bad_pairs)})")

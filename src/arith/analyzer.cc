@@ -2,6 +2,9 @@
 
 #include "arith/analyzer_impl.h"
 #include "ir/error.h"
+#include "ir/functor.h"
+
+#include <functional>
 
 namespace tl {
 
@@ -284,6 +287,47 @@ std::vector<std::pair<Var, Range>> kernel_index_ranges(const KernelLaunchNode& k
   for (size_t i = 0; i < threads.size(); ++i)
     out.emplace_back(k.thread_vars[i], Range(make_int(0, threads[i].dtype()), threads[i]));
   return out;
+}
+
+}  // namespace tl
+
+namespace tl {
+
+ConstIntBound const_int_bound_over(const Expr& e, const std::map<Var, Range, VarLess>& ranges) {
+  Analyzer an;
+  // Bind each variable after the variables of the map its range uses (0: not yet, 1: in progress,
+  // 2: bound; a cycle binds what it can).
+  std::map<const VarNode*, int> state;
+  std::function<void(const Var&, const Range&)> bind = [&](const Var& v, const Range& r) {
+    int& s = state[v.get()];
+    if (s) return;
+    s = 1;
+    for (const Expr* x : {&r.min, &r.extent})
+      for_each_subexpr(*x, [&](const Expr& y) {
+        if (!y.as<VarNode>()) return;
+        auto it = ranges.find(Var(std::static_pointer_cast<const VarNode>(y.node())));
+        if (it != ranges.end()) bind(it->first, it->second);
+      });
+    // [lower bound of min, upper bound of min + upper bound of extent - 1]: constant bounds only (no
+    // simplification of the range: this runs per query on the lowering's hot path).
+    if (v.dtype().is_integer()) {
+      ConstIntBound mn = an.const_int_bound(r.min), ext = an.const_int_bound(r.extent);
+      ConstIntBound b(mn.min_value, bound_add(ConstIntBound::point(mn.max_value),
+                                              bound_add(ConstIntBound::point(ext.max_value), ConstIntBound::point(-1)))
+                                        .max_value);
+      if (!mn.has_upper() || !ext.has_upper()) b.max_value = ConstIntBound::kPosInf;
+      if (b.max_value < b.min_value) b.max_value = b.min_value;  // an empty range: keep a valid interval
+      an.bind(v, b);
+    }
+    state[v.get()] = 2;
+  };
+  // Only the variables `e` reaches (directly or through ranges) matter.
+  for_each_subexpr(e, [&](const Expr& y) {
+    if (!y.as<VarNode>()) return;
+    auto it = ranges.find(Var(std::static_pointer_cast<const VarNode>(y.node())));
+    if (it != ranges.end()) bind(it->first, it->second);
+  });
+  return an.const_int_bound(e);
 }
 
 }  // namespace tl

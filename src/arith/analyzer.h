@@ -19,6 +19,7 @@
 // An Analyzer is not thread-safe; use one per pass invocation.
 #pragma once
 
+#include <map>
 #include <memory>
 
 #include "arith/const_int_bound.h"
@@ -94,6 +95,17 @@ class Analyzer {
  private:
   std::unique_ptr<AnalyzerImpl> impl_;
 };
+
+// Constant bounds of `e` while each variable of `ranges` sweeps [min, min + extent); a range may use
+// other variables of the map (they are bound first); any other variable ranges over its type. The
+// Analyzer's one set of bound rules, for passes that keep their variables in a map (the lowering's
+// guard elimination: op_util int_bounds; the cuda lowering: cuda_const_bounds).
+ConstIntBound const_int_bound_over(const Expr& e, const std::map<Var, Range, VarLess>& ranges);
+
+// True when `e` is a multiple of `n` for every value of its variables (constants, sums, differences,
+// min/max of multiples, products with a factor that supplies n's divisors, shifts); false means
+// "not proven". The one divisibility analysis (the cuda lowering's vector widths and TMA boxes).
+bool provably_divisible(const Expr& e, int64_t n);
 
 // The ranges of a kernel's indices: block indices [0, grid[d]), then thread indices
 // [0, threads[d]) (the extents are `grid` / `threads` when given). What Analyzer::bind_kernel_scoped

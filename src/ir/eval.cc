@@ -4,169 +4,81 @@
 #include <sstream>
 
 #include "ir/error.h"
-#include "ir/int_arith.h"
-#include "tl/common/float_formats.h"
+#include "ir/printer.h"
 
 namespace tl {
 
 namespace {
 
-using i128 = __int128;
-
-bool is_signed_int(DataType t) { return t.is_int(); }
-
-// The mathematical value of an integer Value (uint64 bit patterns become large positives).
-i128 math_int(const Value& v) {
-  if (v.dtype.is_uint() && v.dtype.bits >= 64) return static_cast<i128>(static_cast<uint64_t>(v.i));
-  return v.i;
-}
-
-// Wraps a wide result into `t`; flags signed overflow when the value changed.
-Value wrap_result(i128 r, DataType t, bool* signed_overflow) {
-  int64_t low = static_cast<int64_t>(static_cast<uint64_t>(static_cast<unsigned __int128>(r)));
-  Value out = Value::from_int(low, t);
-  if (is_signed_int(t) && static_cast<i128>(out.i) != r && signed_overflow) *signed_overflow = true;
-  return out;
-}
-
-Value float_binary(BinOp op, double x, double y, DataType t) {
-  switch (op) {
-    case BinOp::kAdd: return Value::from_float(x + y, t);
-    case BinOp::kSub: return Value::from_float(x - y, t);
-    case BinOp::kMul: return Value::from_float(x * y, t);
-    case BinOp::kDiv: return Value::from_float(x / y, t);
-    case BinOp::kMod: return Value::from_float(std::fmod(x, y), t);
-    case BinOp::kFloorDiv: return Value::from_float(std::floor(x / y), t);
-    case BinOp::kFloorMod: return Value::from_float(x - y * std::floor(x / y), t);
-    case BinOp::kMin: return Value::from_float(std::fmin(x, y), t);
-    case BinOp::kMax: return Value::from_float(std::fmax(x, y), t);
-    case BinOp::kEQ: return Value::from_bool(x == y);
-    case BinOp::kNE: return Value::from_bool(x != y);
-    case BinOp::kLT: return Value::from_bool(x < y);
-    case BinOp::kLE: return Value::from_bool(x <= y);
-    case BinOp::kGT: return Value::from_bool(x > y);
-    case BinOp::kGE: return Value::from_bool(x >= y);
-    case BinOp::kAnd: return Value::from_bool(x != 0 && y != 0);
-    case BinOp::kOr: return Value::from_bool(x != 0 || y != 0);
-    default: break;
+[[noreturn]] void throw_status(scalar::Status s, const char* what, DataType t) {
+  switch (s) {
+    case scalar::Status::kDivByZero:
+      throw_error<ValueError>("eval_expr: integer division by zero in '", what, "'");
+    case scalar::Status::kBadType: throw_error<TypeError>("eval_expr: operator ", what, " on ", t.str());
+    default: throw_error<ValueError>("eval_expr: ", scalar::status_message(s), " in '", what, "' on ", t.str());
   }
-  throw_error<TypeError>("eval_expr: operator ", binop_name(op), " on ", t.str());
 }
 
 Value call_value(const CallNode* n, const std::vector<Value>& args, bool* signed_overflow) {
   const std::string& op = n->op;
   if (args.size() == 1 && !args[0].is_float() && op == "abs" && n->dtype.is_integer()) {
-    i128 x = math_int(args[0]);
-    return wrap_result(x < 0 ? -x : x, n->dtype, signed_overflow);
+    Value a = eval_cast(n->dtype, args[0]);
+    int64_t r = a.i;
+    if (n->dtype.is_int() && r < 0) scalar::int_unary(UnOp::kNeg, r, n->dtype, &r, signed_overflow);
+    return Value::from_int(r, n->dtype);
   }
-  bool floats = n->dtype.is_float();
+  bool floats = n->dtype.is_float() && !args.empty() && args.size() <= 3;
   for (auto& a : args) floats = floats && a.is_float();
-  if (floats && args.size() == 1) {
-    double x = args[0].f, r;
-    if (op == "exp" || op == "__exp") r = std::exp(x);
-    else if (op == "exp2") r = std::exp2(x);
-    else if (op == "log" || op == "__log") r = std::log(x);
-    else if (op == "log2") r = std::log2(x);
-    else if (op == "sqrt") r = std::sqrt(x);
-    else if (op == "rsqrt") r = 1.0 / std::sqrt(x);
-    else if (op == "tanh") r = std::tanh(x);
-    else if (op == "sigmoid") r = 1.0 / (1.0 + std::exp(-x));
-    else if (op == "abs") r = std::fabs(x);
-    else if (op == "floor") r = std::floor(x);
-    else if (op == "ceil") r = std::ceil(x);
-    else if (op == "trunc") r = std::trunc(x);
-    else if (op == "round") r = std::nearbyint(x);
-    else if (op == "sin" || op == "__sin") r = std::sin(x);
-    else if (op == "cos" || op == "__cos") r = std::cos(x);
-    else throw_error<NotImplemented>("not implemented: eval_expr of call '", op, "'");
-    return Value::from_float(r, n->dtype);
-  }
-  if (floats && args.size() == 2 && op == "pow") return Value::from_float(std::pow(args[0].f, args[1].f), n->dtype);
-  throw_error<NotImplemented>("not implemented: eval_expr of call '", op, "'");
+  double x[3] = {0, 0, 0}, r = 0;
+  for (size_t k = 0; floats && k < args.size(); ++k) x[k] = args[k].f;
+  if (!floats || !scalar::math_call(op, x, args.size(), &r))
+    throw_error<NotImplemented>("not implemented: eval_expr of call '", op, "'");
+  return Value::from_float(r, n->dtype);
 }
 
-class Evaluator {
- public:
-  explicit Evaluator(const EvalEnv& env) : env_(env) {}
+// The Value domain of eval_tree (ir/eval.h): dtype-exact; throws on anything it cannot evaluate.
+struct ValueDomain {
+  using V = Value;
+  const EvalEnv& env;
 
-  Value eval(const Expr& e) {
-    if (!e.defined()) throw_error<ValueError>("eval_expr: undefined expression");
-    switch (e.kind()) {
-      case ExprKind::kIntImm: return Value::from_int(e.as<IntImmNode>()->value, e.dtype());
-      case ExprKind::kFloatImm: return Value::from_float(e.as<FloatImmNode>()->value, e.dtype());
-      case ExprKind::kVar: {
-        auto it = env_.vars.find(Var(std::static_pointer_cast<const VarNode>(e.node())));
-        if (it == env_.vars.end()) throw_error<ValueError>("eval_expr: variable '", e.as<VarNode>()->name, "' has no value");
-        return eval_cast(e.dtype(), it->second);
-      }
-      case ExprKind::kBinary: {
-        auto* n = e.as<BinaryNode>();
-        if (n->op == BinOp::kAnd || n->op == BinOp::kOr) {  // short circuit, as in C
-          bool a = eval(n->a).as_bool();
-          if (n->op == BinOp::kAnd && !a) return Value::from_bool(false);
-          if (n->op == BinOp::kOr && a) return Value::from_bool(true);
-          return Value::from_bool(eval(n->b).as_bool());
-        }
-        Value a = eval(n->a);
-        return eval_binary(n->op, a, eval(n->b), env_.signed_overflow);
-      }
-      case ExprKind::kUnary:
-        return eval_unary(e.as<UnaryNode>()->op, eval(e.as<UnaryNode>()->a), env_.signed_overflow);
-      case ExprKind::kSelect: {
-        auto* n = e.as<SelectNode>();
-        return eval(n->cond).as_bool() ? eval(n->true_value) : eval(n->false_value);
-      }
-      case ExprKind::kCast: return eval_cast(e.dtype(), eval(e.as<CastNode>()->value));
-      case ExprKind::kBufferLoad: {
-        auto* n = e.as<BufferLoadNode>();
-        if (!env_.load) throw_error<ValueError>("eval_expr: load from buffer '", n->buffer.name(), "' without a loader");
-        std::vector<int64_t> idx;
-        for (auto& i : n->indices) idx.push_back(eval(i).i);
-        return eval_cast(e.dtype(), env_.load(n->buffer, idx));
-      }
-      case ExprKind::kCall: {
-        auto* n = e.as<CallNode>();
-        std::vector<Value> args;
-        for (auto& a : n->args) args.push_back(eval(a));
-        return call_value(n, args, env_.signed_overflow);
-      }
-      default: break;
-    }
-    throw_error<NotImplemented>("not implemented: eval_expr of '", to_string(e), "'");
+  bool imm(const Expr& e, V* out) {
+    if (!const_value(e, out)) throw_error<NotImplemented>("not implemented: eval_expr of '", to_string(e), "'");
+    return true;
   }
-
- private:
-  const EvalEnv& env_;
+  bool var(const Expr& e, V* out) {
+    auto it = env.vars.find(Var(std::static_pointer_cast<const VarNode>(e.node())));
+    if (it == env.vars.end()) throw_error<ValueError>("eval_expr: variable '", e.as<VarNode>()->name, "' has no value");
+    *out = eval_cast(e.dtype(), it->second);
+    return true;
+  }
+  bool truth(const V& v, bool* out) { return (*out = v.as_bool(), true); }
+  bool boolean(bool b, V* out) { return (*out = Value::from_bool(b), true); }
+  bool binary(const BinaryNode* n, const V& a, const V& b, V* out) {
+    return (*out = eval_binary(n->op, a, b, env.signed_overflow), true);
+  }
+  bool unary(const UnaryNode* n, const V& a, V* out) { return (*out = eval_unary(n->op, a, env.signed_overflow), true); }
+  bool cast(const CastNode* n, const V& a, V* out) { return (*out = eval_cast(n->dtype, a), true); }
+  bool load(const BufferLoadNode* n, V* out) {
+    if (!env.load) throw_error<ValueError>("eval_expr: load from buffer '", n->buffer.name(), "' without a loader");
+    std::vector<int64_t> idx;
+    for (auto& i : n->indices) {
+      Value v;
+      eval_tree(i, *this, &v);
+      idx.push_back(v.i);
+    }
+    *out = eval_cast(n->dtype, env.load(n->buffer, idx));
+    return true;
+  }
+  bool call(const CallNode* n, V* out) {
+    std::vector<Value> args(n->args.size());
+    for (size_t k = 0; k < args.size(); ++k) eval_tree(n->args[k], *this, &args[k]);
+    *out = call_value(n, args, env.signed_overflow);
+    return true;
+  }
+  bool other(const Expr& e, V*) { throw_error<NotImplemented>("not implemented: eval_expr of '", to_string(e), "'"); }
 };
 
 }  // namespace
-
-int64_t wrap_int(int64_t v, DataType t) {
-  if (t.is_bool()) return v != 0;
-  if (t.bits >= 64) return v;
-  uint64_t mask = (uint64_t(1) << t.bits) - 1;
-  uint64_t u = static_cast<uint64_t>(v) & mask;
-  if (t.is_int() && ((u >> (t.bits - 1)) & 1)) return static_cast<int64_t>(u | ~mask);
-  return static_cast<int64_t>(u);
-}
-
-double round_float(double v, DataType t) {
-  // The project's one implementation of the small float formats (tl/common/float_formats.h): a
-  // double goes to float rounding to odd, then to the format, which rounds once as a whole.
-  using namespace ff;
-  switch (t.code) {
-    case DataType::kFloat:
-      if (t.bits == 32) return static_cast<float>(v);
-      if (t.bits == 16) return half_bits_to_float(float_to_half_bits(double_to_float_round_odd(v)));
-      return v;  // float64
-    case DataType::kBFloat: return bfloat16_bits_to_float(float_to_bfloat16_bits(double_to_float_round_odd(v)));
-    case DataType::kFloat8E4M3:
-      return fp8_bits_to_float<4, 3, 7, false>(float_to_fp8_bits<4, 3, 7, false>(double_to_float_round_odd(v)));
-    case DataType::kFloat8E5M2:
-      return fp8_bits_to_float<5, 2, 15, true>(float_to_fp8_bits<5, 2, 15, true>(double_to_float_round_odd(v)));
-    default: return v;
-  }
-}
 
 Value Value::from_int(int64_t v, DataType t) {
   Value out;
@@ -222,18 +134,17 @@ bool same_value(const Value& a, const Value& b) {
 Value eval_cast(DataType to, const Value& v) {
   if (v.dtype == to) return v;
   if (to.is_bool()) return Value::from_bool(v.as_bool());
-  if (to.is_float()) return Value::from_float(v.is_float() ? v.f : static_cast<double>(math_int(v)), to);
+  if (to.is_float())
+    return Value::from_float(v.is_float() ? v.f : scalar::int_to_double(v.i, v.dtype), to);
   if (!to.is_integer()) throw_error<NotImplemented>("not implemented: eval_expr cast to ", to.str());
-  if (!v.is_float()) return Value::from_int(static_cast<int64_t>(math_int(v)), to);
-  double t = std::trunc(v.f);
-  // The open range a C float -> int conversion is defined on.
-  double lo = to.is_uint() ? -1.0 : std::ldexp(-1.0, to.bits - 1) - 1.0;
-  double hi = to.is_uint() ? std::ldexp(1.0, to.bits) : std::ldexp(1.0, to.bits - 1);
-  if (std::isnan(v.f) || !(t > lo && t < hi))
+  if (!v.is_float()) return Value::from_int(scalar::int_to_int(v.i, to), to);
+  int64_t r = 0;
+  if (scalar::float_to_int(v.f, to, &r) != scalar::Status::kOk)
     throw_error<ValueError>("eval_expr: float value ", v.f, " does not fit ", to.str());
-  if (to.is_uint() && to.bits == 64 && t >= std::ldexp(1.0, 63))
-    return Value::from_int(static_cast<int64_t>(static_cast<uint64_t>(t)), to);
-  return Value::from_int(static_cast<int64_t>(t), to);
+  Value out;
+  out.dtype = to;
+  out.i = r;
+  return out;
 }
 
 Value eval_binary(BinOp op, const Value& a, const Value& b, bool* signed_overflow) {
@@ -241,60 +152,40 @@ Value eval_binary(BinOp op, const Value& a, const Value& b, bool* signed_overflo
   if (a.dtype != b.dtype)
     throw_error<TypeError>("eval_expr: operands of ", binop_name(op), " differ in type (", a.dtype.str(), ", ",
                            b.dtype.str(), ")");
-  if (t.is_float()) return float_binary(op, a.f, b.f, t);
-  i128 x = math_int(a), y = math_int(b);
-  switch (op) {
-    case BinOp::kAdd: return wrap_result(x + y, t, signed_overflow);
-    case BinOp::kSub: return wrap_result(x - y, t, signed_overflow);
-    case BinOp::kMul: return wrap_result(x * y, t, signed_overflow);  // fits 128 bits
-    case BinOp::kDiv:
-    case BinOp::kMod:
-    case BinOp::kFloorDiv:
-    case BinOp::kFloorMod: {
-      if (y == 0) throw_error<ValueError>("eval_expr: integer division by zero in '", binop_name(op), "'");
-      i128 q = (op == BinOp::kDiv || op == BinOp::kMod) ? x / y : floordiv_int(x, y);
-      if (op == BinOp::kDiv || op == BinOp::kFloorDiv) return wrap_result(q, t, signed_overflow);
-      return wrap_result(x - q * y, t, signed_overflow);
-    }
-    case BinOp::kMin: return x <= y ? a : b;
-    case BinOp::kMax: return x >= y ? a : b;
-    case BinOp::kEQ: return Value::from_bool(x == y);
-    case BinOp::kNE: return Value::from_bool(x != y);
-    case BinOp::kLT: return Value::from_bool(x < y);
-    case BinOp::kLE: return Value::from_bool(x <= y);
-    case BinOp::kGT: return Value::from_bool(x > y);
-    case BinOp::kGE: return Value::from_bool(x >= y);
-    case BinOp::kAnd: return Value::from_bool(x != 0 && y != 0);
-    case BinOp::kOr: return Value::from_bool(x != 0 || y != 0);
-    case BinOp::kBitAnd: return Value::from_int(a.i & b.i, t);
-    case BinOp::kBitOr: return Value::from_int(a.i | b.i, t);
-    case BinOp::kBitXor: return Value::from_int(a.i ^ b.i, t);
-    case BinOp::kShl:
-    case BinOp::kShr: {
-      if (y < 0 || y >= t.bits)
-        throw_error<ValueError>("eval_expr: shift by ", static_cast<int64_t>(y), " of a ", t.str());
-      int s = static_cast<int>(y);
-      if (op == BinOp::kShl) return Value::from_int(static_cast<int64_t>(static_cast<uint64_t>(a.i) << s), t);
-      if (is_signed_int(t)) return Value::from_int(a.i >> s, t);
-      uint64_t u = t.bits >= 64 ? static_cast<uint64_t>(a.i) : static_cast<uint64_t>(a.i) & ((uint64_t(1) << t.bits) - 1);
-      return Value::from_int(static_cast<int64_t>(u >> s), t);
-    }
+  if (t.is_float()) {
+    double r = 0;
+    scalar::Status s = scalar::float_binary(op, a.f, b.f, &r);
+    if (s != scalar::Status::kOk) throw_status(s, binop_name(op), t);
+    return scalar::gives_bool(op) ? Value::from_bool(r != 0) : Value::from_float(r, t);
   }
-  throw_error<NotImplemented>("not implemented: eval_expr of operator ", binop_name(op));
+  if ((op == BinOp::kShl || op == BinOp::kShr) &&
+      (b.i < 0 || b.i >= t.bits) && !(t.is_uint() && t.bits >= 64 && b.i < 0))
+    throw_error<ValueError>("eval_expr: shift by ", b.i, " of a ", t.str());
+  int64_t r = 0;
+  scalar::Status s = scalar::int_binary(op, a.i, b.i, t, &r, signed_overflow);
+  if (s == scalar::Status::kBadShift) throw_error<ValueError>("eval_expr: shift by ", static_cast<uint64_t>(b.i), " of a ", t.str());
+  if (s != scalar::Status::kOk) throw_status(s, binop_name(op), t);
+  if (scalar::gives_bool(op)) return Value::from_bool(r != 0);
+  Value out;
+  out.dtype = t;
+  out.i = r;
+  return out;
 }
 
 Value eval_unary(UnOp op, const Value& a, bool* signed_overflow) {
-  switch (op) {
-    case UnOp::kNeg:
-      if (a.dtype.is_bool()) throw_error<TypeError>("eval_expr: negation of a bool");
-      if (a.is_float()) return Value::from_float(-a.f, a.dtype);
-      return wrap_result(-math_int(a), a.dtype, signed_overflow);
-    case UnOp::kNot: return Value::from_bool(!a.as_bool());
-    case UnOp::kBitNot:
-      if (a.is_float()) throw_error<TypeError>("eval_expr: operator ~ on ", a.dtype.str());
-      return Value::from_int(~a.i, a.dtype);
+  if (op == UnOp::kNeg && a.dtype.is_bool()) throw_error<TypeError>("eval_expr: negation of a bool");
+  if (op == UnOp::kNot) return Value::from_bool(!a.as_bool());
+  if (a.is_float()) {
+    double r = 0;
+    if (scalar::float_unary(op, a.f, &r) != scalar::Status::kOk)
+      throw_error<TypeError>("eval_expr: operator ~ on ", a.dtype.str());
+    return Value::from_float(r, a.dtype);
   }
-  throw_error<NotImplemented>("not implemented: eval_expr of a unary operator");
+  Value out;
+  out.dtype = a.dtype;
+  scalar::Status s = scalar::int_unary(op, a.i, a.dtype, &out.i, signed_overflow);
+  if (s != scalar::Status::kOk) throw_status(s, unop_name(op), a.dtype);
+  return out;
 }
 
 bool const_value(const Expr& e, Value* out) {
@@ -315,12 +206,43 @@ Expr value_to_expr(const Value& v) {
   return make_int(v.i, v.dtype);
 }
 
-Value eval_expr(const Expr& e, const EvalEnv& env) { return Evaluator(env).eval(e); }
+Value eval_expr(const Expr& e, const EvalEnv& env) {
+  if (!e.defined()) throw_error<ValueError>("eval_expr: undefined expression");
+  ValueDomain d{env};
+  Value out;
+  eval_tree(e, d, &out);
+  return out;
+}
 
 Value eval_expr(const Expr& e, const std::map<Var, Value, VarLess>& vars) {
   EvalEnv env;
   env.vars = vars;
   return eval_expr(e, env);
+}
+
+[[noreturn]] void throw_int_eval(IntEval s, const Expr& e, const VarNode* unbound, const char* who) {
+  switch (s) {
+    case IntEval::kUnbound:
+      throw_error<ValueError>(who, ": unbound variable '", unbound ? unbound->name : std::string("?"), "'");
+    case IntEval::kDivByZero: throw_error<ValueError>(who, ": division by zero in ", to_string(e));
+    case IntEval::kBadShift: throw_error<ValueError>(who, ": shift count out of range in ", to_string(e));
+    default: throw_error<ValueError>(who, ": not an integer index expression: ", to_string(e));
+  }
+}
+
+int64_t eval_int_or_throw(const Expr& e, const std::map<Var, int64_t, VarLess>& env, const char* who) {
+  auto lookup = [&](const VarNode* v, int64_t* out) {
+    auto it = env.find(Var(std::static_pointer_cast<const VarNode>(
+        std::shared_ptr<const ExprNode>(std::shared_ptr<const ExprNode>(), v))));
+    if (it == env.end()) return false;
+    *out = it->second;
+    return true;
+  };
+  int64_t out = 0;
+  const VarNode* unbound = nullptr;
+  IntEval s = eval_int(e, lookup, &out, &unbound);
+  if (s != IntEval::kOk) throw_int_eval(s, e, unbound, who);
+  return out;
 }
 
 }  // namespace tl

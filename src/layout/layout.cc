@@ -5,69 +5,13 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "ir/int_arith.h"
+#include "ir/eval.h"
 #include "ir/printer.h"
 
 namespace tl {
 
 int64_t eval_index(const Expr& e, const std::map<Var, int64_t, VarLess>& env) {
-  switch (e.kind()) {
-    case ExprKind::kIntImm: return e.as<IntImmNode>()->value;
-    case ExprKind::kVar: {
-      auto it = env.find(Var(std::static_pointer_cast<const VarNode>(e.node())));
-      if (it == env.end()) throw_error<ValueError>("eval_index: unbound variable '", e.as<VarNode>()->name, "'");
-      return it->second;
-    }
-    case ExprKind::kCast: return eval_index(e.as<CastNode>()->value, env);
-    case ExprKind::kSelect: {
-      auto* s = e.as<SelectNode>();
-      return eval_index(s->cond, env) ? eval_index(s->true_value, env) : eval_index(s->false_value, env);
-    }
-    case ExprKind::kUnary: {
-      auto* u = e.as<UnaryNode>();
-      int64_t a = eval_index(u->a, env);
-      switch (u->op) {
-        case UnOp::kNeg: return -a;
-        case UnOp::kNot: return !a;
-        case UnOp::kBitNot: return ~a;
-      }
-      break;
-    }
-    case ExprKind::kBinary: {
-      auto* b = e.as<BinaryNode>();
-      int64_t x = eval_index(b->a, env), y = eval_index(b->b, env);
-      auto nonzero = [&] {
-        if (y == 0) throw_error<ValueError>("eval_index: division by zero in ", to_string(e));
-      };
-      switch (b->op) {
-        case BinOp::kAdd: return x + y;
-        case BinOp::kSub: return x - y;
-        case BinOp::kMul: return x * y;
-        case BinOp::kDiv: nonzero(); return x / y;
-        case BinOp::kMod: nonzero(); return x % y;
-        case BinOp::kFloorDiv: nonzero(); return floordiv_int(x, y);
-        case BinOp::kFloorMod: nonzero(); return floormod_int(x, y);
-        case BinOp::kMin: return x < y ? x : y;
-        case BinOp::kMax: return x > y ? x : y;
-        case BinOp::kEQ: return x == y;
-        case BinOp::kNE: return x != y;
-        case BinOp::kLT: return x < y;
-        case BinOp::kLE: return x <= y;
-        case BinOp::kGT: return x > y;
-        case BinOp::kGE: return x >= y;
-        case BinOp::kAnd: return x && y;
-        case BinOp::kOr: return x || y;
-        case BinOp::kBitAnd: return x & y;
-        case BinOp::kBitOr: return x | y;
-        case BinOp::kBitXor: return x ^ y;
-        case BinOp::kShl: return x << y;
-        case BinOp::kShr: return x >> y;
-      }
-      break;
-    }
-    default: break;
-  }
-  throw_error<ValueError>("eval_index: not an integer index expression: ", to_string(e));
+  return eval_int_or_throw(e, env, "eval_index");
 }
 
 NestIndexEval::NestIndexEval(const std::vector<Var>& vars, const std::vector<Expr>& indices)
@@ -126,11 +70,21 @@ std::vector<Expr> Layout::map(const std::vector<Expr>& indices) const {
 std::vector<int64_t> Layout::apply(const std::vector<int64_t>& indices) const {
   if (indices.size() != node_->vars.size())
     throw_error<ValueError>("layout ", node_->name, " takes ", node_->vars.size(), " indices, got ", indices.size());
-  std::map<Var, int64_t, VarLess> env;
-  for (size_t i = 0; i < indices.size(); ++i) env[node_->vars[i]] = indices[i];
+  // The map's variables are few: a linear search beats building a map per point.
+  auto lookup = [&](const VarNode* v, int64_t* out) {
+    for (size_t i = 0; i < indices.size(); ++i)
+      if (node_->vars[i].get() == v) return (*out = indices[i], true);
+    return false;
+  };
   std::vector<int64_t> out;
   out.reserve(node_->forward.size());
-  for (const Expr& f : node_->forward) out.push_back(eval_index(f, env));
+  for (const Expr& f : node_->forward) {
+    int64_t v = 0;
+    const VarNode* unbound = nullptr;
+    IntEval s = eval_int(f, lookup, &v, &unbound);
+    if (s != IntEval::kOk) throw_int_eval(s, f, unbound, "eval_index");
+    out.push_back(v);
+  }
   return out;
 }
 

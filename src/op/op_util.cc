@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "arith/analyzer.h"
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/int_arith.h"
@@ -233,132 +234,25 @@ LoopNest make_loop_nest(const std::vector<Expr>& extents, const std::string& pre
 
 // ---- bounds ---------------------------------------------------------------------------------
 
-namespace {
-
-constexpr int64_t kBoundLimit = int64_t(1) << 62;
-
-bool clamp_ok(__int128 v) { return v > -static_cast<__int128>(kBoundLimit) && v < static_cast<__int128>(kBoundLimit); }
-
-using Bound = std::optional<int64_t>;
-
-Bound checked(__int128 v) { return clamp_ok(v) ? Bound(static_cast<int64_t>(v)) : std::nullopt; }
-Bound add(Bound a, Bound b) { return a && b ? checked(static_cast<__int128>(*a) + *b) : std::nullopt; }
-
-// Lower and upper bounds are tracked separately: `by * 128 + i >= 0` is provable even when by's
-// range ends at a dynamic ceildiv(m, 128).
-IntBounds bounds_rec(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int depth) {
+// The Analyzer's bound rules (arith/analyzer.h, const_int_bound_over). An end of the bound at the
+// limit of the expression's type carries no information (a variable without a range, a dynamic
+// dimension) and is reported unknown. Lower and upper ends are separate: `by * 128 + i >= 0` is
+// provable even when by's range ends at a dynamic ceildiv(m, 128).
+IntBounds int_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges) {
   IntBounds out;
-  if (depth > 32 || !e.defined() || !(e.dtype().is_integer() || e.dtype().is_bool())) return out;
-  int64_t v;
-  if (is_const_int(e, &v)) return IntBounds{v, v};
-  if (e.as<VarNode>()) {
-    auto it = ranges.find(Var(std::static_pointer_cast<const VarNode>(e.node())));
-    if (it == ranges.end()) return out;
-    IntBounds mn = bounds_rec(it->second.min, ranges, depth + 1);
-    IntBounds ext = bounds_rec(it->second.extent, ranges, depth + 1);
-    out.lo = mn.lo;
-    if (mn.hi && ext.hi) out.hi = add(mn.hi, checked(static_cast<__int128>(*ext.hi) - 1));
-    return out;
-  }
-  if (auto* c = e.as<CastNode>()) {
-    if (!c->dtype.is_integer() || !c->value.dtype().is_integer()) return out;
-    IntBounds in = bounds_rec(c->value, ranges, depth + 1);
-    if (c->dtype.bits >= 64 && c->dtype.is_int()) return in;
-    // A narrowing cast keeps the bounds only when both are known to fit.
-    int64_t tmax = c->dtype.bits >= 64 ? INT64_MAX
-                   : c->dtype.is_int() ? (int64_t(1) << (c->dtype.bits - 1)) - 1
-                                       : (int64_t(1) << c->dtype.bits) - 1;
-    int64_t tmin = c->dtype.is_int() && c->dtype.bits < 64 ? -(int64_t(1) << (c->dtype.bits - 1)) : 0;
-    if (in.lo && in.hi && *in.lo >= tmin && *in.hi <= tmax) return in;
-    return out;
-  }
-  if (auto* s = e.as<SelectNode>()) {
-    IntBounds a = bounds_rec(s->true_value, ranges, depth + 1), b = bounds_rec(s->false_value, ranges, depth + 1);
-    if (a.lo && b.lo) out.lo = std::min(*a.lo, *b.lo);
-    if (a.hi && b.hi) out.hi = std::max(*a.hi, *b.hi);
-    return out;
-  }
-  auto* b = e.as<BinaryNode>();
-  if (!b || !b->dtype.is_integer()) return out;
-  IntBounds x = bounds_rec(b->a, ranges, depth + 1), y = bounds_rec(b->b, ranges, depth + 1);
-  int64_t k = 0;
-  bool y_const = y.lo && y.hi && *y.lo == *y.hi;
-  if (y_const) k = *y.lo;
-  switch (b->op) {
-    case BinOp::kAdd:
-      out.lo = add(x.lo, y.lo);
-      out.hi = add(x.hi, y.hi);
-      break;
-    case BinOp::kSub:
-      if (x.lo && y.hi) out.lo = checked(static_cast<__int128>(*x.lo) - *y.hi);
-      if (x.hi && y.lo) out.hi = checked(static_cast<__int128>(*x.hi) - *y.lo);
-      break;
-    case BinOp::kMul: {
-      bool x_const = x.lo && x.hi && *x.lo == *x.hi;
-      const IntBounds& var = y_const ? x : y;
-      if (y_const || x_const) {
-        int64_t f = y_const ? k : *x.lo;
-        Bound l = var.lo ? checked(static_cast<__int128>(*var.lo) * f) : std::nullopt;
-        Bound h = var.hi ? checked(static_cast<__int128>(*var.hi) * f) : std::nullopt;
-        if (f >= 0) {
-          out.lo = l;
-          out.hi = h;
-        } else {
-          out.lo = h;
-          out.hi = l;
-        }
-      } else if (x.lo && x.hi && y.lo && y.hi) {
-        __int128 p[4] = {(__int128)*x.lo * *y.lo, (__int128)*x.lo * *y.hi, (__int128)*x.hi * *y.lo,
-                         (__int128)*x.hi * *y.hi};
-        out.lo = checked(*std::min_element(p, p + 4));
-        out.hi = checked(*std::max_element(p, p + 4));
-      }
-      break;
-    }
-    case BinOp::kFloorDiv:
-      if (y_const && k > 0) {
-        if (x.lo) out.lo = floordiv_int<int64_t>(*x.lo, k);
-        if (x.hi) out.hi = floordiv_int<int64_t>(*x.hi, k);
-      }
-      break;
-    case BinOp::kDiv:
-      if (y_const && k > 0 && x.lo && *x.lo >= 0) {
-        out.lo = *x.lo / k;
-        if (x.hi) out.hi = *x.hi / k;
-      }
-      break;
-    case BinOp::kFloorMod:
-      if (y_const && k > 0) {
-        bool inside = x.lo && x.hi && *x.lo >= 0 && *x.hi < k;
-        out.lo = inside ? *x.lo : 0;
-        out.hi = inside ? *x.hi : k - 1;
-      }
-      break;
-    case BinOp::kMod:
-      if (y_const && k > 0 && x.lo && *x.lo >= 0) {
-        out.lo = 0;
-        out.hi = x.hi ? std::min<int64_t>(*x.hi, k - 1) : k - 1;
-      }
-      break;
-    case BinOp::kMin:
-      if (x.lo && y.lo) out.lo = std::min(*x.lo, *y.lo);
-      if (x.hi || y.hi) out.hi = x.hi && y.hi ? std::min(*x.hi, *y.hi) : (x.hi ? x.hi : y.hi);
-      break;
-    case BinOp::kMax:
-      if (x.lo || y.lo) out.lo = x.lo && y.lo ? std::max(*x.lo, *y.lo) : (x.lo ? x.lo : y.lo);
-      if (x.hi && y.hi) out.hi = std::max(*x.hi, *y.hi);
-      break;
-    default: break;
-  }
+  if (!e.defined() || !(e.dtype().is_integer() || e.dtype().is_bool())) return out;
+  ConstIntBound b = const_int_bound_over(e, ranges);
+  // Index types (int32 / int64) are assumed not to overflow, so the Analyzer clamps to their range:
+  // there, an end at the type's limit means "unbounded". Other types' limits are real bounds.
+  bool index = e.dtype().is_int() && e.dtype().bits >= 32;
+  ConstIntBound full = index ? ConstIntBound::of_dtype(e.dtype()) : ConstIntBound::everything();
+  if (b.has_lower() && (b.min_value > full.min_value || b.is_point())) out.lo = b.min_value;
+  if (b.has_upper() && (b.max_value < full.max_value || b.is_point())) out.hi = b.max_value;
   return out;
 }
 
-}  // namespace
-
-IntBounds int_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges) { return bounds_rec(e, ranges, 0); }
-
 bool const_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int64_t* lo, int64_t* hi) {
-  IntBounds b = bounds_rec(e, ranges, 0);
+  IntBounds b = int_bounds(e, ranges);
   if (!b.lo || !b.hi) return false;
   *lo = *b.lo;
   *hi = *b.hi;

@@ -8,7 +8,7 @@
 #include "arith/analyzer.h"
 #include "arith/region.h"
 #include "ir/error.h"
-#include "ir/int_arith.h"
+#include "ir/eval.h"
 #include "ir/printer.h"
 
 namespace tl {
@@ -252,54 +252,23 @@ std::string ArgBinder::describe_binding(int var, const State& st) const {
 }
 
 bool ArgBinder::eval(const Expr& e, const State& st, int64_t* out, int* unbound) const {
-  switch (e.kind()) {
-    case ExprKind::kIntImm: *out = e.as<IntImmNode>()->value; return true;
-    case ExprKind::kVar: {
-      for (size_t i = 0; i < vars_.size(); ++i)
-        if (vars_[i].get() == e.get()) {
-          if (st.bound_by[i] == -1) {
-            if (unbound) *unbound = static_cast<int>(i);
-            return false;
-          }
-          *out = st.values[i];
-          return true;
+  // The one int64 evaluator (ir/eval.h); a dynamic variable no argument has bound yet is unknown.
+  int first_unbound = -1;
+  auto lookup = [&](const VarNode* v, int64_t* val) {
+    for (size_t i = 0; i < vars_.size(); ++i)
+      if (vars_[i].get() == v) {
+        if (st.bound_by[i] == -1) {
+          if (first_unbound < 0) first_unbound = static_cast<int>(i);
+          return false;
         }
-      return false;
-    }
-    case ExprKind::kCast: {
-      if (!eval(e.as<CastNode>()->value, st, out, unbound)) return false;
-      DataType t = e.dtype();
-      if (t.bits < 64) {
-        uint64_t mask = (uint64_t(1) << t.bits) - 1;
-        uint64_t v = static_cast<uint64_t>(*out) & mask;
-        if (t.is_int() && (v >> (t.bits - 1))) v |= ~mask;
-        *out = static_cast<int64_t>(v);
+        *val = st.values[i];
+        return true;
       }
-      return true;
-    }
-    case ExprKind::kBinary: {
-      auto* b = e.as<BinaryNode>();
-      int64_t x = 0, y = 0;
-      if (!eval(b->a, st, &x, unbound) || !eval(b->b, st, &y, unbound)) return false;
-      switch (b->op) {
-        case BinOp::kAdd: *out = x + y; return true;
-        case BinOp::kSub: *out = x - y; return true;
-        case BinOp::kMul: *out = x * y; return true;
-        case BinOp::kMin: *out = std::min(x, y); return true;
-        case BinOp::kMax: *out = std::max(x, y); return true;
-        default: break;
-      }
-      if (y == 0) return false;
-      switch (b->op) {
-        case BinOp::kDiv: *out = x / y; return true;
-        case BinOp::kMod: *out = x % y; return true;
-        case BinOp::kFloorDiv: *out = floordiv_int(x, y); return true;
-        case BinOp::kFloorMod: *out = floormod_int(x, y); return true;
-        default: return false;
-      }
-    }
-    default: return false;
-  }
+    return false;
+  };
+  if (eval_int(e, lookup, out) == IntEval::kOk) return true;
+  if (unbound && first_unbound >= 0) *unbound = first_unbound;
+  return false;
 }
 
 bool ArgBinder::eval_with(const Expr& e, const State& st, int var, int64_t value, int64_t* out) const {

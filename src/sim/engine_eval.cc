@@ -4,32 +4,24 @@
 #include <sstream>
 
 #include "ir/error.h"
-#include "ir/int_arith.h"
+#include "ir/scalar_ops.h"
 #include "sim/engine.h"
-#include "tl/common/float_formats.h"
 
 namespace tl::sim {
 
 namespace {
 
-int64_t wrap_int(int64_t v, DataType t) {
-  if (t.is_bool()) return v != 0;
-  if (t.bits >= 64 || !t.is_integer()) return v;
-  uint64_t mask = (uint64_t(1) << t.bits) - 1;
-  uint64_t u = uint64_t(v) & mask;
-  if (t.is_int() && (u >> (t.bits - 1)) & 1) return int64_t(u | ~mask);
-  return int64_t(u);
-}
-
-double round_to(double v, DataType t) {
-  if (t.code == DataType::kFloat && t.bits == 16) return ff::half_bits_to_float(ff::float_to_half_bits(float(v)));
-  if (t.code == DataType::kBFloat) return ff::bfloat16_bits_to_float(ff::float_to_bfloat16_bits(float(v)));
-  if (t.code == DataType::kFloat && t.bits == 32) return float(v);
-  return v;
+[[noreturn]] void op_error(scalar::Status s, const char* what, bool is_float) {
+  if (s == scalar::Status::kBadType && is_float)
+    throw_error<TypeError>("operator '", what, "' is not defined on floating-point values");
+  if (s == scalar::Status::kDivByZero)
+    throw_error<RuntimeError>("integer division by zero in a scalar expression of the kernel");
+  throw_error<RuntimeError>(scalar::status_message(s), " in operator '", what, "' of a scalar expression of the kernel");
 }
 
 }  // namespace
 
+// The operators' meaning is the one table of ir/scalar_ops.h; this loop only runs the compiled program.
 Value Engine::eval(Core& c, int32_t idx) {
   const XNode& n = prog_.exprs[idx];
   Value r;
@@ -42,77 +34,33 @@ Value Engine::eval(Core& c, int32_t idx) {
       const XNode& xb = prog_.exprs[n.b];
       Value a = eval(c, n.a), b = eval(c, n.b);
       if (xa.is_float || xb.is_float) {
-        double x = xa.is_float ? a.f : double(a.i), y = xb.is_float ? b.f : double(b.i);
-        double v = 0;
-        bool cmp = false, res = false;
-        switch (n.bop) {
-          case BinOp::kAdd: v = x + y; break;
-          case BinOp::kSub: v = x - y; break;
-          case BinOp::kMul: v = x * y; break;
-          case BinOp::kDiv: v = x / y; break;
-          case BinOp::kMod: v = std::fmod(x, y); break;
-          case BinOp::kFloorDiv: v = std::floor(x / y); break;
-          case BinOp::kFloorMod: v = x - std::floor(x / y) * y; break;
-          case BinOp::kMin: v = std::min(x, y); break;
-          case BinOp::kMax: v = std::max(x, y); break;
-          case BinOp::kEQ: cmp = true; res = x == y; break;
-          case BinOp::kNE: cmp = true; res = x != y; break;
-          case BinOp::kLT: cmp = true; res = x < y; break;
-          case BinOp::kLE: cmp = true; res = x <= y; break;
-          case BinOp::kGT: cmp = true; res = x > y; break;
-          case BinOp::kGE: cmp = true; res = x >= y; break;
-          default:
-            throw_error<TypeError>("operator '", binop_name(n.bop), "' is not defined on floating-point values");
-        }
-        if (cmp) r.i = res;
-        else r.f = round_to(v, n.dtype);
+        double x = xa.is_float ? a.f : double(a.i), y = xb.is_float ? b.f : double(b.i), v = 0;
+        scalar::Status s = scalar::float_binary(n.bop, x, y, &v);
+        if (s != scalar::Status::kOk || binop_is_logical(n.bop))
+          op_error(scalar::Status::kBadType, binop_name(n.bop), true);
+        if (scalar::gives_bool(n.bop)) r.i = v != 0;
+        else r.f = round_float_via_f32(v, n.dtype);
         return r;
       }
-      int64_t x = a.i, y = b.i, v = 0;
-      switch (n.bop) {
-        case BinOp::kAdd: v = int64_t(uint64_t(x) + uint64_t(y)); break;
-        case BinOp::kSub: v = int64_t(uint64_t(x) - uint64_t(y)); break;
-        case BinOp::kMul: v = int64_t(uint64_t(x) * uint64_t(y)); break;
-        case BinOp::kDiv:
-        case BinOp::kMod:
-        case BinOp::kFloorDiv:
-        case BinOp::kFloorMod:
-          if (y == 0) throw_error<RuntimeError>("integer division by zero in a scalar expression of the kernel");
-          if (n.bop == BinOp::kDiv) v = x / y;
-          else if (n.bop == BinOp::kMod) v = x % y;
-          else if (n.bop == BinOp::kFloorDiv) v = floordiv_int(x, y);
-          else v = floormod_int(x, y);
-          break;
-        case BinOp::kMin: v = std::min(x, y); break;
-        case BinOp::kMax: v = std::max(x, y); break;
-        case BinOp::kEQ: v = x == y; break;
-        case BinOp::kNE: v = x != y; break;
-        case BinOp::kLT: v = x < y; break;
-        case BinOp::kLE: v = x <= y; break;
-        case BinOp::kGT: v = x > y; break;
-        case BinOp::kGE: v = x >= y; break;
-        case BinOp::kAnd: v = x && y; break;
-        case BinOp::kOr: v = x || y; break;
-        case BinOp::kBitAnd: v = x & y; break;
-        case BinOp::kBitOr: v = x | y; break;
-        case BinOp::kBitXor: v = x ^ y; break;
-        case BinOp::kShl: v = int64_t(uint64_t(x) << (y & 63)); break;
-        case BinOp::kShr: v = x >> (y & 63); break;
-      }
-      r.i = wrap_int(v, n.dtype);
+      // Comparisons compare in the operands' type (n.dtype is bool there).
+      DataType t = scalar::gives_bool(n.bop) ? xa.dtype : n.dtype;
+      scalar::Status s = scalar::int_binary(n.bop, a.i, b.i, t, &r.i);
+      if (s != scalar::Status::kOk) op_error(s, binop_name(n.bop), false);
       return r;
     }
     case XOp::kUnary: {
       const XNode& xa = prog_.exprs[n.a];
       Value a = eval(c, n.a);
       if (xa.is_float) {
-        if (n.uop == UnOp::kNeg) r.f = -a.f;
-        else r.i = a.f == 0;
+        double v = 0;
+        if (scalar::float_unary(n.uop, a.f, &v) != scalar::Status::kOk)
+          op_error(scalar::Status::kBadType, unop_name(n.uop), true);
+        if (n.uop == UnOp::kNot) r.i = v != 0;
+        else r.f = v;
         return r;
       }
-      if (n.uop == UnOp::kNeg) r.i = wrap_int(-a.i, n.dtype);
-      else if (n.uop == UnOp::kNot) r.i = !a.i;
-      else r.i = wrap_int(~a.i, n.dtype);
+      scalar::Status s = scalar::int_unary(n.uop, a.i, n.uop == UnOp::kNot ? xa.dtype : n.dtype, &r.i);
+      if (s != scalar::Status::kOk) op_error(s, unop_name(n.uop), false);
       return r;
     }
     case XOp::kSelect: {
@@ -128,9 +76,9 @@ Value Engine::eval(Core& c, int32_t idx) {
     case XOp::kCast: {
       const XNode& xa = prog_.exprs[n.a];
       Value a = eval(c, n.a);
-      if (n.is_float) r.f = round_to(xa.is_float ? a.f : double(a.i), n.dtype);
-      else if (n.dtype.is_bool()) r.i = xa.is_float ? a.f != 0 : a.i != 0;
-      else r.i = wrap_int(xa.is_float ? int64_t(std::trunc(a.f)) : a.i, n.dtype);
+      if (n.is_float) r.f = round_float_via_f32(xa.is_float ? a.f : scalar::int_to_double(a.i, xa.dtype), n.dtype);
+      else if (xa.is_float) scalar::float_to_int(a.f, n.dtype, &r.i);  // out of range: saturates
+      else r.i = scalar::int_to_int(a.i, n.dtype);
       return r;
     }
     case XOp::kLoad: {
@@ -177,28 +125,11 @@ Value Engine::eval(Core& c, int32_t idx) {
         r.i = n.is_float ? 0 : m * nt + nn;
         return r;
       }
-      if (f == "exp" || f == "__exp") v = std::exp(arg(0));
-      else if (f == "exp2") v = std::exp2(arg(0));
-      else if (f == "log" || f == "__log") v = std::log(arg(0));
-      else if (f == "log2") v = std::log2(arg(0));
-      else if (f == "sqrt" || f == "ieee_fsqrt") v = std::sqrt(arg(0));
-      else if (f == "rsqrt") v = 1.0 / std::sqrt(arg(0));
-      else if (f == "tanh") v = std::tanh(arg(0));
-      else if (f == "sigmoid") v = 1.0 / (1.0 + std::exp(-arg(0)));
-      else if (f == "abs") v = std::fabs(arg(0));
-      else if (f == "pow") v = std::pow(arg(0), arg(1));
-      else if (f == "floor") v = std::floor(arg(0));
-      else if (f == "ceil") v = std::ceil(arg(0));
-      else if (f == "sin" || f == "__sin") v = std::sin(arg(0));
-      else if (f == "cos" || f == "__cos") v = std::cos(arg(0));
-      else if (f == "round") v = std::nearbyint(arg(0));
-      else if (f == "trunc") v = std::trunc(arg(0));
-      else if (f == "ieee_add") v = arg(0) + arg(1);
-      else if (f == "ieee_mul") v = arg(0) * arg(1);
-      else if (f == "ieee_fdiv") v = arg(0) / arg(1);
-      else if (f == "ieee_fmaf") v = std::fma(arg(0), arg(1), arg(2));
-      else throw_error<NotImplemented>("not implemented: builtin '", f, "' in the ascend simulator");
-      if (n.is_float) r.f = round_to(v, n.dtype);
+      double xs[3] = {0, 0, 0};
+      for (size_t k = 0; k < n.args.size() && k < 3; ++k) xs[k] = arg(k);
+      if (n.args.size() > 3 || !scalar::math_call(f, xs, n.args.size(), &v))
+        throw_error<NotImplemented>("not implemented: builtin '", f, "' in the ascend simulator");
+      if (n.is_float) r.f = round_float_via_f32(v, n.dtype);
       else r.i = int64_t(v);
       return r;
     }

@@ -52,9 +52,7 @@ class Injector : public StmtMutator {
     const int S = plan.num_stages;
     std::map<const BufferNode*, Buffer> versions;
     for (const Buffer& b : plan.versioned) {
-      std::vector<Expr> shape = b.shape();
-      shape.insert(shape.begin(), make_int(S));
-      Buffer v(b.name(), b.dtype(), shape, b.scope(), {}, b->span);
+      Buffer v = versioned_buffer(b, S);
       versions[b.get()] = v;
       versioned_[b.get()] = v;
     }

@@ -286,6 +286,12 @@ class VersionRewriter : public StmtMutator {
 
 }  // namespace
 
+Buffer versioned_buffer(const Buffer& b, int64_t stages) {
+  std::vector<Expr> shape = b.shape();
+  shape.insert(shape.begin(), make_int(stages));
+  return b.with_shape(shape);
+}
+
 Stmt rewrite_versions(const Stmt& s, const std::map<const BufferNode*, Buffer>& versions, const Expr& stage) {
   VersionRewriter vr(versions, stage);
   return vr.mutate(s);

@@ -48,8 +48,11 @@ PipelinePlan plan_pipeline(const ForNode& loop, const std::vector<BodyItem>& ite
 void collect_buffer_uses(const Stmt& s, std::set<const BufferNode*>* out);
 // Buffers accessed anywhere in `root` outside `loop`.
 std::set<const BufferNode*> buffers_used_outside(const Stmt& root, const ForNode* loop);
+// Multi-versioning of buffers across pipeline stages, shared by cuda (inject_pipeline) and ascend
+// (ascend_multi_version): `stages` copies of `b` behind a leading stage dimension.
+Buffer versioned_buffer(const Buffer& b, int64_t stages);
 // Replaces every access of a buffer in `versions` (the plan's destination buffers) by an access of
-// its versioned buffer (a leading stage dimension) at stage `stage`.
+// its versioned buffer (a leading stage dimension) at stage `stage`: loads, stores and tile-op regions.
 Stmt rewrite_versions(const Stmt& s, const std::map<const BufferNode*, Buffer>& versions, const Expr& stage);
 // The producer copy `s` marked {async} (cuda: cp.async).
 Stmt mark_async(const Stmt& s);

@@ -6,6 +6,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "transform/buffer_liveness.h"
 #include "transform/pass_config.h"
 
 namespace tl {
@@ -39,105 +40,32 @@ struct Slot {
   size_t order = 0;
 };
 
-// Live intervals of the shared buffers of one kernel body.
-class Liveness {
- public:
+// The shared buffers of one kernel body with their live intervals (the one liveness analysis,
+// transform/buffer_liveness.h; the warp-specialized roles run concurrently).
+std::map<const BufferNode*, Slot> shared_slots(const Stmt& body) {
+  LivenessOptions opts;
+  opts.track = [](const Buffer& b) { return b.scope() == MemScope::kShared; };
+  opts.concurrent_attr = "cuda.warp_specialize";
   std::map<const BufferNode*, Slot> slots;
-  std::vector<const BufferNode*> order;
-
-  void run(const Stmt& s) { walk(s); }
-
- private:
-  void touch(const BufferNode* b) {
-    auto it = slots.find(b);
-    if (it == slots.end()) return;
-    int64_t p = loop_depth_ ? loop_start_ : pos_;
-    if (it->second.first < 0) it->second.first = p;
-    it->second.last = std::max(it->second.last, pos_);
-    if (loop_depth_) in_loop_.push_back(b);
-  }
-  void uses(const Stmt& s) {
-    for_each_expr(s, [&](const Expr& e) {
-      for_each_subexpr(e, [&](const Expr& y) {
-        if (const auto* l = y.as<BufferLoadNode>()) touch(l->buffer.get());
-      });
-    });
-    post_order_visit(s, [&](const Stmt& x) {
-      if (const auto* st = x.as<BufferStoreNode>()) touch(st->buffer.get());
-    });
-  }
-  void walk(const Stmt& s) {
-    if (!s.defined()) return;
-    if (const auto* seq = s.as<SeqStmtNode>()) {
-      for (const Stmt& x : seq->seq) walk(x);
-    } else if (const auto* a = s.as<AllocateNode>()) {
-      if (a->buffer.scope() == MemScope::kShared) {
-        Slot sl;
-        sl.buffer = a->buffer;
-        int64_t n = 1;
-        for (const Expr& e : a->buffer.shape()) {
-          int64_t v = 0;
-          if (!is_const_int(e, &v))
-            throw_error<ResourceError>("shared buffer '", a->buffer.name(), "' has a run-time size (",
-                                       to_string(e), "); shared tiles need constant shapes on target cuda");
-          n *= v;
-        }
-        sl.bytes = n * a->buffer.dtype().element_bytes();
-        sl.order = order.size();
-        slots[a->buffer.get()] = sl;
-        order.push_back(a->buffer.get());
-      }
-      walk(a->body);
-    } else if (const auto* f = s.as<ForNode>()) {
-      uses(make_evaluate(f->min));
-      uses(make_evaluate(f->extent));
-      bool outer = loop_depth_ == 0;
-      if (outer) loop_start_ = ++pos_;
-      ++loop_depth_;
-      walk(f->body);
-      --loop_depth_;
-      if (outer) {
-        ++pos_;
-        for (const BufferNode* b : in_loop_) slots[b].last = std::max(slots[b].last, pos_);
-        in_loop_.clear();
-      }
-    } else if (const auto* i = s.as<IfThenElseNode>()) {
-      ++pos_;
-      uses(make_evaluate(i->cond));
-      walk(i->then_case);
-      walk(i->else_case);
-    } else if (const auto* l = s.as<LetStmtNode>()) {
-      ++pos_;
-      uses(make_evaluate(l->value));
-      walk(l->body);
-    } else if (const auto* at = s.as<AttrStmtNode>()) {
-      const auto* roles = at->body.as<IfThenElseNode>();
-      if (at->key == "cuda.warp_specialize" && roles && loop_depth_ == 0) {
-        // The consumer and producer branches run at the same time: both are walked from the same
-        // position. The producer only fills buffers the consumers read in their main loop, and
-        // its last fill is consumed before the consumers leave that loop, so a buffer the
-        // consumers use after the loop may take the bytes of the pipeline's stages.
-        ++pos_;
-        uses(make_evaluate(roles->cond));
-        int64_t start = pos_;
-        walk(roles->then_case);
-        int64_t end = pos_;
-        pos_ = start;
-        walk(roles->else_case);
-        pos_ = std::max(pos_, end);
-      } else {
-        walk(at->body);
-      }
-    } else {
-      ++pos_;
-      uses(s);
+  for (const LiveInterval& li : buffer_live_intervals(body, opts)) {
+    Slot sl;
+    sl.buffer = li.buffer;
+    int64_t n = 1;
+    for (const Expr& e : li.buffer.shape()) {
+      int64_t v = 0;
+      if (!is_const_int(e, &v))
+        throw_error<ResourceError>("shared buffer '", li.buffer.name(), "' has a run-time size (", to_string(e),
+                                   "); shared tiles need constant shapes on target cuda");
+      n *= v;
     }
+    sl.bytes = n * li.buffer.dtype().element_bytes();
+    sl.order = static_cast<size_t>(li.order);
+    sl.first = li.used ? li.first : 0;  // allocated, never used: placed first, overlapping nothing later
+    sl.last = li.used ? li.last : 0;
+    slots[li.buffer.get()] = sl;
   }
-  int64_t pos_ = 0;
-  int loop_depth_ = 0;
-  int64_t loop_start_ = 0;
-  std::vector<const BufferNode*> in_loop_;
-};
+  return slots;
+}
 
 class Planner : public StmtMutator {
  public:
@@ -145,13 +73,9 @@ class Planner : public StmtMutator {
 
  protected:
   Stmt mutate_kernel(const KernelLaunchNode* k, const Stmt& s) override {
-    Liveness live;
-    live.run(k->body);
+    std::map<const BufferNode*, Slot> live = shared_slots(k->body);
     std::vector<Slot*> slots;
-    for (auto& [b, sl] : live.slots) {
-      if (sl.first < 0) sl.first = sl.last = 0;  // allocated, never used
-      slots.push_back(&sl);
-    }
+    for (auto& [b, sl] : live) slots.push_back(&sl);
     std::sort(slots.begin(), slots.end(), [](const Slot* a, const Slot* b) {
       return a->first != b->first ? a->first < b->first : a->order < b->order;
     });
@@ -196,7 +120,7 @@ class Planner : public StmtMutator {
       throw ResourceError(os.str());
     }
     offsets_.clear();
-    for (auto& [b, sl] : live.slots) offsets_[b] = sl.offset;
+    for (auto& [b, sl] : live) offsets_[b] = sl.offset;
     Stmt body = mutate(k->body);
     AttrMap attrs = k->attrs;
     attrs["dyn_smem_bytes"] = Attr(total);

@@ -1,4 +1,5 @@
-// Liveness of the on-chip buffers of an ascend kernel (analysis for ascend_plan_memory).
+// Liveness of the on-chip buffers of an ascend kernel (analysis for ascend_plan_memory): the
+// shared analysis of transform/buffer_liveness.h plus the memory, footprint and pinned address.
 // Statements get positions in program order; a buffer lives from its first to its last use. A use
 // inside a loop that does not also contain the buffer's allocation keeps the buffer alive for the
 // whole loop (its value may be carried to the next iteration), so buffers only share memory when

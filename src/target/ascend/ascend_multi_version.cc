@@ -7,6 +7,7 @@
 #include "ir/functor.h"
 #include "ir/tile_op.h"
 #include "sim/isa.h"
+#include "transform/plan_pipeline.h"
 
 namespace tl {
 
@@ -83,70 +84,31 @@ class Planner : public IRVisitor {
   const ForNode* current_ = nullptr;
 };
 
+// Gives the versioned buffers their stage dimension: the allocations here, the accesses inside each
+// pipelined loop through the multi-versioning shared with cuda (transform/plan_pipeline.h), at stage
+// (k - min) % num_stages.
 class Versioner : public StmtMutator {
  public:
-  Versioner(const std::map<const BufferNode*, std::pair<Buffer, int64_t>>& nb) : new_(nb) {}
+  explicit Versioner(const std::map<const BufferNode*, Buffer>& nb) : new_(nb) {}
 
  protected:
   Stmt mutate_allocate(const AllocateNode* a, const Stmt& s) override {
     Stmt body = mutate(a->body);
     auto it = new_.find(a->buffer.get());
     if (it == new_.end()) return body.same_as(a->body) ? s : make_allocate(a->buffer, body, a->span);
-    return make_allocate(it->second.first, body, a->span);
+    return make_allocate(it->second, body, a->span);
   }
   Stmt mutate_for(const ForNode* f, const Stmt& s) override {
     if (f->for_kind != ForKind::kPipelined) return StmtMutator::mutate_for(f, s);
-    Expr saved = stage_;
-    Var v = f->var;
-    stage_ = f->var - f->min;
-    in_loop_ = true;
-    Stmt body = mutate(f->body);
-    in_loop_ = false;
-    stage_ = saved;
+    int64_t stages = attr_int(f->annotations, "num_stages", 2);
+    Stmt body = rewrite_versions(mutate(f->body), new_, floormod(f->var - f->min, make_int(stages)));
     AttrMap ann = f->annotations;
     ann["ascend_pipelined"] = Attr(true);
     return make_for(f->var, f->min, f->extent, ForKind::kSerial, body, ann, f->span);
   }
-  Stmt mutate_tile_op(const TileOpNode* op, const Stmt& s) override {
-    std::vector<TileArg> args;
-    bool changed = false;
-    for (auto& a : op->args) {
-      if (a.is_region()) {
-        auto it = new_.find(a.region.buffer.get());
-        if (it != new_.end()) {
-          std::vector<Range> rr;
-          rr.emplace_back(slot(it->second.second), make_int(1));
-          for (auto& r : a.region.region) rr.push_back(r);
-          args.emplace_back(BufferRegion(it->second.first, rr));
-          changed = true;
-          continue;
-        }
-      }
-      args.push_back(a);
-    }
-    if (!changed) return s;
-    return make_tile_op(op->op, args, op->attrs, op->span);
-  }
-  Expr mutate_load(const BufferLoadNode* l, const Expr& e) override {
-    auto it = new_.find(l->buffer.get());
-    if (it == new_.end()) return ExprMutator::mutate_load(l, e);
-    std::vector<Expr> idx{slot(it->second.second)};
-    for (auto& i : l->indices) idx.push_back(mutate(i));
-    return make_load(it->second.first, idx);
-  }
-  Stmt mutate_store(const BufferStoreNode* st, const Stmt& s) override {
-    auto it = new_.find(st->buffer.get());
-    if (it == new_.end()) return StmtMutator::mutate_store(st, s);
-    std::vector<Expr> idx{slot(it->second.second)};
-    for (auto& i : st->indices) idx.push_back(mutate(i));
-    return make_store(it->second.first, idx, mutate(st->value), st->span);
-  }
 
  private:
-  Expr slot(int64_t stages) { return stages > 1 && in_loop_ ? floormod(stage_, make_int(stages)) : make_int(0); }
-  const std::map<const BufferNode*, std::pair<Buffer, int64_t>>& new_;
-  Expr stage_;
-  bool in_loop_ = false;
+  const std::map<const BufferNode*, Buffer>& new_;
 };
 
 }  // namespace
@@ -155,7 +117,7 @@ PrimFunc ascend_multi_version(const PrimFunc& f, const PassContext& ctx) {
   Planner p(f.attrs().count("ascend.cv_workspaces") > 0);
   p.visit(f.body());
   if (p.versioned.empty()) return f;
-  std::map<const BufferNode*, std::pair<Buffer, int64_t>> nb;
+  std::map<const BufferNode*, Buffer> nb;
   std::map<const BufferNode*, Buffer> objs;
   post_order_visit(f.body(), [&](const Stmt& s) {
     if (auto* a = s.as<AllocateNode>()) objs[a->buffer.get()] = a->buffer;
@@ -164,10 +126,7 @@ PrimFunc ascend_multi_version(const PrimFunc& f, const PassContext& ctx) {
     int64_t stages = attr_int(loop->annotations, "num_stages", 2);
     for (auto* b : bufs) {
       if (p.total_uses[b] != p.inside_uses[b] || !objs.count(b) || stages < 2) continue;
-      const Buffer& old = objs[b];
-      std::vector<Expr> shape{make_int(stages)};
-      for (auto& e : old.shape()) shape.push_back(e);
-      nb[b] = {old.with_shape(shape), stages};
+      nb[b] = versioned_buffer(objs[b], stages);
     }
   }
   Versioner v(nb);

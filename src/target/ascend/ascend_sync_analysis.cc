@@ -7,7 +7,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/tile_op.h"
-#include "ir/int_arith.h"
+#include "ir/eval.h"
 #include "sim/isa.h"
 #include "sim/program.h"
 
@@ -35,64 +35,14 @@ KernelFacts collect_facts(const PrimFunc& f, const sim::MachineModel& model) {
 }
 
 bool eval_with(const Expr& e, const std::map<const VarNode*, int64_t>& vals, const KernelFacts& facts, int64_t* out) {
-  switch (e.kind()) {
-    case ExprKind::kIntImm: *out = e.as<IntImmNode>()->value; return true;
-    case ExprKind::kVar: {
-      auto it = vals.find(e.as<VarNode>());
-      if (it != vals.end()) {
-        *out = it->second;
-        return true;
-      }
-      auto lt = facts.lets.find(e.as<VarNode>());
-      return lt != facts.lets.end() && eval_with(lt->second, vals, facts, out);
-    }
-    case ExprKind::kCast: return eval_with(e.as<CastNode>()->value, vals, facts, out);
-    case ExprKind::kSelect: {
-      auto* s = e.as<SelectNode>();
-      int64_t c;
-      if (!eval_with(s->cond, vals, facts, &c)) return false;
-      return eval_with(c ? s->true_value : s->false_value, vals, facts, out);
-    }
-    case ExprKind::kUnary: {
-      int64_t a;
-      if (!eval_with(e.as<UnaryNode>()->a, vals, facts, &a)) return false;
-      auto op = e.as<UnaryNode>()->op;
-      *out = op == UnOp::kNeg ? -a : op == UnOp::kNot ? !a : ~a;
-      return true;
-    }
-    case ExprKind::kBinary: {
-      auto* b = e.as<BinaryNode>();
-      if (b->a.dtype().is_float() || b->b.dtype().is_float()) return false;
-      int64_t x, y;
-      if (!eval_with(b->a, vals, facts, &x) || !eval_with(b->b, vals, facts, &y)) return false;
-      switch (b->op) {
-        case BinOp::kAdd: *out = x + y; return true;
-        case BinOp::kSub: *out = x - y; return true;
-        case BinOp::kMul: *out = x * y; return true;
-        case BinOp::kDiv: if (!y) return false; *out = x / y; return true;
-        case BinOp::kMod: if (!y) return false; *out = x % y; return true;
-        case BinOp::kFloorDiv: if (!y) return false; *out = floordiv_int(x, y); return true;
-        case BinOp::kFloorMod: if (!y) return false; *out = floormod_int(x, y); return true;
-        case BinOp::kMin: *out = std::min(x, y); return true;
-        case BinOp::kMax: *out = std::max(x, y); return true;
-        case BinOp::kEQ: *out = x == y; return true;
-        case BinOp::kNE: *out = x != y; return true;
-        case BinOp::kLT: *out = x < y; return true;
-        case BinOp::kLE: *out = x <= y; return true;
-        case BinOp::kGT: *out = x > y; return true;
-        case BinOp::kGE: *out = x >= y; return true;
-        case BinOp::kAnd: *out = x && y; return true;
-        case BinOp::kOr: *out = x || y; return true;
-        case BinOp::kBitAnd: *out = x & y; return true;
-        case BinOp::kBitOr: *out = x | y; return true;
-        case BinOp::kBitXor: *out = x ^ y; return true;
-        case BinOp::kShl: *out = x << (y & 63); return true;
-        case BinOp::kShr: *out = x >> (y & 63); return true;
-      }
-      return false;
-    }
-    default: return false;
-  }
+  // The one int64 evaluator (ir/eval.h); a variable without a value is computed from its let, if any.
+  std::function<bool(const VarNode*, int64_t*)> lookup = [&](const VarNode* v, int64_t* val) {
+    auto it = vals.find(v);
+    if (it != vals.end()) return (*val = it->second, true);
+    auto lt = facts.lets.find(v);
+    return lt != facts.lets.end() && eval_int(lt->second, lookup, val) == IntEval::kOk;
+  };
+  return eval_int(e, lookup, out) == IntEval::kOk;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -95,9 +95,12 @@ class Emulator {
 
   // ---- variables, expressions, statements (emulator_interpreter.cc) ----
   Val var_value(const VarNode* v, int64_t t);
-  Val eval(const Expr& e, int64_t t);
-  Val binary(const BinaryNode* b, int64_t t);
+  Val eval(const Expr& e, int64_t t);  // the one tree walker (ir/eval.h) over thread t's values
+  Val unary(const UnaryNode* u, const Val& a);
+  Val binary(const BinaryNode* b, const Val& x, const Val& y);
+  Val cast(const CastNode* c, const Val& x);
   Val call(const CallNode* c, int64_t t);
+  friend struct EmuDomain;
   void exec(const Stmt& s, const std::vector<char>& act);
 
   // ---- memory (emulator_memory.cc) ----

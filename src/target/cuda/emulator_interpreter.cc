@@ -7,7 +7,8 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
-#include "ir/int_arith.h"
+#include "ir/eval.h"
+#include "ir/scalar_ops.h"
 
 namespace tl::cuda_emu {
 
@@ -158,159 +159,87 @@ Val Emulator::var_value(const VarNode* v, int64_t t) {
 }
 
 // ---- expressions ------------------------------------------------------------------------
-Val Emulator::eval(const Expr& e, int64_t t) {
-  DataType dt = e.dtype();
-  switch (e.kind()) {
-    case ExprKind::kIntImm: {
-      Val v;
-      v.i = e.as<IntImmNode>()->value;
-      return v;
-    }
-    case ExprKind::kFloatImm: {
-      Val v;
-      v.f = round_to(dt, e.as<FloatImmNode>()->value);
-      return v;
-    }
-    case ExprKind::kVar: return var_value(e.as<VarNode>(), t);
-    case ExprKind::kBufferLoad: {
-      const auto* l = e.as<BufferLoadNode>();
-      return load(l->buffer, l->indices, t);
-    }
-    case ExprKind::kCast: {
-      const auto* c = e.as<CastNode>();
-      Val x = eval(c->value, t);
-      DataType from = c->value.dtype();
-      Val v;
-      if (dt.is_float()) v.f = round_to(dt, from.is_float() ? x.f : static_cast<double>(x.i));
-      else if (dt.is_bool()) v.i = from.is_float() ? (x.f != 0) : (x.i != 0);
-      else v.i = wrap_int(dt, from.is_float() ? static_cast<int64_t>(std::trunc(x.f)) : x.i);
-      return v;
-    }
-    case ExprKind::kSelect: {
-      const auto* s = e.as<SelectNode>();
-      return eval(s->cond, t).i ? eval(s->true_value, t) : eval(s->false_value, t);
-    }
-    case ExprKind::kUnary: {
-      const auto* u = e.as<UnaryNode>();
-      Val a = eval(u->a, t), v;
-      if (u->op == UnOp::kNeg) {
-        if (dt.is_float()) v.f = -a.f;
-        else v.i = wrap_int(dt, -a.i);
-      } else if (u->op == UnOp::kNot) {
-        v.i = !a.i;
-      } else {
-        v.i = wrap_int(dt, ~a.i);
-      }
-      return v;
-    }
-    case ExprKind::kBinary: return binary(e.as<BinaryNode>(), t);
-    case ExprKind::kCall: return call(e.as<CallNode>(), t);
-    default: throw_error<NotImplemented>("emulator: expression ", to_string(e));
+// The emulator evaluates with the compiler's one tree walker (ir/eval.h, eval_tree) over its own
+// values (Val: a number or a memory handle), and the one operator table (ir/scalar_ops.h).
+struct EmuDomain {
+  using V = Val;
+  Emulator& em;
+  int64_t t;
+
+  bool imm(const Expr& e, V* out) {
+    if (auto* i = e.as<IntImmNode>()) out->i = i->value;
+    else out->f = round_to(e.dtype(), e.as<FloatImmNode>()->value);
+    return true;
   }
+  bool var(const Expr& e, V* out) { return (*out = em.var_value(e.as<VarNode>(), t), true); }
+  bool truth(const V& v, bool* out) { return (*out = v.i != 0, true); }
+  bool boolean(bool b, V* out) { return (out->i = b, true); }
+  bool binary(const BinaryNode* n, const V& a, const V& b, V* out) { return (*out = em.binary(n, a, b), true); }
+  bool unary(const UnaryNode* n, const V& a, V* out) { return (*out = em.unary(n, a), true); }
+  bool cast(const CastNode* n, const V& a, V* out) { return (*out = em.cast(n, a), true); }
+  bool load(const BufferLoadNode* n, V* out) { return (*out = em.load(n->buffer, n->indices, t), true); }
+  bool call(const CallNode* n, V* out) { return (*out = em.call(n, t), true); }
+  bool other(const Expr& e, V*) { throw_error<NotImplemented>("emulator: expression ", to_string(e)); }
+};
+
+Val Emulator::eval(const Expr& e, int64_t t) {
+  EmuDomain d{*this, t};
+  Val v;
+  eval_tree(e, d, &v);
+  return v;
 }
 
-Val Emulator::binary(const BinaryNode* b, int64_t t) {
+Val Emulator::cast(const CastNode* c, const Val& x) {
+  DataType dt = c->dtype, from = c->value.dtype();
+  Val v;
+  if (dt.is_float()) v.f = round_to(dt, from.is_float() ? x.f : scalar::int_to_double(x.i, from));
+  else if (from.is_float()) scalar::float_to_int(x.f, dt, &v.i);  // out of range saturates, as cvt does
+  else v.i = scalar::int_to_int(x.i, dt);
+  return v;
+}
+
+Val Emulator::unary(const UnaryNode* u, const Val& a) {
+  DataType dt = u->dtype;
+  Val v;
+  scalar::Status s;
+  if (u->a.dtype().is_float()) {
+    double r = 0;
+    s = scalar::float_unary(u->op, a.f, &r);
+    if (u->op == UnOp::kNot) v.i = r != 0;
+    else v.f = r;
+  } else {
+    s = scalar::int_unary(u->op, a.i, u->op == UnOp::kNot ? u->a.dtype() : dt, &v.i);
+  }
+  if (s != scalar::Status::kOk) throw_error<NotImplemented>("emulator: ", unop_name(u->op), " on ", dt.str());
+  return v;
+}
+
+Val Emulator::binary(const BinaryNode* b, const Val& x, const Val& y) {
   DataType at = b->a.dtype();
-  Val x = eval(b->a, t), y = eval(b->b, t), v;
-  if (binop_is_logical(b->op)) {
-    v.i = b->op == BinOp::kAnd ? (x.i && y.i) : (x.i || y.i);
-    return v;
-  }
+  Val v;
   if (at.is_float()) {
-    double a = x.f, c = y.f, r = 0;
-    switch (b->op) {
-      case BinOp::kAdd: r = a + c; break;
-      case BinOp::kSub: r = a - c; break;
-      case BinOp::kMul: r = a * c; break;
-      case BinOp::kDiv: r = a / c; break;
-      case BinOp::kMod: r = std::fmod(a, c); break;
-      case BinOp::kFloorDiv: r = std::floor(a / c); break;
-      case BinOp::kFloorMod: r = a - std::floor(a / c) * c; break;
-      case BinOp::kMin: r = std::isnan(a) ? c : std::isnan(c) ? a : std::min(a, c); break;
-      case BinOp::kMax: r = std::isnan(a) ? c : std::isnan(c) ? a : std::max(a, c); break;
-      case BinOp::kEQ: v.i = a == c; return v;
-      case BinOp::kNE: v.i = a != c; return v;
-      case BinOp::kLT: v.i = a < c; return v;
-      case BinOp::kLE: v.i = a <= c; return v;
-      case BinOp::kGT: v.i = a > c; return v;
-      case BinOp::kGE: v.i = a >= c; return v;
-      default: throw_error<NotImplemented>("emulator: float ", binop_name(b->op));
-    }
-    v.f = round_to(at, r);
+    double r = 0;
+    if (scalar::float_binary(b->op, x.f, y.f, &r) != scalar::Status::kOk)
+      throw_error<NotImplemented>("emulator: float ", binop_name(b->op));
+    if (scalar::gives_bool(b->op)) v.i = r != 0;
+    else v.f = round_to(at, r);
     return v;
   }
-  int64_t a = x.i, c = y.i, r = 0;
-  switch (b->op) {
-    case BinOp::kAdd: r = a + c; break;
-    case BinOp::kSub: r = a - c; break;
-    case BinOp::kMul: r = a * c; break;
-    case BinOp::kDiv:
-      if (c == 0) throw_error<RuntimeError>("emulator: integer division by zero");
-      r = a / c;
-      break;
-    case BinOp::kMod:
-      if (c == 0) throw_error<RuntimeError>("emulator: integer division by zero");
-      r = a % c;
-      break;
-    case BinOp::kFloorDiv:
-      if (c == 0) throw_error<RuntimeError>("emulator: integer division by zero");
-      r = floordiv_int(a, c);
-      break;
-    case BinOp::kFloorMod:
-      if (c == 0) throw_error<RuntimeError>("emulator: integer division by zero");
-      r = floormod_int(a, c);
-      break;
-    case BinOp::kMin: r = std::min(a, c); break;
-    case BinOp::kMax: r = std::max(a, c); break;
-    case BinOp::kEQ: v.i = a == c; return v;
-    case BinOp::kNE: v.i = a != c; return v;
-    case BinOp::kLT: v.i = a < c; return v;
-    case BinOp::kLE: v.i = a <= c; return v;
-    case BinOp::kGT: v.i = a > c; return v;
-    case BinOp::kGE: v.i = a >= c; return v;
-    case BinOp::kBitAnd: r = a & c; break;
-    case BinOp::kBitOr: r = a | c; break;
-    case BinOp::kBitXor: r = a ^ c; break;
-    case BinOp::kShl: r = a << c; break;
-    case BinOp::kShr: r = a >> c; break;
-    default: throw_error<NotImplemented>("emulator: integer ", binop_name(b->op));
-  }
-  v.i = wrap_int(b->dtype, r);
+  scalar::Status s = scalar::int_binary(b->op, x.i, y.i, scalar::gives_bool(b->op) ? at : b->dtype, &v.i);
+  if (s == scalar::Status::kDivByZero) throw_error<RuntimeError>("emulator: integer division by zero");
+  if (s != scalar::Status::kOk)
+    throw_error<RuntimeError>("emulator: ", scalar::status_message(s), " in integer ", binop_name(b->op));
   return v;
 }
 
 Val Emulator::call(const CallNode* c, int64_t t) {
   DataType dt = c->dtype;
   const std::string& op = c->op;
-  auto f1 = [&](double (*fn)(double)) {
-    Val v;
-    Val a = eval(c->args[0], t);
-    v.f = round_to(dt, fn(c->args[0].dtype().is_float() ? a.f : static_cast<double>(a.i)));
-    return v;
-  };
-  if (op == "exp" || op == "__exp") return f1([](double x) { return std::exp(x); });
-  if (op == "exp2") return f1([](double x) { return std::exp2(x); });
-  if (op == "log" || op == "__log") return f1([](double x) { return std::log(x); });
-  if (op == "log2") return f1([](double x) { return std::log2(x); });
-  if (op == "sqrt") return f1([](double x) { return std::sqrt(x); });
-  if (op == "rsqrt") return f1([](double x) { return 1.0 / std::sqrt(x); });
-  if (op == "tanh") return f1([](double x) { return std::tanh(x); });
-  if (op == "sigmoid") return f1([](double x) { return 1.0 / (1.0 + std::exp(-x)); });
-  if (op == "sin" || op == "__sin") return f1([](double x) { return std::sin(x); });
-  if (op == "cos" || op == "__cos") return f1([](double x) { return std::cos(x); });
-  if (op == "floor") return f1([](double x) { return std::floor(x); });
-  if (op == "ceil") return f1([](double x) { return std::ceil(x); });
-  if (op == "round") return f1([](double x) { return std::nearbyint(x); });
-  if (op == "trunc") return f1([](double x) { return std::trunc(x); });
   if (op == "abs") {
     Val a = eval(c->args[0], t), v;
     if (dt.is_float()) v.f = std::fabs(a.f);
-    else v.i = wrap_int(dt, a.i < 0 ? -a.i : a.i);  // abs(INT8_MIN) wraps, as on the device
-    return v;
-  }
-  if (op == "pow") {
-    Val v;
-    v.f = round_to(dt, std::pow(eval(c->args[0], t).f, eval(c->args[1], t).f));
+    else if (a.i < 0) scalar::int_unary(UnOp::kNeg, a.i, dt, &v.i);  // abs(INT8_MIN) wraps, as on the device
+    else v.i = a.i;
     return v;
   }
   if (op == "cuda.address_of") return address(make_call(dt, op, c->args), t);
@@ -321,6 +250,18 @@ Val Emulator::call(const CallNode* c, int64_t t) {
     Val v;
     v.i = num_ctas_;
     return v;
+  }
+  if (c->args.size() <= 3) {  // the math builtins (ir/scalar_ops.h)
+    double xs[3] = {0, 0, 0}, r = 0;
+    for (size_t k = 0; k < c->args.size(); ++k) {
+      Val a = eval(c->args[k], t);
+      xs[k] = c->args[k].dtype().is_float() ? a.f : static_cast<double>(a.i);
+    }
+    if (scalar::math_call(op, xs, c->args.size(), &r)) {
+      Val v;
+      v.f = round_to(dt, r);
+      return v;
+    }
   }
   throw_error<NotImplemented>("emulator: call '", op, "'");
 }

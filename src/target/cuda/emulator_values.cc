@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ir/error.h"
+#include "ir/scalar_ops.h"
 #include "tl/common/float_formats.h"
 
 namespace tl::cuda_emu {
@@ -30,22 +31,12 @@ uint8_t double_to_fp8(DataType t, double v) {
 }
 
 double round_to(DataType t, double v) {
-  if (t == DataType::Float32()) return static_cast<float>(v);
+  // fp8 conversions saturate on the device (__NV_SATFINITE); the others: ir/scalar_ops.h.
   if (t.is_fp8()) return fp8_to_double(t, double_to_fp8(t, v));
-  if (t == DataType::Float(16)) return ff::half_bits_to_float(ff::float_to_half_bits(static_cast<float>(v)));
-  if (t == DataType::BFloat16())
-    return ff::bfloat16_bits_to_float(ff::float_to_bfloat16_bits(static_cast<float>(v)));
-  return v;
+  return tl::round_float_via_f32(v, t);
 }
 
-int64_t wrap_int(DataType t, int64_t v) {
-  if (t.is_bool()) return v != 0;
-  if (t.bits >= 64) return v;
-  uint64_t mask = (uint64_t(1) << t.bits) - 1;
-  uint64_t u = static_cast<uint64_t>(v) & mask;
-  if (t.is_int() && (u >> (t.bits - 1))) return static_cast<int64_t>(u | ~mask);
-  return static_cast<int64_t>(u);
-}
+int64_t wrap_int(DataType t, int64_t v) { return tl::wrap_int(v, t); }
 
 // ---- memory ---------------------------------------------------------------------------------------
 Val decode(DataType t, const uint8_t* p) {

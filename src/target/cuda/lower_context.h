@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "arith/analyzer.h"
 #include "ir/stmt.h"
 #include "ir/target.h"
 #include "layout/infer_layout.h"
@@ -30,8 +31,7 @@ namespace tl {
 // Constant bounds [lo, hi] of an integer expression given constant variable ranges; false when
 // some part is unbounded or not understood.
 bool cuda_const_bounds(const Expr& e, const std::map<Var, Range, VarLess>& ranges, int64_t* lo, int64_t* hi);
-// True when `e` is provably a multiple of `n` (n > 0) for every value of its variables.
-bool provably_divisible(const Expr& e, int64_t n);
+// provably_divisible(e, n): arith/analyzer.h (the one divisibility analysis).
 
 struct CudaLowerCtx {
   Target target;

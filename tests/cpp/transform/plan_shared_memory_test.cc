@@ -55,6 +55,40 @@ func @main(A: global float32[128], B: global float32[128]) {
 })", "cuda");
 }
 
+// Buffers allocated inside a loop are not carried to the next iteration (the shared liveness
+// analysis, transform/buffer_liveness.h): T0 dies before T1 is written, so both take offset 0.
+TEST(PlanSharedMemory, AllocationsInsideALoopShareBytes) {
+  testing::expect_pass("plan_shared_memory", R"(
+func @main(A: global float32[128], B: global float32[128]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {
+    for k: int32 in serial(0, 4) {
+      alloc T0: shared float32[128]
+      alloc T1: shared float32[128]
+      T0[tx] = A[tx]
+      B[tx] = T0[127 - tx]
+      T1[tx] = B[tx]
+      A[tx] = T1[127 - tx]
+    }
+  }
+})", R"(
+func @main(A: global float32[128], B: global float32[128]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[128], thread_vars=[tx: int32]) {dyn_smem_bytes = 512} {
+    for k: int32 in serial(0, 4) {
+      attr "smem_offset" = 0 {
+        alloc T0: shared float32[128]
+        attr "smem_offset" = 0 {
+          alloc T1: shared float32[128]
+          T0[tx] = A[tx]
+          B[tx] = T0[127 - tx]
+          T1[tx] = B[tx]
+          A[tx] = T1[127 - tx]
+        }
+      }
+    }
+  }
+})", "cuda");
+}
+
 // S0 is read after S1 is written: S1 goes after S0 (512 bytes, 128-byte aligned).
 TEST(PlanSharedMemory, OverlappingLiveRangesGetSeparateBytes) {
   testing::expect_pass("plan_shared_memory", R"(

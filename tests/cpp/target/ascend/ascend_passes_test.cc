@@ -90,6 +90,36 @@ TEST(AscendMultiVersion, PipelinedCopyDestinationsGetStages) {
   EXPECT_TRUE(attr_bool(out.attrs(), "ascend.pipelined", false));
 }
 
+// The multi-versioning shared with cuda (transform/plan_pipeline.h): x gets a stage dimension in
+// its allocation, its tile-op region and its scalar load; y, also used before the loop, keeps one.
+TEST(AscendMultiVersion, SharedVersioningRewritesRegionsLoadsAndAllocations) {
+  expect_pass("ascend_multi_version", R"(
+func @f(A: global float32[128], B: global float32[2]) {
+  kernel(grid=[1, 2], blocks=[cid: int32, vid: int32], threads=[], thread_vars=[]) {is_npu = true, npu_vid = true} {
+    alloc x: UB float32[64]
+    alloc y: UB float32[64]
+    y[0] = 0.0f32
+    for k: int32 in pipelined(0, 2) {num_stages = 2} {
+      copy(A[k * 64 :+ 64], x[0 :+ 64])
+      copy(A[k * 64 :+ 64], y[0 :+ 64])
+      B[k] = x[1] + y[1]
+    }
+  }
+})", R"(
+func @f(A: global float32[128], B: global float32[2]) {ascend.pipelined = true} {
+  kernel(grid=[1, 2], blocks=[cid: int32, vid: int32], threads=[], thread_vars=[]) {is_npu = true, npu_vid = true} {
+    alloc x: UB float32[2, 64]
+    alloc y: UB float32[64]
+    y[0] = 0.0f32
+    for k: int32 in serial(0, 2) {ascend_pipelined = true, num_stages = 2} {
+      copy(A[k * 64 :+ 64], x[floormod(k, 2) :+ 1, 0 :+ 64])
+      copy(A[k * 64 :+ 64], y[0 :+ 64])
+      B[k] = x[floormod(k, 2), 1] + y[1]
+    }
+  }
+})", "ascend");
+}
+
 TEST(AscendMultiVersion, NestedPipelinedIsAnError) {
   EXPECT_THROW(run_pass("ascend_multi_version", R"(
 func @f(A: global float32[64]) {
