@@ -152,10 +152,7 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
       shared_write(dst.mem, dst.off, ds, t, false);
       for (int64_t k = 0; k < n; ++k) {
         Val v = decode(st, src.mem.base + src.off + k * st.element_bytes());
-        Val o;
-        if (dt.is_float()) o.f = round_to(dt, st.is_float() ? v.f : static_cast<double>(v.i));
-        else o.i = wrap_int(dt, st.is_float() ? static_cast<int64_t>(std::trunc(v.f)) : v.i);
-        encode(dt, o, dst.mem.base + dst.off + k * dt.element_bytes());
+        encode(dt, convert(dt, st, v), dst.mem.base + dst.off + k * dt.element_bytes());
       }
     }
     return;
@@ -183,10 +180,7 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
         check_range(src.mem, off, V * st.element_bytes(), "register read");
         for (int64_t k = 0; k < V; ++k) {
           Val x = decode(st, src.mem.base + off + k * st.element_bytes());
-          Val o;
-          if (dt.is_float()) o.f = round_to(dt, st.is_float() ? x.f : static_cast<double>(x.i));
-          else o.i = wrap_int(dt, st.is_float() ? static_cast<int64_t>(std::trunc(x.f)) : x.i);
-          encode(dt, o, dst.mem.base + dst.off + (p * V + k) * dt.element_bytes());
+          encode(dt, convert(dt, st, x), dst.mem.base + dst.off + (p * V + k) * dt.element_bytes());
         }
       }
     }

@@ -98,7 +98,9 @@ class Emulator {
   Val eval(const Expr& e, int64_t t);  // the one tree walker (ir/eval.h) over thread t's values
   Val unary(const UnaryNode* u, const Val& a);
   Val binary(const BinaryNode* b, const Val& x, const Val& y);
-  Val cast(const CastNode* c, const Val& x);
+  Val cast(const CastNode* c, const Val& x) { return convert(c->dtype, c->value.dtype(), x); }
+  // `x` of type `from` as type `to` (rounding once; float -> int saturates, as cvt does).
+  static Val convert(DataType to, DataType from, const Val& x);
   Val call(const CallNode* c, int64_t t);
   friend struct EmuDomain;
   void exec(const Stmt& s, const std::vector<char>& act);

@@ -189,8 +189,7 @@ Val Emulator::eval(const Expr& e, int64_t t) {
   return v;
 }
 
-Val Emulator::cast(const CastNode* c, const Val& x) {
-  DataType dt = c->dtype, from = c->value.dtype();
+Val Emulator::convert(DataType dt, DataType from, const Val& x) {
   Val v;
   if (dt.is_float()) v.f = round_to(dt, from.is_float() ? x.f : scalar::int_to_double(x.i, from));
   else if (from.is_float()) scalar::float_to_int(x.f, dt, &v.i);  // out of range saturates, as cvt does
