@@ -24,7 +24,9 @@ import cuda_kernels as K
 
 # ws: the sm_90a default (warp-specialized, persistent where balanced); wsnp: one CTA per tile;
 # wspp: warpgroup ping-pong for two-GEMM loops (opt-in); cp: cp.async pipeline.
-MODES = {"ws": {}, "wsnp": {"tl.disable_persistent": True}, "wscl": {}, "wsclnomc": {"tl.disable_tma_multicast": True}, "wspp": {"tl.enable_warpgroup_pingpong": True},
+MODES = {"ws": {}, "wsnp": {"tl.disable_persistent": True},
+         "wsno": {"tl.disable_wgmma_overlap": True},
+         "wsnpno": {"tl.disable_persistent": True, "tl.disable_wgmma_overlap": True}, "wscl": {}, "wsclnomc": {"tl.disable_tma_multicast": True}, "wspp": {"tl.enable_warpgroup_pingpong": True},
          "cp": {"tl.disable_warp_specialized": True}}
 GEMM_CONFIGS = [  # mode, block_M, block_N, block_K, threads, stages, swizzle panel[, cluster size]
     ("ws", 128, 256, 64, 256, 4, 8),
@@ -41,8 +43,11 @@ GEMM_CONFIGS = [  # mode, block_M, block_N, block_K, threads, stages, swizzle pa
 FLASH_CONFIGS = [  # mode, block_M, block_N, threads, stages
     ("ws", 128, 128, 256, 2),
     ("ws", 128, 128, 256, 3),
+    ("wsno", 128, 128, 256, 2),
     ("wspp", 128, 128, 256, 2),
     ("wsnp", 128, 128, 256, 2),
+    ("wsnp", 128, 128, 256, 3),
+    ("wsnpno", 128, 128, 256, 2),
     ("cp", 128, 64, 256, 2),
 ]
 

@@ -74,6 +74,12 @@ class Collector : public IRVisitor {
     visit(n->min);
     visit(n->extent);
   }
+  // tl.buffer_handle(b[0, ...]) names buffer b as a whole (e.g. the accumulator cuda.wgmma_wait
+  // waits for), not an element: no use of its layout.
+  void visit_call(const CallNode* n) override {
+    if (n->op == "tl.buffer_handle") return;
+    IRVisitor::visit_call(n);
+  }
   void visit_load(const BufferLoadNode* n) override {
     if (is_fragment(n->buffer) && !floating.count(n->buffer)) floating[n->buffer] = span_;
     IRVisitor::visit_load(n);

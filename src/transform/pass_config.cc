@@ -38,6 +38,10 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
        "tensor cores (off by default: slower than lockstep on an H100, docs/PERFORMANCE.md)"},
       {"TL_DISABLE_WARPGROUP_PINGPONG", "tl.disable_warpgroup_pingpong", Attr::kBool,
        "cuda sm_90a: no warpgroup ping-pong even where TL_ENABLE_WARPGROUP_PINGPONG asks for it"},
+      {"TL_DISABLE_WGMMA_OVERLAP", "tl.disable_wgmma_overlap", Attr::kBool,
+       "cuda sm_90a: in a warp-specialized loop with two GEMMs and work between them (attention), wait for "
+       "each GEMM where it is issued instead of running the second GEMM of one iteration under the work of "
+       "the next"},
       {"TL_DISABLE_PERSISTENT", "tl.disable_persistent", Attr::kBool,
        "cuda sm_90a: warp-specialized kernels run one CTA per tile instead of one per SM looping over tiles"},
       {"TL_DISABLE_WGMMA", "tl.disable_wgmma", Attr::kBool,

@@ -125,7 +125,9 @@ struct Operand {
 // [N][K] (K-major), else [K][N] (MN-major). kSwzA / kSwzB: the operands' gmma swizzle widths.
 // kPending = 1 (pipelined loops, see src/transform/inject_pipeline.h): return with this call's
 // instructions still in flight, having waited for the previous call's; C and the two tiles stay in
-// use until the next call returns or tl::wgmma_drain. T (A's type) and TB: f16 or bf16 (equal),
+// use until the next call returns or tl::wgmma_drain. kPending = -1 (overlapped GEMMs of a
+// warp-specialized loop, src/target/cuda/warp_specialize.cc): issue only, wait for nothing; C and
+// the tiles stay in use until a tl::wgmma_wait_regs that covers this call. T (A's type) and TB: f16 or bf16 (equal),
 // or fp8 e4m3 / e5m2 (any pair; then both operands K-major, m64nNk32 instructions). kProxyFence:
 // fence.proxy.async first, so that shared-memory writes of threads (generic proxy) are visible to
 // the wgmma (async proxy); false only where TMA alone wrote both tiles.
@@ -140,7 +142,12 @@ TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C) {
   static_assert(kBF16 || is_same<T, half_t>::value || kF8, "wgmma_gemm_ss: f16, bf16 or fp8 operands");
   static_assert(!kF8 || (!kTransA && kTransB && sizeof(TB) == 1), "fp8 wgmma: both operands K-major");
   const int wg = static_cast<int>(thread_linear()) / 128;
-  if (wg >= kWgM * kWgN) return;
+  // Threads outside the GEMM's warpgroups skip it. Not for issue-only calls (kPending = -1):
+  // warp_specialize makes those only where every thread is in one of the GEMM's warpgroups, and
+  // ptxas must see every thread issue the same wgmma groups to know which one a later
+  // wgmma.wait_group retires (otherwise it serializes every wgmma of the kernel, C7514).
+  if constexpr (kPending >= 0)
+    if (wg >= kWgM * kWgN) return;
   const wgmma_detail::Operand<T, kTransA, kTransA ? K : M, kSwzA> a(A, (wg / kWgN) * kMw);
   const wgmma_detail::Operand<TB, !kTransB, kTransB ? N : K, kSwzB> b(B, (wg % kWgN) * kNw);
   if constexpr (kProxyFence) fence_proxy_async();
@@ -160,7 +167,7 @@ TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C) {
                                                                                    b.at(0, kKI * ks));
     }
   wgmma_commit();
-  wgmma_wait<kPending>();
+  if constexpr (kPending >= 0) wgmma_wait<kPending>();
   if constexpr (kPending == 0) {
 #pragma unroll
     for (int i = 0; i < kMI * kNw / 2; ++i) fence_register(C[i]);
@@ -176,16 +183,32 @@ TL_DEVICE void wgmma_drain(float* C) {
   for (int i = 0; i < kRegs; ++i) fence_register(C[i]);
 }
 
+// Waits until at most kPending wgmma groups of this thread's warpgroup are in flight (those issued
+// with kPending = -1), then lets the compiler read and write the kRegs accumulators at C again.
+template <int kPending, int kRegs>
+TL_DEVICE void wgmma_wait_regs(float* C) {
+  wgmma_wait<kPending>();
+#pragma unroll
+  for (int i = 0; i < kRegs; ++i) fence_register(C[i]);
+}
+
 // A in registers (make_wgmma_a_fragment: the m16n8k16 A fragment of each warp's 16 rows, k-tile
-// kt of instruction row tile mi at A[8 * (kt + K / 16 * mi)]), B in shared memory.
-template <int M, int N, int K, int kWgM, int kWgN, bool kTransB, int kSwzB, typename T, bool kProxyFence = true>
+// kt of instruction row tile mi at A[8 * (kt + K / 16 * mi)]), B in shared memory. kPending: 0
+// (wait for this call) or -1 (issue only, as for wgmma_gemm_ss).
+template <int M, int N, int K, int kWgM, int kWgN, bool kTransB, int kSwzB, typename T, bool kProxyFence = true,
+          int kPending = 0>
 TL_DEVICE void wgmma_gemm_rs(const T* A, const T* B, float* C) {
   constexpr int kMw = M / kWgM, kNw = N / kWgN, kMI = kMw / 64, kKS = K / 16;
   static_assert(M % (64 * kWgM) == 0 && N % (8 * kWgN) == 0 && kNw <= 256 && K % 16 == 0, "wgmma tile does not split");
   constexpr bool kBF16 = is_same<T, bfloat16_t>::value;
   static_assert(kBF16 || is_same<T, half_t>::value, "wgmma_gemm_rs: f16 or bf16 operands");
   const int wg = static_cast<int>(thread_linear()) / 128;
-  if (wg >= kWgM * kWgN) return;
+  // Threads outside the GEMM's warpgroups skip it. Not for issue-only calls (kPending = -1):
+  // warp_specialize makes those only where every thread is in one of the GEMM's warpgroups, and
+  // ptxas must see every thread issue the same wgmma groups to know which one a later
+  // wgmma.wait_group retires (otherwise it serializes every wgmma of the kernel, C7514).
+  if constexpr (kPending >= 0)
+    if (wg >= kWgM * kWgN) return;
   const wgmma_detail::Operand<T, !kTransB, kTransB ? N : K, kSwzB> b(B, (wg % kWgN) * kNw);
   uint32_t a[kMI * kKS][4];
 #pragma unroll
@@ -204,9 +227,12 @@ TL_DEVICE void wgmma_gemm_rs(const T* A, const T* B, float* C) {
     for (int mi = 0; mi < kMI; ++mi)
       wgmma_ops::F32<kNw>::template rs<kBF16, kTransB ? 0 : 1>(C + mi * (kNw / 2), a[ks + kKS * mi], b.at(0, 16 * ks));
   wgmma_commit();
-  wgmma_wait<0>();
+  static_assert(kPending == 0 || kPending == -1, "wgmma_gemm_rs: kPending is 0 or -1");
+  if constexpr (kPending == 0) {
+    wgmma_wait<0>();
 #pragma unroll
-  for (int i = 0; i < kMI * kNw / 2; ++i) fence_register(C[i]);
+    for (int i = 0; i < kMI * kNw / 2; ++i) fence_register(C[i]);
+  }
 }
 
 }  // namespace tl

@@ -96,22 +96,26 @@ Stmt wgmma_gemm(const TileOpNode& op, CudaLowerCtx& ctx, const GemmPlan& plan, c
   std::string t = cuda_type_name(a.buffer.dtype());
   std::ostringstream callee;
   Expr pa;
-  // In a pipelined loop the GEMM may leave its instructions in flight for one iteration.
-  const bool async = attr_bool(op.attrs, "wgmma_async", false) && !is_frag(a.buffer);
+  // In a pipelined loop the GEMM may leave its instructions in flight for one iteration
+  // ("wgmma_async", kPending = 1); in a warp-specialized loop whose GEMMs overlap the work between
+  // them it is only issued ("wgmma_issue", kPending = -1) and a later cuda.wgmma_wait waits for it.
+  const bool issue_only = attr_bool(op.attrs, "wgmma_issue", false);
+  const bool async = !issue_only && attr_bool(op.attrs, "wgmma_async", false) && !is_frag(a.buffer);
   if (async) ctx.async_mma_accumulators.push_back(ctx.regs_of(c.buffer));
-  const std::string pending = async ? ", 1" : "";
+  const std::string pend = issue_only ? "-1" : async ? "1" : "0";
+  const std::string pending = pend == "0" ? "" : ", " + pend;
+  // Operands only TMA writes (warp_specialize marks them): no fence.proxy.async before the wgmma.
+  const bool no_fence = attr_bool(op.attrs, "async_proxy_operands", false);
   if (is_frag(a.buffer)) {
     pa = ctx.reg_address(a.buffer, make_int(0), 1);
     callee << "tl::wgmma_gemm_rs<" << m << ", " << n << ", " << k << ", " << plan.warpgroups.wg_m << ", "
            << plan.warpgroups.wg_n << ", " << b2s(tb) << ", " << gmma_width(op, ctx, b.buffer) << ", " << t
-           << (attr_bool(op.attrs, "async_proxy_operands", false) ? ", false" : "") << ">";
+           << (issue_only ? (no_fence ? ", false, -1" : ", true, -1") : no_fence ? ", false" : "") << ">";
   } else {
     pa = tile_start(a);
     // fp8: B's type may differ from A's (e4m3 x e5m2); it follows kPending.
     std::string bt = cuda_type_name(b.buffer.dtype());
-    // Operands only TMA writes (warp_specialize marks them): no fence.proxy.async before the wgmma.
-    const bool no_fence = attr_bool(op.attrs, "async_proxy_operands", false);
-    std::string tail = bt == t && !no_fence ? pending : ", " + std::string(async ? "1" : "0") + ", " + bt;
+    std::string tail = bt == t && !no_fence ? pending : ", " + pend + ", " + bt;
     if (no_fence) tail += ", false";
     callee << "tl::wgmma_gemm_ss<" << m << ", " << n << ", " << k << ", " << plan.warpgroups.wg_m << ", "
            << plan.warpgroups.wg_n << ", " << b2s(ta) << ", " << b2s(tb) << ", " << gmma_width(op, ctx, a.buffer)

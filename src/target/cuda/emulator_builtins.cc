@@ -202,7 +202,11 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
     if (tp.name.rfind("tl::gemm_", 0) == 0) return gemm(c, tp, act);
     if (tp.name.rfind("tl::wgmma_gemm_", 0) == 0) return wgmma_gemm(c, tp, act);
     if (tp.name == "tl::wgmma_drain") {
-      wgmma_inflight_.clear();
+      wgmma_retire(0);
+      return;
+    }
+    if (tp.name == "tl::wgmma_wait_regs") {
+      wgmma_retire(static_cast<size_t>(std::stoll(tp.args.at(0))));
       return;
     }
     if (tp.name == "tl::atomic_add" || tp.name == "tl::atomic_max" || tp.name == "tl::atomic_min") {

@@ -156,9 +156,11 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
   } else {
     ta = B_(5), tb = B_(6), swa = I(7), swb = I(8), ti = 9;
   }
-  // kPending = 1: this call's operand reads stay in flight until the next wgmma call (which
-  // waits for them) or tl::wgmma_drain; the previous call's end here.
-  const bool pending = !rs && tp.args.size() > ti + 1 && I(ti + 1) != 0;
+  // kPending (ss: after T; rs: after kProxyFence): 1, this call's operand reads stay in flight
+  // until the next wgmma call (which waits for them) or tl::wgmma_drain; -1, issue only: they stay
+  // in flight, with the accumulator (and register A) bytes, until a tl::wgmma_wait_regs retires them.
+  const size_t pending_at = rs ? ti + 2 : ti + 1;
+  const int64_t pending = tp.args.size() > pending_at ? I(pending_at) : 0;
   std::vector<std::pair<int64_t, int64_t>> reads;
   const DataType t = type_of_name(tp.args[ti]);
   // fp8 pairs name B's type after kPending (it may differ from A's; same size).
@@ -204,11 +206,15 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
     return decode(et, p.mem.base + b).f;
   };
   std::vector<double> A(static_cast<size_t>(M * K), 0.0), Bm(static_cast<size_t>(K * N), 0.0);
+  // Registers an in-flight wgmma owns may be used by the next wgmma (the hardware orders the
+  // accumulations of one warpgroup), not by other instructions: loads and stores check them.
+  WgmmaGroup group;
   if (rs) {
     for (int64_t th = 0; th < threads_; ++th) {
       int64_t wg = th / 128, w = (th % 128) / 32, lane = th % 32, g = lane / 4, tg = lane % 4;
       if (wg >= WM * WN) continue;
       Val p = address(c->args[1], th);
+      group.regs.push_back({p.mem.base + p.off, p.mem.base + p.off + MI * KS * 8 * eb});
       for (int64_t ri = 0; ri < MI * KS * 8; ++ri) {
         int64_t tile = ri / 8, within = ri % 8, kt = tile % KS, mi = tile / KS;
         int64_t e = within % 2, rh = (within / 2) % 2, kh = within / 4;
@@ -231,6 +237,7 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
     int64_t wg = th / 128, w = (th % 128) / 32, lane = th % 32, g = lane / 4, tg = lane % 4;
     if (wg >= WM * WN) continue;
     Val p = address(c->args[3], th);
+    group.regs.push_back({p.mem.base + p.off, p.mem.base + p.off + MI * Nw / 2 * 4});
     for (int64_t mi = 0; mi < MI; ++mi)
       for (int64_t nt = 0; nt < Nw / 8; ++nt)
         for (int64_t i = 0; i < 4; ++i) {
@@ -247,8 +254,27 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
           encode(DataType::Float32(), out, cp);
         }
   }
+  group.reads = std::move(reads);
+  wgmma_groups_.push_back(std::move(group));
+  if (pending >= 0) wgmma_retire(static_cast<size_t>(pending));
+  else wgmma_retire(wgmma_groups_.size());
+}
+
+void Emulator::wgmma_retire(size_t pending) {
+  if (wgmma_groups_.size() > pending)
+    wgmma_groups_.erase(wgmma_groups_.begin(), wgmma_groups_.end() - static_cast<std::ptrdiff_t>(pending));
   wgmma_inflight_.clear();
-  if (pending) wgmma_inflight_ = std::move(reads);
+  for (const WgmmaGroup& g : wgmma_groups_) wgmma_inflight_.insert(wgmma_inflight_.end(), g.reads.begin(), g.reads.end());
+}
+
+void Emulator::check_wgmma_registers(const Mem& m, int64_t off, int64_t n, int64_t t) {
+  if (m.space != Space::kLocal) return;
+  const uint8_t* lo = m.base + off;
+  for (const WgmmaGroup& g : wgmma_groups_)
+    for (const auto& [a, b] : g.regs)
+      if (lo < b && a < lo + n)
+        race("thread " + std::to_string(t) + " accesses register '" + m.name +
+             "' that an in-flight wgmma owns (before the wgmma.wait_group that retires it)");
 }
 
 }  // namespace tl::cuda_emu

@@ -157,6 +157,17 @@ class Emulator {
   std::unordered_map<const BufferNode*, std::vector<std::vector<uint8_t>>> local_;
   std::unordered_map<const BufferNode*, int64_t> smem_offset_;
   std::vector<std::pair<int64_t, int64_t>> wgmma_inflight_;  // shared byte ranges an in-flight wgmma reads
+  // The wgmma groups still in flight, oldest first (emulator_gemm.cc): the shared byte ranges each
+  // reads and the register bytes (accumulators, register A) it owns, per thread.
+  struct WgmmaGroup {
+    std::vector<std::pair<int64_t, int64_t>> reads;
+    std::vector<std::pair<const uint8_t*, const uint8_t*>> regs;  // [lo, hi) of some thread's registers
+  };
+  std::vector<WgmmaGroup> wgmma_groups_;
+  // Keeps the newest `pending` groups in flight (wgmma.wait_group) and recomputes wgmma_inflight_.
+  void wgmma_retire(size_t pending);
+  // A thread's access to registers an in-flight wgmma owns (read or written before its wait).
+  void check_wgmma_registers(const Mem& m, int64_t off, int64_t n, int64_t t);
   // Warp-specialized kernels (emulator_async.cc).
   int64_t producer_threads_ = 0;
   bool ws_ = false;

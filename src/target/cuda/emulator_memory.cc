@@ -90,6 +90,7 @@ Val Emulator::load(const Buffer& b, const std::vector<Expr>& idx, int64_t t) {
   int64_t off = flat_index(b, idx, t) * eb;
   check_range(m, off, eb, "read");
   shared_read(m, off, eb, t);
+  if (!wgmma_groups_.empty()) check_wgmma_registers(m, off, eb, t);
   return decode(b.dtype(), m.base + off);
 }
 
@@ -99,6 +100,7 @@ void Emulator::store(const Buffer& b, const std::vector<Expr>& idx, const Val& v
   int64_t off = flat_index(b, idx, t) * eb;
   check_range(m, off, eb, "write");
   shared_write(m, off, eb, t, false);
+  if (!wgmma_groups_.empty()) check_wgmma_registers(m, off, eb, t);
   encode(b.dtype(), v, m.base + off);
 }
 

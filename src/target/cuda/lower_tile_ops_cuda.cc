@@ -171,6 +171,22 @@ class KernelBodyLowerer : public StmtMutator {
 
   Stmt mutate_tile_op(const TileOpNode* n, const Stmt& s) override { return group(lower_op(n)); }
 
+  // cuda.wgmma_wait(N, tl.buffer_handle(F[0, ...])) (warp_specialize: GEMMs issued with kPending =
+  // -1): wait until at most N wgmma groups are in flight, then let the compiler use the registers
+  // of fragment F again.
+  Stmt mutate_evaluate(const EvaluateNode* n, const Stmt& s) override {
+    const auto* c = n->value.as<CallNode>();
+    if (!c || c->op != "cuda.wgmma_wait") return StmtMutator::mutate_evaluate(n, s);
+    int64_t pending = 0;
+    const auto* h = c->args.size() == 2 ? c->args[1].as<CallNode>() : nullptr;
+    const auto* frag = h && h->op == "tl.buffer_handle" && h->args.size() == 1 ? h->args[0].as<BufferLoadNode>() : nullptr;
+    TL_ICHECK(frag && is_const_int(c->args[0], &pending), "cuda.wgmma_wait takes (N, tl.buffer_handle(fragment))");
+    const Buffer& regs = ctx_.regs_of(frag->buffer);
+    return call_stmt("tl::wgmma_wait_regs<" + std::to_string(pending) + ", " +
+                         std::to_string(const_shape(regs, "registers")[0]) + ">",
+                     {ctx_.reg_address(frag->buffer, make_int(0), 3)});
+  }
+
   Stmt lower_op(const TileOpNode* n) {
     if (CudaTileOpLowering lower = find_cuda_tile_op_lowering(*n)) return lower(*n, ctx_);
     if (const GemmOp* g = tile_op_as<GemmOp>(*n); g && g->form() != GemmForm::kGemm)

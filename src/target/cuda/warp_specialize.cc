@@ -182,10 +182,6 @@ class Specializer : public StmtMutator {
         }
       for (Group& g : groups) g.late_release = g.last_use == async_at;
     }
-    // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
-    // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
-    // and GEMM + reduce-scatter 5% slower than one CTA per tile.
-    if (!has_dist_ && cluster_ <= 1) plan_persistent(k, top, *loop);
     // Ping-pong between the two consumer warpgroups (opt-in, TL_ENABLE_WARPGROUP_PINGPONG): a loop
     // body with two (synchronous) GEMMs and work between them (attention), each GEMM split by rows
     // only, so each warpgroup's rows are its own. Named barriers make their GEMMs alternate: one
@@ -211,6 +207,13 @@ class Specializer : public StmtMutator {
                 !config_bool(ctx_.configs, "tl.disable_warpgroup_pingpong") &&
                 !needs_block_barrier(*loop, is_producer, items, lm);
     pingpong_items_ = std::set<size_t>(gemm_items.begin(), gemm_items.end());
+    plan_overlap(items, is_producer, async_at, gemm_count, lm, nc);
+    // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
+    // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
+    // and GEMM + reduce-scatter 5% slower than one CTA per tile.
+    // Attention (the overlapped form) keeps one CTA per tile too: on an H100 (2026-11-26) the
+    // persistent flash-attention forward ran 9% slower, on an H200 6% (docs/PERFORMANCE.md).
+    if (!has_dist_ && cluster_ <= 1 && !ov_.on) plan_persistent(k, top, *loop);
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no
     // fence.proxy.async before their wgmma (1-4% of a 4096^3 GEMM on an H100). Last: it replaces
     // the gemm statements, which `lm` knows by address.
@@ -270,7 +273,10 @@ class Specializer : public StmtMutator {
     // Consumer loop.
     std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
     std::vector<BodyItem> citems;
-    {
+    Stmt consumer_loop;
+    if (ov_.on) {
+      consumer_loop = overlapped_consumer(loop, items, is_producer, groups, versions, full, empty, iter, stage, parity);
+    } else {
       Expr i = iter(loop.var), s = stage(i), ph = parity(i);
       auto stmt_item = [&](const Stmt& x) {
         BodyItem b;
@@ -300,19 +306,19 @@ class Specializer : public StmtMutator {
           }
         }
       }
+      Stmt cbody = rewrite_versions(rebuild_body(citems), versions, stage(iter(loop.var)));
+      AttrMap cann;
+      if (async) cann["cuda.async_mma"] = Attr(true);
+      consumer_loop = make_for(loop.var, loop.min, loop.extent, ForKind::kSerial, cbody, cann, loop.span);
+      // After the loop (and the lowering's wgmma drain), release the stages still held by GEMMs left
+      // in flight: the producer refills them for the next tile.
+      std::vector<Stmt> final_release;
+      for (int64_t g = 0; g < G; ++g)
+        if (groups[g].late_release)
+          final_release.push_back(release(groups[g], empty(g, stage(iter(loop.min + loop.extent - make_int(1, it))))));
+      if (!final_release.empty())
+        consumer_loop = make_seq({consumer_loop, make_if(loop.extent > make_int(0, it), make_seq(final_release))});
     }
-    Stmt cbody = rewrite_versions(rebuild_body(citems), versions, stage(iter(loop.var)));
-    AttrMap cann;
-    if (async) cann["cuda.async_mma"] = Attr(true);
-    Stmt consumer_loop = make_for(loop.var, loop.min, loop.extent, ForKind::kSerial, cbody, cann, loop.span);
-    // After the loop (and the lowering's wgmma drain), release the stages still held by GEMMs left
-    // in flight: the producer refills them for the next tile.
-    std::vector<Stmt> final_release;
-    for (int64_t g = 0; g < G; ++g)
-      if (groups[g].late_release)
-        final_release.push_back(release(groups[g], empty(g, stage(iter(loop.min + loop.extent - make_int(1, it))))));
-    if (!final_release.empty())
-      consumer_loop = make_seq({consumer_loop, make_if(loop.extent > make_int(0, it), make_seq(final_release))});
 
     // Kernel body: bindings (versioned allocations), the mbarriers, then the two roles.
     std::vector<BodyItem> bindings, tile_bindings;  // the latter: lets, inside the tile loop when persistent
@@ -396,6 +402,162 @@ class Specializer : public StmtMutator {
     return hit;
   }
   bool has_dist_ = false;
+
+  // FA3's intra-warpgroup overlap, for a loop body of two GEMMs with element-wise work between them
+  // (attention: S = Q K^T; softmax of S into P; O = O * scale + P V). The body splits into
+  //   A1 = items [0, g1]           (up to and including the first GEMM),
+  //   A2 = items (g1, split)       (the work that ends writing the second GEMM's A operand, P),
+  //   C  = items [split, g2]       (what follows: the rescale of O and the second GEMM).
+  // Iteration k runs A1(k), C(k - 1), A2(k): the first GEMM of k and the second of k - 1 are only
+  // issued (wgmma, kPending = -1), so the second runs on the tensor cores while A2(k) (the
+  // softmax) runs on the other units. A wait for the first GEMM precedes A2; the wait for the
+  // second precedes the first item of A2 that touches its operands (P's cast). Legal when A1 and C
+  // touch no common buffer with a write (they trade places). Iteration min runs A1, A2 alone, the
+  // last iteration's C runs after the loop. Off with TL_DISABLE_WGMMA_OVERLAP.
+  struct Overlap {
+    bool on = false;
+    size_t g1 = 0, g2 = 0, split = 0, wait0 = 0;  // item indices (see above); wait0 in (g1, split)
+    Buffer acc1, acc2;                            // the GEMMs' accumulators
+  };
+  Overlap ov_;
+
+  void plan_overlap(const std::vector<BodyItem>& items, const std::set<size_t>& is_producer, size_t async_at,
+                    int gemm_count, const LayoutMap& lm, int64_t nc) {
+    ov_ = Overlap();
+    if (pingpong_ || async_at != items.size() || gemm_count != 2 || config_bool(ctx_.configs, "tl.disable_wgmma_overlap"))
+      return;
+    std::vector<size_t> cons, gemms;
+    for (size_t j = 0; j < items.size(); ++j) {
+      if (!items[j].is_stmt()) return;  // a let or an allocation in the body: its scope would split
+      if (is_producer.count(j)) continue;
+      cons.push_back(j);
+      const auto* op = items[j].stmt.as<TileOpNode>();
+      if (op && is_gemm_form(*op, GemmForm::kGemm)) gemms.push_back(j);
+    }
+    if (gemms.size() != 2 || cons.back() != gemms[1]) return;
+    const size_t g1 = gemms[0], g2 = gemms[1];
+    const auto* op1 = items[g1].stmt.as<TileOpNode>();
+    const auto* op2 = items[g2].stmt.as<TileOpNode>();
+    // Every consumer thread takes part in both GEMMs (the issue-only wgmma calls have no early exit
+    // for threads outside the GEMM: include/tl/cuda/wgmma.h).
+    for (const TileOpNode* op : {op1, op2}) {
+      auto gp = lm.gemms.find(op);
+      if (gp == lm.gemms.end() || gp->second.warpgroups.wg_m * gp->second.warpgroups.wg_n * 128 != nc) return;
+    }
+    const Buffer& acc1 = op1->args[2].region.buffer;
+    const Buffer& acc2 = op2->args[2].region.buffer;
+    if (acc1.scope() != MemScope::kFragment || acc2.scope() != MemScope::kFragment || acc1.same_as(acc2)) return;
+    std::map<size_t, std::set<const BufferNode*>> R, W;
+    for (size_t j : cons) {
+      Analyzer an;
+      AccessRegions a = collect_access_regions(items[j].stmt, an);
+      for (const BufferRegion& r : a.reads) R[j].insert(r.buffer.get());
+      for (const BufferRegion& w : a.writes) W[j].insert(w.buffer.get());
+    }
+    auto meets = [](const std::set<const BufferNode*>& x, const std::set<const BufferNode*>& y) {
+      for (const BufferNode* b : x)
+        if (y.count(b)) return true;
+      return false;
+    };
+    auto conflict = [&](size_t x, size_t y) {
+      return meets(W[x], R[y]) || meets(W[x], W[y]) || meets(W[y], R[x]);
+    };
+    size_t split = 0;
+    for (size_t j : cons)
+      if (j > g1 && j < g2 && W[j].count(op2->args[0].region.buffer.get())) split = j + 1;
+    if (split == 0) return;  // nothing between the GEMMs produces the second one's A operand
+    for (size_t a : cons)
+      for (size_t c : cons)
+        if (a <= g1 && c >= split && conflict(a, c)) return;
+    size_t wait0 = 0;
+    for (size_t j : cons)
+      if (j > g1 && j < split && conflict(j, g2)) {
+        wait0 = j;
+        break;
+      }
+    if (wait0 == 0) return;
+    ov_ = Overlap{true, g1, g2, split, wait0, acc1, acc2};
+  }
+
+  // The consumers' loop in the overlapped form (see Overlap).
+  template <typename Full, typename Empty, typename Iter, typename Stage, typename Parity>
+  Stmt overlapped_consumer(const ForNode& loop, const std::vector<BodyItem>& items, const std::set<size_t>& is_producer,
+                           const std::vector<Group>& groups, const std::map<const BufferNode*, Buffer>& versions,
+                           const Full& full, const Empty& empty, const Iter& iter, const Stage& stage,
+                           const Parity& parity) {
+    const DataType it = loop.var.dtype();
+    const int64_t G = static_cast<int64_t>(groups.size());
+    const Expr i = iter(loop.var), s = stage(i), ph = parity(i);
+    auto item = [&](const Stmt& x) {
+      BodyItem b;
+      b.stmt = x;
+      b.span = loop.span;
+      return b;
+    };
+    auto waits_at = [&](size_t j, std::vector<BodyItem>* out) {
+      for (int64_t g = 0; g < G; ++g)
+        if (groups[g].first_use == j) out->push_back(item(builtin("cuda.mbarrier_wait", {full(g, s), ph})));
+    };
+    auto releases_at = [&](size_t j, const Expr& st, std::vector<BodyItem>* out) {
+      for (int64_t g = 0; g < G; ++g)
+        if (groups[g].last_use == j) out->push_back(item(release(groups[g], empty(g, st))));
+    };
+    auto issue_only = [&](size_t j) {
+      const auto* op = items[j].stmt.as<TileOpNode>();
+      AttrMap attrs = op->attrs;
+      attrs["wgmma_issue"] = Attr(true);
+      return item(make_tile_op(op->op, op->args, attrs, op->span));
+    };
+    auto wait = [&](int64_t pending, const Buffer& acc) {
+      std::vector<Expr> zeros(acc.shape().size(), make_int(0));
+      Expr handle = make_call(DataType::Handle(), "tl.buffer_handle", {make_load(acc, zeros)});
+      return item(builtin("cuda.wgmma_wait", {make_int(pending), handle}));
+    };
+    // Items [lo, hi) as the plain schedule runs them (each GEMM waited for), for iteration `kv`.
+    auto plain = [&](size_t lo, size_t hi, const Expr& kv) {
+      std::vector<BodyItem> out;
+      for (size_t j = lo; j < hi; ++j) {
+        if (is_producer.count(j)) continue;
+        waits_at(j, &out);
+        out.push_back(items[j]);
+        releases_at(j, s, &out);
+      }
+      return substitute(rewrite_versions(rebuild_body(out), versions, s), {{loop.var, kv}});
+    };
+    std::vector<BodyItem> a1, c, a2;
+    for (size_t j = 0; j <= ov_.g1; ++j) {
+      if (is_producer.count(j)) continue;
+      waits_at(j, &a1);
+      a1.push_back(j == ov_.g1 ? issue_only(j) : items[j]);
+      if (j != ov_.g1) releases_at(j, s, &a1);
+    }
+    for (size_t j = ov_.split; j <= ov_.g2; ++j) {
+      if (is_producer.count(j)) continue;
+      waits_at(j, &c);
+      c.push_back(j == ov_.g2 ? issue_only(j) : items[j]);
+      if (j != ov_.g2) releases_at(j, s, &c);
+    }
+    a2.push_back(wait(1, ov_.acc1));
+    releases_at(ov_.g1, s, &a2);
+    for (size_t j = ov_.g1 + 1; j < ov_.split; ++j) {
+      if (is_producer.count(j)) continue;
+      if (j == ov_.wait0) {
+        a2.push_back(wait(0, ov_.acc2));
+        releases_at(ov_.g2, stage(i - make_int(1, it)), &a2);
+      }
+      waits_at(j, &a2);
+      a2.push_back(items[j]);
+      releases_at(j, s, &a2);
+    }
+    const Expr one = make_int(1, it), last = loop.min + loop.extent - one;
+    Stmt body = make_seq({rewrite_versions(rebuild_body(a1), versions, s),
+                          substitute(rewrite_versions(rebuild_body(c), versions, s), {{loop.var, loop.var - one}}),
+                          rewrite_versions(rebuild_body(a2), versions, s)});
+    Stmt steady = make_for(loop.var, loop.min + one, loop.extent - one, ForKind::kSerial, body, {}, loop.span);
+    const Expr any = loop.extent > make_int(0, it);
+    return make_seq({make_if(any, plain(0, ov_.split, loop.min)), steady,
+                     make_if(any, plain(ov_.split, items.size(), last))});
+  }
 
   // Sets "async_proxy_operands" on each wgmma T.gemm of the loop whose shared operands (A unless it
   // is a fragment, and B) are filled by the loop's producer (TMA) copies and written by nothing else in the kernel: no

@@ -125,6 +125,47 @@ def test_flash_attention_pingpong(kind):
     check_flash(kind, f, B, H, S, D, True, configs)
 
 
+@pytest.mark.parametrize("shape", [(128, 64, 2, False), (128, 128, 2, True), (128, 64, 3, True)])
+@pytest.mark.parametrize("kind", KINDS)
+def test_flash_attention_overlap(kind, shape):
+    """FA3's intra-warpgroup overlap (default): iteration k issues Q K_k^T, rescales O, issues
+    P_{k-1} V_{k-1}, waits for the first GEMM (wgmma.wait_group 1), runs the softmax of S_k while
+    the second GEMM runs, and waits for it (wait_group 0) before casting P_k; the first block's
+    softmax runs before the loop, the last P V after it. TL_DISABLE_WGMMA_OVERLAP: each GEMM waited
+    for where it is issued."""
+    block_M, block_N, stages, causal = shape
+    B, H, S, D = 1, 2, 384, 64
+    f = K.flashattn(B, H, S, D, causal, block_M=block_M, block_N=block_N, num_stages=stages, threads=256)
+    src = build(f, "sm_90a")["source"]
+    loop = src[src.index("for (int k = 1;"):]
+    issue_qk = loop.index("tl::wgmma_gemm_ss<")
+    issue_pv = loop.index("tl::wgmma_gemm_rs<")
+    wait1 = loop.index("tl::wgmma_wait_regs<1, ")
+    wait0 = loop.index("tl::wgmma_wait_regs<0, ")
+    assert issue_qk < issue_pv < wait1 < loop.index("tl::allreduce<tl::MaxOp") < wait0, loop[:3000]
+    assert ", -1>(" in loop[issue_qk:issue_pv] and ", -1>(" in loop[issue_pv:wait1]
+    assert src.count("tl::wgmma_gemm_ss<") == 2 and src.count("tl::wgmma_gemm_rs<") == 2  # + before / after
+    check_flash(kind, f, B, H, S, D, causal)
+    off = {"tl.disable_wgmma_overlap": True}
+    plain = build(f, "sm_90a", off)["source"]
+    assert "wgmma_wait_regs" not in plain and ", -1>(" not in plain
+    check_flash(kind, f, B, H, S, D, causal, off)
+
+
+def test_reading_an_in_flight_accumulator_is_reported():
+    """Without the wait for Q K^T, the softmax reads S while its wgmma may still write it."""
+    f = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
+    low, _ = _core.cuda.lower_func(f.ir, "sm_90a", {"tl.disable_persistent": True})
+    text = _core.canonical_text(low)
+    wait = only_line(text, "tl::wgmma_wait_regs<1, ")
+    q, k, v = (rng.standard_normal((1, 256, 2, 64)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    slots = [("ptr", x.ctypes.data) for x in (q, k, v, o)]
+    assert _core.cuda.emulate_lowered(_core.parse_ir(text), slots)["races"] == []
+    races = _core.cuda.emulate_lowered(_core.parse_ir(text.replace(wait + "\n", "")), slots)["races"]
+    assert any("in-flight wgmma owns" in r for r in races), races
+
+
 def check_flash(kind, f, B, H, S, D, causal, configs=None):
     q, k, v = (rng.standard_normal((B, S, H, D)).astype(np.float16) for _ in range(3))
     o = np.full((B, S, H, D), np.nan, np.float16)
@@ -315,7 +356,9 @@ def test_tma_only_operands_skip_the_proxy_fence():
     src = build(fa, "sm_90a")["source"]
     ss = [ln for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
     rs = [ln for ln in src.splitlines() if "tl::wgmma_gemm_rs<" in ln]
-    assert ss and rs and all(", false>(" not in ln for ln in ss) and all(", false>(" in ln for ln in rs), (ss, rs)
+    # (The loop's GEMMs are issued only, kPending = -1: see test_flash_attention_overlap.)
+    fenced = re.compile(r", false(, -1)?>\(")
+    assert ss and rs and not any(fenced.search(ln) for ln in ss) and all(fenced.search(ln) for ln in rs), (ss, rs)
 
 
 def test_wgmma_without_fence_reading_thread_stores_is_reported():
