@@ -88,35 +88,43 @@ def main(sizes):
 
 
 def flash():
-    """Flash attention forward B8 H16 S4096 D128 fp16 (bench/gpu_hopper.py's shape), persistent (ws)
-    and one CTA per tile (wsnp), base against perthread, next to cuDNN."""
+    """Flash attention forward B8 H16 S4096 D128 fp16 (bench/gpu_hopper.py's shape), next to cuDNN,
+    in interleaved rounds: the default (FA3's intra-warpgroup overlap, one CTA per tile) against
+    TL_DISABLE_WGMMA_OVERLAP (each GEMM waited for where it is issued), with one CTA per tile and
+    persistent, 2 and 3 stages."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     B, H, S, D = 8, 16, 4096, 128
     torch.manual_seed(1)
     q, k, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
     qt, kt, vt = (x.transpose(1, 2).contiguous() for x in (q, k, v))
+    modes = {"overlap": {}, "plain": {"tl.disable_wgmma_overlap": True, "tl.disable_persistent": True},
+             "plain_persistent": {"tl.disable_wgmma_overlap": True}}
     for causal in (False, True):
         flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
             fn = lambda: torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)  # noqa: E731
             ref = fn()
-            t_peer = bench(fn)
-        rec = dict(bench="hopper_flash_variants", causal=causal, cudnn_ms=t_peer)
-        print(f"flash causal={causal} cuDNN {flops / t_peer / 1e9:.0f} TFLOPS", flush=True)
-        f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=128, num_stages=2, threads=256)
-        for mode, cfg in (("ws", {}), ("wsnp", {"tl.disable_persistent": True})):
-            built = cuda.build_func(f.ir, device_arch(), cfg, [])
-            for rnd in range(2):
-                for name in ("base", "perthread", "fence"):
-                    kern = SourceKernel(built, variant(built["source"], name, 0))
-                    o = torch.full_like(q, float("nan"))
-                    kern(q, k, v, o)
-                    torch.cuda.synchronize()
-                    err = rel_err(o.transpose(1, 2), ref)
-                    ms = bench(lambda: kern(q, k, v, o))
-                    rec.setdefault(f"{mode}_{name}", []).append(dict(ms=ms, tflops=flops / ms / 1e9, rel_err=err))
-                    print(f"  {mode} {name}: {flops / ms / 1e9:.0f} TFLOPS {t_peer / ms:.3f}x cuDNN err {err:.1e}",
-                          flush=True)
+        rec = dict(bench="hopper_flash_variants", causal=causal)
+        kernels = {}
+        for stages in (2, 3):
+            f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=128, num_stages=stages, threads=256)
+            for mode, cfg in modes.items():
+                built = cuda.build_func(f.ir, device_arch(), cfg, [])
+                kernels[f"{mode}_s{stages}"] = SourceKernel(built, built["source"])
+        for rnd in range(3):
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                t_peer = bench(fn)
+            rec.setdefault("cudnn_ms", []).append(t_peer)
+            line = [f"cuDNN {flops / t_peer / 1e9:.0f}"]
+            for name, kern in kernels.items():
+                o = torch.full_like(q, float("nan"))
+                kern(q, k, v, o)
+                torch.cuda.synchronize()
+                err = rel_err(o.transpose(1, 2), ref)
+                ms = bench(lambda: kern(q, k, v, o))
+                rec.setdefault(name, []).append(dict(ms=ms, tflops=flops / ms / 1e9, rel_err=err))
+                line.append(f"{name} {flops / ms / 1e9:.0f} ({t_peer / ms:.3f}x){'' if err < 1e-2 else ' WRONG'}")
+            print(f"flash causal={causal} round {rnd}: " + ", ".join(line), flush=True)
         record(**rec)
 
 
