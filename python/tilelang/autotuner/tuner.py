@@ -400,14 +400,23 @@ class AutoTuner:
         below top_k so that they are not compiled (prims[i] = None)."""
         from .. import tilesight  # noqa: PLC0415
         ranked, unranked = [], []
-        for i, prim in enumerate(prims):
-            if prim is None:
-                continue
+        todo = [i for i, prim in enumerate(prims) if prim is not None]
+        args = {i: (self._estimate_target(prims[i]), self._compile_options(results[i].config)) for i in todo}
+
+        def one(i):
             try:
-                est = tilesight.estimate(prim, target=self._estimate_target(prim),
-                                         compile_options=self._compile_options(results[i].config))
+                return tilesight.estimate(prims[i], target=args[i][0], compile_options=args[i][1]), None
             except Exception as e:  # noqa: BLE001 - an unestimable config is measured after the ranked ones
-                results[i].message = f"TileSight could not estimate it: {_short(e)}"
+                return None, e
+
+        # In parallel, as compiling is: on sm_90a each estimate lowers the config (the C++ lowering
+        # releases the GIL; the compile reuses its result), the bulk of the ranking's time.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self._num_workers(len(todo))) as pool:
+            outcomes = dict(zip(todo, pool.map(one, todo)))
+        for i in todo:
+            est, err = outcomes[i]
+            if err is not None:
+                results[i].message = f"TileSight could not estimate it: {_short(err)}"
                 unranked.append(i)
                 continue
             results[i].estimate = est
