@@ -1,7 +1,7 @@
 """One kernel launched a few times for Nsight Compute (scripts/gpu_check.sh runs it under ncu and
 keeps the report): the main GEMM and flash-attention configurations of the benchmarks.
 
-    ncu --launch-skip 2 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_cluster|gemm_mma|flash|mla
+    ncu --profile-from-start off --launch-skip 1 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_cluster|gemm_mma|flash|flash_full|flash_cudnn|mla
 """
 import sys
 
@@ -40,15 +40,32 @@ def main(which):
         o = torch.empty(B, H, D, device="cuda", dtype=torch.float16)
         k = TorchKernel(ex.mla_decode(B, H, S, D, P))
         args = (q, q_pe, kv, k_pe, o)
-    else:
+    elif which == "flash_cudnn":  # the peer: torch SDPA on cuDNN, non-causal
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        B, H, S, D = 8, 16, 4096, 128
+        q, kk, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+
+        def k(*a):
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                torch.nn.functional.scaled_dot_product_attention(*a)
+        k.registers = "-"
+        args = (q, kk, v)
+    else:  # flash (causal) / flash_full (non-causal)
         B, H, S, D = 8, 16, 4096, 128
         q, kk, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
         o = torch.empty_like(q)
-        k = TorchKernel(K.flashattn(B, H, S, D, True, block_M=128, block_N=128, num_stages=2, threads=256))
+        k = TorchKernel(K.flashattn(B, H, S, D, which != "flash_full", block_M=128, block_N=128, num_stages=2,
+                                    threads=256))
         args = (q, kk, v, o)
+    k(*args)
+    torch.cuda.synchronize()
+    # With `ncu --profile-from-start off`, only the calls after this point are profiled (not the
+    # random inputs' kernels).
+    torch.cuda.profiler.start()
     for _ in range(3):
         k(*args)
     torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
     print(f"profiled {which}: registers {k.registers}")
 
 

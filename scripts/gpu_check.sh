@@ -160,7 +160,7 @@ if [ $BUILD_OK -eq 1 ]; then
     if command -v ncu >/dev/null && [ -n "${GPU_CHECK_PROFILE:-}" ]; then
       : > "$OUT/ncu.txt"
       for which in $GPU_CHECK_PROFILE; do
-        step "ncu_$which" 90 ncu --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+        step "ncu_$which" 90 ncu --profile-from-start off --launch-skip 1 --launch-count 1 --section SpeedOfLight \
           --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --log-file "$OUT/ncu_$which.txt" \
           $PY bench/gpu_profile.py "$which"
         cat "$OUT/ncu_$which.txt" >> "$OUT/ncu.txt" 2>/dev/null
