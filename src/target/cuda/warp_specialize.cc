@@ -207,7 +207,11 @@ class Specializer : public StmtMutator {
                 !config_bool(ctx_.configs, "tl.disable_warpgroup_pingpong") &&
                 !needs_block_barrier(*loop, is_producer, items, lm);
     pingpong_items_ = std::set<size_t>(gemm_items.begin(), gemm_items.end());
-    plan_overlap(items, is_producer, async_at, gemm_count, lm, nc);
+    // Not where the trip count depends on the block (causal attention): measured flat there on an
+    // H100 and an H200 (its loops are half as long on average; the peeled first and last
+    // iterations weigh more), while the peeling doubles NVRTC time (docs/PERFORMANCE.md).
+    if (!trip_depends_on_tile(k, top, *loop)) plan_overlap(items, is_producer, async_at, gemm_count, lm, nc);
+    else ov_ = Overlap();
     // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
     // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
     // and GEMM + reduce-scatter 5% slower than one CTA per tile.
@@ -649,15 +653,21 @@ class Specializer : public StmtMutator {
     return hit;
   }
 
-  // Decides the persistent form: every tile's pipelined loop runs the same iterations (its bounds do
-  // not depend on the block index), so a static round-robin over the tiles is balanced.
-  void plan_persistent(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
-    if (config_bool(ctx_.configs, "tl.disable_persistent") || k.grid.empty() || k.grid.size() > 3) return;
+  // Whether the loop's bounds depend on the block index (through the kernel's lets), as a causal
+  // attention's do.
+  static bool trip_depends_on_tile(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
     std::set<const VarNode*> tile_vars;
     for (const Var& v : k.block_vars) tile_vars.insert(v.get());
     for (const BodyItem& it : top)
       if (it.let_var.defined() && uses_any(it.let_value, tile_vars)) tile_vars.insert(it.let_var.get());
-    if (uses_any(loop.min, tile_vars) || uses_any(loop.extent, tile_vars)) return;
+    return uses_any(loop.min, tile_vars) || uses_any(loop.extent, tile_vars);
+  }
+
+  // Decides the persistent form: every tile's pipelined loop runs the same iterations (its bounds do
+  // not depend on the block index), so a static round-robin over the tiles is balanced.
+  void plan_persistent(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
+    if (config_bool(ctx_.configs, "tl.disable_persistent") || k.grid.empty() || k.grid.size() > 3) return;
+    if (trip_depends_on_tile(k, top, loop)) return;
     Persistent& p = persistent_;
     p.on = true;
     p.cta = Var("cta", DataType::Int32());
