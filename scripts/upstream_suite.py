@@ -96,6 +96,16 @@ if _torch is not None:
     _torch.cuda.set_device = lambda *a, **k: None
     _torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
     _torch.cuda.get_device_name = lambda *a, **k: "cpu (upstream_suite shim)"
+    class _DeviceScope:
+        """torch.cuda.device(i) / device_of(t): selects a device; there is one, the host."""
+        def __init__(self, *a, **k):
+            self.idx = 0
+        def __enter__(self):
+            return self
+        def __exit__(self, *exc):
+            return False
+    _torch.cuda.device = _DeviceScope
+    _torch.cuda.device_of = _DeviceScope
     # the CUDA profiler's capture range (cudaProfilerStart/Stop): nothing to capture on the host
     import torch.cuda.profiler as _torch_cuda_profiler
     _torch_cuda_profiler.start = lambda: None
@@ -124,10 +134,13 @@ _tl_kernel._normalize_target = _cpu_target
 # says "cpu"; (2) @triton.autotune, which would time every config on a GPU: the interpreter
 # ignores num_warps / num_stages and its cost grows with the number of program instances, so
 # the config launching the fewest instances runs (the first such in the list; configs compute
-# the same values, they differ in speed only).
+# the same values, they differ in speed only). The host driver names the device the rest of the
+# shim describes (a CUDA device of capability 9.0, as torch.cuda answers above): libraries pick
+# their GPU code paths, which the interpreter runs (fla's own "cpu" fallback calls torch.cpu.device,
+# which torch does not have); it offers no device properties (`utils`), so libraries that ask for
+# them take their fallbacks.
 import importlib.util as _ilu
-if _ilu.find_spec("triton") is not None and _os.environ.get("TRITON_INTERPRET") == "1":
-    import triton as _triton
+def _triton_interpreter_setup():
     import triton.runtime.autotuner as _tr_autotuner
     from triton.runtime import driver as _tr_driver  # the DriverConfig object
     from triton.backends.compiler import GPUTarget as _GPUTarget
@@ -135,7 +148,7 @@ if _ilu.find_spec("triton") is not None and _os.environ.get("TRITON_INTERPRET") 
     class _HostDriver:
         """Triton's active driver when kernels run in the interpreter on host tensors."""
         def get_current_target(self):
-            return _GPUTarget("cpu", 0, 0)
+            return _GPUTarget("cuda", 90, 32)
         def get_current_device(self):
             return 0
         def set_current_device(self, device):
@@ -143,7 +156,7 @@ if _ilu.find_spec("triton") is not None and _os.environ.get("TRITON_INTERPRET") 
         def get_current_stream(self, device=None):
             return 0
         def get_active_torch_device(self):
-            return _torch.device("cpu")
+            return _torch.device("cpu")  # where the tensors are
     _tr_driver.set_active(_HostDriver())
 
     def _programs(grid, meta):
@@ -175,6 +188,24 @@ if _ilu.find_spec("triton") is not None and _os.environ.get("TRITON_INTERPRET") 
         finally:
             self.configs = saved
     _tr_autotuner.Autotuner.run = _autotune_run_interpreted
+
+    # Triton <= 3.6's interpreter turns a scalar into an int with int(1-element array), which
+    # NumPy >= 2.4 refuses ("only 0-dimensional arrays can be converted"); later Triton squeezes
+    # the array first (`for i in range(0, tl.cdiv(T, BT))` over a run-time T needs it). The same here.
+    import triton.runtime.interpreter as _tr_interp
+    if hasattr(_tr_interp, "_patch_lang_tensor"):
+        _orig_patch_lang_tensor = _tr_interp._patch_lang_tensor
+        def _patch_lang_tensor(tensor, scope):
+            _orig_patch_lang_tensor(tensor, scope)
+            scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+        _tr_interp._patch_lang_tensor = _patch_lang_tensor
+
+if _os.environ.get("TRITON_INTERPRET") == "1" and _ilu.find_spec("triton") is not None:
+    try:
+        _triton_interpreter_setup()
+    except Exception as _e:  # an unusual Triton: the programs that need it fail on their own
+        import sys as _sys
+        _sys.stderr.write(f"upstream_suite shim: Triton interpreter set-up skipped: {_e!r}\n")
 '''
 
 RUNNER = r'''
