@@ -18,7 +18,9 @@ the program (its command line, or pytest's).
 device arguments to "cpu" (factories, .to, .cuda), makes torch.cuda.synchronize/Event work
 without a GPU and torch.cuda.is_available() say True, compiles kernels that name target "cuda"
 for the cpu target, and TILELANG_TESTING_CUDA_ON_CPU=1 lets tilelang.testing.requires_cuda tests run on
-the cpu target; nothing else of the programs is changed.
+the cpu target; nothing else of the programs is changed. Triton kernels that programs run as their
+reference (fla's) run in Triton's interpreter (TRITON_INTERPRET=1; see the shim for the three
+GPU-only parts of Triton it replaces).
 """
 import argparse
 import json
