@@ -18,7 +18,9 @@ the program (its command line, or pytest's).
 device arguments to "cpu" (factories, .to, .cuda), makes torch.cuda.synchronize/Event work
 without a GPU and torch.cuda.is_available() say True, compiles kernels that name target "cuda"
 for the cpu target, and TILELANG_TESTING_CUDA_ON_CPU=1 lets tilelang.testing.requires_cuda tests run on
-the cpu target; nothing else of the programs is changed.
+the cpu target; nothing else of the programs is changed. Triton kernels that programs run as their
+reference (fla's) run in Triton's interpreter (TRITON_INTERPRET=1; see the shim for the three
+GPU-only parts of Triton it replaces).
 """
 import argparse
 import json
@@ -38,6 +40,7 @@ DEFAULT_MIRRORS = {
 EXTRACT = {"tilelang": ["examples", "testing"], "puzzles": ["ans", "puzzles", "common"]}
 
 CPU_SHIM = r'''
+import os as _os
 import time as _time
 try:
     import torch as _torch
@@ -95,6 +98,20 @@ if _torch is not None:
     _torch.cuda.set_device = lambda *a, **k: None
     _torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
     _torch.cuda.get_device_name = lambda *a, **k: "cpu (upstream_suite shim)"
+    class _DeviceScope:
+        """torch.cuda.device(i) / device_of(t): selects a device; there is one, the host."""
+        def __init__(self, *a, **k):
+            self.idx = 0
+        def __enter__(self):
+            return self
+        def __exit__(self, *exc):
+            return False
+    _torch.cuda.device = _DeviceScope
+    _torch.cuda.device_of = _DeviceScope
+    # the CUDA profiler's capture range (cudaProfilerStart/Stop): nothing to capture on the host
+    import torch.cuda.profiler as _torch_cuda_profiler
+    _torch_cuda_profiler.start = lambda: None
+    _torch_cuda_profiler.stop = lambda: None
     # Programs that ask torch whether CUDA is there before they run (heuristic configs read the
     # capability above) are told yes: their tensors land on the cpu through the mappings above.
     _torch.cuda.is_available = lambda: True
@@ -110,6 +127,87 @@ def _cpu_target(target):
     t = _tl_normalize_target(target)
     return "cpu" if isinstance(t, str) and t.split()[:1] == ["cuda"] else t
 _tl_kernel._normalize_target = _cpu_target
+
+# Triton kernels that programs run as their reference (the `fla` package, sglang-style casts) run
+# in Triton's own interpreter: upstream_suite.py sets TRITON_INTERPRET=1 for the cpu run, so
+# @triton.jit kernels execute on the host tensors (block operations in numpy). Two things of
+# Triton still ask for a GPU and are replaced here: (1) the active driver, which programs and
+# libraries query for the device (fla chooses its device from it): a host driver whose target
+# says "cpu"; (2) @triton.autotune, which would time every config on a GPU: the interpreter
+# ignores num_warps / num_stages and its cost grows with the number of program instances, so
+# the config launching the fewest instances runs (the first such in the list; configs compute
+# the same values, they differ in speed only). The host driver names the device the rest of the
+# shim describes (a CUDA device of capability 9.0, as torch.cuda answers above): libraries pick
+# their GPU code paths, which the interpreter runs (fla's own "cpu" fallback calls torch.cpu.device,
+# which torch does not have); it offers no device properties (`utils`), so libraries that ask for
+# them take their fallbacks.
+import importlib.util as _ilu
+def _triton_interpreter_setup():
+    import triton.runtime.autotuner as _tr_autotuner
+    from triton.runtime import driver as _tr_driver  # the DriverConfig object
+    from triton.backends.compiler import GPUTarget as _GPUTarget
+
+    class _HostDriver:
+        """Triton's active driver when kernels run in the interpreter on host tensors."""
+        def get_current_target(self):
+            return _GPUTarget("cuda", 90, 32)
+        def get_current_device(self):
+            return 0
+        def set_current_device(self, device):
+            pass
+        def get_current_stream(self, device=None):
+            return 0
+        def get_active_torch_device(self):
+            return _torch.device("cpu")  # where the tensors are
+    _tr_driver.set_active(_HostDriver())
+
+    def _programs(grid, meta):
+        g = grid(meta) if callable(grid) else grid
+        g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
+        n = 1
+        for x in g:
+            n *= int(x)
+        return n
+
+    _orig_autotune_run = _tr_autotuner.Autotuner.run
+    def _autotune_run_interpreted(self, *args, **kwargs):
+        if len(self.configs) <= 1:
+            return _orig_autotune_run(self, *args, **kwargs)
+        self.nargs = dict(zip(self.arg_names, args))
+        configs = self.prune_configs(kwargs)
+        grid = kwargs.get("grid")
+        chosen = configs[0]
+        if grid is not None:
+            try:
+                base = {**self.nargs, **kwargs}
+                chosen = min(configs, key=lambda c: _programs(grid, {**base, **c.all_kwargs()}))
+            except Exception:
+                chosen = configs[0]
+        saved = self.configs
+        self.configs = [chosen]
+        try:
+            return _orig_autotune_run(self, *args, **kwargs)
+        finally:
+            self.configs = saved
+    _tr_autotuner.Autotuner.run = _autotune_run_interpreted
+
+    # Triton <= 3.6's interpreter turns a scalar into an int with int(1-element array), which
+    # NumPy >= 2.4 refuses ("only 0-dimensional arrays can be converted"); later Triton squeezes
+    # the array first (`for i in range(0, tl.cdiv(T, BT))` over a run-time T needs it). The same here.
+    import triton.runtime.interpreter as _tr_interp
+    if hasattr(_tr_interp, "_patch_lang_tensor"):
+        _orig_patch_lang_tensor = _tr_interp._patch_lang_tensor
+        def _patch_lang_tensor(tensor, scope):
+            _orig_patch_lang_tensor(tensor, scope)
+            scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+        _tr_interp._patch_lang_tensor = _patch_lang_tensor
+
+if _os.environ.get("TRITON_INTERPRET") == "1" and _ilu.find_spec("triton") is not None:
+    try:
+        _triton_interpreter_setup()
+    except Exception as _e:  # an unusual Triton: the programs that need it fail on their own
+        import sys as _sys
+        _sys.stderr.write(f"upstream_suite shim: Triton interpreter set-up skipped: {_e!r}\n")
 '''
 
 RUNNER = r'''
@@ -187,6 +285,9 @@ def main():
         env["CUDA_VISIBLE_DEVICES"] = ""
         # tilelang.testing.requires_cuda runs TileLang's CUDA tests on the cpu target (see its doc)
         env["TILELANG_TESTING_CUDA_ON_CPU"] = "1"
+        # Triton kernels that programs run as their reference run in Triton's interpreter on the
+        # host tensors (see the shim)
+        env["TRITON_INTERPRET"] = "1"
     def run_one(item):
         repo, path, kind, options = item
         base = os.path.join(args.work, repo)

@@ -100,3 +100,65 @@ def test_cpu_shim_and_pytest_rootdir(tmp_path):
     # Without the option the conftest skips the only test: no pass is reported, so it fails.
     assert perf_off["status"] == "fail", perf_off
     assert res["passed"] == 2 and res["total"] == 3
+
+
+# A reference computed by an autotuned Triton kernel, the way programs that compare with `fla` do:
+# on the cpu run it executes in Triton's interpreter (TRITON_INTERPRET=1, set by the runner), the
+# shim picks the config that launches the fewest program instances instead of timing them on a
+# GPU, and torch.cuda.profiler's capture range is a no-op.
+TRITON_PROGRAM = '''
+import os
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+assert os.environ.get("TRITON_INTERPRET") == "1"
+assert triton.runtime.driver.active.get_current_target().backend == "cuda"  # as torch.cuda says
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=w) for b in (16, 128, 64) for w in (2, 4)],
+                 key=["n"])
+@triton.jit
+def axpy(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, alpha * x + y, mask=mask)
+
+
+n = 1000
+x = torch.randn(n, device="cuda")
+y = torch.randn(n, device="cuda")
+out = torch.empty(n, device="cuda")
+torch.cuda.profiler.start()
+axpy[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, 1.5, n)
+torch.cuda.profiler.stop()
+ref = 1.5 * x.numpy().astype(np.float64) + y.numpy().astype(np.float64)
+np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6, atol=1e-6)
+print("chosen", axpy.best_config.kwargs["BLOCK"], axpy.best_config.num_warps)
+'''
+
+
+def test_cpu_shim_runs_triton_references_in_the_interpreter(tmp_path):
+    pytest.importorskip("triton")
+    work = tmp_path / "work"
+    base = work / "tilelang"
+    (base / "examples" / "tiny").mkdir(parents=True)
+    (base / "examples" / "tiny" / "triton_ref.py").write_text(TRITON_PROGRAM)
+    lst = tmp_path / "list.txt"
+    lst.write_text("tilelang examples/tiny/triton_ref.py\n")
+    out_json = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), TILELANG_SOURCE_DIR=ROOT)
+    env.pop("TRITON_INTERPRET", None)
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "upstream_suite.py"), "--device", "cpu",
+                        "--list", str(lst), "--work", str(work), "--mirror", "tilelang=" + str(tmp_path / "none"),
+                        "--timeout", "240", "--json", str(out_json)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    res = json.loads(out_json.read_text())
+    log = (work / "logs" / "tilelang_examples_tiny_triton_ref.py.log").read_text()
+    assert res["results"][0]["status"] == "pass", log
+    # BLOCK=128 launches the fewest instances (8); the first such config in the list runs
+    assert "chosen 128 2" in log, log
