@@ -19,9 +19,34 @@
 
 namespace tl {
 
+// The memory effects of a tile op (TileOp::effects): the one effect model of every target (sync
+// insertion, pipelining, liveness, memory planning, and the Ascend simulator's per-instruction
+// operand roles). An operator adds its region arguments with read(op, i) / write(op, i), which keep
+// the argument index beside the region (read_args / write_args, parallel to reads / writes, for
+// every TileOp::effects; empty for regions collected from a statement, collect_access_regions).
 struct AccessRegions {
   std::vector<BufferRegion> reads;
   std::vector<BufferRegion> writes;
+  std::vector<int> read_args, write_args;
+
+  void read(const TileOpNode& op, size_t arg) {
+    reads.push_back(op.args[arg].region);
+    read_args.push_back(static_cast<int>(arg));
+  }
+  void write(const TileOpNode& op, size_t arg) {
+    writes.push_back(op.args[arg].region);
+    write_args.push_back(static_cast<int>(arg));
+  }
+  // Whether the op reads / writes its argument `arg` (an index into TileOpNode::args).
+  bool reads_arg(size_t arg) const { return has_arg(read_args, arg); }
+  bool writes_arg(size_t arg) const { return has_arg(write_args, arg); }
+
+ private:
+  static bool has_arg(const std::vector<int>& v, size_t arg) {
+    for (int a : v)
+      if (a == static_cast<int>(arg)) return true;
+    return false;
+  }
 };
 
 // What a loop lowering may need to know besides the op itself.

@@ -27,9 +27,9 @@ void check_atomic(const TileOpNode& op) {
 
 AccessRegions access_atomic(const TileOpNode& op) {
   AccessRegions a;
-  a.writes.push_back(op.args[0].region);
-  a.reads.push_back(op.args[0].region);
-  if (op.args[1].is_region()) a.reads.push_back(op.args[1].region);
+  a.write(op, 0);
+  a.read(op, 0);
+  if (op.args[1].is_region()) a.read(op, 1);
   return a;
 }
 

@@ -59,9 +59,9 @@ void check_reduce(const TileOpNode& op) { analyze_reduce(op); }
 
 AccessRegions access_reduce(const TileOpNode& op) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
-  if (!attr_bool(op.attrs, "clear", true)) a.reads.push_back(op.args[1].region);
-  a.writes.push_back(op.args[1].region);
+  a.read(op, 0);
+  if (!attr_bool(op.attrs, "clear", true)) a.read(op, 1);
+  a.write(op, 1);
   return a;
 }
 
