@@ -4,6 +4,7 @@
 // tl.atomic_<op>_scalar(dst[idx], v), which every target implements with its own atomics. Writes
 // outside a global tensor are dropped.
 #include "ir/error.h"
+#include "layout/infer_layout.h"
 #include "op/op_util.h"
 #include "op/tile_ops.h"
 
@@ -47,6 +48,10 @@ Stmt lower_atomic(const TileOpNode& op, const LowerContext& ctx) {
 
 void AtomicOp::verify(const TileOpNode& op) const { check_atomic(op); }
 AccessRegions AtomicOp::effects(const TileOpNode& op) const { return access_atomic(op); }
+// Layout inference: an atomic works element by element, so its fragments may take the default layout.
+bool AtomicOp::infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const {
+  return stage == LayoutStage::kFree && ctx.set_default_fragment(op);
+}
 Stmt AtomicOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_atomic(op, ctx); }
 
 namespace {

@@ -19,6 +19,7 @@
 
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "layout/infer_layout.h"
 #include "op/op_util.h"
 #include "op/tile_ops.h"
 
@@ -380,6 +381,11 @@ struct Registrations {
 Registrations registrations;
 
 }  // namespace
+
+// Layout inference: element-wise ops may give any of their fragments the default layout.
+bool ElementwiseOp::infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const {
+  return stage == LayoutStage::kFree && ctx.set_default_fragment(op);
+}
 
 Stmt ElementwiseOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const {
   if (!lower_)
