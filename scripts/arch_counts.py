@@ -22,6 +22,9 @@ Prints, from the source text (heuristics; each says what it matches):
   bounds analyses      files that define the interval product of two ranges (a brace list of the four
                        corner products lo*lo, lo*hi, hi*lo, hi*hi): each is a constant-bounds analysis
   kernel bindings      places that bind a kernel's block and thread indices to [0, grid) / [0, threads)
+  layout per-kind code lines of layout inference (src/layout/) that tell operators apart (`TileOpKind::`,
+                       `is_tile_op(`, `tile_op_kind(`, `tile_op_as<`): an operator's layout rules
+                       belong to its class (TileOp::infer_layout), the driver only runs the stages
   wrong-way includes   from scripts/check_layers.py: include lines and layer pairs that point up
   largest files        by lines
 
@@ -93,6 +96,8 @@ def main(argv):
     kernel_re = re.compile(r'block_vars\[\w+\],\s*Range\(make_int\(0')
 
     cmps, floors, floor_defs, semantics, evals, bounds, kernels = [], [], [], set(), set(), set(), []
+    layout_kinds = []
+    layout_kind_re = re.compile(r"TileOpKind::|\bis_tile_op\(|\btile_op_kind\(|\btile_op_as<")
     for rel, text in files:
         if corners_re.search(text):
             bounds.add(rel)
@@ -117,6 +122,8 @@ def main(argv):
                 semantics.add(rel)
             if kernel_re.search(line):
                 kernels.append((rel, where))
+            if rel.startswith("layout/") and layout_kind_re.search(line.split("//")[0]):
+                layout_kinds.append((rel, where))
 
     edges, _ = check_layers.scan()
     bad = check_layers.wrong_way(edges)
@@ -136,12 +143,14 @@ def main(argv):
     print(f"scalar expression evaluators: {len(evals)} ({', '.join(sorted(evals))})")
     print(f"constant-bounds analyses: {len(bounds)} ({', '.join(sorted(bounds))})")
     print(f"kernel block/thread bindings written: {len(kernels)}")
+    print(f"operator-kind tests in layout inference: {len(layout_kinds)}")
     print(f"wrong-way includes: {len(bad)} lines, {len(bad_pairs)} layer pairs "
           f"({', '.join(f'{a} -> {b}' for a, b in bad_pairs)})")
     print("largest files: " + ", ".join(f"src/{r} ({n} lines)" for n, r in sizes[:3]))
     if show:
         for title, items in (("op-name comparisons", cmps), ("floor-div rule sites", floors),
-                             ("floor-div helpers", floor_defs), ("kernel bindings", kernels)):
+                             ("floor-div helpers", floor_defs), ("kernel bindings", kernels),
+                             ("operator-kind tests in layout inference", layout_kinds)):
             print(f"\n{title}:")
             for _, w in items:
                 print("  " + w)

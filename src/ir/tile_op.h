@@ -1,8 +1,8 @@
 // The TileOp interface and the registry of tile operators: the IR's extension point for TileOpNode
 // (kept in ir/ so that the verifier, the access analysis and layout inference below op/ can ask it).
 // Each operator is one class (src/op/<op>.cc) deriving from TileOp: it verifies its arguments, reports
-// the buffer regions it reads and writes, its role in fragment layout inference, and lowers itself to
-// plain loops (the cpu target, and the fallback of other targets). Targets lower the ops they support
+// the buffer regions it reads and writes, its layout constraints (layout inference on cuda), and
+// lowers itself to plain loops (the cpu target, and the fallback of other targets). Targets lower the ops they support
 // themselves through hooks keyed by TileOpKind (transform/lower_tile_ops.h). Operator names are
 // compared nowhere but here (the lookup); everything else asks kind() or the op's class.
 // Argument conventions of every op are in docs/TILE_OPS.md.
@@ -19,9 +19,34 @@
 
 namespace tl {
 
+// The memory effects of a tile op (TileOp::effects): the one effect model of every target (sync
+// insertion, pipelining, liveness, memory planning, and the Ascend simulator's per-instruction
+// operand roles). An operator adds its region arguments with read(op, i) / write(op, i), which keep
+// the argument index beside the region (read_args / write_args, parallel to reads / writes, for
+// every TileOp::effects; empty for regions collected from a statement, collect_access_regions).
 struct AccessRegions {
   std::vector<BufferRegion> reads;
   std::vector<BufferRegion> writes;
+  std::vector<int> read_args, write_args;
+
+  void read(const TileOpNode& op, size_t arg) {
+    reads.push_back(op.args[arg].region);
+    read_args.push_back(static_cast<int>(arg));
+  }
+  void write(const TileOpNode& op, size_t arg) {
+    writes.push_back(op.args[arg].region);
+    write_args.push_back(static_cast<int>(arg));
+  }
+  // Whether the op reads / writes its argument `arg` (an index into TileOpNode::args).
+  bool reads_arg(size_t arg) const { return has_arg(read_args, arg); }
+  bool writes_arg(size_t arg) const { return has_arg(write_args, arg); }
+
+ private:
+  static bool has_arg(const std::vector<int>& v, size_t arg) {
+    for (int a : v)
+      if (a == static_cast<int>(arg)) return true;
+    return false;
+  }
 };
 
 // What a loop lowering may need to know besides the op itself.
@@ -55,12 +80,22 @@ enum class TileOpKind : uint8_t {
   kDistributed,      // dist.copy / dist.barrier / dist.signal / dist.wait
 };
 
-// How an op relates the fragment layouts of its region arguments (layout inference, layout/).
-enum class FragmentRole : uint8_t {
-  kNone,     // says nothing about this argument's layout
-  kDefault,  // the op works element by element: when no other user decides, this argument may take
-             // the default fragment layout and the op's loop follows it
+// Layout inference (layout/infer_layout.h drives it; each operator owns its constraints). The state
+// an operator reads and extends is layout/infer_layout.h's LayoutInference, declared here only (the
+// operators in op/ see its definition; the IR layer never does).
+class LayoutInference;
+// The stages, in the order the driver runs them over the kernel's operators (program order).
+enum class LayoutStage : uint8_t {
+  kAnnotate,   // layouts the user pinned (T.annotate_layout), before any other constraint
+  kStrict,     // layouts the op's instruction fixes (T.gemm: the mma.sync / wgmma register layouts)
+  kPropagate,  // layouts that follow from known ones (T.reduce, a register-to-register T.copy);
+               // repeated with the T.Parallel nests until nothing changes
+  kFree,       // nothing decided an argument: the op may give one open fragment argument the default
+               // layout (element-wise ops); return true when it did
 };
+// An operator's vote on an instruction choice that must hold for the whole kernel (wgmma: every
+// T.gemm of the kernel, or none), asked before LayoutStage::kStrict.
+enum class KernelChoice : uint8_t { kAbstain, kAccept, kRefuse };
 
 // One tile operator (src/op/<op>.cc defines its class and registers one instance per spelling).
 class TileOp {
@@ -78,8 +113,11 @@ class TileOp {
   // The buffer regions the op reads and writes (pipelining, sync insertion, memory planning on
   // every target). Called on verified ops.
   virtual AccessRegions effects(const TileOpNode& op) const = 0;
-  // Layout inference: the role of region argument `arg` (see FragmentRole).
-  virtual FragmentRole fragment_role(const TileOpNode& op, size_t arg) const { return FragmentRole::kNone; }
+  // Layout inference (cuda): the op's constraints at `stage`, read from and added to `ctx`. Returns
+  // whether it set a layout (the driver uses it at kFree). The default: no constraint.
+  virtual bool infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const { return false; }
+  // The op's vote on the kernel-wide instruction choice (see KernelChoice); kAbstain by default.
+  virtual KernelChoice propose_layout(const TileOpNode& op, LayoutInference& ctx) const { return KernelChoice::kAbstain; }
   // The target-neutral loop form (loops over scalar loads/stores): the cpu target and the fallback
   // of the others. has_loop_form() is false for ops that exist only as a target's instruction.
   virtual bool has_loop_form() const { return true; }

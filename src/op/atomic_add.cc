@@ -4,6 +4,7 @@
 // tl.atomic_<op>_scalar(dst[idx], v), which every target implements with its own atomics. Writes
 // outside a global tensor are dropped.
 #include "ir/error.h"
+#include "layout/infer_layout.h"
 #include "op/op_util.h"
 #include "op/tile_ops.h"
 
@@ -27,9 +28,9 @@ void check_atomic(const TileOpNode& op) {
 
 AccessRegions access_atomic(const TileOpNode& op) {
   AccessRegions a;
-  a.writes.push_back(op.args[0].region);
-  a.reads.push_back(op.args[0].region);
-  if (op.args[1].is_region()) a.reads.push_back(op.args[1].region);
+  a.write(op, 0);
+  a.read(op, 0);
+  if (op.args[1].is_region()) a.read(op, 1);
   return a;
 }
 
@@ -47,6 +48,10 @@ Stmt lower_atomic(const TileOpNode& op, const LowerContext& ctx) {
 
 void AtomicOp::verify(const TileOpNode& op) const { check_atomic(op); }
 AccessRegions AtomicOp::effects(const TileOpNode& op) const { return access_atomic(op); }
+// Layout inference: an atomic works element by element, so its fragments may take the default layout.
+bool AtomicOp::infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const {
+  return stage == LayoutStage::kFree && ctx.set_default_fragment(op);
+}
 Stmt AtomicOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { return lower_atomic(op, ctx); }
 
 namespace {

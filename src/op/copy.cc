@@ -4,6 +4,7 @@
 // are dropped (non-divisible sizes, dynamic dimensions).
 // With transpose=True (TileLang-Ascend's L1 -> L0B form) both tiles are 2-D and dst[i, j] = src[j, i].
 #include "ir/error.h"
+#include "layout/infer_layout.h"
 #include "op/op_util.h"
 #include "op/tile_ops.h"
 
@@ -31,8 +32,8 @@ void check_copy(const TileOpNode& op) {
 
 AccessRegions access_copy(const TileOpNode& op) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
-  a.writes.push_back(op.args[1].region);
+  a.read(op, 0);
+  a.write(op, 1);
   return a;
 }
 
@@ -61,5 +62,21 @@ Stmt CopyOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const { 
 namespace {
 TileOpRegistration reg_copy(std::make_unique<CopyOp>());
 }  // namespace
+
+// Layout inference: a whole-fragment to whole-fragment copy gives both sides one layout; any of its
+// fragments may take the default layout.
+bool CopyOp::infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const {
+  if (stage == LayoutStage::kFree) return ctx.set_default_fragment(op);
+  if (stage != LayoutStage::kPropagate) return false;
+  if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region()) return false;
+  LayoutRegion src = layout_region(op.args[0].region), dst = layout_region(op.args[1].region);
+  if (!is_fragment_buffer(src.buffer) || !is_fragment_buffer(dst.buffer) || !src.full || !dst.full) return false;
+  if (const_shape(src.buffer, "fragment") != const_shape(dst.buffer, "fragment")) return false;
+  const Fragment* s = ctx.fragment(src.buffer);
+  const Fragment* d = ctx.fragment(dst.buffer);
+  if (s) ctx.set_fragment(dst.buffer, *s, op_error_prefix(op) + "a register-to-register copy");
+  else if (d) ctx.set_fragment(src.buffer, *d, op_error_prefix(op) + "a register-to-register copy");
+  return s || d;
+}
 
 }  // namespace tl

@@ -36,8 +36,8 @@ void check_cumsum(const TileOpNode& op) { analyze_cumsum(op); }
 
 AccessRegions access_cumsum(const TileOpNode& op) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
-  a.writes.push_back(op.args[1].region);
+  a.read(op, 0);
+  a.write(op, 1);
   return a;
 }
 

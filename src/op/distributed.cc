@@ -62,8 +62,8 @@ void check_dist_copy(const TileOpNode& op) {
 
 AccessRegions access_dist_copy(const TileOpNode& op) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
-  a.writes.push_back(op.args[1].region);
+  a.read(op, 0);
+  a.write(op, 1);
   return a;
 }
 
@@ -179,13 +179,13 @@ void check_dist_wait(const TileOpNode& op) {
 
 AccessRegions access_flag_write(const TileOpNode& op) {
   AccessRegions a;
-  a.writes.push_back(op.args[0].region);
+  a.write(op, 0);
   return a;
 }
 
 AccessRegions access_flag_read(const TileOpNode& op) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
+  a.read(op, 0);
   return a;
 }
 

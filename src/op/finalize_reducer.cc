@@ -21,8 +21,8 @@ void check_finalize_reducer(const TileOpNode& op) {
 
 AccessRegions access_finalize_reducer(const TileOpNode& op) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
-  a.writes.push_back(op.args[0].region);
+  a.read(op, 0);
+  a.write(op, 0);
   return a;
 }
 

@@ -154,14 +154,14 @@ void check_gemm(const TileOpNode& op) { analyze_gemm(op); }
 
 AccessRegions access_gemm(const TileOpNode& op, const char* clear_key) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
-  a.reads.push_back(op.args[1].region);
+  a.read(op, 0);
+  a.read(op, 1);
   // C is read unless it is always overwritten.
   auto it = op.attrs.find(clear_key);
   int64_t v = 0;
   bool always_clear = it != op.attrs.end() && !it->second.is_none() && is_const_int(it->second.as_expr(), &v) && v != 0;
-  if (!always_clear) a.reads.push_back(op.args[2].region);
-  a.writes.push_back(op.args[2].region);
+  if (!always_clear) a.read(op, 2);
+  a.write(op, 2);
   return a;
 }
 

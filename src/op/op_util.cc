@@ -313,9 +313,10 @@ Expr min_value_of(DataType t) {
 AccessRegions dst_first_access(const TileOpNode& op, size_t num_writes) {
   AccessRegions acc;
   size_t seen = 0;
-  for (auto& a : op.args) {
-    if (!a.is_region()) continue;
-    (seen++ < num_writes ? acc.writes : acc.reads).push_back(a.region);
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    if (!op.args[i].is_region()) continue;
+    if (seen++ < num_writes) acc.write(op, i);
+    else acc.read(op, i);
   }
   return acc;
 }

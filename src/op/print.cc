@@ -33,7 +33,7 @@ void check_print(const TileOpNode& op) {
 
 AccessRegions access_print(const TileOpNode& op) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
+  a.read(op, 0);
   return a;
 }
 

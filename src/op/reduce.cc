@@ -9,6 +9,7 @@
 
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "layout/infer_layout.h"
 #include "op/op_util.h"
 #include "op/tile_ops.h"
 
@@ -59,9 +60,9 @@ void check_reduce(const TileOpNode& op) { analyze_reduce(op); }
 
 AccessRegions access_reduce(const TileOpNode& op) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
-  if (!attr_bool(op.attrs, "clear", true)) a.reads.push_back(op.args[1].region);
-  a.writes.push_back(op.args[1].region);
+  a.read(op, 0);
+  if (!attr_bool(op.attrs, "clear", true)) a.read(op, 1);
+  a.write(op, 1);
   return a;
 }
 
@@ -163,5 +164,52 @@ Stmt ReduceOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const 
 namespace {
 TileOpRegistration reg_reduce(std::make_unique<ReduceOp>());
 }  // namespace
+
+// Layout inference: the result of a reduction takes the reduced layout of its source (or, when the
+// result's layout came first, the source is laid out around it); the source may take the default
+// layout, the destination follows it.
+bool ReduceOp::infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const {
+  if (stage == LayoutStage::kFree) return ctx.set_default_fragment(op, /*except_arg=*/1);
+  if (stage != LayoutStage::kPropagate) return false;
+  if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region()) return false;
+  LayoutRegion src = layout_region(op.args[0].region), dst = layout_region(op.args[1].region);
+  if (!is_fragment_buffer(src.buffer) || !is_fragment_buffer(dst.buffer)) return false;
+  const Fragment* s = ctx.fragment(src.buffer);
+  if (!s) {
+    // The result's layout came first (a T.Parallel loop using it): lay the source out so that
+    // each thread holds the whole reduced dimension of its result elements (a reduction inside
+    // each thread), instead of choosing a second, conflicting layout for the result.
+    const Fragment* d = ctx.fragment(dst.buffer);
+    int64_t dim = attr_int(op.attrs, "dim", -1);
+    if (!d || !src.full || !dst.full || dim < 0 || dim >= static_cast<int64_t>(src.dims.size())) return false;
+    std::vector<int64_t> sshape = const_shape(src.buffer, "fragment");
+    int bdim = src.dims[static_cast<size_t>(dim)];
+    std::vector<int64_t> rest = sshape;
+    rest.erase(rest.begin() + bdim);
+    if (rest != d->shape()) return false;
+    ctx.set_fragment(src.buffer, d->insert_register_dim(bdim, sshape[static_cast<size_t>(bdim)]),
+                     op_error_prefix(op) + "the source of a reduction whose result's layout is known");
+    return true;
+  }
+  if (!src.full)
+    throw_error<NotImplemented>(op_error_prefix(op), "not implemented: reducing part of fragment '",
+                                src.buffer.name(), "' on target cuda; reduce the whole fragment or copy the part "
+                                "to its own fragment");
+  int64_t dim = attr_int(op.attrs, "dim", -1);
+  if (dim < 0 || dim >= static_cast<int64_t>(src.dims.size()))
+    throw_error<LayoutError>(op_error_prefix(op), "reduction dimension ", dim, " out of range");
+  int bdim = src.dims[static_cast<size_t>(dim)];
+  Fragment want = s->reduce(bdim);
+  std::vector<int64_t> dshape = const_shape(dst.buffer, "fragment");
+  if (want.shape() != dshape) {
+    // [M] vs [M, 1] and the like: drop unit dimensions on both sides.
+    throw_error<NotImplemented>(op_error_prefix(op), "not implemented: reducing ", shape_str(s->shape()),
+                                " over dimension ", dim, " into fragment '", dst.buffer.name(), "' of shape ",
+                                shape_str(dshape), "; the destination must have the source's shape without ",
+                                "that dimension");
+  }
+  ctx.set_fragment(dst.buffer, want, op_error_prefix(op) + "the result of the reduction");
+  return true;
+}
 
 }  // namespace tl

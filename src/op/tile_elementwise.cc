@@ -19,6 +19,7 @@
 
 #include "ir/error.h"
 #include "ir/printer.h"
+#include "layout/infer_layout.h"
 #include "op/op_util.h"
 #include "op/tile_ops.h"
 
@@ -138,9 +139,9 @@ void check_axpy(const TileOpNode& op) {
 
 AccessRegions access_axpy(const TileOpNode& op) {
   AccessRegions a;
-  a.reads.push_back(op.args[0].region);
-  a.reads.push_back(op.args[1].region);
-  a.writes.push_back(op.args[0].region);
+  a.read(op, 0);
+  a.read(op, 1);
+  a.write(op, 0);
   return a;
 }
 
@@ -353,7 +354,7 @@ AccessRegions access_dst_first(const TileOpNode& op) { return dst_first_access(o
 // tile.reduce_sum / _max / _min(dst, src): with clear=False the result is combined with dst's old value.
 AccessRegions access_vector_reduce(const TileOpNode& op) {
   AccessRegions a = dst_first_access(op);
-  if (!attr_bool(op.attrs, "clear", true)) a.reads.push_back(op.args[0].region);
+  if (!attr_bool(op.attrs, "clear", true)) a.read(op, 0);
   return a;
 }
 
@@ -380,6 +381,11 @@ struct Registrations {
 Registrations registrations;
 
 }  // namespace
+
+// Layout inference: element-wise ops may give any of their fragments the default layout.
+bool ElementwiseOp::infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const {
+  return stage == LayoutStage::kFree && ctx.set_default_fragment(op);
+}
 
 Stmt ElementwiseOp::lower_loops(const TileOpNode& op, const LowerContext& ctx) const {
   if (!lower_)

@@ -15,11 +15,11 @@ class CopyOp final : public TileOp {
   CopyOp() : TileOp("copy", TileOpKind::kCopy) {}
   void verify(const TileOpNode& op) const override;
   AccessRegions effects(const TileOpNode& op) const override;
-  FragmentRole fragment_role(const TileOpNode&, size_t) const override { return FragmentRole::kDefault; }
+  bool infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const override;
   Stmt lower_loops(const TileOpNode& op, const LowerContext& ctx) const override;
 };
 
-// fill and tile.fill.
+// fill and tile.fill (no layout constraint: a fill lets the fragment's other users decide).
 class FillOp final : public TileOp {
  public:
   FillOp(std::string name, bool vector_spelling)
@@ -49,6 +49,9 @@ class GemmOp final : public TileOp {
   const char* clear_attr() const { return form_ == GemmForm::kGemm ? "clear_accum" : "init"; }
   void verify(const TileOpNode& op) const override;
   AccessRegions effects(const TileOpNode& op) const override;
+  // src/op/gemm_layout.cc: wgmma for the whole kernel or not, then the instruction's layouts.
+  KernelChoice propose_layout(const TileOpNode& op, LayoutInference& ctx) const override;
+  bool infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const override;
   Stmt lower_loops(const TileOpNode& op, const LowerContext& ctx) const override;
 
  private:
@@ -67,9 +70,7 @@ class ReduceOp final : public TileOp {
   void verify(const TileOpNode& op) const override;
   AccessRegions effects(const TileOpNode& op) const override;
   // The source may take the default layout; the destination follows the source.
-  FragmentRole fragment_role(const TileOpNode&, size_t arg) const override {
-    return arg == 1 ? FragmentRole::kNone : FragmentRole::kDefault;
-  }
+  bool infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const override;
   Stmt lower_loops(const TileOpNode& op, const LowerContext& ctx) const override;
 };
 
@@ -89,7 +90,7 @@ class AtomicOp final : public TileOp {
   const std::string& combine() const { return combine_; }
   void verify(const TileOpNode& op) const override;
   AccessRegions effects(const TileOpNode& op) const override;
-  FragmentRole fragment_role(const TileOpNode&, size_t) const override { return FragmentRole::kDefault; }
+  bool infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const override;
   Stmt lower_loops(const TileOpNode& op, const LowerContext& ctx) const override;
 
  private:
@@ -119,7 +120,7 @@ class ElementwiseOp final : public TileOp {
   ElementwiseArity arity() const { return arity_; }
   void verify(const TileOpNode& op) const override { verify_(op); }
   AccessRegions effects(const TileOpNode& op) const override { return effects_(op); }
-  FragmentRole fragment_role(const TileOpNode&, size_t) const override { return FragmentRole::kDefault; }
+  bool infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const override;
   bool has_loop_form() const override { return lower_ != nullptr; }
   Stmt lower_loops(const TileOpNode& op, const LowerContext& ctx) const override;
 
@@ -151,6 +152,7 @@ class AnnotateLayoutOp final : public TileOp {
   AnnotateLayoutOp() : TileOp("annotate_layout", TileOpKind::kAnnotateLayout) {}
   void verify(const TileOpNode& op) const override;
   AccessRegions effects(const TileOpNode&) const override { return {}; }
+  bool infer_layout(const TileOpNode& op, LayoutInference& ctx, LayoutStage stage) const override;
   Stmt lower_loops(const TileOpNode& op, const LowerContext& ctx) const override;
 };
 

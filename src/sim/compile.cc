@@ -569,12 +569,16 @@ class ProgramCompiler {
     t.span = s.span();
     t.text = describe_tile_op(*op);
     t.name = cls.cls == InstrClass::kVector ? vector_op_name(*op) : op->op;
-    for (auto& a : op->args) {
+    const AccessRegions effects = def.effects(*op);  // the operand roles (OperandTemplate::read / write)
+    for (size_t k = 0; k < op->args.size(); ++k) {
+      const TileArg& a = op->args[k];
       InstrTemplate::Arg arg;
       if (a.is_region()) {
         arg.is_region = true;
         OperandTemplate ot;
         ot.buffer = buffer_index(a.region.buffer);
+        ot.read = effects.reads_arg(k);
+        ot.write = effects.writes_arg(k);
         for (auto& r : a.region.region) {
           ot.min.push_back(expr(r.min));
           ot.extent.push_back(expr(r.extent));

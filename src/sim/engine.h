@@ -41,9 +41,6 @@ struct Instr {
   std::vector<uint64_t> deps;  // lenient mode: earlier conflicting instructions
 };
 
-// Which region operands (index in argument order) an instruction reads and writes.
-void operand_roles(const InstrTemplate& t, int i, bool* r, bool* w);
-
 struct FlagState {
   bool set = false;
   double set_time = 0;

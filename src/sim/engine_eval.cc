@@ -289,34 +289,6 @@ void Engine::resolve_operand(Core& c, const OperandTemplate& ot, Operand* o, con
   o->addr = addr0 + off * eb;
 }
 
-// Which operands an instruction reads and writes (region index in argument order).
-void operand_roles(const InstrTemplate& t, int i, bool* r, bool* w) {
-  const TileOpKind k = t.kind;
-  *r = *w = false;
-  if (t.cls.cls == InstrClass::kDebug) { *r = true; return; }
-  if (k == TileOpKind::kCopy || k == TileOpKind::kCumsum || k == TileOpKind::kReduce) {
-    *r = i == 0;
-    *w = i == 1;
-    if (k == TileOpKind::kReduce && i == 1 && !t.clear) *r = true;
-    if (k == TileOpKind::kCumsum && t.regions.size() == 1) *r = *w = true;
-    return;
-  }
-  // The GEMMs that reach the simulator are mma (gemm / gemm_v0 are expanded into it); the atomics
-  // are atomic_add (classify_tile_op refuses the others).
-  if (k == TileOpKind::kGemm) {
-    *r = true;
-    *w = i == 2;
-    return;
-  }
-  if (k == TileOpKind::kAtomic || t.fn == "axpy") {
-    *r = true;
-    *w = i == 0;
-    return;
-  }
-  *w = i == 0;
-  *r = i != 0 || (t.fn.rfind("reduce_", 0) == 0 && !t.clear);
-}
-
 Instr Engine::make_instr(Core& c, const BInstr& b) {
   Instr in;
   in.kind = BOp::kIssue;
@@ -358,8 +330,7 @@ Instr Engine::make_instr(Core& c, const BInstr& b) {
     f.seq = in.seq;
     f.pipe = t.cls.pipe;
     for (int i = 0; i < in.nops; ++i) {
-      bool r, w;
-      operand_roles(t, i, &r, &w);
+      const bool w = t.regions[i].write;
       const Operand& o = in.ops[i];
       int64_t st[4];
       for (int d = 0; d < o.nd; ++d) st[d] = o.stride[d];

@@ -128,8 +128,7 @@ void Engine::check_accesses(Core& c, Pipe p, const Instr& in, const VClock& vc, 
     for (int i = 0; i < in.nops; ++i) {
       const Operand& o = in.ops[i];
       if (o.empty) continue;
-      bool r, w;
-      operand_roles(t, i, &r, &w);
+      const bool r = t.regions[i].read, w = t.regions[i].write;  // TileOp::effects, resolved at compile time
       if (pass == 0 ? !(r && !w) : !w) continue;
       AccessInfo& a = acc[n++];
       a.mem = o.mem;

@@ -65,6 +65,9 @@ struct SimBuffer {
 struct OperandTemplate {
   int32_t buffer = -1;
   std::vector<int32_t> min, extent;  // expression roots, one per buffer dimension
+  // Whether the instruction reads / writes this operand: from the operator's TileOp::effects (the one
+  // effect model, ir/tile_op.h), resolved once at compile time.
+  bool read = false, write = false;
 };
 
 // A tile op as the scalar unit issues it.

@@ -5,6 +5,7 @@
 // `int` (the variable's type) per dynamic dimension that is not itself a scalar parameter, in
 // PrimFunc::dynamic_vars() order. Global tensors are indexed through their strides; shared
 // buffers point into one `extern __shared__` block at the offsets plan_shared_memory chose.
+// The implementation is split by concern: codegen_impl.h lists its files.
 #pragma once
 
 #include <string>

@@ -26,6 +26,32 @@ TEST(TileElementwiseOp, UnaryAndBinaryChecks) {
   EXPECT_EQ(names(acc.reads), (std::vector<std::string>{"B", "A"}));
 }
 
+// The effect model names the argument of each region (the Ascend simulator's operand roles come from
+// it): the roles are per argument, also when two arguments are the same region.
+TEST(TileElementwiseOp, EffectsNameTheirArguments) {
+  Buffer A = shared("A", f16, {c(4), c(16)}), B = shared("B", f16, {c(4), c(16)});
+  auto acc = get_tile_op("tile.add").effects(as_op(op_at(1, "tile.add", {full(B), full(B), full(A)})));
+  EXPECT_EQ(acc.write_args, std::vector<int>{0});
+  EXPECT_EQ(acc.read_args, (std::vector<int>{1, 2}));
+  EXPECT_TRUE(acc.writes_arg(0));
+  EXPECT_FALSE(acc.reads_arg(0));
+  EXPECT_TRUE(acc.reads_arg(1));
+  EXPECT_FALSE(acc.writes_arg(1));
+  // tile.axpy(dst, src, alpha) reads and writes dst; alpha is no region.
+  acc = get_tile_op("tile.axpy").effects(as_op(op_at(1, "tile.axpy", {full(B), full(A), make_float(2.0)})));
+  EXPECT_EQ(acc.read_args, (std::vector<int>{0, 1}));
+  EXPECT_EQ(acc.write_args, std::vector<int>{0});
+  EXPECT_FALSE(acc.reads_arg(2));
+  // gemm(A, B, C) with clear_accum: C is written, not read.
+  Buffer Ga = shared("Ga", f32, {c(8), c(8)}), Gb = shared("Gb", f32, {c(8), c(8)}), Gc = fragment("Gc", f32, {c(8), c(8)});
+  acc = get_tile_op("gemm").effects(
+      as_op(op_at(1, "gemm", {full(Ga), full(Gb), full(Gc)}, {{"clear_accum", Attr(true)}})));
+  EXPECT_EQ(acc.read_args, (std::vector<int>{0, 1}));
+  EXPECT_EQ(acc.write_args, std::vector<int>{2});
+  ASSERT_EQ(acc.reads.size(), acc.read_args.size());
+  ASSERT_EQ(acc.writes.size(), acc.write_args.size());
+}
+
 TEST(TileElementwiseOp, LoopFormsComputeInFloat32) {
   Buffer A = shared("A", f16, {c(8)}), B = shared("B", f16, {c(8)});
   EXPECT_EQ(print_stmt(lower(op_at(1, "tile.silu", {full(B), full(A)}))),
