@@ -1,0 +1,72 @@
+#include "target/cpu/stream_global_stores.h"
+
+#include <map>
+#include <optional>
+
+#include "arith/analyzer.h"
+#include "ir/functor.h"
+#include "ir/structural.h"
+#include "transform/pass_config.h"
+
+namespace tl {
+
+namespace {
+
+constexpr int64_t kMinStreamBytes = 1024;
+
+class StreamRewriter : public StmtMutator {
+ public:
+  using StmtMutator::mutate;
+  int rewritten = 0;
+
+ protected:
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    if (n->for_kind != ForKind::kSerial && n->for_kind != ForKind::kVectorized) return StmtMutator::mutate_for(n, s);
+    auto* st = n->body.as<BufferStoreNode>();
+    int64_t ext = 0;
+    if (!st || !is_const_int(n->extent, &ext) || ext <= 0) return StmtMutator::mutate_for(n, s);
+    auto* ld = st->value.as<BufferLoadNode>();
+    if (!ld || st->buffer.scope() != MemScope::kGlobal || ld->buffer.scope() == MemScope::kGlobal ||
+        st->buffer.dtype() != ld->buffer.dtype() || st->indices.size() != 1 || ld->indices.size() != 1)
+      return s;
+    const DataType t = st->buffer.dtype();
+    if (t.bits % 8 != 0 || t.lanes != 1 || ext * t.bytes() < kMinStreamBytes) return s;
+    std::optional<Expr> dst = start_of(st->indices[0], n), src = start_of(ld->indices[0], n);
+    if (!dst || !src) return s;
+    auto address = [](const Buffer& b, const Expr& i) {
+      return make_call(DataType::Handle(), "tl.address_of", {make_load(b, {i})});
+    };
+    ++rewritten;
+    return make_evaluate(make_call(DataType::Void(), "tl.cpu.copy_stream",
+                                   {address(st->buffer, *dst), address(ld->buffer, *src), make_int(ext)}),
+                         n->span);
+  }
+
+ private:
+  // The index at the loop's first iteration, when `idx` is (an expression without the loop
+  // variable) + the loop variable.
+  std::optional<Expr> start_of(const Expr& idx, const ForNode* n) {
+    std::map<Var, Expr, VarLess> at_min = {{n->var, make_cast(n->var.dtype(), n->min)}};
+    Expr first = substitute(idx, at_min);
+    std::map<Var, Expr, VarLess> at_zero = {{n->var, make_int(0, n->var.dtype())}};
+    Expr base = substitute(idx, at_zero);
+    Analyzer an;
+    Expr diff = an.simplify(idx - base);
+    auto* v = diff.as<VarNode>();
+    if (v == nullptr || v != n->var.get()) return std::nullopt;
+    return an.simplify(first);
+  }
+};
+
+}  // namespace
+
+PrimFunc stream_global_stores(const PrimFunc& f, const PassContext& ctx) {
+  if (config_bool(ctx.configs, "tl.disable_cpu_stream_stores")) return f;
+  StreamRewriter r;
+  Stmt body = r.mutate(f.body());
+  return r.rewritten == 0 ? f : f.with_body(body);
+}
+
+TL_REGISTER_PASS("stream_global_stores", stream_global_stores);
+
+}  // namespace tl
