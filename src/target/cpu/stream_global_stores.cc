@@ -12,7 +12,8 @@ namespace tl {
 
 namespace {
 
-constexpr int64_t kMinStreamBytes = 1024;
+constexpr int64_t kMinRowBytes = 1024;         // one run (shorter: partial lines, little to gain)
+constexpr int64_t kMinTotalBytes = 512 * 1024;  // the whole copy (smaller: plain stores measured faster)
 
 class StreamRewriter : public StmtMutator {
  public:
@@ -21,28 +22,52 @@ class StreamRewriter : public StmtMutator {
 
  protected:
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
-    if (n->for_kind != ForKind::kSerial && n->for_kind != ForKind::kVectorized) return StmtMutator::mutate_for(n, s);
+    int64_t bytes = 0;
+    // A loop over rows (serial, constant trip count) around a streamable row copy: the total counts.
+    if (auto* inner = n->body.as<ForNode>()) {
+      int64_t rows = 0;
+      if (n->for_kind == ForKind::kSerial && is_const_int(n->extent, &rows) && rows > 0) {
+        std::optional<Stmt> copy = row_copy(inner, &bytes);
+        if (copy && rows * bytes >= kMinTotalBytes) {
+          ++rewritten;
+          return make_for(n->var, n->min, n->extent, n->for_kind, *copy, n->annotations, n->span);
+        }
+      }
+      return StmtMutator::mutate_for(n, s);
+    }
+    std::optional<Stmt> copy = row_copy(n, &bytes);
+    if (copy && bytes >= kMinTotalBytes) {
+      ++rewritten;
+      return *copy;
+    }
+    return StmtMutator::mutate_for(n, s);
+  }
+
+ private:
+  // The streaming copy for a loop `G[f + i] = L[g + i]` of at least kMinRowBytes (its size in
+  // *bytes), or nothing.
+  std::optional<Stmt> row_copy(const ForNode* n, int64_t* bytes) {
+    if (n->for_kind != ForKind::kSerial && n->for_kind != ForKind::kVectorized) return std::nullopt;
     auto* st = n->body.as<BufferStoreNode>();
     int64_t ext = 0;
-    if (!st || !is_const_int(n->extent, &ext) || ext <= 0) return StmtMutator::mutate_for(n, s);
+    if (!st || !is_const_int(n->extent, &ext) || ext <= 0) return std::nullopt;
     auto* ld = st->value.as<BufferLoadNode>();
     if (!ld || st->buffer.scope() != MemScope::kGlobal || ld->buffer.scope() == MemScope::kGlobal ||
         st->buffer.dtype() != ld->buffer.dtype() || st->indices.size() != 1 || ld->indices.size() != 1)
-      return s;
+      return std::nullopt;
     const DataType t = st->buffer.dtype();
-    if (t.bits % 8 != 0 || t.lanes != 1 || ext * t.bytes() < kMinStreamBytes) return s;
+    if (t.bits % 8 != 0 || t.lanes != 1 || ext * t.bytes() < kMinRowBytes) return std::nullopt;
     std::optional<Expr> dst = start_of(st->indices[0], n), src = start_of(ld->indices[0], n);
-    if (!dst || !src) return s;
+    if (!dst || !src) return std::nullopt;
     auto address = [](const Buffer& b, const Expr& i) {
       return make_call(DataType::Handle(), "tl.address_of", {make_load(b, {i})});
     };
-    ++rewritten;
+    *bytes = ext * t.bytes();
     return make_evaluate(make_call(DataType::Void(), "tl.cpu.copy_stream",
                                    {address(st->buffer, *dst), address(ld->buffer, *src), make_int(ext)}),
                          n->span);
   }
 
- private:
   // The index at the loop's first iteration, when `idx` is (an expression without the loop
   // variable) + the loop variable.
   std::optional<Expr> start_of(const Expr& idx, const ForNode* n) {

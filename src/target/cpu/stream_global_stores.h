@@ -9,8 +9,12 @@
 // 15 ms run). The rewrite
 //   for i in [min, min + n): G[f + i] = L[g + i]   ->   tl.cpu.copy_stream(&G[f + min], &L[g + min], n)
 // is done on the flattened, simplified function when all of these hold:
-//   - the loop is serial or vectorized, with a constant trip count n and n * element bytes >=
-//     kMinStreamBytes (shorter runs are likely to be read again soon, from the cache);
+//   - the loop is serial or vectorized, with a constant trip count n, n * element bytes >= 1 KiB;
+//   - the copy is at least 512 KiB: this loop alone, or with a serial loop of constant trip count
+//     directly around it (the rows of a tile). Smaller copies are left alone: a streaming store
+//     does not let the copy overlap the next block's work (the fence at the end of the block waits
+//     for the lines to reach memory), and paired runs of the fp32 GEMMs with 256 KiB C tiles and of
+//     the decode shapes (16 or 1 rows of 1 KiB) were 10-20% slower streamed;
 //   - its body is exactly that store: G a global buffer, L a buffer of another scope with G's dtype,
 //     the value the loaded element itself (no cast, no arithmetic), both indices one-dimensional
 //     and of the form (something not depending on i) + i.

@@ -44,9 +44,10 @@ def data(shape, dtype, rng):
     return x.astype(ml_dtypes.bfloat16) if dtype == "bfloat16" else x
 
 
-# (M, N, block rows, dtype, first column): rows of 1200 / 1040 / 1100 bytes (>= 1 KiB: streamed)
-CASES = [(64, 300, 16, "float32", 3), (48, 520, 16, "bfloat16", 3), (32, 1100, 8, "int8", 3),
-         (64, 300, 16, "float32", 0)]
+# (M, N, block rows, dtype, first column): rows of 1200 / 1040 / 1100 bytes (>= 1 KiB) and blocks of
+# more than 512 KiB (streamed)
+CASES = [(896, 300, 448, "float32", 3), (1024, 520, 512, "bfloat16", 3), (960, 1100, 480, "int8", 3),
+         (896, 300, 448, "float32", 0)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[3]}-{c[0]}x{c[1]}-col{c[4]}")
@@ -71,8 +72,9 @@ def test_streamed_copy_matches_numpy(case):
     np.testing.assert_array_equal(out["stream"].view(np.uint8), out["plain"].view(np.uint8))
 
 
-def test_short_rows_are_not_streamed():
-    M, N, bm = 32, 64, 16  # rows of 256 bytes: likely read again from the cache, plain stores
+@pytest.mark.parametrize("M, N, bm", [(32, 64, 16), (512, 300, 256)], ids=["short-rows", "small-block"])
+def test_short_rows_and_small_blocks_are_not_streamed(M, N, bm):
+    # rows of 256 bytes, or 300 KiB blocks: plain stores (measured faster there)
     kernel = tilelang.compile(shift_copy(M, N, bm, "float32", 0), target="cpu")
     assert "copy_stream" not in source(kernel)
     a = data((M, N), "float32", np.random.default_rng(1))

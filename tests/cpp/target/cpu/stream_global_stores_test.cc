@@ -29,26 +29,53 @@ func @f(C: global float32[1048576]) {
 })");
 }
 
-// Loops the rewrite leaves alone: a run below 1 KiB, a conversion, arithmetic on the value, a
-// global source, a stride other than one, a trip count known only at run time.
-TEST(StreamGlobalStores, LeavesShortConvertingStridedAndGlobalCopies) {
-  const char* src = R"(
-func @f(C: global float32[65536], H: global float16[65536], G: global float32[65536], n: int32) {
+// A single loop of at least 512 KiB is streamed too.
+TEST(StreamGlobalStores, OneLongRunIsStreamed) {
+  tl::testing::expect_pass("stream_global_stores", R"(
+func @f(C: global float32[262144]) {
   kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
-    alloc L: fragment float32[4096]
-    for i: int32 in vectorized(0, 128) {
-      C[i] = L[i]
+    alloc L: fragment float32[131072]
+    for i: int32 in vectorized(0, 131072) {
+      C[i + 7] = L[i]
     }
-    for i: int32 in vectorized(0, 1024) {
+  }
+})", R"(
+func @f(C: global float32[262144]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc L: fragment float32[131072]
+    evaluate tl.cpu.copy_stream<void>(tl.address_of<handle>(C[7]), tl.address_of<handle>(L[0]), 131072)
+  }
+})");
+}
+
+// Loops the rewrite leaves alone: rows below 1 KiB, a copy below 512 KiB in all, a conversion,
+// arithmetic on the value, a global source, a stride other than one, a trip count known only at
+// run time.
+TEST(StreamGlobalStores, LeavesShortSmallConvertingStridedAndGlobalCopies) {
+  const char* src = R"(
+func @f(C: global float32[524288], H: global float16[524288], G: global float32[524288], n: int32) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc L: fragment float32[262144]
+    for r: int32 in serial(0, 2048) {
+      for i: int32 in vectorized(0, 128) {
+        C[r * 128 + i] = L[r * 128 + i]
+      }
+    }
+    for r: int32 in serial(0, 16) {
+      for i: int32 in vectorized(0, 512) {
+        C[r * 1024 + i] = L[r * 512 + i]
+      }
+    }
+    for i: int32 in vectorized(0, 262144) {
       H[i] = cast<float16>(L[i])
     }
-    for i: int32 in vectorized(0, 1024) {
+    for i: int32 in vectorized(0, 262144) {
       C[i] = L[i] * 2.0f32
     }
-    for i: int32 in vectorized(0, 1024) {
+    for i: int32 in vectorized(0, 262144) {
       C[i] = G[i]
     }
-    for i: int32 in serial(0, 1024) {
+    for i: int32 in serial(0, 262144) {
       C[i * 2] = L[i]
     }
     for i: int32 in serial(0, n) {
@@ -61,16 +88,17 @@ func @f(C: global float32[65536], H: global float16[65536], G: global float32[65
 
 TEST(StreamGlobalStores, OffWithThePassConfig) {
   const char* src = R"(
-func @f(C: global float32[4096]) {
+func @f(C: global float32[262144]) {
   kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
-    alloc L: fragment float32[4096]
-    for i: int32 in vectorized(0, 4096) {
+    alloc L: fragment float32[262144]
+    for i: int32 in vectorized(0, 262144) {
       C[i] = L[i]
     }
   }
 })";
   PrimFunc out = tl::testing::run_pass("stream_global_stores", src, "cpu", {{"tl.disable_cpu_stream_stores", true}});
   EXPECT_TRUE(structural_equal(out, parse_func(src, "expected")));
+  EXPECT_FALSE(structural_equal(tl::testing::run_pass("stream_global_stores", src), parse_func(src, "expected")));
 }
 
 }  // namespace
