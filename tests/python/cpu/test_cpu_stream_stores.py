@@ -81,3 +81,17 @@ def test_short_rows_and_small_blocks_are_not_streamed(M, N, bm):
     c = np.zeros((M, N + 5), np.float32)
     kernel(a, c)
     np.testing.assert_array_equal(c[:, :N], a + 1)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "portable"])
+def test_streamed_copy_on_lower_isa_tiers(isa):
+    # copy_stream's 32-byte (AVX) and 16-byte (SSE2) store loops, in kernels built for a lower tier
+    M, N, bm, dtype, col0 = 896, 300, 448, "float32", 3
+    a = data((M, N), dtype, np.random.default_rng(11))
+    kernel = tilelang.compile(shift_copy(M, N, bm, dtype, col0), target="cpu",
+                              pass_configs={"tl.cpu_isa": isa, "tl.cpu_num_threads": 2})
+    assert "tl::cpu::copy_stream(" in source(kernel)
+    c = np.full((M, N + col0 + 5), -7, dtype=np.float32)
+    kernel(a, c)
+    np.testing.assert_array_equal(c[:, col0:col0 + N], a + 1)
+    assert (c[:, :col0] == -7).all() and (c[:, col0 + N:] == -7).all()
