@@ -5,9 +5,9 @@
  * first (a plain store to a line that is not in the cache reads it, "read for ownership") and do not
  * keep it in the cache. The stage pass src/target/cpu/stream_global_stores.cc uses it for long copies
  * from a block-local buffer into global memory (a GEMM's C tile at the end of a block). Streaming
- * stores are weakly ordered: a kernel that streams ends every block with store_fence() (emitted by
- * the code generator), so the values are in memory before the launch returns; the same thread reads
- * its own streamed values back like any others. */
+ * stores are weakly ordered: the pass puts store_fence() right after the copy, which orders them
+ * before the block's later stores and atomics (and the launch's end); the same thread reads its own
+ * streamed values back like any others. */
 #ifndef TL_CPU_STREAM_H_
 #define TL_CPU_STREAM_H_
 

@@ -350,16 +350,11 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
   indent_ = 1;
   in_block_ = true;
   stack_bytes_ = 0;
-  bool saved_stream = uses_stream_;
-  uses_stream_ = false;
   seq_or_single(n->body);
   in_block_ = false;
   out_ = saved_out;
   indent_ = saved_indent;
-  os << body.str();
-  if (uses_stream_) os << "  tl::cpu::store_fence();  // the streaming stores of this block reach memory\n";
-  uses_stream_ = saved_stream;
-  os << "  return 0;\n}\n\n";
+  os << body.str() << "  return 0;\n}\n\n";
   os << "static void " << base << "_task(void* p, int64_t block_index) {\n"
      << "  " << base << "_ctx* ctx = static_cast<" << base << "_ctx*>(p);\n"
      << "  if (__atomic_load_n(&ctx->failed, __ATOMIC_RELAXED)) return;  // a block already failed\n"

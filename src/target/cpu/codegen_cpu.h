@@ -85,7 +85,6 @@ class CodeGenCPU {
   int kernel_count_ = 0;
   bool in_block_ = false;
   bool uses_dist_ = false;  // the kernel calls tl.dist.*: include tl/cpu/dist.h
-  bool uses_stream_ = false;  // the block being generated streams (tl.cpu.copy_stream): end it with a fence
   int64_t stack_bytes_ = 0;  // of the function being emitted
   Span span_;                // of the statement being emitted (for messages)
 };

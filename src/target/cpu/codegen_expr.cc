@@ -423,11 +423,12 @@ std::string CodeGenCPU::call(const CallNode* n) {
   }
   if (op == "tl.cpu.copy_stream") {  // src/target/cpu/stream_global_stores.cc
     if (n->args.size() != 3) throw_error<TypeError>("tl.cpu.copy_stream expects (dst, src, n)");
-    uses_stream_ = true;
-    std::string call = "tl::cpu::copy_stream(" + expr(n->args[0]) + ", " + expr(n->args[1]) + ", " +
-                       as_value(n->args[2], DataType::Int64()) + ")";
-    // Inside a block the block function ends with the fence; elsewhere it follows the copy.
-    return in_block_ ? call : "(" + call + ", tl::cpu::store_fence())";
+    return "tl::cpu::copy_stream(" + expr(n->args[0]) + ", " + expr(n->args[1]) + ", " +
+           as_value(n->args[2], DataType::Int64()) + ")";
+  }
+  if (op == "tl.cpu.store_fence") {
+    if (!n->args.empty()) throw_error<TypeError>("tl.cpu.store_fence takes no arguments");
+    return "tl::cpu::store_fence()";
   }
   if (op == "tl.cpu.reduce_row") {
     static const std::map<std::string, std::string> kinds = {{"sum", "kReduceSum"},       {"max", "kReduceMax"},

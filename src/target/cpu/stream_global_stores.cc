@@ -30,7 +30,7 @@ class StreamRewriter : public StmtMutator {
         std::optional<Stmt> copy = row_copy(inner, &bytes);
         if (copy && rows * bytes >= kMinTotalBytes) {
           ++rewritten;
-          return make_for(n->var, n->min, n->extent, n->for_kind, *copy, n->annotations, n->span);
+          return fenced(make_for(n->var, n->min, n->extent, n->for_kind, *copy, n->annotations, n->span));
         }
       }
       return StmtMutator::mutate_for(n, s);
@@ -38,12 +38,16 @@ class StreamRewriter : public StmtMutator {
     std::optional<Stmt> copy = row_copy(n, &bytes);
     if (copy && bytes >= kMinTotalBytes) {
       ++rewritten;
-      return *copy;
+      return fenced(*copy);
     }
     return StmtMutator::mutate_for(n, s);
   }
 
  private:
+  // The copy, then the fence that orders its streaming stores before everything after it.
+  static Stmt fenced(const Stmt& copy) {
+    return make_seq({copy, make_evaluate(make_call(DataType::Void(), "tl.cpu.store_fence", {}), copy->span)});
+  }
   // The streaming copy for a loop `G[f + i] = L[g + i]` of at least kMinRowBytes (its size in
   // *bytes), or nothing.
   std::optional<Stmt> row_copy(const ForNode* n, int64_t* bytes) {

@@ -4,7 +4,7 @@ tl::cpu::copy_stream, which writes whole cache lines with non-temporal stores an
 ends with plain ones. Checked against numpy on random inputs, with destinations that start off a
 64-byte line (a column offset of 3 elements) and rows whose length is not a multiple of a line,
 in float32, bfloat16 and int8, against the same kernel with tl.disable_cpu_stream_stores, and on
-the emitted C++ (the streaming copy and the fence that ends each block are there, or not)."""
+the emitted C++ (the streaming copy and the fence after it are there, or not)."""
 import os
 
 import ml_dtypes

@@ -6,7 +6,7 @@ namespace tl {
 namespace {
 
 // The copy-out of an accumulator fragment into C: each row of 512 floats (2 KiB) becomes one
-// streaming copy that starts at the row's first element.
+// streaming copy that starts at the row's first element; the fence follows the row loop.
 TEST(StreamGlobalStores, LongFragmentRowsToGlobalBecomeStreamingCopies) {
   tl::testing::expect_pass("stream_global_stores", R"(
 func @f(C: global float32[1048576]) {
@@ -25,6 +25,7 @@ func @f(C: global float32[1048576]) {
     for i0: int32 in serial(0, 512) {
       evaluate tl.cpu.copy_stream<void>(tl.address_of<handle>(C[by * 524288 + i0 * 1024 + bx * 512]), tl.address_of<handle>(C_l[i0 * 512]), 512)
     }
+    evaluate tl.cpu.store_fence<void>()
   }
 })");
 }
@@ -44,6 +45,7 @@ func @f(C: global float32[262144]) {
   kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
     alloc L: fragment float32[131072]
     evaluate tl.cpu.copy_stream<void>(tl.address_of<handle>(C[7]), tl.address_of<handle>(L[0]), 131072)
+    evaluate tl.cpu.store_fence<void>()
   }
 })");
 }
