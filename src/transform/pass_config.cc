@@ -65,6 +65,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_CPU_GEMM_FORWARDING", "tl.disable_cpu_gemm_forwarding", Attr::kBool,
        "cpu: keep the T.copy of a global tile into shared memory that only feeds a T.gemm (by default the GEMM "
        "reads the global tile in place)"},
+      {"TL_DISABLE_CPU_STREAM_STORES", "tl.disable_cpu_stream_stores", Attr::kBool,
+       "cpu: copy a block-local buffer into a global one with plain stores (by default long contiguous runs use "
+       "non-temporal stores)"},
       {"TL_CPU_ISA", "tl.cpu_isa", Attr::kStr,
        "cpu: highest instruction set kernels are compiled for: portable, avx2, avx512 or native (default: native, "
        "the set the CPU reports at run time; the environment variable TL_CPU_ISA does the same)"},

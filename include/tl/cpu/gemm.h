@@ -476,9 +476,15 @@ inline void amx_release() { __asm__ __volatile__("tilerelease" ::: "memory"); }
  * thrashes it). B: [column tile jt][tile step s][group row g][16 columns x 4 bytes], packed once
  * per chunk of k and reused by every 32-row block of A (it lives in L2); A: the 32 rows of one row
  * block, [row tile][tile step][row][64 bytes], copied just before its blocks run (it stays in L1). */
-constexpr int kAmxPackBBytes = 256 * 1024;  // stack for packed B per call (L2 holds it)
+#ifndef TL_CPU_AMX_PACK_B_BYTES
+#define TL_CPU_AMX_PACK_B_BYTES (256 * 1024)
+#endif
+#ifndef TL_CPU_AMX_MAX_STEPS
+#define TL_CPU_AMX_MAX_STEPS 16
+#endif
+constexpr int kAmxPackBBytes = TL_CPU_AMX_PACK_B_BYTES;  // stack for packed B per call (L2 holds it)
 constexpr int kAmxTileBytes = 1024;
-constexpr int kAmxMaxSteps = 16;  // tile steps per chunk: a 32-row A block of 32 KiB, C reloaded every 16 steps
+constexpr int kAmxMaxSteps = TL_CPU_AMX_MAX_STEPS;  // tile steps per chunk: a 32-row A block of 32 KiB, C reloaded every 16 steps
 
 /* One MT x NT block of 16 x 16 C tiles (MT, NT in {1, 2}) over `steps` tile steps of k: A tile of
  * row tile r and step s at a + r * a_ts + s * 1 KiB, B tile of column tile c at b + c * b_ts + s * 1
@@ -549,6 +555,68 @@ inline void amx_transpose16(AmxRow* r) {
   }
 }
 
+typedef uint8_t AmxBytes __attribute__((vector_size(64)));
+typedef uint16_t AmxHalves __attribute__((vector_size(64)));
+
+/* Two 64-byte rows of bf16 (columns 0..31, rows k and k+1) into two tile rows of pairs: out[q] holds
+ * columns 16q..16q+15, each as (row 0, row 1) (one vpermt2w each). */
+inline void amx_interleave2(AmxHalves x0, AmxHalves x1, AmxRow* out) {
+#define TL_PAIRS(c) c, 32 + c, c + 1, 33 + c, c + 2, 34 + c, c + 3, 35 + c
+  const AmxHalves p0 = __builtin_shufflevector(x0, x1, TL_PAIRS(0), TL_PAIRS(4), TL_PAIRS(8), TL_PAIRS(12));
+  const AmxHalves p1 = __builtin_shufflevector(x0, x1, TL_PAIRS(16), TL_PAIRS(20), TL_PAIRS(24), TL_PAIRS(28));
+#undef TL_PAIRS
+  __builtin_memcpy(&out[0], &p0, 64);
+  __builtin_memcpy(&out[1], &p1, 64);
+}
+
+/* 16-byte lanes of two 64-byte vectors: lane i of the result is lane li of (x, y) (0..3 x, 4..7 y). */
+#define TL_LANE(l) 4 * (l), 4 * (l) + 1, 4 * (l) + 2, 4 * (l) + 3
+#define TL_LANES(x, y, l0, l1, l2, l3) __builtin_shufflevector(x, y, TL_LANE(l0), TL_LANE(l1), TL_LANE(l2), TL_LANE(l3))
+
+/* Four 64-byte rows of int8 (columns 0..63, rows k..k+3) into four tile rows of 4-byte groups:
+ * out[q] holds columns 16q..16q+15, each as (row 0, row 1, row 2, row 3). Unpacks of bytes, then of
+ * 16-bit pairs, within 16-byte lanes (lane L of u[q] is then columns 16L + 4q .. 16L + 4q + 3), and
+ * a 4 x 4 transpose of the lanes. */
+inline void amx_interleave4(AmxBytes x0, AmxBytes x1, AmxBytes x2, AmxBytes x3, AmxRow* out) {
+#define TL_UNPACK8(L, h) 16 * L + h + 0, 64 + 16 * L + h + 0, 16 * L + h + 1, 64 + 16 * L + h + 1, 16 * L + h + 2, \
+    64 + 16 * L + h + 2, 16 * L + h + 3, 64 + 16 * L + h + 3, 16 * L + h + 4, 64 + 16 * L + h + 4, 16 * L + h + 5, \
+    64 + 16 * L + h + 5, 16 * L + h + 6, 64 + 16 * L + h + 6, 16 * L + h + 7, 64 + 16 * L + h + 7
+#define TL_UNPACK8_ALL(h) TL_UNPACK8(0, h), TL_UNPACK8(1, h), TL_UNPACK8(2, h), TL_UNPACK8(3, h)
+  const AmxBytes lo01 = __builtin_shufflevector(x0, x1, TL_UNPACK8_ALL(0));
+  const AmxBytes hi01 = __builtin_shufflevector(x0, x1, TL_UNPACK8_ALL(8));
+  const AmxBytes lo23 = __builtin_shufflevector(x2, x3, TL_UNPACK8_ALL(0));
+  const AmxBytes hi23 = __builtin_shufflevector(x2, x3, TL_UNPACK8_ALL(8));
+#undef TL_UNPACK8_ALL
+#undef TL_UNPACK8
+#define TL_UNPACK16(L, h) 8 * L + h + 0, 32 + 8 * L + h + 0, 8 * L + h + 1, 32 + 8 * L + h + 1, 8 * L + h + 2, \
+    32 + 8 * L + h + 2, 8 * L + h + 3, 32 + 8 * L + h + 3
+#define TL_UNPACK16_ALL(h) TL_UNPACK16(0, h), TL_UNPACK16(1, h), TL_UNPACK16(2, h), TL_UNPACK16(3, h)
+  AmxHalves a0, a1, b0, b1;
+  __builtin_memcpy(&a0, &lo01, 64);
+  __builtin_memcpy(&a1, &hi01, 64);
+  __builtin_memcpy(&b0, &lo23, 64);
+  __builtin_memcpy(&b1, &hi23, 64);
+  const AmxHalves h0 = __builtin_shufflevector(a0, b0, TL_UNPACK16_ALL(0));
+  const AmxHalves h1 = __builtin_shufflevector(a0, b0, TL_UNPACK16_ALL(4));
+  const AmxHalves h2 = __builtin_shufflevector(a1, b1, TL_UNPACK16_ALL(0));
+  const AmxHalves h3 = __builtin_shufflevector(a1, b1, TL_UNPACK16_ALL(4));
+#undef TL_UNPACK16_ALL
+#undef TL_UNPACK16
+  AmxRow u0, u1, u2, u3;
+  __builtin_memcpy(&u0, &h0, 64);
+  __builtin_memcpy(&u1, &h1, 64);
+  __builtin_memcpy(&u2, &h2, 64);
+  __builtin_memcpy(&u3, &h3, 64);
+  const AmxRow ta = TL_LANES(u0, u1, 0, 4, 1, 5), tb = TL_LANES(u0, u1, 2, 6, 3, 7);
+  const AmxRow tc = TL_LANES(u2, u3, 0, 4, 1, 5), td = TL_LANES(u2, u3, 2, 6, 3, 7);
+  out[0] = TL_LANES(ta, tc, 0, 1, 4, 5);
+  out[1] = TL_LANES(ta, tc, 2, 3, 6, 7);
+  out[2] = TL_LANES(tb, td, 0, 1, 4, 5);
+  out[3] = TL_LANES(tb, td, 2, 3, 6, 7);
+}
+#undef TL_LANES
+#undef TL_LANE
+
 template <int N, bool TRANS_B, typename T>
 inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack) {
   constexpr int ELEM = static_cast<int>(sizeof(T)), E = 4 / ELEM, KT = 64 / ELEM, NTL = N / 16;
@@ -563,32 +631,45 @@ inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack
       }
     return;
   }
+  /* B is [K, N]: the E rows of one group, 64 bytes (64 int8 / 32 bf16 columns) at a time, are
+   * interleaved into 4-byte groups with unpack-low/high shuffles (they work within 16-byte lanes),
+   * and a 4 x 4 transpose of 16-byte lanes puts 16 columns into each 64-byte tile row. */
+  const int64_t jt_stride = int64_t(sc) * 256;  // uint32 per column tile
+  constexpr int CW = 64 / ELEM;                   // columns per 64-byte row piece
+  constexpr int NW = N / CW * CW;                 // columns in whole pieces
   for (int s = 0; s < sc; ++s)
     for (int g = 0; g < 16; ++g) {
       const int kb = (s0 + s) * KT + g * E;
+      const char* r0 = reinterpret_cast<const char*>(B + kb * ldb);
       uint32_t* d = b_pack + (s * 16 + g) * 16;
-      const int64_t jt_stride = int64_t(sc) * 256;  // uint32 per column tile
-      if constexpr (ELEM == 2) {
-        const uint16_t* r0 = reinterpret_cast<const uint16_t*>(B + kb * ldb);
-        const uint16_t* r1 = reinterpret_cast<const uint16_t*>(B + (kb + 1) * ldb);
-        for (int jt = 0; jt < NTL; ++jt) {
-          uint32_t* dj = d + jt * jt_stride;
-#pragma GCC ivdep
-          for (int j = 0; j < 16; ++j)
-            dj[j] = static_cast<uint32_t>(r0[jt * 16 + j]) | (static_cast<uint32_t>(r1[jt * 16 + j]) << 16);
+      for (int j0 = 0; j0 < NW; j0 += CW) {
+        AmxRow out[4];
+        if constexpr (ELEM == 1) {
+          AmxBytes x0, x1, x2, x3;
+          __builtin_memcpy(&x0, r0 + j0, 64);
+          __builtin_memcpy(&x1, r0 + ldb + j0, 64);
+          __builtin_memcpy(&x2, r0 + 2 * ldb + j0, 64);
+          __builtin_memcpy(&x3, r0 + 3 * ldb + j0, 64);
+          amx_interleave4(x0, x1, x2, x3, out);
+        } else {
+          AmxHalves x0, x1;
+          __builtin_memcpy(&x0, r0 + 2 * j0, 64);
+          __builtin_memcpy(&x1, r0 + 2 * (ldb + j0), 64);
+          amx_interleave2(x0, x1, out);
         }
-      } else {
-        const uint8_t* r0 = reinterpret_cast<const uint8_t*>(B + kb * ldb);
-        const uint8_t* r1 = reinterpret_cast<const uint8_t*>(B + (kb + 1) * ldb);
-        const uint8_t* r2 = reinterpret_cast<const uint8_t*>(B + (kb + 2) * ldb);
-        const uint8_t* r3 = reinterpret_cast<const uint8_t*>(B + (kb + 3) * ldb);
-        for (int jt = 0; jt < NTL; ++jt) {
-          uint32_t* dj = d + jt * jt_stride;
-          const int j0 = jt * 16;
-#pragma GCC ivdep
-          for (int j = 0; j < 16; ++j)
-            dj[j] = static_cast<uint32_t>(r0[j0 + j]) | (static_cast<uint32_t>(r1[j0 + j]) << 8) |
-                    (static_cast<uint32_t>(r2[j0 + j]) << 16) | (static_cast<uint32_t>(r3[j0 + j]) << 24);
+        for (int q = 0; q < CW / 16; ++q)
+          __builtin_memcpy(d + (j0 / 16 + q) * jt_stride, &out[q], 64);
+      }
+      for (int jt = NW / 16; jt < NTL; ++jt) {  // the column tiles past the whole 64-byte pieces
+        uint32_t* dj = d + jt * jt_stride;
+        for (int j = 0; j < 16; ++j) {
+          uint32_t v = 0;
+          for (int e = 0; e < E; ++e) {
+            uint32_t x = 0;
+            __builtin_memcpy(&x, r0 + (e * ldb + jt * 16 + j) * ELEM, ELEM);
+            v |= x << (8 * ELEM * e);
+          }
+          dj[j] = v;
         }
       }
     }

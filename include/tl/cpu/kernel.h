@@ -9,6 +9,7 @@
 #include "tl/cpu/math.h"
 #include "tl/cpu/reduce.h"
 #include "tl/cpu/runtime.h"
+#include "tl/cpu/stream.h"
 #include "tl/cpu/types.h"
 
 #endif  // TL_CPU_KERNEL_H_

@@ -421,6 +421,15 @@ std::string CodeGenCPU::call(const CallNode* n) {
            expr(n->args[6]) + ", " + expr(n->args[7]) + ", " + expr(n->args[8]) + ", " + expr(n->args[9]) + ", " +
            expr(n->args[10]) + ", " + as_value(n->args[11], DataType::Bool()) + ")";
   }
+  if (op == "tl.cpu.copy_stream") {  // src/target/cpu/stream_global_stores.cc
+    if (n->args.size() != 3) throw_error<TypeError>("tl.cpu.copy_stream expects (dst, src, n)");
+    return "tl::cpu::copy_stream(" + expr(n->args[0]) + ", " + expr(n->args[1]) + ", " +
+           as_value(n->args[2], DataType::Int64()) + ")";
+  }
+  if (op == "tl.cpu.store_fence") {
+    if (!n->args.empty()) throw_error<TypeError>("tl.cpu.store_fence takes no arguments");
+    return "tl::cpu::store_fence()";
+  }
   if (op == "tl.cpu.reduce_row") {
     static const std::map<std::string, std::string> kinds = {{"sum", "kReduceSum"},       {"max", "kReduceMax"},
                                                              {"min", "kReduceMin"},       {"abssum", "kReduceAbsSum"},

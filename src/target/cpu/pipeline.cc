@@ -2,6 +2,7 @@
 
 #include "target/cpu/forward_gemm_operands.h"
 #include "target/cpu/lower_tile_ops_cpu.h"
+#include "target/cpu/stream_global_stores.h"
 #include "transform/config_index_bitwidth.h"
 #include "transform/check_cpu_constructs.h"
 #include "transform/flatten_buffer_access.h"
@@ -27,6 +28,7 @@ PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
   runner.run("legalize_cpu_loops", legalize_cpu_loops);
   runner.run("flatten_buffer_access", flatten_buffer_access);
   runner.run("simplify", simplify);  // folds the flattened index arithmetic, drops provable guards
+  runner.run("stream_global_stores", stream_global_stores);  // long local -> global copies bypass the cache
   return runner.func();
 }
 

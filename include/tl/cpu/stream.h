@@ -1,0 +1,69 @@
+/* Streaming (non-temporal) copies for kernels emitted for the cpu target.
+ *
+ * copy_stream(dst, src, n) copies n elements like a loop of plain assignments, but writes the whole
+ * 64-byte lines of dst with non-temporal stores (vmovntdq): they do not read the line from memory
+ * first (a plain store to a line that is not in the cache reads it, "read for ownership") and do not
+ * keep it in the cache. The stage pass src/target/cpu/stream_global_stores.cc uses it for long copies
+ * from a block-local buffer into global memory (a GEMM's C tile at the end of a block). Streaming
+ * stores are weakly ordered: the pass puts store_fence() right after the copy, which orders them
+ * before the block's later stores and atomics (and the launch's end); the same thread reads its own
+ * streamed values back like any others. */
+#ifndef TL_CPU_STREAM_H_
+#define TL_CPU_STREAM_H_
+
+#include <stdint.h>
+
+#include "tl/cpu/isa.h"
+
+namespace tl {
+namespace cpu {
+
+template <typename T> inline void copy_stream(T* __restrict dst, const T* __restrict src, int64_t n) {
+  char* d = reinterpret_cast<char*>(dst);
+  const char* s = reinterpret_cast<const char*>(src);
+  int64_t bytes = n * static_cast<int64_t>(sizeof(T));
+#if defined(__x86_64__)
+  /* Plain element copies up to the first 64-byte boundary of dst (whole elements: a T never
+   * straddles the boundary when dst is aligned to sizeof(T), which the callers' buffers are). */
+  int64_t head = static_cast<int64_t>((64 - (reinterpret_cast<uintptr_t>(d) & 63)) & 63);
+  if (head % static_cast<int64_t>(sizeof(T)) != 0 || head > bytes) head = bytes;  // odd alignment: no streaming
+  for (int64_t i = 0; i < head / static_cast<int64_t>(sizeof(T)); ++i) dst[i] = src[i];
+  int64_t off = head;
+#if TL_CPU_COMPILED_AVX512
+  typedef long long V __attribute__((vector_size(64), aligned(1)));
+  for (; off + 64 <= bytes; off += 64) {
+    V v = *reinterpret_cast<const V*>(s + off);
+    __asm__ __volatile__("vmovntdq %1, %0" : "=m"(*reinterpret_cast<V*>(d + off)) : "v"(v));
+  }
+#elif defined(__AVX__)
+  typedef long long V __attribute__((vector_size(32), aligned(1)));
+  for (; off + 64 <= bytes; off += 64) {
+    V v0 = *reinterpret_cast<const V*>(s + off), v1 = *reinterpret_cast<const V*>(s + off + 32);
+    __asm__ __volatile__("vmovntdq %1, %0" : "=m"(*reinterpret_cast<V*>(d + off)) : "x"(v0));
+    __asm__ __volatile__("vmovntdq %1, %0" : "=m"(*reinterpret_cast<V*>(d + off + 32)) : "x"(v1));
+  }
+#else
+  typedef long long V __attribute__((vector_size(16), aligned(1)));
+  for (; off + 64 <= bytes; off += 16) {
+    V v = *reinterpret_cast<const V*>(s + off);
+    __asm__ __volatile__("movntdq %1, %0" : "=m"(*reinterpret_cast<V*>(d + off)) : "x"(v));
+  }
+#endif
+  for (int64_t i = off / static_cast<int64_t>(sizeof(T)); i < n; ++i) dst[i] = src[i];
+#else
+  (void)d, (void)s, (void)bytes;
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+#endif
+}
+
+/* Orders this thread's streaming stores before its later stores (and the launch's completion). */
+inline void store_fence() {
+#if defined(__x86_64__)
+  __asm__ __volatile__("sfence" ::: "memory");
+#endif
+}
+
+}  // namespace cpu
+}  // namespace tl
+
+#endif  // TL_CPU_STREAM_H_

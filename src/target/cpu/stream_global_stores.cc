@@ -1,0 +1,101 @@
+#include "target/cpu/stream_global_stores.h"
+
+#include <map>
+#include <optional>
+
+#include "arith/analyzer.h"
+#include "ir/functor.h"
+#include "ir/structural.h"
+#include "transform/pass_config.h"
+
+namespace tl {
+
+namespace {
+
+constexpr int64_t kMinRowBytes = 1024;         // one run (shorter: partial lines, little to gain)
+constexpr int64_t kMinTotalBytes = 512 * 1024;  // the whole copy (smaller: plain stores measured faster)
+
+class StreamRewriter : public StmtMutator {
+ public:
+  using StmtMutator::mutate;
+  int rewritten = 0;
+
+ protected:
+  Stmt mutate_for(const ForNode* n, const Stmt& s) override {
+    int64_t bytes = 0;
+    // A loop over rows (serial, constant trip count) around a streamable row copy: the total counts.
+    if (auto* inner = n->body.as<ForNode>()) {
+      int64_t rows = 0;
+      if (n->for_kind == ForKind::kSerial && is_const_int(n->extent, &rows) && rows > 0) {
+        std::optional<Stmt> copy = row_copy(inner, &bytes);
+        if (copy && rows * bytes >= kMinTotalBytes) {
+          ++rewritten;
+          return fenced(make_for(n->var, n->min, n->extent, n->for_kind, *copy, n->annotations, n->span));
+        }
+      }
+      return StmtMutator::mutate_for(n, s);
+    }
+    std::optional<Stmt> copy = row_copy(n, &bytes);
+    if (copy && bytes >= kMinTotalBytes) {
+      ++rewritten;
+      return fenced(*copy);
+    }
+    return StmtMutator::mutate_for(n, s);
+  }
+
+ private:
+  // The copy, then the fence that orders its streaming stores before everything after it.
+  static Stmt fenced(const Stmt& copy) {
+    return make_seq({copy, make_evaluate(make_call(DataType::Void(), "tl.cpu.store_fence", {}), copy->span)});
+  }
+  // The streaming copy for a loop `G[f + i] = L[g + i]` of at least kMinRowBytes (its size in
+  // *bytes), or nothing.
+  std::optional<Stmt> row_copy(const ForNode* n, int64_t* bytes) {
+    if (n->for_kind != ForKind::kSerial && n->for_kind != ForKind::kVectorized) return std::nullopt;
+    auto* st = n->body.as<BufferStoreNode>();
+    int64_t ext = 0;
+    if (!st || !is_const_int(n->extent, &ext) || ext <= 0) return std::nullopt;
+    auto* ld = st->value.as<BufferLoadNode>();
+    if (!ld || st->buffer.scope() != MemScope::kGlobal || ld->buffer.scope() == MemScope::kGlobal ||
+        st->buffer.dtype() != ld->buffer.dtype() || st->indices.size() != 1 || ld->indices.size() != 1)
+      return std::nullopt;
+    const DataType t = st->buffer.dtype();
+    if (t.bits % 8 != 0 || t.lanes != 1 || ext * t.bytes() < kMinRowBytes) return std::nullopt;
+    std::optional<Expr> dst = start_of(st->indices[0], n), src = start_of(ld->indices[0], n);
+    if (!dst || !src) return std::nullopt;
+    auto address = [](const Buffer& b, const Expr& i) {
+      return make_call(DataType::Handle(), "tl.address_of", {make_load(b, {i})});
+    };
+    *bytes = ext * t.bytes();
+    return make_evaluate(make_call(DataType::Void(), "tl.cpu.copy_stream",
+                                   {address(st->buffer, *dst), address(ld->buffer, *src), make_int(ext)}),
+                         n->span);
+  }
+
+  // The index at the loop's first iteration, when `idx` is (an expression without the loop
+  // variable) + the loop variable.
+  std::optional<Expr> start_of(const Expr& idx, const ForNode* n) {
+    std::map<Var, Expr, VarLess> at_min = {{n->var, make_cast(n->var.dtype(), n->min)}};
+    Expr first = substitute(idx, at_min);
+    std::map<Var, Expr, VarLess> at_zero = {{n->var, make_int(0, n->var.dtype())}};
+    Expr base = substitute(idx, at_zero);
+    Analyzer an;
+    Expr diff = an.simplify(idx - base);
+    auto* v = diff.as<VarNode>();
+    if (v == nullptr || v != n->var.get()) return std::nullopt;
+    return an.simplify(first);
+  }
+};
+
+}  // namespace
+
+PrimFunc stream_global_stores(const PrimFunc& f, const PassContext& ctx) {
+  if (config_bool(ctx.configs, "tl.disable_cpu_stream_stores")) return f;
+  StreamRewriter r;
+  Stmt body = r.mutate(f.body());
+  return r.rewritten == 0 ? f : f.with_body(body);
+}
+
+TL_REGISTER_PASS("stream_global_stores", stream_global_stores);
+
+}  // namespace tl

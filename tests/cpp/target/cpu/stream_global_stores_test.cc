@@ -1,0 +1,107 @@
+#include "target/cpu/stream_global_stores.h"
+
+#include "pass_test_util.h"
+
+namespace tl {
+namespace {
+
+// The copy-out of an accumulator fragment into C: each row of 512 floats (2 KiB) becomes one
+// streaming copy that starts at the row's first element; the fence follows the row loop.
+TEST(StreamGlobalStores, LongFragmentRowsToGlobalBecomeStreamingCopies) {
+  tl::testing::expect_pass("stream_global_stores", R"(
+func @f(C: global float32[1048576]) {
+  kernel(grid=[2, 2], blocks=[bx: int32, by: int32], threads=[], thread_vars=[]) {
+    alloc C_l: fragment float32[262144]
+    for i0: int32 in serial(0, 512) {
+      for i1: int32 in vectorized(0, 512) {
+        C[by * 524288 + i0 * 1024 + bx * 512 + i1] = C_l[i0 * 512 + i1]
+      }
+    }
+  }
+})", R"(
+func @f(C: global float32[1048576]) {
+  kernel(grid=[2, 2], blocks=[bx: int32, by: int32], threads=[], thread_vars=[]) {
+    alloc C_l: fragment float32[262144]
+    for i0: int32 in serial(0, 512) {
+      evaluate tl.cpu.copy_stream<void>(tl.address_of<handle>(C[by * 524288 + i0 * 1024 + bx * 512]), tl.address_of<handle>(C_l[i0 * 512]), 512)
+    }
+    evaluate tl.cpu.store_fence<void>()
+  }
+})");
+}
+
+// A single loop of at least 512 KiB is streamed too.
+TEST(StreamGlobalStores, OneLongRunIsStreamed) {
+  tl::testing::expect_pass("stream_global_stores", R"(
+func @f(C: global float32[262144]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc L: fragment float32[131072]
+    for i: int32 in vectorized(0, 131072) {
+      C[i + 7] = L[i]
+    }
+  }
+})", R"(
+func @f(C: global float32[262144]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc L: fragment float32[131072]
+    evaluate tl.cpu.copy_stream<void>(tl.address_of<handle>(C[7]), tl.address_of<handle>(L[0]), 131072)
+    evaluate tl.cpu.store_fence<void>()
+  }
+})");
+}
+
+// Loops the rewrite leaves alone: rows below 1 KiB, a copy below 512 KiB in all, a conversion,
+// arithmetic on the value, a global source, a stride other than one, a trip count known only at
+// run time.
+TEST(StreamGlobalStores, LeavesShortSmallConvertingStridedAndGlobalCopies) {
+  const char* src = R"(
+func @f(C: global float32[524288], H: global float16[524288], G: global float32[524288], n: int32) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc L: fragment float32[262144]
+    for r: int32 in serial(0, 2048) {
+      for i: int32 in vectorized(0, 128) {
+        C[r * 128 + i] = L[r * 128 + i]
+      }
+    }
+    for r: int32 in serial(0, 16) {
+      for i: int32 in vectorized(0, 512) {
+        C[r * 1024 + i] = L[r * 512 + i]
+      }
+    }
+    for i: int32 in vectorized(0, 262144) {
+      H[i] = cast<float16>(L[i])
+    }
+    for i: int32 in vectorized(0, 262144) {
+      C[i] = L[i] * 2.0f32
+    }
+    for i: int32 in vectorized(0, 262144) {
+      C[i] = G[i]
+    }
+    for i: int32 in serial(0, 262144) {
+      C[i * 2] = L[i]
+    }
+    for i: int32 in serial(0, n) {
+      C[i] = L[i]
+    }
+  }
+})";
+  tl::testing::expect_pass("stream_global_stores", src, src);
+}
+
+TEST(StreamGlobalStores, OffWithThePassConfig) {
+  const char* src = R"(
+func @f(C: global float32[262144]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc L: fragment float32[262144]
+    for i: int32 in vectorized(0, 262144) {
+      C[i] = L[i]
+    }
+  }
+})";
+  PrimFunc out = tl::testing::run_pass("stream_global_stores", src, "cpu", {{"tl.disable_cpu_stream_stores", true}});
+  EXPECT_TRUE(structural_equal(out, parse_func(src, "expected")));
+  EXPECT_FALSE(structural_equal(tl::testing::run_pass("stream_global_stores", src), parse_func(src, "expected")));
+}
+
+}  // namespace
+}  // namespace tl
