@@ -394,7 +394,7 @@ void check_reinterpretcast(const TileOpNode& op) {
       throw_op_error_value(op, "T.reinterpretcast aliases whole buffers of constant shape; '" + r->buffer.name() +
                                    "' is given as the region " + describe_region(*r));
   }
-  if (dst.buffer.same_as(src.buffer)) throw_op_error_value(op, "T.reinterpretcast: dst and src are the same buffer");
+  if (dst.buffer.same_as(src.buffer)) throw_op_error_value(op, "dst and src are the same buffer");
   auto it = op.attrs.find("dtype");
   if (it != op.attrs.end() && !it->second.is_none()) {
     std::string name = it->second.as_str();
@@ -404,15 +404,16 @@ void check_reinterpretcast(const TileOpNode& op) {
     if (name == "float") name = "float32";
     DataType t;
     if (!try_parse_dtype(name, &t))
-      throw_op_error_type(op, "T.reinterpretcast: unknown element type '" + it->second.as_str() + "'");
+      throw_op_error_type(op, "unknown element type '" + it->second.as_str() + "'");
     if (t != dst.buffer.dtype())
-      throw_op_error_type(op, "T.reinterpretcast: the cast type '" + it->second.as_str() + "' is not the dtype of dst " +
-                                  typed_extent(dst) + "; allocate dst with dtype " + name);
+      throw_op_error_type(op, "the cast type '" + it->second.as_str() + "' is not the dtype of dst " +
+                                  typed_extent(dst) + "; pass the cast type " +
+                                  dst.buffer.dtype().str() + ", or allocate dst with dtype " + name);
   }
   int64_t db = const_elements(dst) * dst.buffer.dtype().element_bytes();
   int64_t sb = const_elements(src) * src.buffer.dtype().element_bytes();
   if (db != sb)
-    throw_op_error_type(op, "T.reinterpretcast: dst " + typed_extent(dst) + " is " + std::to_string(db) +
+    throw_op_error_type(op, "dst " + typed_extent(dst) + " is " + std::to_string(db) +
                                 " bytes but src " + typed_extent(src) + " is " + std::to_string(sb) +
                                 " bytes; a reinterpretation keeps the bytes, so dst needs " +
                                 std::to_string(sb) + " bytes (" + std::to_string(sb / std::max(1, dst.buffer.dtype().element_bytes())) +
@@ -426,11 +427,11 @@ void check_createvecindex(const TileOpNode& op) {
   check_region_well_formed(op, dst, "dst");
   DataType t = dst.buffer.dtype();
   if (!(t == DataType::Int(16) || t == DataType::Int(32) || t == DataType::Float(16) || t == DataType::Float(32)))
-    throw_op_error_type(op, "T.tile.createvecindex: dst " + typed_extent(dst) +
+    throw_op_error_type(op, "dst " + typed_extent(dst) +
                                 " must be int16, int32, float16 or float32 (AscendC CreateVecIndex)");
   const Expr& first = expr_arg(op, 1, "first_value");
   if (!first.dtype().is_integer() && !first.dtype().is_float())
-    throw_op_error_type(op, "T.tile.createvecindex: first_value must be a number, got " + print_expr(first));
+    throw_op_error_type(op, "first_value must be a number, got " + print_expr(first));
 }
 
 Stmt lower_createvecindex(const TileOpNode& op, const LowerContext&) {
@@ -454,19 +455,19 @@ void check_gather(const TileOpNode& op) {
   for (auto* r : {&dst, &src, &off}) check_region_well_formed(op, *r, "operand");
   DataType t = dst.buffer.dtype();
   if (src.buffer.dtype() != t)
-    throw_op_error_type(op, "T.tile.gather: dst " + typed_extent(dst) + " and src " + typed_extent(src) +
+    throw_op_error_type(op, "dst " + typed_extent(dst) + " and src " + typed_extent(src) +
                                 " must have the same dtype");
   if (t.element_bytes() != 2 && t.element_bytes() != 4)
-    throw_op_error_type(op, "T.tile.gather: dst " + typed_extent(dst) +
+    throw_op_error_type(op, "dst " + typed_extent(dst) +
                                 " must have 2- or 4-byte elements (AscendC Gather: half, bfloat16, float, int16/32, "
                                 "uint16/32)");
   if (off.buffer.dtype() != DataType::UInt(32))
-    throw_op_error_type(op, "T.tile.gather: src_offset " + typed_extent(off) +
+    throw_op_error_type(op, "src_offset " + typed_extent(off) +
                                 " must be uint32 byte offsets; view an int32 tile as uint32 with "
                                 "T.reinterpretcast(offsets_u32, offsets_i32, \"uint32_t\")");
   const Expr& base = expr_arg(op, 3, "src_base_addr");
   if (!base.dtype().is_integer())
-    throw_op_error_type(op, "T.tile.gather: src_base_addr must be an integer byte offset, got " + print_expr(base));
+    throw_op_error_type(op, "src_base_addr must be an integer byte offset, got " + print_expr(base));
 }
 
 struct Registrations {
