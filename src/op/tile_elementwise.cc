@@ -12,6 +12,9 @@
 //   tile.select(dst, mask, a, b)        mask != 0 ? a : b (mask per element or a bit mask)
 //   tile.transpose(dst, src)            2-D transpose
 //   tile.broadcast(dst, src)            src's unit dimensions (and missing trailing ones) repeated to dst's shape
+//   tile.reinterpretcast(dst, src)      dst views src's bytes (Ascend only: the planner aliases them)
+//   tile.createvecindex(dst, first)     first, first + 1, ... in row-major order
+//   tile.gather(dst, src, offs, base)   dst[i] = src element at byte base + offs[i] (Ascend only)
 // Math is computed in float32 for 16/8-bit floats. tile.sort / topk / reduce_* have no loop form.
 #include <functional>
 #include <map>
