@@ -244,7 +244,7 @@ class Splitter {
     transfer_buf_.clear();
     dual_load_.clear();
   }
-  size_t accumulating() const { return accumulate_.size(); }
+  size_t accumulating() const { return accumulate_.size() + accum_bufs_.size(); }
 
  private:
 
@@ -252,14 +252,17 @@ class Splitter {
   // (flash attention's `acc_o *= correction` between the P @ V gemms). Nothing writes L0C but the cube,
   // so the gemm gets a fresh accumulator instead: part = A @ B (initC=True) on the cube, then the
   // vector core adds it to its copy (acc_ub += part, through a GM workspace like every L0C -> UB
-  // transfer). The buffer's current value stays on the vector side.
+  // transfer). From then on every gemm into that buffer computes into the part (an initC=True one is
+  // copied to the vector copy instead of added), so the buffer's value always lives on the vector
+  // side and no path can find a stale L0C version current.
   bool accumulate_leaf(const Stmt& s, State& st) {
     auto* op = s.as<TileOpNode>();
     if (!op || !is_gemm(*op) || op->args.size() < 3 || !op->args[2].is_region()) return false;
     const Buffer& c = op->args[2].region.buffer;
-    if (!cross(c) || !in_mem(c, {Mem::kL0C}) || init_always(*op)) return false;
-    if (!accumulate_.count(s.get()) && (valid(st, c) & kC)) return false;
-    if (!init_never(*op))
+    if (!cross(c) || !in_mem(c, {Mem::kL0C})) return false;
+    const bool set = init_always(*op);
+    if (!accum_bufs_.count(c.get()) && (set || (valid(st, c) & kC))) return false;
+    if (!set && !init_never(*op))
       throw_error<SyntaxError>(at(s.span()), ": the cube core accumulates into '", c.name(),
                                "' (L0C), whose current value was computed by the vector core, with an initC decided "
                                "at run time; the compiler can only split an accumulation (initC=False: the cube "
@@ -276,7 +279,7 @@ class Splitter {
       }
       st[b.get()] = valid(st, b) | kC;
     }
-    if (!(valid(st, c) & kV)) {  // the twin is stale: it gets the L0C value first
+    if (!set && !(valid(st, c) & kV)) {  // the twin is stale: it gets the L0C value first
       transfers_[s.get()].insert({c.get(), kV});
       transfer_buf_[c.get()] = c;
     }
@@ -388,6 +391,10 @@ class Rewriter : public StmtMutator {
       if (attrs.count(k)) attrs[k] = Attr(make_bool(true));
     if (!attrs.count("init") && !attrs.count("initC") && !attrs.count("clear_accum"))
       attrs["clear_accum"] = Attr(make_bool(true));
+    if (init_always(*op))  // acc_ub <- part
+      return make_seq({make_tile_op(op->op, args, attrs, s.span()),
+                       make_tile_op("copy", {BufferRegion(part, c.region), BufferRegion(twin, c.region)}, {}, s.span())},
+                      s.span());
     return make_seq({make_tile_op(op->op, args, attrs, s.span()),
                      make_tile_op("copy", {BufferRegion(part, c.region), BufferRegion(part_ub, c.region)}, {}, s.span()),
                      make_tile_op("tile.add", {BufferRegion(twin, c.region), BufferRegion(twin, c.region),
