@@ -313,13 +313,15 @@ void RaceChecker::record(const AccessInfo& a, const VClock& vc) {
       prune(it->second.writes);
       prune(it->second.reads);
     }
-  } else {
+  } else if (a.mem != Mem::kGM) {
     // A read supersedes the earlier reads of its own pipe (same block and core) that it covers: a
     // later write ordered after it is ordered after them too (their epochs on that pipe are smaller,
     // and every ordering edge of the checker compares that pipe's epoch or a sync generation that
     // only grows), and a write racing with them overlaps it and races with it. Without this, a value
     // read again and again and never written (LayerNorm's per-row mean, loaded by the scalar unit
-    // for every tile of a row) piled up records that every later write of its page scanned.
+    // for every tile of a row) piled up records that every later write of its page scanned. Only in
+    // the private memories (reset per block): GM pages are shared by every block, and a scan of
+    // their read lists at every read would cost more than it saves there.
     auto prune = [&](std::vector<int32_t>& ids) {
       size_t w = 0;
       for (size_t i = 0; i < ids.size(); ++i) {
