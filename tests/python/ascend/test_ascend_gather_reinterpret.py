@@ -309,3 +309,34 @@ def test_reinterpretcast_across_memories_is_a_syntax_error():
     with pytest.raises(TileLangSyntaxError, match="'u' is in UB and 'a' in L1") as e:
         tilelang.compile(k, target="ascend")
     assert f"{HERE}:{line_of('marker: two-memories')}" in str(e.value)
+
+
+def test_expert_mode_without_memory_planning():
+    """Expert form (explicit scope and barriers, no memory planning): the view still aliases."""
+    N = 128
+
+    @T.prim_func
+    def k(I: T.Tensor((N,), "int32"), S: T.Tensor((N,), "float32"), O: T.Tensor((N,), "float32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            idx = T.alloc_ub((N,), "int32")
+            offs = T.alloc_ub((N,), "uint32")
+            s = T.alloc_ub((N,), "float32")
+            o = T.alloc_ub((N,), "float32")
+            with T.Scope("V"):
+                if vid == 0:
+                    T.copy(I, idx)
+                    T.copy(S, s)
+                    T.barrier_all()
+                    T.tile.mul(idx, idx, 4)
+                    T.reinterpretcast(offs, idx, "uint32_t")
+                    T.pipe_barrier("v")
+                    T.tile.gather(o, s, offs, 0)
+                    T.barrier_all()
+                    T.copy(o, O)
+
+    rng = np.random.default_rng(21)
+    ind = rng.integers(0, N, size=N).astype(np.int32)
+    s = rng.standard_normal(N).astype(np.float32)
+    out = np.zeros(N, np.float32)
+    tilelang.compile(k, target="ascend")(ind, s, out)
+    np.testing.assert_array_equal(out, s[ind])
