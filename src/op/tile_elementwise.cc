@@ -12,6 +12,9 @@
 //   tile.select(dst, mask, a, b)        mask != 0 ? a : b (mask per element or a bit mask)
 //   tile.transpose(dst, src)            2-D transpose
 //   tile.broadcast(dst, src)            src's unit dimensions (and missing trailing ones) repeated to dst's shape
+//   tile.reinterpretcast(dst, src)      dst views src's bytes (Ascend only: the planner aliases them)
+//   tile.createvecindex(dst, first)     first, first + 1, ... in row-major order
+//   tile.gather(dst, src, offs, base)   dst[i] = src element at byte base + offs[i] (Ascend only)
 // Math is computed in float32 for 16/8-bit floats. tile.sort / topk / reduce_* have no loop form.
 #include <functional>
 #include <map>
@@ -358,6 +361,119 @@ AccessRegions access_vector_reduce(const TileOpNode& op) {
   return a;
 }
 
+// ---- reinterpretcast / createvecindex / gather (TileLang-Ascend's AscendC primitives) ------------
+
+// Elements of a region when its extents are constants (-1 otherwise).
+int64_t const_elements(const BufferRegion& r) {
+  int64_t n = 1;
+  for (auto& rg : r.region) {
+    int64_t e;
+    if (!is_const_int(rg.extent, &e)) return -1;
+    n *= e;
+  }
+  return n;
+}
+
+std::string typed_extent(const BufferRegion& r) {
+  std::ostringstream os;
+  os << "'" << r.buffer.name() << "' " << r.buffer.dtype().str() << describe_extents(r.buffer.shape());
+  return os.str();
+}
+
+// tile.reinterpretcast(dst, src, dtype=...): from here on dst names src's bytes as dst's dtype (AscendC
+// LocalTensor::ReinterpretCast). No instruction: the Ascend memory planner gives dst src's address
+// (ascend_plan_memory), so later writes through either buffer are seen through the other.
+void check_reinterpretcast(const TileOpNode& op) {
+  check_num_args(op, 2, 2, "T.reinterpretcast(dst, src, dtype)");
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  const BufferRegion& src = region_arg(op, 1, "src");
+  for (const BufferRegion* r : {&dst, &src}) {
+    bool full = r->region.size() == r->buffer.ndim();
+    for (size_t d = 0; full && d < r->region.size(); ++d) {
+      int64_t mn, ex, sh;
+      full = is_const_int(r->region[d].min, &mn) && mn == 0 && is_const_int(r->region[d].extent, &ex) &&
+             is_const_int(r->buffer.shape()[d], &sh) && ex == sh;
+    }
+    if (!full)
+      throw_op_error_value(op, "T.reinterpretcast aliases whole buffers of constant shape; '" + r->buffer.name() +
+                                   "' is given as the region " + describe_region(*r));
+  }
+  if (dst.buffer.same_as(src.buffer)) throw_op_error_value(op, "dst and src are the same buffer");
+  auto it = op.attrs.find("dtype");
+  if (it != op.attrs.end() && !it->second.is_none()) {
+    std::string name = it->second.as_str();
+    // AscendC spells the element type as a C++ type: uint32_t, half, float, bfloat16_t.
+    if (name.size() > 2 && name.compare(name.size() - 2, 2, "_t") == 0) name = name.substr(0, name.size() - 2);
+    if (name == "half") name = "float16";
+    if (name == "float") name = "float32";
+    DataType t;
+    if (!try_parse_dtype(name, &t))
+      throw_op_error_type(op, "unknown element type '" + it->second.as_str() + "'");
+    if (t != dst.buffer.dtype())
+      throw_op_error_type(op, "the cast type '" + it->second.as_str() + "' is not the dtype of dst " +
+                                  typed_extent(dst) + "; pass the cast type " +
+                                  dst.buffer.dtype().str() + ", or allocate dst with dtype " + name);
+  }
+  int64_t db = const_elements(dst) * dst.buffer.dtype().element_bytes();
+  int64_t sb = const_elements(src) * src.buffer.dtype().element_bytes();
+  if (db != sb)
+    throw_op_error_type(op, "dst " + typed_extent(dst) + " is " + std::to_string(db) +
+                                " bytes but src " + typed_extent(src) + " is " + std::to_string(sb) +
+                                " bytes; a reinterpretation keeps the bytes, so dst needs " +
+                                std::to_string(sb) + " bytes (" + std::to_string(sb / std::max(1, dst.buffer.dtype().element_bytes())) +
+                                " elements of " + dst.buffer.dtype().str() + ")");
+}
+
+// tile.createvecindex(dst, first): dst = first, first + 1, ... in row-major order of dst's region.
+void check_createvecindex(const TileOpNode& op) {
+  check_num_args(op, 2, 2, "T.tile.createvecindex(dst, first_value)");
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  check_region_well_formed(op, dst, "dst");
+  DataType t = dst.buffer.dtype();
+  if (!(t == DataType::Int(16) || t == DataType::Int(32) || t == DataType::Float(16) || t == DataType::Float(32)))
+    throw_op_error_type(op, "dst " + typed_extent(dst) +
+                                " must be int16, int32, float16 or float32 (AscendC CreateVecIndex)");
+  const Expr& first = expr_arg(op, 1, "first_value");
+  if (!first.dtype().is_integer() && !first.dtype().is_float())
+    throw_op_error_type(op, "first_value must be a number, got " + print_expr(first));
+}
+
+Stmt lower_createvecindex(const TileOpNode& op, const LowerContext&) {
+  const BufferRegion& dst = op.args[0].region;
+  std::vector<Expr> ext = dst.squeezed_extents();
+  DataType t = compute_dtype(dst.buffer.dtype());
+  return store_each(op, [&](const std::vector<Expr>& pos) {
+    Expr lin = make_int(0);
+    for (size_t d = 0; d < pos.size(); ++d) lin = lin * ext[d] + pos[d];
+    return make_cast(t, op.args[1].expr) + make_cast(t, lin);
+  });
+}
+
+// tile.gather(dst, src, offsets, base): dst[i] = element of src at byte (base + offsets[i]) from src's
+// origin, for i < min(|dst|, |offsets|) (AscendC Gather: uint32 byte offsets). No loop form.
+void check_gather(const TileOpNode& op) {
+  check_num_args(op, 4, 4, "T.tile.gather(dst, src, src_offset, src_base_addr)");
+  const BufferRegion& dst = region_arg(op, 0, "dst");
+  const BufferRegion& src = region_arg(op, 1, "src");
+  const BufferRegion& off = region_arg(op, 2, "src_offset");
+  for (auto* r : {&dst, &src, &off}) check_region_well_formed(op, *r, "operand");
+  DataType t = dst.buffer.dtype();
+  if (src.buffer.dtype() != t)
+    throw_op_error_type(op, "dst " + typed_extent(dst) + " and src " + typed_extent(src) +
+                                " must have the same dtype");
+  if (t.element_bytes() != 2 && t.element_bytes() != 4)
+    throw_op_error_type(op, "dst " + typed_extent(dst) +
+                                " must have 2- or 4-byte elements (AscendC Gather: half, bfloat16, float, int16/32, "
+                                "uint16/32)");
+  if (off.buffer.dtype() != DataType::UInt(32))
+    throw_op_error_type(op, "src_offset " + typed_extent(off) +
+                                " must be uint32 byte offsets; view an int32 tile as uint32 with "
+                                "T.reinterpretcast(offsets_u32, offsets_i32, \"uint32_t\")");
+  const Expr& base = expr_arg(op, 3, "src_base_addr");
+  if (!base.dtype().is_integer())
+    throw_op_error_type(op, "src_base_addr must be an integer byte offset, got " + print_expr(base));
+}
+
 struct Registrations {
   Registrations() {
     for (const char* u : {"exp", "ln", "log", "abs", "reciprocal", "sqrt", "rsqrt", "relu", "sigmoid", "silu", "sin",
@@ -371,6 +487,12 @@ struct Registrations {
     register_tile_op(std::make_unique<ElementwiseOp>("select", ElementwiseArity::kOther, check_select, access_dst_first, lower_select));
     register_tile_op(std::make_unique<ElementwiseOp>("transpose", ElementwiseArity::kOther, check_transpose, access_dst_first, lower_transpose));
     register_tile_op(std::make_unique<ElementwiseOp>("broadcast", ElementwiseArity::kOther, check_broadcast, access_dst_first, lower_broadcast));
+    register_tile_op(std::make_unique<ElementwiseOp>("reinterpretcast", ElementwiseArity::kOther, check_reinterpretcast,
+                                                     access_dst_first, nullptr));
+    register_tile_op(std::make_unique<ElementwiseOp>("createvecindex", ElementwiseArity::kOther, check_createvecindex,
+                                                     access_dst_first, lower_createvecindex));
+    register_tile_op(std::make_unique<ElementwiseOp>("gather", ElementwiseArity::kOther, check_gather, access_dst_first,
+                                                     nullptr));
     for (const char* o : {"sort", "topk"})
       register_tile_op(std::make_unique<ElementwiseOp>(o, ElementwiseArity::kOther, check_dst_first, access_dst_first, nullptr));
     for (const char* o : {"reduce_sum", "reduce_max", "reduce_min"})

@@ -79,7 +79,8 @@ static const std::set<std::string>& binary_ops() {
 // The tile.<fn> operators that are one vector instruction.
 static bool is_vector_fn(const std::string& fn) {
   static const std::set<std::string> other = {"axpy",       "cast",       "compare",    "select",   "transpose",
-                                              "reduce_sum", "reduce_max", "reduce_min", "broadcast"};
+                                              "reduce_sum", "reduce_max", "reduce_min", "broadcast",
+                                              "createvecindex", "gather"};
   return unary_ops().count(fn) || binary_ops().count(fn) || other.count(fn);
 }
 
@@ -125,6 +126,19 @@ OpClass classify_tile_op(const TileOpNode& op) {
                                  a.region.buffer.name(), "' is in ", mem_name(region_mem(op, a.region)),
                                  want == Mem::kUB ? "; copy it into a T.alloc_ub buffer first" : "");
   };
+  if (const auto* e = dynamic_cast<const ElementwiseOp*>(def); e && e->fn() == "reinterpretcast") {
+    // No instruction: dst is given src's address by ascend_plan_memory (an alias of another dtype).
+    if (op.args.size() != 2 || !op.args[0].is_region() || !op.args[1].is_region())
+      throw_error<SyntaxError>(op_error_prefix(op), "expects (dst, src)");
+    Mem d = region_mem(op, op.args[0].region), s = region_mem(op, op.args[1].region);
+    if (d == Mem::kGM || s == Mem::kGM || d != s)
+      throw_error<SyntaxError>(op_error_prefix(op), "T.reinterpretcast views an on-chip buffer as another dtype in the "
+                               "same memory; '", op.args[0].region.buffer.name(), "' is in ", mem_name(d), " and '",
+                               op.args[1].region.buffer.name(), "' in ", mem_name(s));
+    c.cls = InstrClass::kMeta;
+    c.core = mem_owner(d);
+    return c;
+  }
   if (is_annotation(kind)) {
     c.cls = InstrClass::kMeta;
     c.core_neutral = true;

@@ -68,6 +68,9 @@ static MachineModel make_a2() {
       {"pow", {26, 12, 6}},      {"sin", {20, 8, 4}},       {"cos", {20, 8, 4}},
       {"tanh", {28, 12, 6}},     {"exp2", {12, 4, 2}},
       {"bitwise_and", {4, 2, 2}}, {"bitwise_or", {4, 2, 2}}, {"bitwise_xor", {4, 2, 2}},  // vand/vor: as vmax
+      // Assumed (no profile): CreateVecIndex as a vadds chain, Gather (vgather) one element per lane
+      // load: four times the slope of a vadd.
+      {"createvecindex", {6, 2, 2}}, {"gather", {14, 8, 8}},
   };
   m.default_vector = {6, 2, 2};
   m.vector_repeat_bytes = 256;

@@ -313,6 +313,34 @@ void RaceChecker::record(const AccessInfo& a, const VClock& vc) {
       prune(it->second.writes);
       prune(it->second.reads);
     }
+  } else if (a.mem != Mem::kGM) {
+    // A read supersedes the earlier reads of its own pipe (same block and core) that it covers: a
+    // later write ordered after it is ordered after them too (their epochs on that pipe are smaller,
+    // and every ordering edge of the checker compares that pipe's epoch or a sync generation that
+    // only grows), and a write racing with them overlaps it and races with it. Without this, a value
+    // read again and again and never written (LayerNorm's per-row mean, loaded by the scalar unit
+    // for every tile of a row) piled up records that every later write of its page scanned. Only in
+    // the private memories (reset per block): GM pages are shared by every block, and a scan of
+    // their read lists at every read would cost more than it saves there.
+    auto prune = [&](std::vector<int32_t>& ids) {
+      size_t w = 0;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        Record& r = records_[ids[i]];
+        if (!r.alive) continue;
+        if (r.info.block == a.block && r.info.core == a.core && r.info.pipe == a.pipe && r.info.epoch < a.epoch &&
+            r.info.sync_passed <= a.sync_passed && box_contains(a.box, r.info.box)) {
+          r.alive = false;
+          --live_;
+          continue;
+        }
+        ids[w++] = ids[i];
+      }
+      ids.resize(w);
+    };
+    for (int64_t p : pages_) {
+      auto it = sh.pages.find(p);
+      if (it != sh.pages.end()) prune(it->second.reads);
+    }
   }
   int32_t id = new_record(a);
   for (int64_t p : pages_) {

@@ -2,6 +2,7 @@
 // compare/select, reductions, cumsum, transpose, broadcast, axpy, fill.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <vector>
@@ -281,6 +282,39 @@ void exec_vector(const InstrTemplate& t, const Operand* ops, int nops, bool has_
         }
       }
     write(out, o.offs, res);
+    return;
+  }
+  if (n == "createvecindex") {
+    // first, first + 1, ... in row-major order of dst's region (exact in a double for these dtypes).
+    std::vector<double> idx(count);
+    for (int64_t i = 0; i < count; ++i) idx[i] = scalar + double(i);
+    write(dst, d.offs, idx);
+    return;
+  }
+  if (n == "gather") {
+    // dst[i] = the element at byte (base + offsets[i]) from src's origin; the bytes move unchanged.
+    if (nops < 3 || !has_scalar) throw_error<Error>(where, "expects (dst, src, src_offset, src_base_addr)");
+    const Operand& src = ops[1];
+    const Operand& off = ops[2];
+    std::vector<int64_t> ooffs;
+    collect_offsets(off, &ooffs);
+    const int64_t eb = dst.dt.element_bytes();
+    int64_t span = 1;  // elements from src's origin to the last element of its region
+    for (int k = 0; k < src.nd; ++k) span += (src.ext[k] - 1) * src.stride[k];
+    const int64_t n_out = std::min<int64_t>(count, static_cast<int64_t>(ooffs.size()));
+    const int64_t base = static_cast<int64_t>(scalar);
+    const int64_t ob = off.dt.element_bytes();
+    for (int64_t i = 0; i < n_out; ++i) {
+      int64_t byte = base + load_int(off.ptr + ooffs[i] * ob, off.dt);
+      if (byte < 0 || byte % eb != 0 || byte / eb >= span)
+        throw_error<RuntimeError>(where, "gather offset ", i, " selects byte ", byte, " of '",
+                                  src.buf ? src.buf->name : std::string("src"), "' (base ", base, " + offset ",
+                                  byte - base, "), which is ",
+                                  byte % eb != 0 && byte >= 0 ? "not a multiple of the element size " + std::to_string(eb)
+                                                              : "outside its " + std::to_string(span * eb) + " bytes",
+                                  "; offsets are byte offsets from src's first element (index * ", eb, ")");
+      std::memcpy(dst.ptr + d.offs[i] * eb, src.ptr + byte, static_cast<size_t>(eb));
+    }
     return;
   }
   std::vector<double> out(count);

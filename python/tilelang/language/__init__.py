@@ -58,6 +58,7 @@ from .builtins import (  # noqa: F401
     evaluate,
     func_attr,
     index_to_coordinates,
+    reinterpretcast,
     loop_break,
     pipe_barrier,
     print,

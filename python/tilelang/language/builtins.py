@@ -9,7 +9,8 @@ from .tile_ops import bool_expr, emit_tile_op, is_tile_arg, region_of
 __all__ = ["print", "printf", "device_assert", "dump_tensor", "sync_threads", "loop_break", "set_flag", "wait_flag", "rs",
            "pipe_barrier", "barrier_all", "set_cross_flag", "wait_cross_flag", "sync_all", "annotate_layout",
            "annotate_address", "use_swizzle", "func_attr", "evaluate", "assume", "annotate_l2_hit_ratio", "annotate_safe_value",
-           "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "index_to_coordinates", "any_of", "all_of", "dp4a"]
+           "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "index_to_coordinates", "any_of", "all_of", "dp4a",
+           "reinterpretcast"]
 
 
 def _emit_call(op, args, what):
@@ -201,6 +202,20 @@ def annotate_layout(layout_map):
         if callable(layout) and not isinstance(layout, Layout):
             layout = Layout(buf.shape, layout)
         emit_tile_op("annotate_layout", [BufferRegion.full(buf)], layout_attrs(layout, buf), "T.annotate_layout")
+
+
+def reinterpretcast(dst, src, casttype=None):
+    """Ascend (AscendC LocalTensor::ReinterpretCast): from here on `dst` names `src`'s bytes with
+    dst's element type, e.g. `T.reinterpretcast(offs_u32, offs_i32, "uint32_t")`. Both are whole
+    on-chip buffers of the same memory and the same byte size; `casttype` (a C++ or tilelang type
+    name) must be dst's dtype. No instruction runs: dst gets src's address, so later writes through
+    either buffer are seen through the other. Ascend only (cpu/cuda raise NotImplementedError)."""
+    what = "T.reinterpretcast"
+    for b, role in ((dst, "dst"), (src, "src")):
+        if b.__class__ is not Buffer:
+            raise TypeError(f"{what}: {role} must be a buffer (the whole tile), got {type(b).__name__}")
+    attrs = None if casttype is None else {"dtype": str(casttype)}
+    emit_tile_op("tile.reinterpretcast", [BufferRegion.full(dst), BufferRegion.full(src)], attrs, what)
 
 
 def annotate_address(address_map):

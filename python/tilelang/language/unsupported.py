@@ -82,7 +82,6 @@ _add("annotate_pass_configs annotate_compile_flags", "per-kernel compile setting
      "pass pass_configs= / compile_flags= to @tilelang.jit or tilelang.compile")
 _add("fma2 add2 sub2 mul2 max2 min2 abs2", "packed two-lane arithmetic", "write scalar arithmetic inside "
      "T.Parallel / T.vectorized; the compiler vectorizes it")
-_add("reinterpretcast", "bit reinterpretation of a value", "convert values with T.cast")
 _add("fast_rcp __tan __log2 __log10 __exp10 __ffs __fns", "a CUDA fast-math intrinsic not provided",
      "use the IEEE functions (T.exp2, T.log2, ...) or T.__exp, T.__log, T.__sin, T.__cos")
 _add("tan sinh cosh atan erf exp10 log10 fmod isfinite nearbyint ieee_sub ieee_frcp ieee_frsqrt",

@@ -81,6 +81,21 @@ bool init_always(const TileOpNode& op) {
   return false;
 }
 
+// True when a gemm never overwrites its accumulator (initC / clear_accum / init constant false or absent).
+bool init_never(const TileOpNode& op) {
+  for (const char* k : {"init", "initC", "clear_accum"}) {
+    auto it = op.attrs.find(k);
+    if (it == op.attrs.end() || it->second.is_none()) continue;
+    if (it->second.kind() == Attr::kExpr) {
+      int64_t v;
+      if (!is_const_int(it->second.as_expr(), &v) || v != 0) return false;
+    } else if (it->second.kind() == Attr::kBool && it->second.as_bool()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 class Splitter {
  public:
   // ---- 1. buffers touched by vector work ----
@@ -220,7 +235,60 @@ class Splitter {
     return it == st.end() ? (kC | kV) : it->second;
   }
 
+  public:
+  // Clears what a walk records (the accumulating gemms found so far are kept: the walk is repeated
+  // until they are stable, so that every recorded transfer belongs to the final decisions).
+  void reset_walk() {
+    to_twin_.clear();
+    transfers_.clear();
+    transfer_buf_.clear();
+    dual_load_.clear();
+  }
+  size_t accumulating() const { return accumulate_.size() + accum_bufs_.size(); }
+
+ private:
+
+  // A gemm accumulating (initC=False) into an L0C buffer whose current value the vector core computed
+  // (flash attention's `acc_o *= correction` between the P @ V gemms). Nothing writes L0C but the cube,
+  // so the gemm gets a fresh accumulator instead: part = A @ B (initC=True) on the cube, then the
+  // vector core adds it to its copy (acc_ub += part, through a GM workspace like every L0C -> UB
+  // transfer). From then on every gemm into that buffer computes into the part (an initC=True one is
+  // copied to the vector copy instead of added), so the buffer's value always lives on the vector
+  // side and no path can find a stale L0C version current.
+  bool accumulate_leaf(const Stmt& s, State& st) {
+    auto* op = s.as<TileOpNode>();
+    if (!op || !is_gemm(*op) || op->args.size() < 3 || !op->args[2].is_region()) return false;
+    const Buffer& c = op->args[2].region.buffer;
+    if (!cross(c) || !in_mem(c, {Mem::kL0C})) return false;
+    const bool set = init_always(*op);
+    if (!accum_bufs_.count(c.get()) && (set || (valid(st, c) & kC))) return false;
+    if (!set && !init_never(*op))
+      throw_error<SyntaxError>(at(s.span()), ": the cube core accumulates into '", c.name(),
+                               "' (L0C), whose current value was computed by the vector core, with an initC decided "
+                               "at run time; the compiler can only split an accumulation (initC=False: the cube "
+                               "computes the product into a fresh accumulator and the vector core adds it). Use "
+                               "initC=False, or start the gemm with initC=True and add the vector term after it");
+    accumulate_.insert(s.get());
+    accum_bufs_[c.get()] = c;
+    for (int i = 0; i < 2; ++i) {
+      if (!op->args[i].is_region() || !cross(op->args[i].region.buffer)) continue;
+      const Buffer& b = op->args[i].region.buffer;
+      if (!(valid(st, b) & kC)) {
+        transfers_[s.get()].insert({b.get(), kC});
+        transfer_buf_[b.get()] = b;
+      }
+      st[b.get()] = valid(st, b) | kC;
+    }
+    if (!set && !(valid(st, c) & kV)) {  // the twin is stale: it gets the L0C value first
+      transfers_[s.get()].insert({c.get(), kV});
+      transfer_buf_[c.get()] = c;
+    }
+    st[c.get()] = kV;
+    return true;
+  }
+
   void leaf(const Stmt& s, State& st) {
+    if (accumulate_leaf(s, st)) return;
     // A GM tile loaded into an L1 buffer that vector work also reads: L1 has no path to UB, so the
     // tile is loaded twice, into L1 and into the UB twin (both versions current).
     if (auto* op = s.as<TileOpNode>(); op && is_tile_op(*op, TileOpKind::kCopy) && op->args.size() >= 2 && op->args[0].is_region() &&
@@ -251,6 +319,18 @@ class Splitter {
   std::map<const BufferNode*, Buffer> transfer_buf_;
   std::set<const BufferNode*> vector_written_;
   std::set<const StmtNode*> dual_load_;
+  std::set<const StmtNode*> accumulate_;
+  std::map<const BufferNode*, Buffer> accum_bufs_;  // L0C buffers of accumulating gemms
+  std::map<const BufferNode*, std::pair<Buffer, Buffer>> parts_;  // -> (L0C part, UB part)
+
+ public:
+  const std::pair<Buffer, Buffer>& parts_of(const Buffer& c) {
+    auto it = parts_.find(c.get());
+    if (it != parts_.end()) return it->second;
+    Buffer p = c.with_name(c.name() + "_part");
+    Buffer pu = c.with_scope(MemScope::kUB).with_name(c.name() + "_part_ub");
+    return parts_[c.get()] = {p, pu};
+  }
 };
 
 // Adds the twins' allocations, moves vector statements to the twins and inserts the transfers.
@@ -265,6 +345,7 @@ class Rewriter : public StmtMutator {
       return make_seq({s, substitute_buffers(s, {{dst, s_.twins.at(dst)}})}, s.span());
     }
     Stmt r = s;
+    if (s_.accumulate_.count(s.get())) r = accumulate(s);
     auto tw = s_.to_twin_.find(s.get());
     if (tw != s_.to_twin_.end()) {
       std::map<Buffer, Buffer, BufferLess> m;
@@ -297,6 +378,29 @@ class Rewriter : public StmtMutator {
     seq.push_back(r);
     return make_seq(seq, s.span());
   }
+  // part = A @ B (fresh accumulator); part_ub <- part (L0C -> UB, through GM below); acc_ub += part_ub.
+  Stmt accumulate(const Stmt& s) {
+    const TileOpNode* op = s.as<TileOpNode>();
+    const BufferRegion& c = op->args[2].region;
+    const auto& [part, part_ub] = s_.parts_of(c.buffer);
+    const Buffer& twin = s_.twins.at(c.buffer);
+    std::vector<TileArg> args = op->args;
+    args[2] = BufferRegion(part, c.region);
+    AttrMap attrs = op->attrs;
+    for (const char* k : {"init", "initC", "clear_accum"})
+      if (attrs.count(k)) attrs[k] = Attr(make_bool(true));
+    if (!attrs.count("init") && !attrs.count("initC") && !attrs.count("clear_accum"))
+      attrs["clear_accum"] = Attr(make_bool(true));
+    if (init_always(*op))  // acc_ub <- part
+      return make_seq({make_tile_op(op->op, args, attrs, s.span()),
+                       make_tile_op("copy", {BufferRegion(part, c.region), BufferRegion(twin, c.region)}, {}, s.span())},
+                      s.span());
+    return make_seq({make_tile_op(op->op, args, attrs, s.span()),
+                     make_tile_op("copy", {BufferRegion(part, c.region), BufferRegion(part_ub, c.region)}, {}, s.span()),
+                     make_tile_op("tile.add", {BufferRegion(twin, c.region), BufferRegion(twin, c.region),
+                                               BufferRegion(part_ub, c.region)}, {}, s.span())},
+                    s.span());
+  }
   Stmt mutate_tile_op(const TileOpNode*, const Stmt& s) override { return leaf(s); }
   Stmt mutate_store(const BufferStoreNode*, const Stmt& s) override { return leaf(s); }
   Stmt mutate_evaluate(const EvaluateNode*, const Stmt& s) override { return leaf(s); }
@@ -308,6 +412,10 @@ class Rewriter : public StmtMutator {
     Stmt body = mutate(n->body);
     auto it = s_.twins.find(n->buffer);
     if (it != s_.twins.end()) body = make_allocate(it->second, body, n->span);
+    if (s_.accum_bufs_.count(n->buffer.get())) {
+      const auto& [part, part_ub] = s_.parts_of(n->buffer);
+      body = make_allocate(part, make_allocate(part_ub, body, n->span), n->span);
+    }
     return body.same_as(n->body) ? s : make_allocate(n->buffer, body, n->span);
   }
 
@@ -359,6 +467,16 @@ PrimFunc ascend_cv_split(const PrimFunc& f, const PassContext& ctx) {
   if (!sp.twins.empty()) {
     Splitter::State st;
     sp.walk(body, st);
+    // Accumulating gemms found by a walk change what later statements see; walk again until they
+    // are stable (they only grow), keeping only the last walk's transfers.
+    for (int round = 0; round < 8; ++round) {
+      size_t n = sp.accumulating();
+      if (n == 0) break;
+      sp.reset_walk();
+      st.clear();
+      sp.walk(body, st);
+      if (sp.accumulating() == n) break;
+    }
     Rewriter rw(sp);
     body = rw.mutate(body);
   }

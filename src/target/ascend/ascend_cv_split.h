@@ -10,6 +10,11 @@
 //      statement reads a version that is stale: L0C -> UB (a gemm result for the vector core) or
 //      UB -> L1 (a vector result for the cube); GM copies of such a buffer use a current version,
 //      and a GM tile loaded into an L1 buffer that vector work also reads is loaded into both;
+//   2b. a gemm accumulating (initC=False) into an L0C buffer whose current value the vector core
+//      computed computes into a fresh L0C accumulator `<name>_part` (initC=True) instead, and the
+//      vector core adds it to its copy (`<name>_ub += <name>_part`, via `<name>_part_ub`); every gemm
+//      into such a buffer does so (initC=True ones are copied instead of added), so its value lives
+//      on the vector side only (the walk is repeated until these decisions are stable);
 //   3. rewrites every L0C -> UB and UB -> L1 copy (inserted or written by the user) into a round trip
 //      through a GM workspace `cv_ws<i>`: a GM buffer that is no parameter, allocated by the
 //      runtime (the simulator gives each core group its own, Program::workspace_bytes) and invisible
@@ -18,8 +23,9 @@
 //      ascend_cross_sync (function attribute "ascend.cv_workspaces" lists the workspaces).
 // The function gets "enable_auto_sync": the intra-core syncs around the new copies are inserted by
 // ascend_insert_sync. Fails closed with a typed error naming the buffer and the statement on
-// anything it cannot place: L0A/L0B buffers used by vector work, a vector result needed in L0C or
-// an L1 value (not loaded from GM) needed by the vector core, workspaces of dynamic size.
+// anything it cannot place: L0A/L0B buffers used by vector work, an accumulation as in 2b whose initC
+// is decided at run time, an L1 value (not loaded from GM) needed by the vector core, workspaces of
+// dynamic size.
 // A no-op when the split is off (Expert-mode rules in ascend_check then reject such kernels).
 #pragma once
 

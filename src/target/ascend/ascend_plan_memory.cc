@@ -6,6 +6,7 @@
 
 #include "ir/error.h"
 #include "ir/functor.h"
+#include "ir/tile_op.h"
 #include "target/ascend/ascend_liveness.h"
 #include "transform/pass_config.h"
 
@@ -64,12 +65,57 @@ class AddressEmitter : public StmtMutator {
   const std::map<Buffer, int64_t, BufferLess>& addr_;
 };
 
+// dst -> src of every T.reinterpretcast (a buffer reinterpreting two different buffers is refused).
+std::map<Buffer, Buffer, BufferLess> reinterpret_aliases(const PrimFunc& f) {
+  std::map<Buffer, Buffer, BufferLess> out;
+  post_order_visit(f.body(), [&](const Stmt& s) {
+    auto* op = s.as<TileOpNode>();
+    if (!op || op->op != "tile.reinterpretcast" || op->args.size() != 2 || !op->args[0].is_region() ||
+        !op->args[1].is_region())
+      return;
+    const Buffer& dst = op->args[0].region.buffer;
+    const Buffer& src = op->args[1].region.buffer;
+    auto it = out.find(dst);
+    if (it != out.end() && !it->second.same_as(src))
+      throw_error<ValueError>(op_error_prefix(*op), "'", dst.name(), "' is already a T.reinterpretcast view of '",
+                              it->second.name(), "'; a buffer can view only one source (allocate another for '",
+                              src.name(), "')");
+    out.emplace(dst, src);
+  });
+  return out;
+}
+
 }  // namespace
 
 PrimFunc ascend_plan_memory(const PrimFunc& f, const PassContext& ctx) {
   const sim::MachineModel& model = sim::machine_model(ctx.target.model);
   bool planning = config_bool(ctx.configs, "tl.ascend_memory_planning");
   std::vector<BufferLife> lives = analyze_ascend_liveness(f, model);
+  // T.reinterpretcast(dst, src): dst takes no memory of its own but src's address; src (the root of a
+  // chain of casts) stays live for as long as any of its views is.
+  std::map<Buffer, Buffer, BufferLess> alias = reinterpret_aliases(f);
+  std::map<const BufferNode*, BufferLife*> life_of;
+  for (auto& l : lives) life_of[l.buffer.get()] = &l;
+  auto root_of = [&](Buffer b) {
+    for (size_t hops = 0; alias.count(b); ++hops) {
+      if (hops > alias.size())
+        throw_error<ValueError>("T.reinterpretcast: '", b.name(), "' is (indirectly) a reinterpretation of itself");
+      b = alias.at(b);
+    }
+    return b;
+  };
+  for (auto& [view, src] : alias) {
+    BufferLife* v = life_of.count(view.get()) ? life_of[view.get()] : nullptr;
+    BufferLife* r = life_of.count(root_of(view).get()) ? life_of[root_of(view).get()] : nullptr;
+    if (!v || !r) continue;
+    if (v->pinned >= 0)
+      throw_error<ValueError>(view->span.str(), view->span.defined() ? ": " : "", "'", view.name(),
+                              "' is both pinned with T.annotate_address and a T.reinterpretcast view of '",
+                              r->buffer.name(), "'; pin the source buffer instead");
+    r->first = std::min(r->first, v->first);
+    r->last = std::max(r->last, v->last);
+    r->used = r->used || v->used;
+  }
   std::map<Buffer, int64_t, BufferLess> planned;
   std::vector<int64_t> peak(sim::kNumMems, 0);
   int64_t align = model.alignment;
@@ -97,7 +143,7 @@ PrimFunc ascend_plan_memory(const PrimFunc& f, const PassContext& ctx) {
     }
     std::vector<BufferLife*> todo;
     for (auto* l : ls)
-      if (l->pinned < 0) todo.push_back(l);
+      if (l->pinned < 0 && !alias.count(l->buffer)) todo.push_back(l);
     if (planning)
       std::stable_sort(todo.begin(), todo.end(), [](BufferLife* a, BufferLife* b) {
         return a->first != b->first ? a->first < b->first : a->bytes > b->bytes;
@@ -126,6 +172,13 @@ PrimFunc ascend_plan_memory(const PrimFunc& f, const PassContext& ctx) {
     }
     if (need > cap) over_capacity(mem, cap, need, ls, planning);
     peak[mi] = need;
+  }
+  for (auto& [view, src] : alias) {
+    Buffer root = root_of(view);
+    auto it = planned.find(root);
+    BufferLife* r = life_of.count(root.get()) ? life_of[root.get()] : nullptr;
+    if (it != planned.end()) planned[view] = it->second;
+    else if (r && r->pinned >= 0) planned[view] = r->pinned;
   }
   AddressEmitter e(planned);
   Stmt body = e.mutate(f.body());

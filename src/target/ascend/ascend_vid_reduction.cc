@@ -153,6 +153,17 @@ class Reducer : public StmtMutator {
                                     (split_.count(src.buffer) ? dst : src).buffer.name(), "' (vid reduction)");
     }
     if (!any) return s;
+    const ElementwiseOp* ew = tile_op_as<ElementwiseOp>(*op);
+    if (ew && ew->fn() == "gather")
+      throw_error<NotImplemented>(op_error_prefix(*op), "not implemented: T.tile.gather addresses its source by byte "
+                                  "offsets over the whole tile, but the vid reduction (threads=2) splits the UB "
+                                  "tiles by rows between the two vector cores; address the vector cores yourself "
+                                  "(`as (cid, vid)` with per-core tiles) or use threads=1");
+    if (ew && ew->fn() == "reinterpretcast" && op->args.size() == 2 &&
+        split_.count(op->args[0].region.buffer) != split_.count(op->args[1].region.buffer))
+      throw_error<NotImplemented>(op_error_prefix(*op), "not implemented: T.reinterpretcast between '",
+                                  op->args[0].region.buffer.name(), "' and '", op->args[1].region.buffer.name(),
+                                  "', of which the vid reduction (threads=2) splits only one by rows");
     BufferRegion rs, rd;
     if (reduce_parts(*op, &rs, &rd) && split_.count(rs.buffer)) {
       int64_t dim = attr_int(op->attrs, "dim", -1);
@@ -187,6 +198,19 @@ class Reducer : public StmtMutator {
       } else {
         args.push_back(a);
       }
+    }
+    if (ew && ew->fn() == "createvecindex" && args.size() == 2 && args[0].is_region() && args[1].is_expr()) {
+      // Each vector core counts on from where the rows before its half end (row-major order).
+      int64_t n = 1;
+      for (auto& rg : args[0].region.region) {
+        int64_t e = const_or(rg.extent, -1);
+        if (e < 0)
+          throw_error<NotImplemented>(op_error_prefix(*op), "not implemented: T.tile.createvecindex on a row-split "
+                                      "tile of run-time shape (vid reduction)");
+        n *= e;
+      }
+      const Expr& first = args[1].expr;
+      args[1] = TileArg(first + make_cast(first.dtype(), vid_ * make_int(n)));
     }
     return make_tile_op(op->op, args, op->attrs, s.span());
   }

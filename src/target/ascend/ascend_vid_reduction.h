@@ -16,6 +16,9 @@
 //   - a sequential loop whose variable walks the rows of split buffers (`for h in range(rows):
 //     T.tile.sub(x[h, :], x[h, :], m[h])`, TileLang-Ascend's per-row form) is halved when it runs
 //     over exactly their rows and uses the row nowhere else;
+//   - T.tile.createvecindex on a split tile counts on from vid * (elements of a half); T.tile.gather
+//     (byte offsets over the whole tile) and a T.reinterpretcast between a split and a whole buffer
+//     are NotImplemented (a vector-only kernel then runs on one vector core, below);
 //   - the kernel gets its vid variable (Developer form: a new one, block var 1, attribute npu_vid).
 // A vector-only kernel (no cube memory, no gemm) with no UB tile to split runs on one vector core per
 // block instead (threads=1, vid dropped): otherwise both cores would do the whole work twice.

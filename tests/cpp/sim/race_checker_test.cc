@@ -54,6 +54,47 @@ TEST(SimRaceChecker, WorkPerAccessDoesNotGrowWithTensorWidth) {
   EXPECT_LE(wide, narrow * 1.05) << "comparisons per access: " << narrow << " for 64 tiles, " << wide << " for 256";
 }
 
+// A value read again and again by one pipe and never written (LayerNorm's per-row mean, loaded by the
+// scalar unit for every tile) keeps one record per box: each read supersedes the earlier reads of its
+// pipe that it covers. A later unordered write still races with it (reported with the latest read).
+TEST(SimRaceChecker, RepeatedReadsOfOnePipeDoNotPileUp) {
+  sim::RaceChecker rc(nullptr);
+  sim::VClock vc;
+  int64_t one = 1;
+  for (uint32_t k = 1; k <= 1000; ++k) {
+    sim::AccessInfo r;
+    r.mem = sim::Mem::kUB;
+    r.space = 1;
+    r.core = 1;
+    r.pipe = sim::Pipe::kS;
+    r.epoch = k;
+    r.box = make_box(64 + 4 * (k % 8), 4, 1, &one, &one);  // 8 scalars read in turn
+    rc.access(r, vc);
+  }
+  EXPECT_EQ(rc.live_records(), 8u);
+  // A write by the vector pipe that nothing orders after the reads: still a race.
+  sim::AccessInfo w;
+  w.mem = sim::Mem::kUB;
+  w.space = 1;
+  w.core = 1;
+  w.pipe = sim::Pipe::kV;
+  w.epoch = 1;
+  w.write = true;
+  int64_t ext = 8, st = 1;
+  w.box = make_box(64, 4, 1, &ext, &st);
+  EXPECT_THROW(rc.check(w, vc), SyncError);
+  // Ordered after the last read of the S pipe, it is ordered after all of them (no race).
+  sim::VClock after;
+  after.c[sim::clock_index(1, sim::Pipe::kS)] = 1000;
+  EXPECT_NO_THROW(rc.check(w, after));
+  // Reads of another core or pipe are not superseded.
+  sim::AccessInfo v = w;
+  v.write = false;
+  v.epoch = 2;
+  rc.access(v, vc);
+  EXPECT_EQ(rc.live_records(), 9u);
+}
+
 namespace {
 const DataType f16 = DataType::Float(16), f32 = DataType::Float32();
 

@@ -147,10 +147,10 @@ TEST(LowerTileOps, ErrorsNameTheOpAndTarget) {
         << e.what();
   }
   try {
-    lower_tile_ops(func_with(op_at(9, "tile.gather", {full(A), full(B)})), ctx, nullptr);
+    lower_tile_ops(func_with(op_at(9, "tile.gather_mask", {full(A), full(B)})), ctx, nullptr);
     ADD_FAILURE() << "expected NotImplemented";
   } catch (const NotImplemented& e) {
-    EXPECT_NE(std::string(e.what()).find("not implemented: tile op 'tile.gather' on target cpu"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("not implemented: tile op 'tile.gather_mask' on target cpu"), std::string::npos)
         << e.what();
   }
   // Malformed ops are caught by their check before lowering.

@@ -79,8 +79,10 @@ func @k(A: global float32[64]) {
   EXPECT_EQ(out.get(), f.get());
 }
 
-TEST(AscendCvSplit, VectorResultIntoGemmAccumulatorFailsClosed) {
-  const char* src = R"(
+// A gemm accumulating into an L0C buffer that vector code modified: every gemm into the buffer
+// computes into a fresh accumulator c_part; the vector core copies (initC=True) or adds (initC=False)
+// it into its copy c_ub, through GM workspaces.
+const char* kRescaledAccumulator = R"(
 func @k(A: global float16[64, 32], B: global float16[32, 64], C: global float32[64, 64]) {
   kernel(grid=[1], blocks=[cid: int32], threads=[], thread_vars=[]) {is_npu = true, npu_threads = 1} {
     alloc a: shared float16[64, 32]
@@ -90,15 +92,34 @@ func @k(A: global float16[64, 32], B: global float16[32, 64], C: global float32[
     copy(B[0 :+ 32, 0 :+ 64], b[0 :+ 32, 0 :+ 64])
     gemm(a[0 :+ 64, 0 :+ 32], b[0 :+ 32, 0 :+ 64], c[0 :+ 64, 0 :+ 64]) {clear_accum = true, k_pack = 1, policy = "Square", transpose_A = false, transpose_B = false}
     tile.mul(c[0 :+ 64, 0 :+ 64], c[0 :+ 64, 0 :+ 64], 2.0f32)
-    gemm(a[0 :+ 64, 0 :+ 32], b[0 :+ 32, 0 :+ 64], c[0 :+ 64, 0 :+ 64]) {clear_accum = false, k_pack = 1, policy = "Square", transpose_A = false, transpose_B = false}
+    gemm(a[0 :+ 64, 0 :+ 32], b[0 :+ 32, 0 :+ 64], c[0 :+ 64, 0 :+ 64]) {clear_accum = CLEAR, k_pack = 1, policy = "Square", transpose_A = false, transpose_B = false}
     copy(c[0 :+ 64, 0 :+ 64], C[0 :+ 64, 0 :+ 64])
   }
 })";
+
+std::string with_clear(const std::string& clear) {
+  std::string s = kRescaledAccumulator;
+  s.replace(s.find("CLEAR"), 5, clear);
+  return s;
+}
+
+TEST(AscendCvSplit, VectorModifiedGemmAccumulatorGetsAFreshOne) {
+  std::string src = with_clear("false");
+  std::string t = print_func(split(src.c_str()));
+  EXPECT_TRUE(has(t, "alloc c_part: L0C float32[64, 64]") && has(t, "alloc c_part_ub: UB float32[64, 64]")) << t;
+  // Both gemms write the part; nothing but the vector copy holds c's value afterwards.
+  EXPECT_FALSE(has(t, "c[0 :+ 64, 0 :+ 64]) {clear_accum")) << t;
+  EXPECT_TRUE(has(t, "tile.add(c_ub[0 :+ 64, 0 :+ 64], c_ub[0 :+ 64, 0 :+ 64], c_part_ub[0 :+ 64, 0 :+ 64])")) << t;
+  EXPECT_TRUE(has(t, "cv_ws")) << t;
+}
+
+TEST(AscendCvSplit, RunTimeInitOnAVectorModifiedAccumulatorFailsClosed) {
+  std::string src = with_clear("e:(cid == 0)");
   try {
-    split(src);
+    split(src.c_str());
     ADD_FAILURE() << "expected a SyntaxError";
   } catch (const SyntaxError& e) {
-    EXPECT_TRUE(has(e.what(), "'c' (L0C)") && has(e.what(), "initC=True")) << e.what();
+    EXPECT_TRUE(has(e.what(), "'c' (L0C)") && has(e.what(), "initC decided at run time")) << e.what();
   }
 }
 
