@@ -7,6 +7,7 @@
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "ir/tile_op.h"
+#include "op/tile_ops.h"
 #include "target/ascend/ascend_liveness.h"
 #include "transform/pass_config.h"
 
@@ -70,7 +71,8 @@ std::map<Buffer, Buffer, BufferLess> reinterpret_aliases(const PrimFunc& f) {
   std::map<Buffer, Buffer, BufferLess> out;
   post_order_visit(f.body(), [&](const Stmt& s) {
     auto* op = s.as<TileOpNode>();
-    if (!op || op->op != "tile.reinterpretcast" || op->args.size() != 2 || !op->args[0].is_region() ||
+    const ElementwiseOp* ew = op ? tile_op_as<ElementwiseOp>(*op) : nullptr;
+    if (!ew || ew->fn() != "reinterpretcast" || op->args.size() != 2 || !op->args[0].is_region() ||
         !op->args[1].is_region())
       return;
     const Buffer& dst = op->args[0].region.buffer;
