@@ -1,5 +1,7 @@
 #include "target/ascend/ascend_vectorize_parallel.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "ir/error.h"
@@ -199,6 +201,14 @@ class Lowerer {
   std::vector<Buffer> temps_;
 };
 
+// With TL_ASCEND_TRACE_SCALAR_PARALLEL set, each T.Parallel nest left on the scalar unit is named on
+// stderr with the reason (a diagnostic: which user loops run with scalar timing).
+Stmt scalar_fallback(const Stmt& s, const char* why) {
+  if (std::getenv("TL_ASCEND_TRACE_SCALAR_PARALLEL"))
+    std::fprintf(stderr, "%sT.Parallel stays on the scalar unit: %s\n", s.span().prefix().c_str(), why);
+  return s;
+}
+
 class Vectorizer : public StmtMutator {
  protected:
   Stmt mutate_for(const ForNode* f, const Stmt& s) override {
@@ -206,14 +216,15 @@ class Vectorizer : public StmtMutator {
     Nest n;
     Stmt cur = s;
     while (auto* lf = cur.as<ForNode>()) {
-      if (lf->for_kind != ForKind::kParallel || !is_const_int(lf->extent)) return s;
+      if (lf->for_kind != ForKind::kParallel || !is_const_int(lf->extent))
+        return scalar_fallback(s, "a non-constant extent or a serial loop inside the nest");
       n.vars.push_back(lf->var);
       n.mins.push_back(lf->min);
       n.extents.push_back(lf->extent);
       cur = lf->body;
     }
     n.store = cur.as<BufferStoreNode>();
-    if (!n.store) return s;
+    if (!n.store) return scalar_fallback(s, "the body is not one store");
     Lowerer l(n, &counter_);
     Stmt out = l.run();
     if (out.defined()) return out;
@@ -229,7 +240,7 @@ class Vectorizer : public StmtMutator {
       Stmt rows = l2.run();
       if (rows.defined()) return make_for(n.vars[0], n.mins[0], n.extents[0], ForKind::kSerial, rows, {}, s.span());
     }
-    return s;
+    return scalar_fallback(s, "the store's expression has no vector form");
   }
 
  private:
