@@ -118,6 +118,7 @@ class Lowerer {
       }
       return emit(std::string("tile.") + it->second, {x, y});
     }
+    if (auto* sel = e.as<SelectNode>()) return lower_select(*sel);
     if (auto* u = e.as<UnaryNode>()) {
       if (u->op != UnOp::kNeg) return fail();
       Val x = lower(u->a);
@@ -133,6 +134,40 @@ class Lowerer {
       return x.ok ? emit(std::string("tile.") + it->second, {x}) : fail();
     }
     return fail();
+  }
+
+  // T.if_then_else(x <cmp> y, a, b): tile.compare into a one-byte-per-element mask, then
+  // tile.select (both native vector instructions). A scalar `a` is filled into a tile first (select
+  // takes a tile there); a scalar `x` swaps the comparison's sides.
+  Val lower_select(const SelectNode& sel) {
+    static const std::map<BinOp, const char*> modes = {{BinOp::kEQ, "EQ"}, {BinOp::kNE, "NE"}, {BinOp::kGT, "GT"},
+                                                       {BinOp::kGE, "GE"}, {BinOp::kLT, "LT"}, {BinOp::kLE, "LE"}};
+    static const std::map<std::string, const char*> swapped = {{"EQ", "EQ"}, {"NE", "NE"}, {"GT", "LT"},
+                                                                {"GE", "LE"}, {"LT", "GT"}, {"LE", "GE"}};
+    auto* cmp = sel.cond.as<BinaryNode>();
+    auto mode_it = cmp ? modes.find(cmp->op) : modes.end();
+    if (mode_it == modes.end() || cmp->a.dtype() != dtype_ || cmp->b.dtype() != dtype_) return fail();
+    std::string mode = mode_it->second;
+    Val x = lower(cmp->a), y = lower(cmp->b);
+    if (!x.ok || !y.ok) return fail();
+    if (!x.region.defined()) {
+      if (!y.region.defined()) return fail();  // a loop-invariant condition: not a vector select
+      std::swap(x, y);
+      mode = swapped.at(mode);
+    }
+    std::vector<Expr> shape(n_.extents.begin(), n_.extents.end());
+    Buffer mask("par_mask" + std::to_string((*counter_)++), DataType::UInt(8), shape, MemScope::kUB, {},
+                n_.store->span);
+    temps_.push_back(mask);
+    std::vector<TileArg> cargs{BufferRegion::full(mask), x.region};
+    if (y.region.defined()) cargs.emplace_back(y.region);
+    else cargs.emplace_back(make_cast(dtype_, y.scalar));
+    ops_.push_back(make_tile_op("tile.compare", cargs, {{"mode", Attr(mode)}}, n_.store->span));
+    Val a = lower(sel.true_value), b = lower(sel.false_value);
+    if (!a.ok || !b.ok) return fail();
+    if (!a.region.defined()) a = emit("fill", {a});
+    const char* sel_mode = b.region.defined() ? "VSEL_TENSOR_TENSOR_MODE" : "VSEL_TENSOR_SCALAR_MODE";
+    return emit("tile.select", {Val{BufferRegion::full(mask), Expr(), true}, a, b}, {{"mode", Attr(std::string(sel_mode))}});
   }
 
   // Lowers the store; returns the statements or an undefined Stmt when it does not fit.
@@ -177,7 +212,7 @@ class Lowerer {
  private:
   Val fail() { return Val{{}, Expr(), false}; }
   Val scalar(double v) { return Val{{}, make_const(dtype_, v), true}; }
-  Val emit(const std::string& op, std::vector<Val> in) {
+  Val emit(const std::string& op, std::vector<Val> in, AttrMap attrs = {}) {
     for (auto& v : in)
       if (!v.ok) return fail();
     std::vector<Expr> shape;
@@ -189,7 +224,7 @@ class Lowerer {
       if (v.region.defined()) args.emplace_back(v.region);
       else args.emplace_back(make_cast(dtype_, v.scalar));
     }
-    ops_.push_back(make_tile_op(op, args, {}, n_.store->span));
+    ops_.push_back(make_tile_op(op, args, attrs, n_.store->span));
     return Val{BufferRegion::full(t), Expr(), true};
   }
 

@@ -93,6 +93,43 @@ def test_add_family_and_gpu_swizzle_form_on_ub():
     np.testing.assert_allclose(c, np.maximum(np.exp(2 * (a + b)), b), rtol=1e-5)
 
 
+def test_parallel_select_becomes_compare_and_select():
+    """T.if_then_else(x <cmp> y, a, b) in a T.Parallel over UB tiles: tile.compare into a byte mask,
+    then tile.select (TileLang-Ascend's npuir vectorization_in_parallel example writes it), with a
+    scalar `a` filled into a tile, a scalar left operand swapping the comparison; NaN inputs pick
+    `b` as the scalar form does."""
+    @T.prim_func
+    def main(A: T.Tensor((16, 64), "float32"), B: T.Tensor((16, 64), "float32"), C: T.Tensor((16, 64), "float32"),
+             D: T.Tensor((16, 64), "float32")):
+        T.func_attr({"enable_auto_sync": True})
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            a = T.alloc_ub((8, 64), "float32")
+            b = T.alloc_ub((8, 64), "float32")
+            c = T.alloc_ub((8, 64), "float32")
+            d = T.alloc_ub((8, 64), "float32")
+            T.copy(A[vid * 8, 0], a)
+            T.copy(B[vid * 8, 0], b)
+            for i, j in T.Parallel(8, 64):
+                c[i, j] = T.if_then_else(a[i, j] + b[i, j] > 1.0, -2.78, b[i, j] + 3.14 * a[i, j])
+            for i, j in T.Parallel(8, 64):
+                d[i, j] = T.if_then_else(0.5 <= a[i, j], a[i, j], b[i, j])
+            T.copy(c, C[vid * 8, 0])
+            T.copy(d, D[vid * 8, 0])
+    k = compile_ascend(main)
+    src = k.source
+    assert src.count("tile.compare(") == 2 and src.count("tile.select(") == 2 and "parallel(" not in src, src
+    rng = np.random.default_rng(31)
+    a = rng.standard_normal((16, 64)).astype(np.float32)
+    b = rng.standard_normal((16, 64)).astype(np.float32)
+    a[3, 5] = np.nan
+    c = np.zeros((16, 64), np.float32)
+    d = np.zeros((16, 64), np.float32)
+    k.launch([a, b, c, d])
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(c, np.where(a64 + b64 > 1.0, -2.78, b64 + 3.14 * a64), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(d, np.where(0.5 <= a64, a64, b64), rtol=1e-6)
+
+
 def test_parallel_elementwise_becomes_vector_ops():
     @T.prim_func
     def main(A: T.Tensor((16, 64), "float32"), B: T.Tensor((16, 64), "float32")):
