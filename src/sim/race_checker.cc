@@ -290,28 +290,30 @@ void RaceChecker::record(const AccessInfo& a, const VClock& vc) {
   if (a.box.row_bytes <= 0) return;
   Shadow& sh = shadow(a.mem, a.space);
   box_pages(a.box, sh.shift, &pages_);
+  // Drops the live records of `ids` that `superseded` says this access makes redundant.
+  auto prune = [&](std::vector<int32_t>& ids, const auto& superseded) {
+    size_t w = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      Record& r = records_[ids[i]];
+      if (!r.alive) continue;
+      if (superseded(r.info)) {
+        r.alive = false;
+        --live_;
+        continue;
+      }
+      ids[w++] = ids[i];
+    }
+    ids.resize(w);
+  };
   if (a.write) {
     // A write supersedes the accesses it covers that are ordered before it: any later access racing
     // with them races with this write too.
-    auto prune = [&](std::vector<int32_t>& ids) {
-      size_t w = 0;
-      for (size_t i = 0; i < ids.size(); ++i) {
-        Record& r = records_[ids[i]];
-        if (!r.alive) continue;
-        if (box_contains(a.box, r.info.box) && ordered(r.info, a, vc)) {
-          r.alive = false;
-          --live_;
-          continue;
-        }
-        ids[w++] = ids[i];
-      }
-      ids.resize(w);
-    };
+    auto covered = [&](const AccessInfo& r) { return box_contains(a.box, r.box) && ordered(r, a, vc); };
     for (int64_t p : pages_) {
       auto it = sh.pages.find(p);
       if (it == sh.pages.end()) continue;
-      prune(it->second.writes);
-      prune(it->second.reads);
+      prune(it->second.writes, covered);
+      prune(it->second.reads, covered);
     }
   } else if (a.mem != Mem::kGM) {
     // A read supersedes the earlier reads of its own pipe (same block and core) that it covers: a
@@ -322,24 +324,13 @@ void RaceChecker::record(const AccessInfo& a, const VClock& vc) {
     // for every tile of a row) piled up records that every later write of its page scanned. Only in
     // the private memories (reset per block): GM pages are shared by every block, and a scan of
     // their read lists at every read would cost more than it saves there.
-    auto prune = [&](std::vector<int32_t>& ids) {
-      size_t w = 0;
-      for (size_t i = 0; i < ids.size(); ++i) {
-        Record& r = records_[ids[i]];
-        if (!r.alive) continue;
-        if (r.info.block == a.block && r.info.core == a.core && r.info.pipe == a.pipe && r.info.epoch < a.epoch &&
-            r.info.sync_passed <= a.sync_passed && box_contains(a.box, r.info.box)) {
-          r.alive = false;
-          --live_;
-          continue;
-        }
-        ids[w++] = ids[i];
-      }
-      ids.resize(w);
+    auto covered = [&](const AccessInfo& r) {
+      return r.block == a.block && r.core == a.core && r.pipe == a.pipe && r.epoch < a.epoch &&
+             r.sync_passed <= a.sync_passed && box_contains(a.box, r.box);
     };
     for (int64_t p : pages_) {
       auto it = sh.pages.find(p);
-      if (it != sh.pages.end()) prune(it->second.reads);
+      if (it != sh.pages.end()) prune(it->second.reads, covered);
     }
   }
   int32_t id = new_record(a);
