@@ -528,19 +528,18 @@ class Specializer : public StmtMutator {
       }
       return substitute(rewrite_versions(rebuild_body(out), versions, s), {{loop.var, kv}});
     };
-    std::vector<BodyItem> a1, c, a2;
-    for (size_t j = 0; j <= ov_.g1; ++j) {
-      if (is_producer.count(j)) continue;
-      waits_at(j, &a1);
-      a1.push_back(j == ov_.g1 ? issue_only(j) : items[j]);
-      if (j != ov_.g1) releases_at(j, s, &a1);
-    }
-    for (size_t j = ov_.split; j <= ov_.g2; ++j) {
-      if (is_producer.count(j)) continue;
-      waits_at(j, &c);
-      c.push_back(j == ov_.g2 ? issue_only(j) : items[j]);
-      if (j != ov_.g2) releases_at(j, s, &c);
-    }
+    // Items [lo, gemm] with the GEMM at `gemm` only issued (its stages are released after its wait).
+    auto issued = [&](size_t lo, size_t gemm) {
+      std::vector<BodyItem> out;
+      for (size_t j = lo; j <= gemm; ++j) {
+        if (is_producer.count(j)) continue;
+        waits_at(j, &out);
+        out.push_back(j == gemm ? issue_only(j) : items[j]);
+        if (j != gemm) releases_at(j, s, &out);
+      }
+      return out;
+    };
+    std::vector<BodyItem> a1 = issued(0, ov_.g1), c = issued(ov_.split, ov_.g2), a2;
     a2.push_back(wait(1, ov_.acc1));
     releases_at(ov_.g1, s, &a2);
     for (size_t j = ov_.g1 + 1; j < ov_.split; ++j) {

@@ -165,15 +165,10 @@ def test_causal_flash_attention_is_not_overlapped(kind):
 
 def test_reading_an_in_flight_accumulator_is_reported():
     """Without the wait for Q K^T, the softmax reads S while its wgmma may still write it."""
-    f = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
-    low, _ = _core.cuda.lower_func(f.ir, "sm_90a", {"tl.disable_persistent": True})
-    text = _core.canonical_text(low)
+    text = lowered_flash_text({"tl.disable_persistent": True})
     wait = only_line(text, "tl::wgmma_wait_regs<1, ")
-    q, k, v = (rng.standard_normal((1, 256, 2, 64)).astype(np.float16) for _ in range(3))
-    o = np.zeros_like(q)
-    slots = [("ptr", x.ctypes.data) for x in (q, k, v, o)]
-    assert _core.cuda.emulate_lowered(_core.parse_ir(text), slots)["races"] == []
-    races = _core.cuda.emulate_lowered(_core.parse_ir(text.replace(wait + "\n", "")), slots)["races"]
+    assert emulate_flash_text(text)["races"] == []
+    races = emulate_flash_text(text.replace(wait + "\n", ""))["races"]
     assert any("in-flight wgmma owns" in r for r in races), races
 
 
@@ -206,6 +201,19 @@ def emulate_text(f, text):
     C = np.zeros((128, 128), np.float16)
     slots = [("ptr", x.ctypes.data) for x in (A, B, C)]
     return _core.cuda.emulate_lowered(_core.parse_ir(text), slots)
+
+
+def lowered_flash_text(configs):
+    """Flash attention B1 H2 S256 D64 (block 128 x 64, 2 stages, 256 threads), lowered for sm_90a, as IR text."""
+    f = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
+    low, _ = _core.cuda.lower_func(f.ir, "sm_90a", configs)
+    return _core.canonical_text(low)
+
+
+def emulate_flash_text(text):
+    q, k, v = (rng.standard_normal((1, 256, 2, 64)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    return _core.cuda.emulate_lowered(_core.parse_ir(text), [("ptr", x.ctypes.data) for x in (q, k, v, o)])
 
 
 def only_line(text, needle, without=None):
@@ -277,16 +285,11 @@ def test_wrong_transaction_count_hangs():
 
 
 def test_unbalanced_pingpong_is_reported():
-    f = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
-    low, _ = _core.cuda.lower_func(f.ir, "sm_90a", {"tl.enable_warpgroup_pingpong": True})
-    text = _core.canonical_text(low)
+    text = lowered_flash_text({"tl.enable_warpgroup_pingpong": True})
     last = only_line(text, "evaluate cuda.named_barrier_sync<void>(2, 256)")
-    q, k, v = (rng.standard_normal((1, 256, 2, 64)).astype(np.float16) for _ in range(3))
-    o = np.zeros_like(q)
-    slots = [("ptr", x.ctypes.data) for x in (q, k, v, o)]
-    assert _core.cuda.emulate_lowered(_core.parse_ir(text), slots)["races"] == []
+    assert emulate_flash_text(text)["races"] == []
     with pytest.raises(Exception, match="named barrier 2 ends the block"):
-        _core.cuda.emulate_lowered(_core.parse_ir(text.replace(last + "\n", "")), slots)
+        emulate_flash_text(text.replace(last + "\n", ""))
 
 
 def load_example(name):
