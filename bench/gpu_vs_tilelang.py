@@ -15,7 +15,8 @@ Kernel sources, identical for both compilers:
   example_mla_decode.py of TileLang's repository, read at run time from --upstream-mla (not part of
   this repository); in our process also our examples/mla_decode.
 
-    python3 bench/gpu_vs_tilelang.py --driver --site /tmp/tlsite --upstream-mla F --rounds 2 --out R.json
+    scripts/tilelang_peer_wheels.sh prepares the peer and says how to install it on the GPU machine;
+    python3 bench/gpu_vs_tilelang.py --driver --site build-gpu/tlsite --upstream-mla F --rounds 2 --out R.json
     python3 bench/gpu_vs_tilelang.py --impl ours|tilelang [--upstream-mla F] [--work gemm,flash,mla]
 """
 import argparse
