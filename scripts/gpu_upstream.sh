@@ -31,7 +31,10 @@ DEVICES=${UPSTREAM_DEVICES:-cuda cpu}
 for d in $DEVICES; do
   w=$WORK; jobs=${UPSTREAM_JOBS_CUDA:-6}
   if [ "$d" = cpu ]; then w=/tmp/uw_cpu; rm -rf "$w"; cp -r "$WORK" "$w"; jobs=${UPSTREAM_JOBS_CPU:-4}; fi  # own logs
-  TILELANG_CACHE_DIR=/tmp/tl-cache-$d timeout "$LEFT" $PY scripts/upstream_suite.py --device "$d" --work "$w" \
+  # UPSTREAM_TILELANG_SITE=folder: the cuda run uses the tilelang installed there (TileLang's own
+  # wheel, scripts/tilelang_peer_wheels.sh) instead of this project: TileLang's count, same machine.
+  peer=(); [ "$d" = cuda ] && [ -n "${UPSTREAM_TILELANG_SITE:-}" ] && peer=(--tilelang "$UPSTREAM_TILELANG_SITE")
+  TILELANG_CACHE_DIR=/tmp/tl-cache-$d timeout "$LEFT" $PY scripts/upstream_suite.py --device "$d" --work "$w" "${peer[@]}" \
     -j "$jobs" --timeout "${UPSTREAM_TIMEOUT:-150}" --json "$OUT/upstream_$d.json" > "$OUT/upstream_$d.txt" 2>&1 &
 done
 wait

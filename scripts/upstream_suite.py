@@ -256,7 +256,12 @@ def main():
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--fresh", action="store_true", help="re-extract the programs")
     ap.add_argument("--jobs", "-j", type=int, default=1, help="programs run in parallel")
+    ap.add_argument("--tilelang", default=None,
+                    help="run under another tilelang installed in this folder instead of this project "
+                         "(TileLang's own wheel: its count on the same machine and list; cuda only)")
     args = ap.parse_args()
+    if args.tilelang and args.device != "cuda":
+        ap.error("--tilelang: TileLang itself has no cpu target; use --device cuda")
     args.work = os.path.abspath(args.work)  # the programs run in their own directories
 
     mirrors = dict(DEFAULT_MIRRORS)
@@ -277,8 +282,12 @@ def main():
     if args.k:
         items = [it for it in items if args.k in it[1]]
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.setdefault("TILELANG_SOURCE_DIR", ROOT)
+    first = os.path.abspath(args.tilelang) if args.tilelang else os.path.join(ROOT, "python")
+    env["PYTHONPATH"] = first + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if args.tilelang:
+        env.pop("TILELANG_SOURCE_DIR", None)
+    else:
+        env.setdefault("TILELANG_SOURCE_DIR", ROOT)
     env["PYTHONUNBUFFERED"] = "1"
     if args.device == "cpu":
         env["UPSTREAM_SUITE_SHIM"] = shim
