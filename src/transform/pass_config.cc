@@ -42,6 +42,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
        "cuda sm_90a: in a warp-specialized loop with two GEMMs and work between them (attention), wait for "
        "each GEMM where it is issued instead of running the second GEMM of one iteration under the work of "
        "the next"},
+      {"TL_DISABLE_PROLOGUE_TMA", "tl.disable_prologue_tma", Attr::kBool,
+       "cuda sm_90a: copies before a warp-specialized loop (attention's Q) stay thread copies of the consumers "
+       "instead of TMA copies of the producer"},
       {"TL_DISABLE_PERSISTENT", "tl.disable_persistent", Attr::kBool,
        "cuda sm_90a: warp-specialized kernels run one CTA per tile instead of one per SM looping over tiles"},
       {"TL_DISABLE_WGMMA", "tl.disable_wgmma", Attr::kBool,

@@ -221,6 +221,7 @@ class Specializer : public StmtMutator {
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no
     // fence.proxy.async before their wgmma (1-4% of a 4096^3 GEMM on an H100). Last: it replaces
     // the gemm statements, which `lm` knows by address.
+    plan_prologue(top, loop_at, items, lm);
     mark_async_proxy_gemms(top, loop_at, &items, is_producer);
     return build(k, nc, top, loop_at, *loop, items, plan, boxes, groups, async_at != items.size());
   }
@@ -231,12 +232,14 @@ class Specializer : public StmtMutator {
     const int64_t S = plan.num_stages, G = static_cast<int64_t>(groups.size());
     const Var& tid = k.thread_vars[0];
     const DataType it = loop.var.dtype();
-    Buffer mbar("tl_mbar", DataType::UInt(64), {make_int(2 * G * S)}, MemScope::kShared, {}, loop.span);
+    const int64_t P = static_cast<int64_t>(pre_.size());
+    Buffer mbar("tl_mbar", DataType::UInt(64), {make_int(2 * G * S + P)}, MemScope::kShared, {}, loop.span);
     auto bar = [&](const Expr& index) {
       return make_call(DataType::Handle(), "cuda.address_of", {make_load(mbar, {index}), make_int(3)});
     };
     auto full = [&](int64_t g, const Expr& s) { return bar(make_int(g * S, it) + s); };
     auto empty = [&](int64_t g, const Expr& s) { return bar(make_int((G + g) * S, it) + s); };
+    auto pre_bar = [&](size_t p) { return bar(make_int(2 * G * S + static_cast<int64_t>(p), it)); };
     // Iteration number over the whole kernel (the stages and phases continue from tile to tile).
     const Expr tile_base = persistent_.on ? Expr(persistent_.iter) * loop.extent : Expr();
     auto iter = [&](const Expr& kv) {
@@ -273,6 +276,19 @@ class Specializer : public StmtMutator {
       }
     }
     Stmt producer_loop = make_for(kp, loop.min, loop.extent, ForKind::kSerial, make_seq(pbody), {}, loop.span);
+    if (P) {  // the prologue copies first, each on its own barrier (used once: phase 0)
+      std::vector<Stmt> pre;
+      for (size_t p = 0; p < pre_.size(); ++p) {
+        const auto* op = top[pre_[p].first].stmt.as<TileOpNode>();
+        AttrMap attrs = op->attrs;
+        attrs["tma"] = Attr(true);
+        attrs["mbarrier"] = Attr(pre_bar(p));
+        pre.push_back(builtin("cuda.mbarrier_expect_tx", {pre_bar(p), make_int(pre_[p].second.bytes)}));
+        pre.push_back(make_tile_op(op->op, op->args, attrs, op->span));
+      }
+      pre.push_back(producer_loop);
+      producer_loop = make_seq(pre);
+    }
 
     // Consumer loop.
     std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
@@ -328,8 +344,14 @@ class Specializer : public StmtMutator {
     std::vector<BodyItem> bindings, tile_bindings;  // the latter: lets, inside the tile loop when persistent
     // Distributed operators before the loop run with every thread before the roles split.
     std::vector<Stmt> consumer, prologue;
+    std::set<size_t> pre_items;
+    for (const auto& pc : pre_) pre_items.insert(pc.first);
     for (size_t j = 0; j < top.size(); ++j) {
       if (top[j].is_stmt()) {
+        if (pre_items.count(j)) continue;  // made by the producer
+        if (j == loop_at)  // the prologue copies land before the loop starts
+          for (size_t p = 0; p < pre_.size(); ++p)
+            consumer.push_back(builtin("cuda.mbarrier_wait", {pre_bar(p), make_int(0, it)}));
         if (j < loop_at && has_dist_op(top[j].stmt)) prologue.push_back(top[j].stmt);
         else consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
         continue;
@@ -350,6 +372,7 @@ class Specializer : public StmtMutator {
                               make_seq({builtin("cuda.mbarrier_init", {full(g, si), make_int(1)}),
                                         builtin("cuda.mbarrier_init", {empty(g, si), make_int(groups[g].multicast ? nc / 32 * cluster_ : nc / 32)})})));
     }
+    for (size_t p = 0; p < pre_.size(); ++p) init.push_back(builtin("cuda.mbarrier_init", {pre_bar(p), make_int(1)}));
     init.push_back(builtin("cuda.fence_barrier_init", {}));
     // Register budgets: the producer warpgroup gives registers to the consumers.
     std::vector<Stmt> pro, con;
@@ -563,18 +586,23 @@ class Specializer : public StmtMutator {
   }
 
   // Sets "async_proxy_operands" on each wgmma T.gemm of the loop whose shared operands (A unless it
-  // is a fragment, and B) are filled by the loop's producer (TMA) copies and written by nothing else in the kernel: no
-  // statement outside the loop and no other statement of the loop writes them.
-  static void mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
-                                     const std::set<size_t>& is_producer) {
+  // is a fragment, and B) are filled by the producer's TMA copies (the loop's or the prologue's) and written by
+  // nothing else in the kernel: no statement outside the loop and no other statement of the loop writes them.
+  void mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
+                              const std::set<size_t>& is_producer) const {
     std::set<const BufferNode*> tma_filled, written;
     for (size_t i : is_producer) tma_filled.insert((*items)[i].stmt.as<TileOpNode>()->args[1].region.buffer.get());
+    std::set<size_t> pre_items;
+    for (const auto& pc : pre_) {
+      pre_items.insert(pc.first);
+      tma_filled.insert(top[pc.first].stmt.as<TileOpNode>()->args[1].region.buffer.get());
+    }
     auto note_writes = [&](const Stmt& s) {
       Analyzer an;
       for (const BufferRegion& w : collect_access_regions(s, an).writes) written.insert(w.buffer.get());
     };
     for (size_t j = 0; j < top.size(); ++j)
-      if (j != loop_at && top[j].is_stmt()) note_writes(top[j].stmt);
+      if (j != loop_at && !pre_items.count(j) && top[j].is_stmt()) note_writes(top[j].stmt);
     for (size_t j = 0; j < items->size(); ++j)
       if (!is_producer.count(j) && (*items)[j].is_stmt()) note_writes((*items)[j].stmt);
     for (BodyItem& it : *items) {
@@ -630,6 +658,77 @@ class Specializer : public StmtMutator {
       multicast_.insert(i);
     }
   }
+  // Copies before the pipelined loop that the producer makes with TMA, each on an mbarrier of its own
+  // that the consumers wait for just before the loop (attention's Q: FA3 and TileLang load it so;
+  // thread copies cost the consumers the load, a block barrier and a proxy fence before the first
+  // wgmma). A top-level copy qualifies when the kernel is one CTA per tile without clusters or
+  // distributed operators, it copies a kernel parameter into a whole shared tile that TMA can fill
+  // (same type, zero padding), nothing else in the kernel writes that tile or the source tensor,
+  // no statement between it and the loop touches the tile, and its source position reads no memory.
+  // Off with TL_DISABLE_PROLOGUE_TMA.
+  void plan_prologue(const std::vector<BodyItem>& top, size_t loop_at, const std::vector<BodyItem>& items,
+                     const LayoutMap& lm) {
+    pre_.clear();
+    if (persistent_.on || cluster_ > 1 || has_dist_ || config_bool(ctx_.configs, "tl.disable_prologue_tma")) return;
+    std::vector<std::set<const BufferNode*>> writes(top.size()), uses(top.size());
+    std::set<const BufferNode*> loop_writes;
+    Analyzer an;
+    for (size_t j = 0; j < top.size(); ++j) {
+      if (!top[j].is_stmt() || j == loop_at) continue;
+      for (const BufferRegion& w : collect_access_regions(top[j].stmt, an).writes) writes[j].insert(w.buffer.get());
+      collect_buffer_uses(top[j].stmt, &uses[j]);
+    }
+    for (const BodyItem& it : items)
+      if (it.is_stmt())
+        for (const BufferRegion& w : collect_access_regions(it.stmt, an).writes) loop_writes.insert(w.buffer.get());
+    for (size_t j = 0; j < loop_at; ++j) {
+      const auto* op = top[j].is_stmt() ? top[j].stmt.as<TileOpNode>() : nullptr;
+      if (!op || !is_tile_op(*op, TileOpKind::kCopy) || op->args.size() < 2 || !op->args[0].is_region() ||
+          !op->args[1].is_region() || attr_bool(op->attrs, "disable_tma", false))
+        continue;
+      if (auto pv = op->attrs.find("pad_value"); pv != op->attrs.end() && !pv->second.is_none() &&
+                                                  !is_zero(pv->second.as_expr()))
+        continue;
+      const BufferRegion& src = op->args[0].region;
+      const BufferRegion& dst = op->args[1].region;
+      if (src.buffer.scope() != MemScope::kGlobal || dst.buffer.scope() != MemScope::kShared ||
+          src.buffer.dtype() != dst.buffer.dtype())
+        continue;
+      bool is_param = false;
+      for (const Param& p : params_) is_param |= p.is_buffer() && p.buffer.same_as(src.buffer);
+      bool whole = is_param && dst.region.size() == dst.buffer.ndim();
+      for (size_t d = 0; whole && d < dst.region.size(); ++d) {
+        int64_t e = 0, n = 0;
+        whole = is_zero(dst.region[d].min) && is_const_int(dst.region[d].extent, &e) &&
+                is_const_int(dst.buffer.shape()[d], &n) && e == n;
+      }
+      if (!whole) continue;
+      const BufferNode* db = dst.buffer.get();
+      const BufferNode* sb = src.buffer.get();
+      bool clash = loop_writes.count(db) || loop_writes.count(sb);
+      for (size_t x = 0; x < top.size() && !clash; ++x) {
+        if (x == j) continue;
+        clash = writes[x].count(db) || writes[x].count(sb) || (x > j && x < loop_at && uses[x].count(db));
+      }
+      bool reads_memory = false;
+      for (const Range& r : src.region)
+        for (const Expr& e : {r.min, r.extent})
+          for_each_subexpr(e, [&](const Expr& y) { reads_memory |= y.kind() == ExprKind::kBufferLoad; });
+      if (clash || reads_memory) continue;
+      int swizzle = 0;
+      if (auto lt = lm.shared.find(dst.buffer); lt != lm.shared.end()) {
+        const std::string& n = lt->second->name;
+        if (n.rfind("gmma", 0) != 0 && n != "row_major") continue;
+        if (n != "row_major") swizzle = std::stoi(n.substr(4));
+      }
+      TmaBoxPlan box;
+      std::string w;
+      if (!plan_tma_box(src, const_shape(dst.buffer, "shared buffer"), swizzle, &box, &w)) continue;
+      pre_.emplace_back(j, box);
+    }
+  }
+  std::vector<std::pair<size_t, TmaBoxPlan>> pre_;  // top-level items the producer copies before its loop
+
   int64_t cluster_ = 1;           // CTAs per cluster (T.Kernel cluster_dims)
   std::set<size_t> multicast_;    // loop body items: producer copies multicast across the cluster
 

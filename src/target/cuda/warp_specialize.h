@@ -21,6 +21,10 @@
 //             for k: for each group g: wait(empty[g][s], parity ^ 1); arrive_expect_tx(full[g][s], bytes);
 //                    its copies as {tma, mbarrier = full[g][s]} into stage s
 //
+// Copies before the loop that TMA can make (attention's Q; plan_prologue in the .cc says when) are
+// the producer's too: it issues them first, each on an mbarrier of its own, and the consumers wait
+// for those barriers just before the loop (TL_DISABLE_PROLOGUE_TMA: they stay the consumers' copies).
+//
 // A producer group is the set of copies whose buffers are first used by the same statement (a
 // GEMM's two operands form one group; flash attention's K and V two, so Q K^T starts before V
 // lands). The kernel gets the attribute cuda.producer_threads = 128: the launch has NC + 128

@@ -108,10 +108,34 @@ def test_flash_attention(kind, causal):
     B, H, S, D = 1, 2, 256, 64
     f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=64, num_stages=2, threads=256)
     src = build(f, "sm_90a")["source"]
-    assert src.count("tl::mbarrier_arrive_expect_tx(") == 2
+    assert src.count("tl::mbarrier_arrive_expect_tx(") == 3  # K, V and (before the loop) Q
     # No warpgroup ping-pong by default (slower than lockstep on an H100: docs/PERFORMANCE.md).
     assert "named_barrier_sync((2" not in src and "named_barrier_arrive" not in src
     check_flash(kind, f, B, H, S, D, causal)
+
+
+@pytest.mark.parametrize("disable", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_flash_attention_q_by_tma(kind, disable):
+    """The copy of Q before the loop is the producer's: a TMA load on an mbarrier of its own that the
+    consumers wait for before the loop, and the Q K^T wgmma needs no proxy fence. With
+    TL_DISABLE_PROLOGUE_TMA the consumers copy Q themselves (thread stores, a block barrier)."""
+    B, H, S, D = 1, 2, 256, 64
+    f = K.flashattn(B, H, S, D, False, block_M=128, block_N=64, num_stages=2, threads=256)
+    configs = {"tl.disable_prologue_tma": True} if disable else {}
+    src = build(f, "sm_90a", configs)["source"]
+    q_tma = [ln for ln in src.splitlines() if "tl::tma_load(" in ln and "(&Q_shared[" in ln]
+    q_threads = [ln for ln in src.splitlines() if "copy_vec" in ln and "(&Q_shared[" in ln]
+    if disable:
+        assert not q_tma and q_threads
+        assert src.count("tl::mbarrier_arrive_expect_tx(") == 2
+    else:
+        assert q_tma and not q_threads
+        assert src.count("tl::mbarrier_arrive_expect_tx(") == 3
+        # the consumers wait for Q (phase 0 of the barrier after the 2 groups x 2 stages x 2 kinds)
+        assert "tl::mbarrier_wait((&tl_mbar[8]), 0);" in src
+        assert src.index("tl::mbarrier_wait((&tl_mbar[8]), 0);") < src.index("wgmma_gemm_ss")
+    check_flash(kind, f, B, H, S, D, False, configs)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -143,12 +167,13 @@ def test_flash_attention_overlap(kind, shape):
     wait1 = loop.index("tl::wgmma_wait_regs<1, ")
     wait0 = loop.index("tl::wgmma_wait_regs<0, ")
     assert issue_qk < issue_pv < wait1 < loop.index("tl::allreduce<tl::MaxOp") < wait0, loop[:3000]
-    assert ", -1>(" in loop[issue_qk:issue_pv] and ", -1>(" in loop[issue_pv:wait1]
+    issued = re.compile(r", -1(, tl::half_t, false)?>\(")  # kPending = -1 (with or without the fence flag)
+    assert issued.search(loop[issue_qk:issue_pv]) and issued.search(loop[issue_pv:wait1])
     assert src.count("tl::wgmma_gemm_ss<") == 2 and src.count("tl::wgmma_gemm_rs<") == 2  # + before / after
     check_flash(kind, f, B, H, S, D, causal)
     off = {"tl.disable_wgmma_overlap": True}
     plain = build(f, "sm_90a", off)["source"]
-    assert "wgmma_wait_regs" not in plain and ", -1>(" not in plain
+    assert "wgmma_wait_regs" not in plain and not issued.search(plain)
     check_flash(kind, f, B, H, S, D, causal, off)
 
 
@@ -159,7 +184,7 @@ def test_causal_flash_attention_is_not_overlapped(kind):
     B, H, S, D = 1, 2, 384, 64
     f = K.flashattn(B, H, S, D, True, block_M=128, block_N=64, num_stages=2, threads=256)
     src = build(f, "sm_90a")["source"]
-    assert "tl::tma_load(" in src and "wgmma_wait_regs" not in src and ", -1>(" not in src
+    assert "tl::tma_load(" in src and "wgmma_wait_regs" not in src and not re.search(r", -1(, tl::half_t, false)?>\(", src)
     check_flash(kind, f, B, H, S, D, True)
 
 
@@ -364,15 +389,18 @@ def test_tma_only_operands_skip_the_proxy_fence():
     f, text = lowered_gemm_text()
     gemm = only_line(text, "tl::wgmma_gemm_ss")
     assert "tl::half_t, 1, tl::half_t, false>" in gemm, gemm
-    # Flash attention: K and V come from TMA, Q from an ordinary copy before the loop: the P V GEMM
-    # (V) skips the fence, the Q K^T GEMM keeps it.
+    # Flash attention: K, V and (before the loop, on its own barrier) Q come from TMA: both GEMMs
+    # skip the fence. With TL_DISABLE_PROLOGUE_TMA, Q is an ordinary copy of the consumers: the P V
+    # GEMM (V) skips the fence, the Q K^T GEMM keeps it.
     fa = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
-    src = build(fa, "sm_90a")["source"]
-    ss = [ln for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
-    rs = [ln for ln in src.splitlines() if "tl::wgmma_gemm_rs<" in ln]
     # (The loop's GEMMs are issued only, kPending = -1: see test_flash_attention_overlap.)
-    fenced = re.compile(r", false(, -1)?>\(")
-    assert ss and rs and not any(fenced.search(ln) for ln in ss) and all(fenced.search(ln) for ln in rs), (ss, rs)
+    unfenced = re.compile(r", false(, -1)?>\(")
+    for configs, q_fenced in (({}, False), ({"tl.disable_prologue_tma": True}, True)):
+        src = build(fa, "sm_90a", configs)["source"]
+        ss = [ln for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
+        rs = [ln for ln in src.splitlines() if "tl::wgmma_gemm_rs<" in ln]
+        assert ss and rs and all(unfenced.search(ln) for ln in rs), (configs, rs)
+        assert all(bool(unfenced.search(ln)) != q_fenced for ln in ss), (configs, ss)
 
 
 def test_wgmma_without_fence_reading_thread_stores_is_reported():
