@@ -31,16 +31,23 @@ namespace {
 // afterwards, IR nodes are immutable, and each lowering works on its own PassContext.
 // (They used to run one at a time: 24 flash-attention configurations spent ~1.3-1.9 s lowering
 // serially while the other compile threads waited, docs/PERFORMANCE.md "TileSight".)
-// TILELANG_SERIAL_LOWERING=1 serializes them again, to rule out a race when diagnosing one.
+// TILELANG_SERIAL_LOWERING=1 serializes them again, to rule out a race when diagnosing one. They
+// are serialized as well while IR dumps or pass timings are on (TL_DUMP_IR / tl.enable_dump_ir,
+// TL_PASS_TIMING): concurrent lowerings of functions with one name would write the same dump files
+// and interleave their timing reports.
 class LoweringGuard {
  public:
-  LoweringGuard() {
+  explicit LoweringGuard(const AttrMap& configs) {
     static const bool serial = [] {
-      const char* e = std::getenv("TILELANG_SERIAL_LOWERING");
-      return e && *e && std::string(e) != "0";
+      auto on = [](const char* var) {
+        const char* e = std::getenv(var);
+        return e && *e && std::string(e) != "0";
+      };
+      const char* dump = std::getenv("TL_DUMP_IR");
+      return on("TILELANG_SERIAL_LOWERING") || on("TL_PASS_TIMING") || (dump && *dump);
     }();
     static std::mutex m;
-    if (serial) lock_ = std::unique_lock<std::mutex>(m);
+    if (serial || config_bool(configs, "tl.enable_dump_ir")) lock_ = std::unique_lock<std::mutex>(m);
   }
 
  private:
@@ -242,7 +249,7 @@ std::pair<PrimFunc, std::string> prelower(const PrimFunc& f, const CompileOption
   if (auto p = prelowered().find(key, false)) return {p->lowered, p->kernel_source};
   auto p = std::make_shared<PreLowered>();
   {
-    LoweringGuard serial_if_asked;
+    LoweringGuard serial_if_asked(opts.pass_configs);
     PassContext ctx;
     ctx.target = opts.target;
     ctx.configs = opts.pass_configs;
@@ -329,7 +336,7 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
       if (opts.verbose)
         std::fprintf(stderr, "[tilelang] %s: reusing the lowering done for its estimate\n", f.name().c_str());
     } else {
-      LoweringGuard serial_if_asked;
+      LoweringGuard serial_if_asked(opts.pass_configs);
       PassContext ctx;
       ctx.target = opts.target;
       ctx.configs = opts.pass_configs;
@@ -414,7 +421,7 @@ std::shared_ptr<CompiledKernel> CompiledKernel::with_func(const PrimFunc& f) con
 void CompiledKernel::ensure_stages() {
   std::lock_guard<std::mutex> lock(stages_mutex_);
   if (stages_ready_) return;
-  LoweringGuard serial_if_asked;
+  LoweringGuard serial_if_asked(options_.pass_configs);
   PassContext ctx;
   ctx.target = options_.target;
   ctx.configs = options_.pass_configs;
