@@ -38,6 +38,13 @@ its wall times and the latency of the configuration each picks go under "autotun
 The lead's GPU run (one H100/H200, about 5-6 minutes, two files):
     python bench/tilesight_validate.py --target cuda --workloads gemm,flash --gemm-shapes 3 --deadline 300 \
         --out $OUT/tilesight_cuda.json > $OUT/tilesight_cuda.log 2>&1
+The end-to-end AutoTuner comparison alone (GEMM 4096^3 and non-causal flash, ~110 s on an H100; each
+mode's "phases_s" says where its wall time went: build, rank, compile, measure, inputs):
+    python3 bench/tilesight_validate.py --target cuda --workloads gemm,flash --gemm-shapes 1 --deadline 150 \
+        --out $OUT/ts.json > $OUT/ts.log 2>&1
+No device: the tuner's compile phase, exhaustive vs top_k=3, alternating (TILELANG_SERIAL_LOWERING=1
+for the lowering serialized as before 2026-11-27):
+    python bench/tilesight_validate.py --target cuda-compile --phases-only --out /tmp/phases.json
 """
 import argparse
 import json
