@@ -200,8 +200,8 @@ class Profiler:
             # Drawn on the device (milliseconds; numpy on the host takes seconds for large inputs).
             try:
                 return make_torch_tensor(p.shape, p.dtype, self.supply_type, device="cuda")
-            except ValueError:  # a dtype torch has no type for: numpy's values, converted
-                pass
+            except (ValueError, TypeError, RuntimeError, NotImplementedError):
+                pass  # a dtype torch has no type (or no kernel) for: numpy's values, converted
         return self._device_tensor(make_tensor(p.shape, p.dtype, self.supply_type), p.dtype)
 
     def _get_inputs(self, with_output=False, refresh=False, dynamic_symbolic_constraints=None):
