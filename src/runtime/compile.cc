@@ -38,14 +38,13 @@ namespace {
 class LoweringGuard {
  public:
   explicit LoweringGuard(const AttrMap& configs) {
-    static const bool serial = [] {
-      auto on = [](const char* var) {
-        const char* e = std::getenv(var);
-        return e && *e && std::string(e) != "0";
-      };
-      const char* dump = std::getenv("TL_DUMP_IR");
-      return on("TILELANG_SERIAL_LOWERING") || on("TL_PASS_TIMING") || (dump && *dump);
-    }();
+    // Read on every lowering, as PassRunner reads TL_DUMP_IR / TL_PASS_TIMING.
+    auto on = [](const char* var) {
+      const char* e = std::getenv(var);
+      return e && *e && std::string(e) != "0";
+    };
+    const char* dump = std::getenv("TL_DUMP_IR");
+    const bool serial = on("TILELANG_SERIAL_LOWERING") || on("TL_PASS_TIMING") || (dump && *dump);
     static std::mutex m;
     if (serial || config_bool(configs, "tl.enable_dump_ir")) lock_ = std::unique_lock<std::mutex>(m);
   }
