@@ -533,3 +533,25 @@ def test_top_k_drops_a_misfit_with_its_reason_and_returns_the_best_of_the_rest()
     for key, r in by_tk.items():
         if r.status == "ok":
             assert r.latency == by_ex[key].latency
+
+
+def test_tuner_records_where_its_time_went():
+    """AutoTuner.phase_seconds: build, rank (top_k only), compile, measure (inputs inside it)."""
+    from tilelang.autotuner import AutoTuner
+    configs = [{"bm": bm, "bn": bn} for bm, bn in ((16, 16), (32, 32), (64, 32), (32, 64))]
+
+    def builder(bm, bn):
+        return gemm(64, 64, 32, bm, bn, 32, dtype="float32", accum="float32")
+
+    phases = {}
+    for top_k in (None, 2):
+        tuner = AutoTuner.from_kernel(builder, configs, top_k=top_k)
+        tuner.set_compile_args(out_idx=[-1], target="cpu").set_profile_args(skip_check=True)
+        tuner.verbose, tuner.ignore_cache = False, True
+        tuner.run(warmup=1, rep=2)
+        phases[top_k] = p = tuner.phase_seconds
+        assert {"build", "rank", "compile", "measure", "inputs", "compiled"} <= set(p), p
+        assert all(p[k] >= 0 for k in ("build", "rank", "compile", "measure", "inputs"))
+        assert p["inputs"] <= p["measure"] and p["inputs"] > 0
+    assert phases[None]["rank"] < 0.05 and phases[None]["compiled"] == 4
+    assert phases[2]["rank"] > 0 and phases[2]["compiled"] == 2
