@@ -38,6 +38,13 @@ its wall times and the latency of the configuration each picks go under "autotun
 The lead's GPU run (one H100/H200, about 5-6 minutes, two files):
     python bench/tilesight_validate.py --target cuda --workloads gemm,flash --gemm-shapes 3 --deadline 300 \
         --out $OUT/tilesight_cuda.json > $OUT/tilesight_cuda.log 2>&1
+The end-to-end AutoTuner comparison alone (GEMM 4096^3 and non-causal flash, ~110 s on an H100; each
+mode's "phases_s" says where its wall time went: build, rank, compile, measure, inputs):
+    python3 bench/tilesight_validate.py --target cuda --workloads gemm,flash --gemm-shapes 1 --deadline 150 \
+        --out $OUT/ts.json > $OUT/ts.log 2>&1
+No device: the tuner's compile phase, exhaustive vs top_k=3, alternating (TILELANG_SERIAL_LOWERING=1
+for the lowering serialized as before 2026-11-27):
+    python bench/tilesight_validate.py --target cuda-compile --phases-only --out /tmp/phases.json
 """
 import argparse
 import json
@@ -171,7 +178,10 @@ def autotune_end_to_end(name, builder, configs, target, k=3, warmup=5, rep=20, s
             tuner.verbose = False
             res = tuner.run(warmup=warmup, rep=rep)
             out[mode] = {"wall_s": time.time() - t, "latency_ms": res.latency, "config": res.config,
-                         "measured": sum(1 for r in res.results if r.status == "ok")}
+                         "measured": sum(1 for r in res.results if r.status == "ok"),
+                         "phases_s": tuner.phase_seconds,
+                         "statuses": {st: sum(1 for r in res.results if r.status == st)
+                                      for st in sorted({r.status for r in res.results})}}
         except Exception as e:  # noqa: BLE001
             out[mode] = {"wall_s": time.time() - t, "error": f"{type(e).__name__}: {str(e)[:300]}"}
         log(f"  autotune {mode}: {out[mode]}")
@@ -347,9 +357,10 @@ def cuda_compile_only(args, deadline, results, flush):
                              B, H, S, D, False, block_M=block_M, block_N=block_N, num_stages=num_stages,
                              threads=threads)))
     _core.cuda.compile("extern \"C\" __global__ void warm() {}", "warm.cu", "sm_90a")  # NVRTC loaded once
+    results["serial_lowering"] = os.environ.get("TILELANG_SERIAL_LOWERING", "0") not in ("", "0")
     for name, configs, builder in families:
         rows = []
-        for cfg in configs:
+        for cfg in (configs if not args.phases_only else []):
             row = {"config": cfg}
             rows.append(row)
             t = time.time()
@@ -372,14 +383,16 @@ def cuda_compile_only(args, deadline, results, flush):
         tot = {k: sum(r.get(k, 0) for r in rows) for k in ("build_s", "estimate_s", "lower_codegen_s", "nvrtc_s")}
         log(f"== {name}: totals {tot}")
         phases = []
-        for top_k in (None, 3, 3, None):
+        modes = [None if m == "ex" else int(m) for m in args.phase_modes.split(",")]
+        for top_k in (modes * args.phase_rounds if args.phases_only else (None, 3, 3, None)):
             phases.append(tuner_compile_phase(builder, configs, target, top_k))
             log(f"  tuner compile phase top_k={top_k}: {phases[-1]}")
         ex = [p["wall_s"] for p in phases if p["top_k"] is None]
         tk = [p["wall_s"] for p in phases if p["top_k"]]
         out = {"workload": name, "rows": rows, "totals": tot, "tuner_compile_phase": phases,
-               "compile_phase_speedup": min(ex) / min(tk)}
-        log(f"== {name}: tuner compile phase exhaustive {ex} s vs top_k=3 {tk} s: {min(ex) / min(tk):.2f}x")
+               "compile_phase_speedup": min(ex) / min(tk) if ex and tk else None}
+        log(f"== {name}: tuner compile phase exhaustive {ex} s vs top_k=3 {tk} s"
+            + (f": {min(ex) / min(tk):.2f}x" if ex and tk else ""))
         results["compile_only"] = results.get("compile_only", []) + [out]
         flush()
 
@@ -596,6 +609,11 @@ def main():
     ap.add_argument("--cpu-max-rounds", type=int, default=60)
     ap.add_argument("--cpu-calls", type=int, default=3, help="cpu: timed calls per configuration per round")
     ap.add_argument("--ascend-size", type=int, default=2048)
+    ap.add_argument("--phases-only", action="store_true",
+                    help="cuda-compile: only the tuner's compile phase (top_k=3 and exhaustive, alternating)")
+    ap.add_argument("--phase-rounds", type=int, default=2, help="cuda-compile --phases-only: rounds of the modes")
+    ap.add_argument("--phase-modes", default="3,ex",
+                    help="cuda-compile --phases-only: comma-separated top_k values, 'ex' for exhaustive")
     ap.add_argument("--no-autotune", dest="autotune", action="store_false",
                     help="skip the end-to-end tilelang.autotune runs (exhaustive vs top_k=3, fresh caches)")
     args = ap.parse_args()

@@ -3,8 +3,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <list>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -23,12 +25,33 @@ namespace tl {
 
 namespace {
 
-// Lowering and codegen share process-wide registries and are cheap next to the system compiler:
-// they run one at a time, builds run concurrently (the autotuner compiles configs in parallel).
-std::mutex& lowering_mutex() {
-  static std::mutex m;
-  return m;
-}
+// Lowering and code generation run concurrently, as builds do (the autotuner lowers and compiles
+// its configurations in parallel threads): the process-wide registries they read (passes, tile ops,
+// per-target tile-op lowerings, backends) are filled by static initializers and only read
+// afterwards, IR nodes are immutable, and each lowering works on its own PassContext.
+// (They used to run one at a time: 24 flash-attention configurations spent ~1.3-1.9 s lowering
+// serially while the other compile threads waited, docs/PERFORMANCE.md "TileSight".)
+// TILELANG_SERIAL_LOWERING=1 serializes them again, to rule out a race when diagnosing one. They
+// are serialized as well while IR dumps or pass timings are on (TL_DUMP_IR / tl.enable_dump_ir,
+// TL_PASS_TIMING): concurrent lowerings of functions with one name would write the same dump files
+// and interleave their timing reports.
+class LoweringGuard {
+ public:
+  explicit LoweringGuard(const AttrMap& configs) {
+    // Read on every lowering, as PassRunner reads TL_DUMP_IR / TL_PASS_TIMING.
+    auto on = [](const char* var) {
+      const char* e = std::getenv(var);
+      return e && *e && std::string(e) != "0";
+    };
+    const char* dump = std::getenv("TL_DUMP_IR");
+    const bool serial = on("TILELANG_SERIAL_LOWERING") || on("TL_PASS_TIMING") || (dump && *dump);
+    static std::mutex m;
+    if (serial || config_bool(configs, "tl.enable_dump_ir")) lock_ = std::unique_lock<std::mutex>(m);
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
 
 // The in-process memo: cache key -> compiled kernel, least recently used evicted first.
 class CompileMemo {
@@ -225,7 +248,7 @@ std::pair<PrimFunc, std::string> prelower(const PrimFunc& f, const CompileOption
   if (auto p = prelowered().find(key, false)) return {p->lowered, p->kernel_source};
   auto p = std::make_shared<PreLowered>();
   {
-    std::lock_guard<std::mutex> lock(lowering_mutex());
+    LoweringGuard serial_if_asked(opts.pass_configs);
     PassContext ctx;
     ctx.target = opts.target;
     ctx.configs = opts.pass_configs;
@@ -312,7 +335,7 @@ std::shared_ptr<CompiledKernel> compile_with_backend(const PrimFunc& f, const Co
       if (opts.verbose)
         std::fprintf(stderr, "[tilelang] %s: reusing the lowering done for its estimate\n", f.name().c_str());
     } else {
-      std::lock_guard<std::mutex> lock(lowering_mutex());
+      LoweringGuard serial_if_asked(opts.pass_configs);
       PassContext ctx;
       ctx.target = opts.target;
       ctx.configs = opts.pass_configs;
@@ -397,7 +420,7 @@ std::shared_ptr<CompiledKernel> CompiledKernel::with_func(const PrimFunc& f) con
 void CompiledKernel::ensure_stages() {
   std::lock_guard<std::mutex> lock(stages_mutex_);
   if (stages_ready_) return;
-  std::lock_guard<std::mutex> lower_lock(lowering_mutex());
+  LoweringGuard serial_if_asked(options_.pass_configs);
   PassContext ctx;
   ctx.target = options_.target;
   ctx.configs = options_.pass_configs;

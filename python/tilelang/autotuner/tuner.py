@@ -112,6 +112,7 @@ class AutoTuner:
         self._function_parameters = None
         self.verbose = True
         self.ignore_cache = False   # tune even when a saved result exists (and overwrite it)
+        self.phase_seconds = None   # after a tuning run: seconds spent building, ranking, compiling, measuring
 
     @classmethod
     def from_kernel(cls, kernel, configs, top_k=None):
@@ -284,6 +285,7 @@ class AutoTuner:
                 prims[i] = self._elaborate(c)
             except Exception as e:  # noqa: BLE001 - any failure skips the config
                 results[i].status, results[i].message = "compile error", _short(e)
+        t_elaborated = time.monotonic()
         held = {}
         if self.top_k is not None:
             held = self._select_top_k(prims, results)
@@ -292,6 +294,7 @@ class AutoTuner:
         if held:
             self._refill_top_k(configs, held, results, kernels, timeout)
         t_compiled = time.monotonic()
+        t_inputs = 0.0  # generating the profiler's inputs (once per signature), inside "measure"
 
         # 2. Check and time each compiled config.
         p = self.profile_args
@@ -327,7 +330,9 @@ class AutoTuner:
                 else:
                     sig = _param_signature(kernel)
                     if inputs is None or sig != inputs_sig:
+                        t_in = time.monotonic()
                         inputs, inputs_sig = profiler._get_inputs(), sig
+                        t_inputs += time.monotonic() - t_in
                     args = inputs
             except Exception as e:  # noqa: BLE001
                 results[i].status, results[i].message = "run error", _short(e)
@@ -362,9 +367,15 @@ class AutoTuner:
             progress.step(best_ms, failed)
         progress.close()
         n_built = sum(1 for k in kernels if k is not None)
-        self._log(f"{len(configs)} configs: built in {t_built - t_start:.1f} s, {n_built} compiled in "
+        # Where the wall time went (bench/tilesight_validate.py records it; docs/PERFORMANCE.md).
+        self.phase_seconds = {"build": t_elaborated - t_start, "rank": t_built - t_elaborated,
+                              "compile": t_compiled - t_built, "measure": time.monotonic() - t_compiled,
+                              "inputs": t_inputs, "compiled": n_built, "compile_threads": self._num_workers(n_built)}
+        self._log(f"{len(configs)} configs: built in {t_elaborated - t_start:.1f} s"
+                  + (f", ranked by TileSight in {t_built - t_elaborated:.1f} s" if self.top_k is not None else "")
+                  + f", {n_built} compiled in "
                   f"{t_compiled - t_built:.1f} s ({self._num_workers(n_built)} threads), checked and timed in "
-                  f"{time.monotonic() - t_compiled:.1f} s"
+                  f"{time.monotonic() - t_compiled:.1f} s (inputs generated in {t_inputs:.1f} s)"
                   + (f" ({n_same} compiled to the kernel of another config and were measured once)" if n_same else ""))
 
         self._report_skipped(results)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..jit.adapter import is_torch_tensor, to_numpy
 from .bench import do_bench
-from .supply import TensorSupplyType, make_tensor
+from .supply import TensorSupplyType, make_tensor, make_torch_tensor
 
 __all__ = ["Profiler", "TensorSupplyType", "do_bench"]
 
@@ -155,7 +155,8 @@ class Profiler:
     """Runs a compiled kernel on generated inputs: timing (do_bench) and correctness (assert_allclose).
 
     Generated inputs are torch tensors when torch is installed (as in TileLang: reference programs
-    are usually written with torch), on the kernel's device; numpy arrays otherwise."""
+    are usually written with torch), on the kernel's device; numpy arrays otherwise. For cuda they
+    are drawn by torch on the device (supply.make_torch_tensor), elsewhere by numpy."""
 
     def __init__(self, kernel, tensor_supply_type=TensorSupplyType.Auto):
         self.kernel = kernel
@@ -195,6 +196,12 @@ class Profiler:
         if p.is_dynamic():
             raise ValueError(f"parameter '{p.name}' has dynamic shape {list(p.shape)}; pass the arguments "
                              "yourself (run_once(*args), do_bench(input_tensors=...))")
+        if self.target.kind == "cuda" and _torch_available():
+            # Drawn on the device (milliseconds; numpy on the host takes seconds for large inputs).
+            try:
+                return make_torch_tensor(p.shape, p.dtype, self.supply_type, device="cuda")
+            except (ValueError, TypeError, RuntimeError, NotImplementedError):
+                pass  # a dtype torch has no type (or no kernel) for: numpy's values, converted
         return self._device_tensor(make_tensor(p.shape, p.dtype, self.supply_type), p.dtype)
 
     def _get_inputs(self, with_output=False, refresh=False, dynamic_symbolic_constraints=None):

@@ -62,8 +62,11 @@ def estimate(func, target="auto", machine=None, dyn=None, compile_options=None) 
     if isinstance(m, CudaMachine) and m.sm_version >= 90:
         _cuda_lowering_facts(func, p, compile_options)
         if p.lowering_error:
+            # The description's own reasons first (when it sees the misfit too), then the compiler's.
+            described = estimate_profile(p, m)
             return Estimate(kernel=p.name, machine=m.name, target=m.target, time_s=math.inf, bound="does not fit",
-                            fits=False, reasons=[f"the cuda lowering rejects it: {p.lowering_error}"])
+                            fits=False, reasons=(list(described.reasons) if not described.fits else [])
+                            + [f"the cuda lowering rejects it: {p.lowering_error}"])
     return estimate_profile(p, m)
 
 
@@ -88,10 +91,13 @@ def _cuda_lowering_facts(func, p, compile_options=None):
     estimate then assumes the plain pipelined form)."""
     import re
     from .analysis import _prim_of
-    from ..errors import LayoutError
+    from ..errors import LayoutError, ResourceError
     try:
         src = _lower_for_estimate(_prim_of(func), compile_options)
-    except (LayoutError, NotImplementedError) as e:  # what compiling it would raise too
+    except (LayoutError, ResourceError, NotImplementedError) as e:
+        # What compiling it would raise too (ResourceError: the compiler's shared memory plan, with
+        # its alignment and barriers, over the architecture's limit): dropped before any NVRTC run,
+        # so that a top_k pick does not fail to compile and cost another compile round.
         p.lowering_error = str(e).splitlines()[0][:300]
         return
     except Exception:  # noqa: BLE001 - anything else: estimated as written

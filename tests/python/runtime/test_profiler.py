@@ -43,6 +43,48 @@ def test_supply_for_integer_types():
     assert set(np.unique(i)) == {-2, -1, 0, 1, 2}
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "bfloat16", "float64"])
+def test_torch_supplies_fill_as_numpy_ones(dtype):
+    """make_torch_tensor (what the profiler uses on cuda, drawn by torch on the device; checked here
+    on the cpu device) fills with make_tensor's distributions, in the requested torch dtype."""
+    torch = pytest.importorskip("torch")
+    from tilelang.jit.adapter import torch_dtype
+    from tilelang.profiler.supply import make_torch_tensor
+    shape = (128, 96)
+    f = lambda s: make_torch_tensor(shape, dtype, s, device="cpu")  # noqa: E731
+    as_f = lambda t: t.to(torch.float64).numpy()  # noqa: E731
+    for s in TST:
+        t = f(s)
+        assert t.dtype == torch_dtype(dtype) and tuple(t.shape) == shape and t.device.type == "cpu"
+    assert (as_f(f(TST.Zero)) == 0).all() and (as_f(f(TST.One)) == 1).all()
+    ints = as_f(f(TST.Integer))
+    assert set(np.unique(ints)) == {-2, -1, 0, 1, 2}
+    uni = as_f(f(TST.Uniform))
+    assert uni.min() >= -1 and uni.max() <= 1 and abs(uni.std() - 1 / np.sqrt(3)) < 0.05
+    for s, mean in ((TST.Normal, -1.0), (TST.Auto, -1.0), (TST.Randn, 0.0)):
+        v = as_f(f(s))
+        assert abs(v.mean() - mean) < 0.05 and abs(v.std() - 1) < 0.05, (s, v.mean(), v.std())
+    a, b = f(TST.Normal), f(TST.Normal)
+    assert not torch.equal(a, b)  # one seeded stream: successive draws differ
+
+
+def test_torch_supplies_for_integer_types():
+    torch = pytest.importorskip("torch")
+    from tilelang.profiler.supply import make_torch_tensor
+    u = make_torch_tensor((1000,), "uint8", TST.Auto, device="cpu")
+    assert u.dtype == torch.uint8 and set(u.unique().tolist()) == {0, 1, 2}
+    b = make_torch_tensor((1000,), "bool", TST.Auto, device="cpu")
+    assert b.dtype == torch.bool and 300 < int(b.sum()) < 700
+    i = make_torch_tensor((1000,), "int32", TST.Auto, device="cpu")
+    assert i.dtype == torch.int32 and set(i.unique().tolist()) == {-2, -1, 0, 1, 2}
+    assert (make_torch_tensor((100,), "int8", TST.Normal, device="cpu") == 1).all()  # as make_tensor
+    if hasattr(torch, "float8_e4m3fn"):
+        f8 = make_torch_tensor((1000,), "float8_e4m3", TST.Auto, device="cpu").to(torch.float32)
+        assert f8.min() >= -128 and f8.max() <= 128 and len(f8.unique()) > 50
+    with pytest.raises(ValueError, match="no dtype"):
+        make_torch_tensor((4,), "int4", TST.Auto, device="cpu")
+
+
 def test_profiler_assert_allclose_and_bench():
     k = tilelang.compile(gemm(128, 128, 128, 64, 64, 32), out_idx=[-1])
     profiler = k.get_profiler(tensor_supply_type=TST.Normal)

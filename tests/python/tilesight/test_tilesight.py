@@ -454,3 +454,104 @@ def test_kernel_the_cuda_lowering_rejects_does_not_fit():
     f = zoo.flashattn(1, 2, 256, 128, False, block_M=64, block_N=64, num_stages=2, threads=256)
     e = tilesight.estimate(f, machine=H100_SXM)
     assert not e.fits and "cuda lowering rejects it" in e.reasons[0] and "layout" in e.reasons[0].lower()
+
+
+def test_concurrent_lowerings_match_serial_ones():
+    """Lowering and code generation run concurrently (the tuner's estimates and compiles lower many
+    configurations in parallel threads; runtime/compile.cc, LoweringGuard): every kernel source
+    lowered in 8 threads at once, each configuration several times, equals its serial lowering, and
+    a lowering error is raised in its own thread only."""
+    import concurrent.futures
+    from tilelang import _core
+    from tilelang.errors import LayoutError
+    from tilelang.jit.kernel import prelower
+    cfgs = [dict(block_M=bm, block_N=bn, num_stages=st, threads=th)
+            for bm, bn, st, th in ((64, 64, 2, 128), (128, 64, 2, 256), (128, 128, 3, 256), (64, 32, 1, 128),
+                                   (64, 64, 2, 256), (256, 64, 2, 256))]
+    prims = [zoo.flashattn(1, 2, 512, 128, False, **c) for c in cfgs]
+    prims += [gemm(512, 512, 512, bm, bn, bk, st, th) for bm, bn, bk, st, th in
+              ((128, 128, 32, 3, 128), (64, 64, 32, 2, 128), (128, 256, 64, 3, 256))]
+
+    def lower(i):
+        try:
+            return prelower(prims[i], "cuda -arch=sm_90a")[1]
+        except LayoutError as e:
+            return f"LayoutError: {str(e).splitlines()[0]}"
+
+    _core.clear_memo()
+    serial = [lower(i) for i in range(len(prims))]
+    assert sum(s.startswith("LayoutError") for s in serial) == 1  # flash 64x64 on 256 threads
+    for _ in range(3):
+        _core.clear_memo()  # prelower's memo would hand back the serial results
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            order = [i for i in range(len(prims)) for _ in range(2)][::-1]
+            got = list(pool.map(lower, order))
+        for i, src in zip(order, got):
+            assert src == serial[i], cfgs[i] if i < len(cfgs) else i
+
+
+def test_the_compilers_shared_memory_verdict_drops_a_config():
+    """The sm_90a lowering's own shared-memory plan (alignment, barriers) decides: a configuration
+    the machine description would let fit but the compiler refuses is dropped with the compiler's
+    reason before any NVRTC run (a top_k pick that then failed to compile would cost a compile
+    round to replace). Here the description's per-block limit is raised past the architecture's."""
+    import dataclasses
+    roomy = dataclasses.replace(H100_SXM, smem_bytes_per_block=400 << 10, smem_bytes_per_sm=400 << 10)
+    f = zoo.flashattn(1, 2, 512, 128, False, block_M=64, block_N=256, num_stages=2, threads=128)
+    e = tilesight.estimate(f, machine=roomy)
+    assert not e.fits and e.reasons == [e.reasons[0]] and "cuda lowering rejects it" in e.reasons[0], e.reasons
+    assert "shared memory" in e.reasons[0] and "232448" in e.reasons[0]
+    # with the real description, its own reason comes first and the compiler's follows
+    r = tilesight.estimate(f, machine=H100_SXM).reasons
+    assert len(r) == 2 and r[0].startswith("shared memory") and "cuda lowering rejects it" in r[1], r
+
+
+def test_top_k_drops_a_misfit_with_its_reason_and_returns_the_best_of_the_rest():
+    """Ascend (the simulator's timing is deterministic): with top_k at least the number of
+    configurations that fit, the config that overflows L0C is dropped before compiling, with the
+    reason, and the tuner returns exactly what exhaustive tuning returns -- the true best of the
+    others, at the same simulated latency -- while exhaustive tuning finds the misfit only by
+    failing to compile it."""
+    import gemm_expert
+    configs = [{"block_M": bm, "block_N": bn} for bm, bn in ((64, 64), (128, 128), (256, 256), (128, 64))]
+
+    def tune(top_k):
+        @tilelang.autotune(configs=configs, top_k=top_k, warmup=1, rep=1, verbose=False, ignore_cache=True)
+        @tilelang.jit(out_idx=[-1], target="ascend")
+        def matmul(M, N, K, block_M=128, block_N=128):
+            return gemm_expert.matmul.get_tir(M, N, K, block_M, block_N, 128)
+        return matmul.get_tuner_result(512, 512, 256)
+
+    ex, tk = tune(None), tune(3)
+    by_ex = {(r.config["block_M"], r.config["block_N"]): r for r in ex.results}
+    by_tk = {(r.config["block_M"], r.config["block_N"]): r for r in tk.results}
+    assert by_tk[(256, 256)].status == "does not fit" and "L0C" in by_tk[(256, 256)].message
+    assert by_ex[(256, 256)].status == "compile error"
+    assert [r.status for r in tk.results].count("ok") == 3
+    best_ex = min((r for r in ex.results if r.status == "ok"), key=lambda r: r.latency)
+    assert tk.config == ex.config == best_ex.config and tk.latency == ex.latency
+    for key, r in by_tk.items():
+        if r.status == "ok":
+            assert r.latency == by_ex[key].latency
+
+
+def test_tuner_records_where_its_time_went():
+    """AutoTuner.phase_seconds: build, rank (top_k only), compile, measure (inputs inside it)."""
+    from tilelang.autotuner import AutoTuner
+    configs = [{"bm": bm, "bn": bn} for bm, bn in ((16, 16), (32, 32), (64, 32), (32, 64))]
+
+    def builder(bm, bn):
+        return gemm(64, 64, 32, bm, bn, 32, dtype="float32", accum="float32")
+
+    phases = {}
+    for top_k in (None, 2):
+        tuner = AutoTuner.from_kernel(builder, configs, top_k=top_k)
+        tuner.set_compile_args(out_idx=[-1], target="cpu").set_profile_args(skip_check=True)
+        tuner.verbose, tuner.ignore_cache = False, True
+        tuner.run(warmup=1, rep=2)
+        phases[top_k] = p = tuner.phase_seconds
+        assert {"build", "rank", "compile", "measure", "inputs", "compiled"} <= set(p), p
+        assert all(p[k] >= 0 for k in ("build", "rank", "compile", "measure", "inputs"))
+        assert p["inputs"] <= p["measure"] and p["inputs"] > 0
+    assert phases[None]["rank"] < 0.05 and phases[None]["compiled"] == 4
+    assert phases[2]["rank"] > 0 and phases[2]["compiled"] == 2
