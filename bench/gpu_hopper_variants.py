@@ -4,6 +4,7 @@ process. Not a benchmark of a shipped code path: it tells which code-generation 
 making before making it.
 
     python3 bench/gpu_hopper_variants.py [sizes...]
+    python3 bench/gpu_hopper_variants.py flash     (attention variants: see flash())
 
 Variants (applied to the source of K.matmul(n, n, n, 128, 256, 64, 4 stages, 256 threads, panel 8)):
   base    the source as generated (the epilogue's lanes exchange pairs for 16-byte stores)
@@ -37,6 +38,27 @@ def variant(src, name, n):
     if name == "fence":  # fence.proxy.async before every wgmma (the form before 2026-11-26)
         out, k = re.subn(r"(tl::wgmma_gemm_[sr]s<[^>]*), false>\(", r"\1>(", out)
         assert k >= 1, "no fence-free wgmma"
+    return out
+
+
+def flash_before(src):
+    """The flash kernel's source as generated before the instruction-overhead changes of
+    2026-11-27 (docs/PERFORMANCE.md, "Instructions per KV block"): exp2f with subnormal results,
+    the shuffle mask computed per call, the warpgroup index per thread (header switches), P cast
+    element by element and the row reductions started from the identity (source edits)."""
+    lines = src.split("\n")
+    lines[1:1] = ["#define TL_EXP2_SUBNORMAL 1", "#define TL_ALLREDUCE_MASK_AT_RUN_TIME 1",
+                  "#define TL_WGMMA_WARPGROUP_PER_THREAD 1"]
+    out = "\n".join(lines)
+    out, k = re.subn(r"for \(int (\w+) = 0; \1 < (\d+); \+\+\1\) \{\n(\s*)tl::copy_cast<2>\(\(&(\w+)\[\(2 \* \1\)\]\), "
+                     r"\(&(\w+)\[\(2 \* \1\)\]\)\);",
+                     lambda m: f"for (int {m[1]} = 0; {m[1]} < {2 * int(m[2])}; ++{m[1]}) {{\n{m[3]}{m[4]}[{m[1]}] = "
+                               f"static_cast<tl::half_t>({m[5]}[{m[1]}]);", out)
+    assert k >= 1, "no packed P cast found"
+    out = re.sub(r"(red_\d+\[\d+\] = .*?)tl::max\((\w+)\[(\d+)\], ",
+                 lambda m: f"{m[1]}tl::max(tl::max((-tl::numeric_limits<float>::infinity()), {m[2]}[{m[3]}]), ", out)
+    out = re.sub(r"(red_\d+\[\d+\] = \(*)\((\w+)\[(\d+)\] \+ ",
+                 lambda m: f"{m[1]}(((0.0f) + {m[2]}[{m[3]}]) + ", out)
     return out
 
 
@@ -91,7 +113,9 @@ def flash():
     """Flash attention forward B8 H16 S4096 D128 fp16 (bench/gpu_hopper.py's shape), next to cuDNN,
     in interleaved rounds: the default (FA3's intra-warpgroup overlap, one CTA per tile) against
     TL_DISABLE_WGMMA_OVERLAP (each GEMM waited for where it is issued), with one CTA per tile and
-    persistent, 2 and 3 stages."""
+    persistent, 2 and 3 stages; `before` is the default kernel as generated before the
+    instruction-overhead changes of 2026-11-27 (flash_before), `exp2f` the default with
+    TL_DISABLE_EXP2_FTZ only."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     B, H, S, D = 8, 16, 4096, 128
     torch.manual_seed(1)
@@ -111,6 +135,11 @@ def flash():
             for mode, cfg in modes.items():
                 built = cuda.build_func(f.ir, device_arch(), cfg, [])
                 kernels[f"{mode}_s{stages}"] = SourceKernel(built, built["source"])
+                if mode == "overlap":  # the same kernel as generated before 2026-11-27
+                    kernels[f"before_s{stages}"] = SourceKernel(built, flash_before(built["source"]))
+            if stages == 2:  # only exp2f's subnormal handling back
+                built = cuda.build_func(f.ir, device_arch(), {"tl.disable_exp2_ftz": True}, [])
+                kernels["exp2f_s2"] = SourceKernel(built, built["source"])
         for rnd in range(3):
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                 t_peer = bench(fn)
