@@ -5,10 +5,11 @@ instructions of its main loop (the consumers' loop over KV blocks: the largest l
 conditional backward branch) are counted in the PTX and, where cuobjdump is found (PATH, or
 TL_CUOBJDUMP naming it; e.g. `pip install --target DIR nvidia-cuda-cuobjdump`), in the SASS.
 
-    python3 bench/flash_loop_counts.py [causal] [--config tl.key=1 ...] [--sass-out FILE]
+    python3 bench/flash_loop_counts.py [causal] [--before] [--config tl.key=1 ...] [--sass-out FILE]
 
 Each --config adds a pass config (a variant: e.g. tl.disable_exp2_ftz=1 keeps exp2f's subnormal
-handling). Prints one line per count and the SASS opcode histogram of the loop.
+handling); --before counts the kernel as generated before 2026-11-27 (flash_before). Prints one line
+per count and the SASS opcode histogram of the loop.
 """
 import collections
 import os
@@ -64,6 +65,27 @@ def sass_main_loop(sass):
     return [re.sub(r"^@!?U?P\w+\s+", "", s).split()[0] for a, s in ins if best[0] <= a <= best[1]]
 
 
+def flash_before(src):
+    """The flash kernel's source as generated before the instruction-overhead changes of
+    2026-11-27 (docs/PERFORMANCE.md, "Instructions per KV block"): exp2f with subnormal results,
+    the shuffle mask computed per call, the warpgroup index per thread (header switches), P cast
+    element by element and the row reductions started from the identity (source edits)."""
+    lines = src.split("\n")
+    lines[1:1] = ["#define TL_EXP2_SUBNORMAL 1", "#define TL_ALLREDUCE_MASK_AT_RUN_TIME 1",
+                  "#define TL_WGMMA_WARPGROUP_PER_THREAD 1"]
+    out = "\n".join(lines)
+    out, k = re.subn(r"for \(int (\w+) = 0; \1 < (\d+); \+\+\1\) \{\n(\s*)tl::copy_cast<2>\(\(&(\w+)\[\(2 \* \1\)\]\), "
+                     r"\(&(\w+)\[\(2 \* \1\)\]\)\);",
+                     lambda m: f"for (int {m[1]} = 0; {m[1]} < {2 * int(m[2])}; ++{m[1]}) {{\n{m[3]}{m[4]}[{m[1]}] = "
+                               f"static_cast<tl::half_t>({m[5]}[{m[1]}]);", out)
+    assert k >= 1, "no packed P cast found"
+    out = re.sub(r"(red_\d+\[\d+\] = .*?)tl::max\((\w+)\[(\d+)\], ",
+                 lambda m: f"{m[1]}tl::max(tl::max((-tl::numeric_limits<float>::infinity()), {m[2]}[{m[3]}]), ", out)
+    out = re.sub(r"(red_\d+\[\d+\] = \(*)\((\w+)\[(\d+)\] \+ ",
+                 lambda m: f"{m[1]}(((0.0f) + {m[2]}[{m[3]}]) + ", out)
+    return out
+
+
 def ptx_opcode(line):
     return re.sub(r"^@!?%?\w+\s+", "", line).split()[0].rstrip(";")
 
@@ -105,10 +127,16 @@ def main(argv):
         if a == "--sass-out":
             sass_out = argv[i + 1]
     src, ptx, cubin, usage = flash_kernel(causal, configs)
+    if "--before" in argv:
+        from tilelang import _core
+        src = flash_before(src)
+        ptx = _core.cuda.compile(src, "kernel.cu", "sm_90a", False, True, [])["ptx"]
+        r = _core.cuda.compile(src, "kernel.cu", "sm_90a", False, False, [])
+        cubin, usage = r["cubin"], r["usage"]
     loop = ptx_main_loop(ptx)
     ops = collections.Counter(ptx_opcode(x) for x in loop)
     regs = usage[0]["registers"] if usage else "?"
-    print(f"flash causal={causal} configs={configs}: registers {regs}")
+    print(f"flash causal={causal} configs={configs}{' before' if '--before' in argv else ''}: registers {regs}")
     print(f"  PTX main loop: {len(loop)} instructions; " + ", ".join(f"{k} {v}" for k, v in ops.most_common(12)))
     sass = sass_of(cubin)
     if sass is None:

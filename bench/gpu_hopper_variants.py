@@ -21,6 +21,7 @@ import sys
 import torch
 
 from gpu_common import bench, cuda, device_arch, record, rel_err
+from flash_loop_counts import flash_before
 
 import cuda_kernels as K
 
@@ -38,27 +39,6 @@ def variant(src, name, n):
     if name == "fence":  # fence.proxy.async before every wgmma (the form before 2026-11-26)
         out, k = re.subn(r"(tl::wgmma_gemm_[sr]s<[^>]*), false>\(", r"\1>(", out)
         assert k >= 1, "no fence-free wgmma"
-    return out
-
-
-def flash_before(src):
-    """The flash kernel's source as generated before the instruction-overhead changes of
-    2026-11-27 (docs/PERFORMANCE.md, "Instructions per KV block"): exp2f with subnormal results,
-    the shuffle mask computed per call, the warpgroup index per thread (header switches), P cast
-    element by element and the row reductions started from the identity (source edits)."""
-    lines = src.split("\n")
-    lines[1:1] = ["#define TL_EXP2_SUBNORMAL 1", "#define TL_ALLREDUCE_MASK_AT_RUN_TIME 1",
-                  "#define TL_WGMMA_WARPGROUP_PER_THREAD 1"]
-    out = "\n".join(lines)
-    out, k = re.subn(r"for \(int (\w+) = 0; \1 < (\d+); \+\+\1\) \{\n(\s*)tl::copy_cast<2>\(\(&(\w+)\[\(2 \* \1\)\]\), "
-                     r"\(&(\w+)\[\(2 \* \1\)\]\)\);",
-                     lambda m: f"for (int {m[1]} = 0; {m[1]} < {2 * int(m[2])}; ++{m[1]}) {{\n{m[3]}{m[4]}[{m[1]}] = "
-                               f"static_cast<tl::half_t>({m[5]}[{m[1]}]);", out)
-    assert k >= 1, "no packed P cast found"
-    out = re.sub(r"(red_\d+\[\d+\] = .*?)tl::max\((\w+)\[(\d+)\], ",
-                 lambda m: f"{m[1]}tl::max(tl::max((-tl::numeric_limits<float>::infinity()), {m[2]}[{m[3]}]), ", out)
-    out = re.sub(r"(red_\d+\[\d+\] = \(*)\((\w+)\[(\d+)\] \+ ",
-                 lambda m: f"{m[1]}(((0.0f) + {m[2]}[{m[3]}]) + ", out)
     return out
 
 

@@ -89,6 +89,24 @@ def test_sass_loop_per_kv_block():
     assert body.count("MUFU.EX2") == 66 and body.count("HGMMA.64x128x16.F32") == 16
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_before_variant_of_the_gpu_ab_still_applies(causal):
+    """bench/gpu_hopper_variants.py flash times the old kernel (flash_before) next to the new one: the
+    edits must still find what they revert, and the result must compile to the old instruction forms."""
+    src, _, _, _ = FLC.flash_kernel(causal)
+    old = FLC.flash_before(src)
+    assert "static_cast<tl::half_t>(acc_s[" in old and "tl::copy_cast<2>" not in old
+    assert "tl::max(tl::max((-tl::numeric_limits<float>::infinity()), acc_s[0]), acc_s[1])" in old
+    assert "(((0.0f) + acc_s[0]) + acc_s[1])" in old
+    ptx = ptx_of(old)
+    assert "ex2.approx.f32" in ptx and "ex2.approx.ftz.f32" not in ptx
+    if FLC.cuobjdump():
+        r = _core.cuda.compile(old, "kernel.cu", "sm_90a", False, False, [])
+        body = FLC.sass_main_loop(FLC.sass_of(r["cubin"]))
+        assert "R2UR" in body and "FSETP.GEU.AND" in body
+        assert causal or "PRMT" in body  # P carried across the back-edge only in the overlapped loop
+
+
 def cast_pairs(M, N, out_dtype):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), out_dtype)):
