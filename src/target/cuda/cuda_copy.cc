@@ -222,12 +222,13 @@ Stmt copy_registers(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion&
   const Buffer& rs = ctx.regs_of(src.buffer);
   const Buffer& rd = ctx.regs_of(dst.buffer);
   std::vector<Stmt> out;
-  // A conversion into a type narrower than 4 bytes (P = cast(S) in attention) moves 4-byte groups
-  // of registers (tl::copy_cast: two floats into one packed f16x2 / bf16x2 register). Element by
-  // element, NVVM keeps each 16-bit register apart and ptxas re-packs the pairs with PRMT before
-  // every use as a wgmma / mma operand (64 PRMT per 128x128 block in the flash loop).
+  // A float conversion into a type narrower than 4 bytes (P = cast(S) in attention) moves 4-byte
+  // groups of registers (tl::copy_cast: two floats into one packed f16x2 / bf16x2 register).
+  // Element by element, NVVM keeps each 16-bit register apart and ptxas re-packs the pairs with
+  // PRMT before every use as a wgmma / mma operand (81 PRMT per 128x128 block in the flash loop).
   const int64_t n = fs.num_regs(), sb = rs.dtype().element_bytes(), db = rd.dtype().element_bytes();
-  const int64_t v = db < 4 && rs.dtype() != rd.dtype() ? 4 / db : 1;
+  const bool floats = rs.dtype().is_float() && rd.dtype().is_float();
+  const int64_t v = floats && db < 4 && rs.dtype() != rd.dtype() ? 4 / db : 1;
   // Register arrays are aligned to 16 bytes from 16 bytes on, to 8 from 8 (codegen_stmt.cc).
   auto aligned = [&](int64_t elem_bytes) {
     const int64_t total = n * elem_bytes, chunk = v * elem_bytes;
