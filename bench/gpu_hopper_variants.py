@@ -4,6 +4,7 @@ process. Not a benchmark of a shipped code path: it tells which code-generation 
 making before making it.
 
     python3 bench/gpu_hopper_variants.py [sizes...]
+    python3 bench/gpu_hopper_variants.py flash     (attention variants: see flash())
 
 Variants (applied to the source of K.matmul(n, n, n, 128, 256, 64, 4 stages, 256 threads, panel 8)):
   base    the source as generated (the epilogue's lanes exchange pairs for 16-byte stores)
@@ -20,6 +21,7 @@ import sys
 import torch
 
 from gpu_common import bench, cuda, device_arch, record, rel_err
+from flash_loop_counts import flash_before
 
 import cuda_kernels as K
 
@@ -91,7 +93,9 @@ def flash():
     """Flash attention forward B8 H16 S4096 D128 fp16 (bench/gpu_hopper.py's shape), next to cuDNN,
     in interleaved rounds: the default (FA3's intra-warpgroup overlap, one CTA per tile) against
     TL_DISABLE_WGMMA_OVERLAP (each GEMM waited for where it is issued), with one CTA per tile and
-    persistent, 2 and 3 stages."""
+    persistent, 2 and 3 stages; `before` is the default kernel as generated before the
+    instruction-overhead changes of 2026-11-27 (flash_before), `exp2f` the default with
+    TL_DISABLE_EXP2_FTZ only."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     B, H, S, D = 8, 16, 4096, 128
     torch.manual_seed(1)
@@ -111,6 +115,11 @@ def flash():
             for mode, cfg in modes.items():
                 built = cuda.build_func(f.ir, device_arch(), cfg, [])
                 kernels[f"{mode}_s{stages}"] = SourceKernel(built, built["source"])
+                if mode == "overlap":  # the same kernel as generated before 2026-11-27
+                    kernels[f"before_s{stages}"] = SourceKernel(built, flash_before(built["source"]))
+            if stages == 2:  # only exp2f's subnormal handling back
+                built = cuda.build_func(f.ir, device_arch(), {"tl.disable_exp2_ftz": True}, [])
+                kernels["exp2f_s2"] = SourceKernel(built, built["source"])
         for rnd in range(3):
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                 t_peer = bench(fn)

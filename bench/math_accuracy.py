@@ -282,7 +282,9 @@ def render(data):
              "normal floats (log-uniform); rsqrt [2^-125, 2^125]; tanh [-10, 10]; sigmoid [-100, 100] (and +-200); sin, cos",
              "[-100, 100] (absolute error: the ulp error of any float32 sin near its zeros is unbounded);",
              "__sin, __cos [-pi, pi]; pow: x in [2^-10, 2^10], y in [-8, 8]; ieee_*: |x| in [2^-60, 2^60]",
-             "(fmaf [2^-30, 2^30]), both signs.", ""]
+             "(fmaf [2^-30, 2^30]), both signs. On cuda, float `T.exp2` is the hardware's ex2 with results",
+             "below 2^-126 flushed to zero (+0 for inputs below -126 instead of a subnormal; one instruction",
+             "instead of exp2f's four); `TL_DISABLE_EXP2_FTZ` keeps exp2f's subnormal results.", ""]
     for target in ("cpu", "cuda"):
         t = data.get(target, {})
         lines.append(f"## {target}")

@@ -52,6 +52,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_WGMMA_ASYNC", "tl.disable_wgmma_async", Attr::kBool,
        "cuda sm_90a: in T.Pipelined loops, wait for each T.gemm's wgmma in its own iteration"},
       {"TL_ENABLE_FAST_MATH", "tl.enable_fast_math", Attr::kBool, "approximate math functions (off: IEEE)"},
+      {"TL_DISABLE_EXP2_FTZ", "tl.disable_exp2_ftz", Attr::kBool,
+       "cuda: float T.exp2 keeps subnormal results (exp2f: three more instructions per call) instead of "
+       "flushing results below 2^-126 to zero"},
       {"TL_DISABLE_THREAD_STORAGE_SYNC", "tl.disable_thread_storage_sync", Attr::kBool,
        "cuda: do not insert __syncthreads between conflicting shared-memory accesses"},
       {"TL_DISABLE_SHARED_MEMORY_REUSE", "tl.disable_shared_memory_reuse", Attr::kBool,

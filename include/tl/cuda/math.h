@@ -5,13 +5,31 @@
 // results do not depend on a fast-math flag unless the kernel asks: tl::fast_exp / fast_log /
 // fast_sin / fast_cos (T.__exp, ...) are the approximate hardware instructions, and the pass
 // config TL_ENABLE_FAST_MATH compiles the whole kernel with --use_fast_math. 16-bit and 8-bit
-// floats are computed in float and rounded once to their type.
+// floats are computed in float and rounded once to their type. One exception: float exp2 flushes
+// subnormal results to zero (exp2_f32 below).
 // tl::round rounds half to even (like numpy.round and torch.round).
 #pragma once
 
 #include "tl/cuda/types.h"
 
 namespace tl {
+
+// exp2 of a float: the hardware's ex2 (MUFU.EX2, 2 ulp like exp2f) with results below 2^-126
+// flushed to zero. exp2f itself keeps subnormal results, which costs three more instructions per
+// call on every architecture (a compare and two predicated multiplies around MUFU.EX2: a third of
+// the softmax work in attention loops, docs/PERFORMANCE.md). Inputs below -126 give +0 instead of
+// a subnormal (absolute difference < 2^-126); everything else, -inf, inf and NaN included, is as
+// exp2f. The pass config TL_DISABLE_EXP2_FTZ (tl.disable_exp2_ftz) defines TL_EXP2_SUBNORMAL and
+// keeps exp2f.
+TL_DEVICE float exp2_f32(float x) {
+#if defined(TL_EXP2_SUBNORMAL)
+  return exp2f(x);
+#else
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#endif
+}
 
 #define TL_UNARY_F(NAME, FLOAT_EXPR, DOUBLE_EXPR)                                    \
   TL_DEVICE float NAME(float x) { return FLOAT_EXPR; }                              \
@@ -22,7 +40,7 @@ namespace tl {
   TL_DEVICE fp8_e5m2_t NAME(fp8_e5m2_t x) { return fp8_e5m2_t(NAME(static_cast<float>(x))); }
 
 TL_UNARY_F(exp, expf(x), ::exp(x))
-TL_UNARY_F(exp2, exp2f(x), ::exp2(x))
+TL_UNARY_F(exp2, exp2_f32(x), ::exp2(x))
 TL_UNARY_F(log, logf(x), ::log(x))
 TL_UNARY_F(log2, log2f(x), ::log2(x))
 TL_UNARY_F(log10, log10f(x), ::log10(x))

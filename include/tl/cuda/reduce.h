@@ -174,7 +174,15 @@ TL_DEVICE T allreduce(T v, int tid, T* ws = nullptr) {
     return v;
   } else if constexpr (allreduce_in_warp(kExtent, kStride)) {
     static_assert(kThreads % (kExtent * kStride) == 0, "reduction groups must not be cut by the block size");
-    return detail::warp_butterfly<Op, kExtent, kStride>(v, warp_mask_for(kThreads, tid >> 5));
+    // A block of whole warps has no partial warp: the full mask, a constant (a computed mask makes
+    // every shuffle check for divergence). TL_ALLREDUCE_MASK_AT_RUN_TIME: the mask computed as
+    // before 2026-11-27, for A/B measurements (bench/gpu_hopper_variants.py flash).
+#if defined(TL_ALLREDUCE_MASK_AT_RUN_TIME)
+    const uint32_t mask = warp_mask_for(kThreads, tid >> 5);
+#else
+    const uint32_t mask = kThreads % 32 == 0 ? 0xffffffffu : warp_mask_for(kThreads, tid >> 5);
+#endif
+    return detail::warp_butterfly<Op, kExtent, kStride>(v, mask);
   } else if constexpr (32 % kStride == 0 && (kExtent * kStride) % 32 == 0 && kThreads % 32 == 0) {
     // Lanes of one warp first, then one value per warp through shared memory.
     constexpr int kInWarp = 32 / kStride;

@@ -61,6 +61,20 @@ struct F8;
 
 namespace wgmma_detail {
 
+// This thread's warpgroup, broadcast from lane 0: the value is the same in every lane of a warp,
+// which ptxas only knows from the shuffle. The descriptors derived from it then live in uniform
+// registers (computed once, offset per instruction by uniform adds) instead of being copied from
+// vector registers (R2UR) before every wgmma.
+// TL_WGMMA_WARPGROUP_PER_THREAD: computed per thread as before 2026-11-27, for A/B measurements
+// (bench/gpu_hopper_variants.py flash).
+TL_DEVICE int warpgroup_index() {
+#if defined(TL_WGMMA_WARPGROUP_PER_THREAD)
+  return static_cast<int>(thread_linear()) / 128;
+#else
+  return __shfl_sync(0xffffffffu, static_cast<int>(thread_linear()) / 128, 0);
+#endif
+}
+
 // The operand code of an fp8 type in wgmma_ops::F8 (0 e4m3, 1 e5m2).
 template <typename T>
 struct f8_code {
@@ -141,7 +155,7 @@ TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C) {
   constexpr bool kBF16 = is_same<T, bfloat16_t>::value;
   static_assert(kBF16 || is_same<T, half_t>::value || kF8, "wgmma_gemm_ss: f16, bf16 or fp8 operands");
   static_assert(!kF8 || (!kTransA && kTransB && sizeof(TB) == 1), "fp8 wgmma: both operands K-major");
-  const int wg = static_cast<int>(thread_linear()) / 128;
+  const int wg = wgmma_detail::warpgroup_index();
   // Threads outside the GEMM's warpgroups skip it. Not for issue-only calls (kPending = -1):
   // warp_specialize makes those only where every thread is in one of the GEMM's warpgroups, and
   // ptxas must see every thread issue the same wgmma groups to know which one a later
@@ -202,7 +216,7 @@ TL_DEVICE void wgmma_gemm_rs(const T* A, const T* B, float* C) {
   static_assert(M % (64 * kWgM) == 0 && N % (8 * kWgN) == 0 && kNw <= 256 && K % 16 == 0, "wgmma tile does not split");
   constexpr bool kBF16 = is_same<T, bfloat16_t>::value;
   static_assert(kBF16 || is_same<T, half_t>::value, "wgmma_gemm_rs: f16 or bf16 operands");
-  const int wg = static_cast<int>(thread_linear()) / 128;
+  const int wg = wgmma_detail::warpgroup_index();
   // Threads outside the GEMM's warpgroups skip it. Not for issue-only calls (kPending = -1):
   // warp_specialize makes those only where every thread is in one of the GEMM's warpgroups, and
   // ptxas must see every thread issue the same wgmma groups to know which one a later

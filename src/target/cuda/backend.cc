@@ -334,6 +334,11 @@ PrimFunc CudaBackend::lower(const PrimFunc& f, PassContext& ctx) { return lower_
 std::string CudaBackend::codegen(const PrimFunc& lowered, const PassContext& ctx, std::string* host_source) {
   CudaLaunchInfo info;
   std::string src = codegen_cuda(lowered, &info);
+  // Float exp2 flushes subnormal results unless asked not to (include/tl/cuda/math.h).
+  if (config_bool(ctx.configs, "tl.disable_exp2_ftz")) {
+    size_t eol = src.find('\n');
+    src.insert(eol == std::string::npos ? 0 : eol + 1, "#define TL_EXP2_SUBNORMAL 1\n");
+  }
   std::string desc = info.serialize();
   if (host_source) *host_source = "// launch description (the cuda target has no host code)\n" + desc;
   return src + "\n" + kLaunchBegin + desc + kLaunchEnd;

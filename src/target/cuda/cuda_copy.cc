@@ -222,7 +222,27 @@ Stmt copy_registers(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion&
   const Buffer& rs = ctx.regs_of(src.buffer);
   const Buffer& rd = ctx.regs_of(dst.buffer);
   std::vector<Stmt> out;
-  for (int64_t r = 0; r < fs.num_regs(); ++r)
+  // A float conversion into a type narrower than 4 bytes (P = cast(S) in attention) moves 4-byte
+  // groups of registers (tl::copy_cast: two floats into one packed f16x2 / bf16x2 register).
+  // Element by element, NVVM keeps each 16-bit register apart and ptxas re-packs the pairs with
+  // PRMT before every use as a wgmma / mma operand (81 PRMT per 128x128 block in the flash loop).
+  const int64_t n = fs.num_regs(), sb = rs.dtype().element_bytes(), db = rd.dtype().element_bytes();
+  const bool floats = rs.dtype().is_float() && rd.dtype().is_float();
+  const int64_t v = floats && db < 4 && rs.dtype() != rd.dtype() ? 4 / db : 1;
+  // Register arrays are aligned to 16 bytes from 16 bytes on, to 8 from 8 (codegen_stmt.cc).
+  auto aligned = [&](int64_t elem_bytes) {
+    const int64_t total = n * elem_bytes, chunk = v * elem_bytes;
+    return chunk <= (total >= 16 ? 16 : total >= 8 ? 8 : elem_bytes);
+  };
+  if (v > 1 && n % v == 0 && aligned(sb) && aligned(db)) {
+    for (int64_t r = 0; r < n; r += v)
+      out.push_back(builtin_stmt("cuda.copy_cast",
+                                 {make_call(DataType::Handle(), "cuda.address_of", {make_load(rd, {make_int(r)}), make_int(2)}),
+                                  make_call(DataType::Handle(), "cuda.address_of", {make_load(rs, {make_int(r)}), make_int(1)}),
+                                  make_int(v)}));
+    return make_seq(out, op.span);
+  }
+  for (int64_t r = 0; r < n; ++r)
     out.push_back(make_store(rd, {make_int(r)}, make_cast(rd.dtype(), make_load(rs, {make_int(r)}))));
   return make_seq(out, op.span);
 }

@@ -86,7 +86,9 @@ Stmt reduce_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion
   const Buffer& sregs = ctx.regs_of(src.buffer);
   const Buffer& dregs = ctx.regs_of(dst.buffer);
   DataType t = dregs.dtype();
-  std::vector<Expr> partial(static_cast<size_t>(ld.num_regs()), identity(type, t));
+  // Each partial starts from its first element, not from the identity: max(-inf, x) and 0 + x are
+  // instructions the compiler must keep (they differ from x for NaN and -0).
+  std::vector<Expr> partial(static_cast<size_t>(ld.num_regs()));
   const bool padded = ls.padded();
   for (int64_t r = 0; r < ls.num_regs(); ++r) {
     Expr v = prepare(type, make_cast(t, make_load(sregs, {make_int(r)})));
@@ -95,8 +97,10 @@ Stmt reduce_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion
       if (!is_one(valid)) v = make_select(valid, v, identity(type, t));
     }
     Expr& p = partial[static_cast<size_t>(reg_map[static_cast<size_t>(r)])];
-    p = combine(type, p, v);
+    p = p.defined() ? combine(type, p, v) : v;
   }
+  for (Expr& p : partial)
+    if (!p.defined()) p = identity(type, t);
   std::vector<Stmt> out;
   // One temporary per destination register, reduced across the thread groups in place.
   Buffer tmp(ctx.fresh("red"), t, {make_int(ld.num_regs())}, MemScope::kLocal);

@@ -66,8 +66,8 @@ func @main(A: global float32[4, 256], B: global float32[4]) {
     }
     attr "cuda.group" = 1 {
       alloc red_0: local float32[2]
-      red_0[0] = 0.0f32 + f[0] + f[1] + f[2] + f[3]
-      red_0[1] = 0.0f32 + f[4] + f[5] + f[6] + f[7]
+      red_0[0] = f[0] + f[1] + f[2] + f[3]
+      red_0[1] = f[4] + f[5] + f[6] + f[7]
       red_0[0] = cuda.call_sync<float32>("tl::allreduce<tl::SumOp, 64, 1, 128>", red_0[0], tx, cuda.address_of<handle>(red_buf_1[0], 3))
       red_0[1] = cuda.call_sync<float32>("tl::allreduce<tl::SumOp, 64, 1, 128>", red_0[1], tx, cuda.address_of<handle>(red_buf_1[0], 3))
       r[0] = red_0[0]
