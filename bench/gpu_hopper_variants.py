@@ -95,13 +95,15 @@ def flash():
     TL_DISABLE_WGMMA_OVERLAP (each GEMM waited for where it is issued), with one CTA per tile and
     persistent, 2 and 3 stages; `before` is the default kernel as generated before the
     instruction-overhead changes of 2026-11-27 (flash_before), `exp2f` the default with
-    TL_DISABLE_EXP2_FTZ only."""
+    TL_DISABLE_EXP2_FTZ only, `noprologue` the default with Q copied by the consumers instead of the
+    producer's TMA (TL_DISABLE_PROLOGUE_TMA)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     B, H, S, D = 8, 16, 4096, 128
     torch.manual_seed(1)
     q, k, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
     qt, kt, vt = (x.transpose(1, 2).contiguous() for x in (q, k, v))
-    modes = {"overlap": {}, "plain": {"tl.disable_wgmma_overlap": True, "tl.disable_persistent": True},
+    modes = {"overlap": {}, "noprologue": {"tl.disable_prologue_tma": True},
+             "plain": {"tl.disable_wgmma_overlap": True, "tl.disable_persistent": True},
              "plain_persistent": {"tl.disable_wgmma_overlap": True}}
     for causal in (False, True):
         flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
