@@ -32,6 +32,7 @@ inline bool dtype_from_dlpack(dlpack::dtype d, DataType* out) {
     case dlpack::dtype_code::Float8_E4M3:
     case dlpack::dtype_code::Float8_E4M3FN: c = DataType::kFloat8E4M3; break;
     case dlpack::dtype_code::Float8_E5M2: c = DataType::kFloat8E5M2; break;
+    case dlpack::dtype_code::Float8_E8M0FNU: c = DataType::kFloat8E8M0; break;
     default: return false;
   }
   *out = DataType(c, d.bits, d.lanes);

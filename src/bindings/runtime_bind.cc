@@ -82,6 +82,7 @@ const ExtendedDtype kExtendedDtypes[] = {
     {"float8_e4m3fn", "uint8", DataType::F8E4M3()},
     {"float8_e4m3", "uint8", DataType::F8E4M3()},
     {"float8_e5m2", "uint8", DataType::F8E5M2()},
+    {"float8_e8m0fnu", "uint8", DataType::F8E8M0()},
 };
 
 // Runs a cuda kernel called with numpy arrays: fn(kernel, args) copies them to the device, calls the
@@ -192,7 +193,7 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool written = fal
     if (!dtype_text.is_valid()) throw nb::python_error();
     throw_error<ArgumentError>("numpy arrays of dtype ", PyUnicode_AsUTF8(dtype_text.ptr()),
                                " are not supported as kernel arguments (supported: bool, (u)int8-64, float16/32/64, "
-                               "and ml_dtypes bfloat16, float8_e4m3fn, float8_e5m2, in native byte order)");
+                               "and ml_dtypes bfloat16, float8_e4m3fn, float8_e5m2, float8_e8m0fnu, in native byte order)");
   }
   if (read_torch_tensor(o, h.torch)) {
     const TorchTensorView& v = h.torch;

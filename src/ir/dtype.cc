@@ -16,6 +16,7 @@ std::string DataType::str() const {
     case kBool: base = "bool"; break;
     case kFloat8E4M3: base = "float8_e4m3"; break;
     case kFloat8E5M2: base = "float8_e5m2"; break;
+    case kFloat8E8M0: base = "float8_e8m0fnu"; break;
     case kHandle: base = "handle"; break;
     case kVoid: return "void";
   }
@@ -36,7 +37,8 @@ static const std::unordered_map<std::string, DataType>& dtype_table() {
       {"double", DataType::Float(64)},  {"bfloat16", DataType::BFloat16()},
       {"float8_e4m3", DataType::F8E4M3()}, {"float8_e4m3fn", DataType::F8E4M3()},
       {"e4m3_float8", DataType::F8E4M3()}, {"float8_e5m2", DataType::F8E5M2()},
-      {"e5m2_float8", DataType::F8E5M2()}, {"handle", DataType::Handle()},
+      {"e5m2_float8", DataType::F8E5M2()}, {"float8_e8m0fnu", DataType::F8E8M0()},
+      {"float8_e8m0", DataType::F8E8M0()}, {"handle", DataType::Handle()},
       {"void", DataType::Void()},
   };
   return table;
@@ -73,7 +75,7 @@ DataType parse_dtype(const std::string& name) {
   throw_error<ValueError>("unknown dtype '", name,
                           "'; supported: bool, int8, int16, int32, int64, uint8, uint16, uint32, "
                           "uint64, float16, bfloat16, float32 (\"float\"), float64, float8_e4m3, "
-                          "float8_e5m2");
+                          "float8_e5m2, float8_e8m0fnu");
 }
 
 }  // namespace tl

@@ -19,6 +19,7 @@ struct DataType {
     kFloat8E4M3 = 6,
     kFloat8E5M2 = 7,
     kVoid = 8,
+    kFloat8E8M0 = 9,  // float8_e8m0fnu: unsigned, exponent only (MX scale factors)
   };
   Code code = kVoid;
   uint8_t bits = 0;
@@ -35,6 +36,7 @@ struct DataType {
   static constexpr DataType BFloat16() { return {kBFloat, 16}; }
   static constexpr DataType F8E4M3() { return {kFloat8E4M3, 8}; }
   static constexpr DataType F8E5M2() { return {kFloat8E5M2, 8}; }
+  static constexpr DataType F8E8M0() { return {kFloat8E8M0, 8}; }
   static constexpr DataType Handle() { return {kHandle, 64}; }
   static constexpr DataType Void() { return {kVoid, 0}; }
   static constexpr DataType Int32() { return Int(32); }
@@ -47,9 +49,10 @@ struct DataType {
   bool is_bool() const { return code == kBool; }
   // Any floating-point format, including bf16 and fp8.
   bool is_float() const {
-    return code == kFloat || code == kBFloat || code == kFloat8E4M3 || code == kFloat8E5M2;
+    return code == kFloat || code == kBFloat || is_fp8();
   }
-  bool is_fp8() const { return code == kFloat8E4M3 || code == kFloat8E5M2; }
+  // Any 8-bit float: e4m3, e5m2 and the exponent-only e8m0 (not a GEMM operand type).
+  bool is_fp8() const { return code == kFloat8E4M3 || code == kFloat8E5M2 || code == kFloat8E8M0; }
   bool is_handle() const { return code == kHandle; }
   bool is_void() const { return code == kVoid; }
   bool is_scalar() const { return lanes == 1; }

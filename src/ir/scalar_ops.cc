@@ -18,6 +18,7 @@ double round_float(double v, DataType t) {
       return fp8_bits_to_float<4, 3, 7, false>(float_to_fp8_bits<4, 3, 7, false>(double_to_float_round_odd(v)));
     case DataType::kFloat8E5M2:
       return fp8_bits_to_float<5, 2, 15, true>(float_to_fp8_bits<5, 2, 15, true>(double_to_float_round_odd(v)));
+    case DataType::kFloat8E8M0: return e8m0_bits_to_float(float_to_e8m0_bits(static_cast<float>(v)));  // through float, as ml_dtypes
     default: return v;
   }
 }

@@ -68,7 +68,8 @@ std::string c_element_type(DataType t, const std::string& param) {
       break;
     case DataType::kBFloat: return "uint16_t";
     case DataType::kFloat8E4M3:
-    case DataType::kFloat8E5M2: return "uint8_t";
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E8M0: return "uint8_t";
     default: break;
   }
   if (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64) return "void";

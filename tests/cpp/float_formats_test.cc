@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "float_reference.h"
+#include "tl/common/float_formats.h"
 #include "ir/eval.h"
 #include "sim/tile_exec.h"
 #include "target/cuda/emulator_values.h"
@@ -116,6 +117,68 @@ TEST(FloatFormats, SimulatorScalarMemory) {
       uint8_t mem[2] = {static_cast<uint8_t>(code), static_cast<uint8_t>(code >> 8)};
       ASSERT_EQ(sim::load_scalar(mem, t), decode(code, f.exp_bits, f.man, f.bias)) << t.str() << code;
     }
+  }
+}
+
+// The float -> fp8 conversion itself (branch-free, so that cpu kernels vectorize it), on a strided
+// walk over all 2^32 float bit patterns plus every fp8 midpoint and its float neighbours, against the
+// enumeration reference.
+TEST(FloatFormats, Float8FromEveryKindOfFloat) {
+  auto check = [](auto convert, auto to_float, const Format& f, const char* name) {
+    std::vector<float> xs;
+    for (uint64_t u = 0; u <= 0xffffffffull; u += 65521) xs.push_back(ff::bits_float(static_cast<uint32_t>(u)));
+    for (uint32_t c = 0; c < f.max_finite_code; ++c) {
+      float mid = static_cast<float>((decode(c, f.exp_bits, f.man, f.bias) + decode(c + 1, f.exp_bits, f.man, f.bias)) / 2);
+      for (float m : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
+        xs.push_back(m);
+        xs.push_back(-m);
+      }
+    }
+    for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, 1e38f, -1e38f}) xs.push_back(v);
+    for (float x : xs) {
+      double got = to_float(convert(x));
+      ASSERT_TRUE(same(got, reference_round(x, f))) << name << " x=" << x << " bits=" << ff::float_bits(x);
+    }
+  };
+  check([](float x) { return ff::float_to_fp8_bits<4, 3, 7, false>(x); },
+        [](uint8_t b) { return static_cast<double>(ff::fp8_bits_to_float<4, 3, 7, false>(b)); }, kE4m3, "e4m3");
+  check([](float x) { return ff::float_to_fp8_bits<5, 2, 15, true>(x); },
+        [](uint8_t b) { return static_cast<double>(ff::fp8_bits_to_float<5, 2, 15, true>(b)); }, kE5m2, "e5m2");
+}
+
+// float8_e8m0fnu: 2^(c - 127); a float goes to the nearest power of two in the significand, 1.5 up;
+// a float subnormal above 2^-127 to 2^-126, one at or below to 2^-127; zero, negatives, inf, NaN and
+// overflow give NaN (0xFF): ml_dtypes' conversion (checked against it in tests/compat).
+uint8_t e8m0_reference(double x) {
+  if (!(x > 0) || std::isinf(x)) return 0xff;
+  if (x < std::ldexp(1.0, -126)) return x > std::ldexp(1.0, -127) ? 1 : 0;
+  int e;
+  double m = std::frexp(x, &e);  // x = m * 2^e, m in [0.5, 1)
+  int p = e - 1 + (m >= 0.75 ? 1 : 0);
+  if (p < -127) p = -127;
+  return p > 127 ? 0xff : static_cast<uint8_t>(p + 127);
+}
+
+TEST(FloatFormats, Float8E8M0) {
+  for (uint32_t c = 0; c < 256; ++c) {
+    float v = ff::e8m0_bits_to_float(static_cast<uint8_t>(c));
+    if (c == 255) ASSERT_TRUE(std::isnan(v));
+    else ASSERT_EQ(static_cast<double>(v), std::ldexp(1.0, static_cast<int>(c) - 127)) << c;
+  }
+  std::vector<float> xs;
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 65521) xs.push_back(ff::bits_float(static_cast<uint32_t>(u)));
+  for (int p = -128; p <= 128; ++p)
+    for (double k : {1.0, 1.5, 0.75}) {
+      float v = static_cast<float>(std::ldexp(k, p));
+      for (float m : {v, std::nextafter(v, 0.0f), std::nextafter(v, INFINITY)}) xs.push_back(m);
+    }
+  for (float x : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1.0f}) xs.push_back(x);
+  for (float x : xs) ASSERT_EQ(ff::float_to_e8m0_bits(x), e8m0_reference(x)) << "x=" << x;
+  // Constant folding and the cuda emulator agree with it (a double through float, as ml_dtypes).
+  for (double x : {1.5, 1.4999999999, 3.0, 0.7, 1e-40, 2.5e38, 1.7e38, -2.0, 0.0}) {
+    float want = ff::e8m0_bits_to_float(e8m0_reference(static_cast<float>(x)));
+    ASSERT_TRUE(same(round_float(x, DataType::F8E8M0()), want)) << x;
+    ASSERT_TRUE(same(cuda_emu::round_to(DataType::F8E8M0(), x), want)) << x;
   }
 }
 

@@ -124,47 +124,28 @@ inline float bfloat16_bits_to_float(uint16_t b) { return bits_float(static_cast<
 
 /* Round-to-nearest-even conversion of a float to an 8-bit float with EXP exponent bits, MAN
  * mantissa bits and bias BIAS. IEEE_SPECIALS: the top exponent is inf/NaN (e5m2); otherwise only
- * S.1111.111 is NaN (e4m3fn) and overflow gives NaN. */
+ * S.1111.111 is NaN (e4m3fn) and overflow gives NaN.
+ * Branch-free (selects only), so that a loop of conversions vectorizes (a per-token fp8 cast is
+ * bound by it): normal results round the float's significand in the integer domain (adding half
+ * an fp8 ulp minus one plus the kept lsb: ties to even; a carry moves into the exponent); results
+ * below the smallest normal come from one float add of a power of two that puts the fp8 subnormal
+ * grid at the float's last significand bit (the add rounds to nearest even); what rounds past the
+ * top code saturates to the overflow code; NaN stays NaN. Float subnormal inputs give +-0 (also
+ * when the process flushes them to zero). Checked bit for bit against the branchy reference
+ * formulation for all 2^32 floats, both formats (tests/cpp/common/float_formats_test.cc samples). */
 template <int EXP, int MAN, int BIAS, bool IEEE_SPECIALS>
 inline uint8_t float_to_fp8_bits(float f) {
-  uint32_t x = float_bits(f);
-  uint32_t sign = (x >> 24) & 0x80u;
-  uint32_t ax = x & 0x7fffffffu;
-  const uint32_t nan = 0x7fu;
-  const uint32_t overflow = IEEE_SPECIALS ? ((1u << EXP) - 1u) << MAN : 0x7fu;
-  if (ax > 0x7f800000u) return static_cast<uint8_t>(sign | nan);
-  if (ax == 0x7f800000u) return static_cast<uint8_t>(sign | overflow);
-  if (ax < 0x00800000u) return static_cast<uint8_t>(sign);  // float subnormals are far below fp8's range
-  int e = static_cast<int>(ax >> 23) - 127;
-  uint32_t m = (ax & 0x7fffffu) | 0x800000u;
-  int te = e < 1 - BIAS ? 1 - BIAS : e;  // the target exponent (subnormals share the minimum one)
-  int shift = 23 - MAN + (te - e);
-  uint32_t q;
-  if (shift >= 25) {
-    q = 0;  // below half of the smallest subnormal
-  } else {
-    q = m >> shift;
-    uint32_t rem = m & ((1u << shift) - 1u);
-    uint32_t half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (q & 1u))) ++q;
-  }
-  if (q == (2u << MAN)) {  // rounding carried into the next binade
-    q >>= 1;
-    ++te;
-  }
-  uint32_t code;
-  if (q < (1u << MAN)) {
-    code = q;  // subnormal (or zero)
-  } else {
-    int field = te + BIAS;
-    uint32_t man = q - (1u << MAN);
-    if (IEEE_SPECIALS) {
-      if (field >= (1 << EXP) - 1) return static_cast<uint8_t>(sign | overflow);
-    } else if (field > (1 << EXP) - 1 || (field == (1 << EXP) - 1 && man == (1u << MAN) - 1u)) {
-      return static_cast<uint8_t>(sign | overflow);
-    }
-    code = (static_cast<uint32_t>(field) << MAN) | man;
-  }
+  const uint32_t x = float_bits(f);
+  const uint32_t sign = (x >> 24) & 0x80u;
+  const uint32_t ax = x & 0x7fffffffu;
+  const uint32_t rounded = ax + ((1u << (22 - MAN)) - 1u) + ((ax >> (23 - MAN)) & 1u);
+  const uint32_t normal = (rounded >> (23 - MAN)) - (static_cast<uint32_t>(127 - BIAS) << MAN);
+  const float magic = bits_float(static_cast<uint32_t>((127 - BIAS) + (23 - MAN) + 1) << 23);
+  const uint32_t subnormal = float_bits(bits_float(ax) + magic) - float_bits(magic);
+  uint32_t code = ax < (static_cast<uint32_t>(127 + 1 - BIAS) << 23) ? subnormal : normal;
+  const uint32_t overflow = IEEE_SPECIALS ? ((1u << EXP) - 1u) << MAN : 0x7fu;  // inf (e5m2) / NaN (e4m3fn)
+  code = code > overflow ? overflow : code;
+  code = ax > 0x7f800000u ? 0x7fu : code;
   return static_cast<uint8_t>(sign | code);
 }
 
@@ -181,6 +162,29 @@ inline float fp8_bits_to_float(uint8_t v) {
     return sign ? -v : v;
   }
   return bits_float(sign | ((field - BIAS + 127u) << 23) | (man << (23 - MAN)));
+}
+
+
+/* ---- float8_e8m0fnu (MX scale factors) ----------------------------------------------------
+ * Unsigned, exponent only: code c in [0, 254] is 2^(c - 127); 0xFF is NaN. No zero, no sign, no
+ * infinity. float -> e8m0 as ml_dtypes (and PyTorch) convert: a normal float rounds to the nearest
+ * power of two in its significand, halfway cases up (a significand of 1.5 or more goes to the next
+ * power); a float subnormal above 2^-127 gives 2^-126, one at or below it 2^-127; zero, negative
+ * values, infinities, NaN and what rounds past 2^127 give NaN (PyTorch differs there: it maps zero
+ * to 2^-127 and ignores the sign). A double converts through float (round to nearest), as both do.
+ * (CUDA's __nv_fp8_e8m0(float) constructor rounds toward +inf instead: docs/COMPATIBILITY.md.) */
+inline uint8_t float_to_e8m0_bits(float f) {
+  const uint32_t x = float_bits(f);
+  if ((x >> 31) != 0u || x == 0u || (x & 0x7fffffffu) >= 0x7f800000u) return 0xffu;
+  const uint32_t field = x >> 23, man = x & 0x7fffffu;
+  if (field == 0u) return man > 0x400000u ? 1u : 0u;  // float subnormal: 2^-127 is man 0x400000
+  const uint32_t code = field + (man >= 0x400000u ? 1u : 0u);
+  return code >= 0xffu ? static_cast<uint8_t>(0xffu) : static_cast<uint8_t>(code);
+}
+inline float e8m0_bits_to_float(uint8_t v) {
+  if (v == 0xffu) return bits_float(0x7fc00000u);
+  if (v == 0u) return bits_float(0x00400000u);  // 2^-127, a float subnormal
+  return bits_float(static_cast<uint32_t>(v) << 23);
 }
 
 }  // namespace ff

@@ -22,6 +22,7 @@ template <> struct is_small_float<half_t> { static constexpr bool value = true; 
 template <> struct is_small_float<bfloat16_t> { static constexpr bool value = true; };
 template <> struct is_small_float<float8_e4m3_t> { static constexpr bool value = true; };
 template <> struct is_small_float<float8_e5m2_t> { static constexpr bool value = true; };
+template <> struct is_small_float<float8_e8m0_t> { static constexpr bool value = true; };
 
 template <typename T> struct is_float_type { static constexpr bool value = is_small_float<T>::value; };
 template <> struct is_float_type<float> { static constexpr bool value = true; };
@@ -60,6 +61,16 @@ template <> struct float_format<float8_e5m2_t> {
   static double value(float8_e5m2_t v) { return static_cast<float>(v); }
   static float8_e5m2_t step(float8_e5m2_t v, bool up) { return float8_e5m2_t::from_bits(step_bits<uint8_t>(v.bits, up, 7)); }
   static bool odd(float8_e5m2_t v) { return v.bits & 1u; }
+};
+/* e8m0 codes are unsigned and ordered: the neighbours are code +- 1 (0 and 254 are the ends). */
+template <> struct float_format<float8_e8m0_t> {
+  static float8_e8m0_t round(double x) { return float8_e8m0_t(x); }
+  static double value(float8_e8m0_t v) { return static_cast<float>(v); }
+  static float8_e8m0_t step(float8_e8m0_t v, bool up) {
+    if (v.bits == 0xffu) return v;
+    return float8_e8m0_t::from_bits(static_cast<uint8_t>(up ? (v.bits < 254 ? v.bits + 1 : 0xff) : (v.bits > 0 ? v.bits - 1 : 0)));
+  }
+  static bool odd(float8_e8m0_t v) { return v.bits & 1u; }
 };
 template <> struct float_format<float> {
   static float round(double x) { return static_cast<float>(x); }

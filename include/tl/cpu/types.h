@@ -75,12 +75,23 @@ struct float8_e5m2_t {
   static float8_e5m2_t from_bits(uint8_t b) { float8_e5m2_t h; h.bits = b; return h; }
 };
 
+/* float8_e8m0fnu: 2^(bits - 127), 0xFF NaN; conversions in tl/common/float_formats.h. */
+struct float8_e8m0_t {
+  uint8_t bits;
+  float8_e8m0_t() = default;
+  explicit float8_e8m0_t(float f) : bits(ff::float_to_e8m0_bits(f)) {}
+  explicit float8_e8m0_t(double d) : bits(ff::float_to_e8m0_bits(static_cast<float>(d))) {}  // through float, as ml_dtypes
+  explicit operator float() const { return ff::e8m0_bits_to_float(bits); }
+  static float8_e8m0_t from_bits(uint8_t b) { float8_e8m0_t h; h.bits = b; return h; }
+};
+
 /* The value a storage type computes in: float for the 16/8-bit floats, the type itself otherwise. */
 template <typename T> struct compute_type { typedef T type; };
 template <> struct compute_type<half_t> { typedef float type; };
 template <> struct compute_type<bfloat16_t> { typedef float type; };
 template <> struct compute_type<float8_e4m3_t> { typedef float type; };
 template <> struct compute_type<float8_e5m2_t> { typedef float type; };
+template <> struct compute_type<float8_e8m0_t> { typedef float type; };
 
 /* Rounds a value to the precision of T and returns it in T's compute type (an explicit cast). */
 template <typename T, typename V>

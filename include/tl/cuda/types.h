@@ -194,6 +194,33 @@ struct alignas(1) fp8_e5m2_t {
   TL_DEVICE explicit fp8_e5m2_t(fp8_e4m3_t v) : bits(f32_to_e5m2_bits(static_cast<float>(v))) {}
   TL_DEVICE operator float() const { return e5m2_bits_to_f32(bits); }
 };
+
+// float8_e8m0fnu (MX scale factors): code c in [0, 254] is 2^(c - 127), 0xFF is NaN. The conversion
+// is the cpu target's (include/tl/common/float_formats.h: ml_dtypes' rounding, to the nearest power
+// of two with a significand of 1.5 or more going up; zero, negatives, inf, NaN and overflow give
+// NaN), not __nv_fp8_e8m0(float)'s round-toward-+inf.
+TL_DEVICE uint8_t f32_to_e8m0_bits(float f) {
+  const uint32_t x = __float_as_uint(f);
+  if ((x >> 31) != 0u || x == 0u || (x & 0x7fffffffu) >= 0x7f800000u) return 0xffu;
+  const uint32_t field = x >> 23, man = x & 0x7fffffu;
+  if (field == 0u) return man > 0x400000u ? 1u : 0u;  // float subnormals, as ml_dtypes
+  const uint32_t code = field + (man >= 0x400000u ? 1u : 0u);
+  return code >= 0xffu ? static_cast<uint8_t>(0xffu) : static_cast<uint8_t>(code);
+}
+TL_DEVICE uint8_t f64_to_e8m0_bits(double d) { return f32_to_e8m0_bits(__double2float_rn(d)); }  // as ml_dtypes
+TL_DEVICE float e8m0_bits_to_f32(uint8_t b) {
+  if (b == 0xffu) return __uint_as_float(0x7fc00000u);
+  return __uint_as_float(b == 0u ? 0x00400000u : static_cast<uint32_t>(b) << 23);
+}
+struct alignas(1) fp8_e8_t {
+  uint8_t bits;
+  TL_FLOAT_STORAGE_CTORS(fp8_e8_t, uint8_t, f32_to_e8m0_bits, f64_to_e8m0_bits)
+  TL_DEVICE explicit fp8_e8_t(half_t v) : bits(f32_to_e8m0_bits(static_cast<float>(v))) {}
+  TL_DEVICE explicit fp8_e8_t(bfloat16_t v) : bits(f32_to_e8m0_bits(static_cast<float>(v))) {}
+  TL_DEVICE explicit fp8_e8_t(fp8_e4m3_t v) : bits(f32_to_e8m0_bits(static_cast<float>(v))) {}
+  TL_DEVICE explicit fp8_e8_t(fp8_e5m2_t v) : bits(f32_to_e8m0_bits(static_cast<float>(v))) {}
+  TL_DEVICE operator float() const { return e8m0_bits_to_f32(bits); }
+};
 #undef TL_FLOAT_STORAGE_CTORS
 
 // fp8 -> half and bf16 are exact through float (every fp8 value is representable).
@@ -259,6 +286,10 @@ TL_FP8_BINOP(fp8_e5m2_t, +)
 TL_FP8_BINOP(fp8_e5m2_t, -)
 TL_FP8_BINOP(fp8_e5m2_t, *)
 TL_FP8_BINOP(fp8_e5m2_t, /)
+TL_FP8_BINOP(fp8_e8_t, +)
+TL_FP8_BINOP(fp8_e8_t, -)
+TL_FP8_BINOP(fp8_e8_t, *)
+TL_FP8_BINOP(fp8_e8_t, /)
 #undef TL_FP8_BINOP
 TL_DEVICE fp8_e4m3_t operator-(fp8_e4m3_t a) { return fp8_e4m3_t::from_bits(static_cast<uint8_t>(a.bits ^ 0x80u)); }
 TL_DEVICE fp8_e5m2_t operator-(fp8_e5m2_t a) { return fp8_e5m2_t::from_bits(static_cast<uint8_t>(a.bits ^ 0x80u)); }
@@ -278,6 +309,7 @@ TL_COMPOUND_OPS(half_t)
 TL_COMPOUND_OPS(bfloat16_t)
 TL_COMPOUND_OPS(fp8_e4m3_t)
 TL_COMPOUND_OPS(fp8_e5m2_t)
+TL_COMPOUND_OPS(fp8_e8_t)
 #undef TL_COMPOUND_OPS
 
 // ---------------------------------------------------------------------------------------------

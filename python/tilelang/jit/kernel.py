@@ -246,6 +246,8 @@ def _call_staged(kernel, args):
 
     special = {"bfloat16": (np.uint16, torch.bfloat16), "float8_e4m3fn": (np.uint8, torch.float8_e4m3fn),
                "float8_e5m2": (np.uint8, torch.float8_e5m2)}
+    if hasattr(torch, "float8_e8m0fnu"):
+        special["float8_e8m0fnu"] = (np.uint8, torch.float8_e8m0fnu)
 
     def to_dev(a):
         a = np.ascontiguousarray(a)
@@ -258,7 +260,7 @@ def _call_staged(kernel, args):
 
     def to_host(t, like_dtype=None):
         name = str(t.dtype).replace("torch.", "")
-        if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"):
             import ml_dtypes
             store = np.uint16 if name == "bfloat16" else np.uint8
             h = t.view(torch.uint16 if name == "bfloat16" else torch.uint8).cpu().numpy()

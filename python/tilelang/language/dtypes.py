@@ -117,6 +117,7 @@ float16, bfloat16, float32, float64 = dtype("float16"), dtype("bfloat16"), dtype
 float8_e4m3 = dtype("float8_e4m3")
 float8_e5m2 = dtype("float8_e5m2")
 float8_e4m3fn = float8_e4m3
+float8_e8m0fnu = dtype("float8_e8m0fnu")  # unsigned powers of two 2^-127..2^127 (MX scales)
 half = float16
 double = float64
 float_ = float32
@@ -132,6 +133,7 @@ ALL = {
     "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
     "float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64,
     "float8_e4m3": float8_e4m3, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,
+    "float8_e8m0fnu": float8_e8m0fnu,
     "half": half, "double": double, "float": float_, "int": int_, "uint": uint_, "short": short, "long": long,
     "ulong": ulong, "tfloat32": tfloat32,
 }

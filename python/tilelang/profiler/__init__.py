@@ -114,7 +114,7 @@ def _to_torch(array):
     import torch
     from ..jit.adapter import torch_dtype
     a = np.array(array, copy=True)
-    if a.dtype.kind == "V" or a.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+    if a.dtype.kind == "V" or a.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"):
         return torch.from_numpy(a.astype(np.float32)).to(torch_dtype(_tilelang_dtype_name(a.dtype)))
     return torch.from_numpy(a)
 

@@ -33,6 +33,7 @@ std::string storage_type(DataType t) {
     case DataType::kBFloat: return "tl::cpu::bfloat16_t";
     case DataType::kFloat8E4M3: return "tl::cpu::float8_e4m3_t";
     case DataType::kFloat8E5M2: return "tl::cpu::float8_e5m2_t";
+    case DataType::kFloat8E8M0: return "tl::cpu::float8_e8m0_t";
     case DataType::kHandle: return "void*";
     case DataType::kVoid: return "void";
   }
@@ -68,6 +69,7 @@ std::string float_literal(DataType t, double v) {
       case DataType::kBFloat: f = static_cast<float>(tl::cpu::bfloat16_t(v)); break;
       case DataType::kFloat8E4M3: f = static_cast<float>(tl::cpu::float8_e4m3_t(v)); break;
       case DataType::kFloat8E5M2: f = static_cast<float>(tl::cpu::float8_e5m2_t(v)); break;
+      case DataType::kFloat8E8M0: f = static_cast<float>(tl::cpu::float8_e8m0_t(v)); break;
       default: break;
     }
     v = f;
@@ -114,6 +116,7 @@ uint32_t small_float_bits(DataType t, double v) {
     case DataType::kBFloat: return tl::cpu::bfloat16_t(v).bits;
     case DataType::kFloat8E4M3: return tl::cpu::float8_e4m3_t(v).bits;
     case DataType::kFloat8E5M2: return tl::cpu::float8_e5m2_t(v).bits;
+    case DataType::kFloat8E8M0: return tl::cpu::float8_e8m0_t(v).bits;
     default: return tl::cpu::half_t(v).bits;
   }
 }

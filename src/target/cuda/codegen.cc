@@ -25,6 +25,7 @@ std::string param_kind(DataType t) {
     case DataType::kBFloat: return "bf16";
     case DataType::kFloat8E4M3: return "f8e4m3";
     case DataType::kFloat8E5M2: return "f8e5m2";
+    case DataType::kFloat8E8M0: return "f8e8m0";
     default: break;
   }
   throw_error<NotImplemented>("not implemented: a kernel parameter of type ", t.str(), " on target cuda");

@@ -433,6 +433,42 @@ def test_f64_conversions_round_once(fmt, software):
     assert bad.size == 0, f"{bad.size} mismatches, e.g. {x[bad[:4]]} -> {got[bad[:4]]} != {ref[bad[:4]]}"
 
 
+@source("e8m0")
+def _e8m0_source():
+    return HEADER + """
+extern "C" __global__ void e8m0_to_f32(const unsigned char* in, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = static_cast<float>(fp8_e8_t::from_bits(in[i]));
+}
+extern "C" __global__ void f32_to_e8m0(const float* in, unsigned char* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = fp8_e8_t(in[i]).bits;
+}
+extern "C" __global__ void f64_to_e8m0(const double* in, unsigned char* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = fp8_e8_t(in[i]).bits;
+}"""
+
+
+@requires_gpu
+def test_e8m0_conversions():
+    """float8_e8m0fnu (tl::fp8_e8_t): every code to float, and float/double to it as ml_dtypes
+    rounds (to the nearest power of two, 1.5 up; zero, negatives, inf, NaN and overflow to NaN)."""
+    mod, _ = compile_module(SOURCES["e8m0"])
+    codes = np.arange(256, dtype=np.uint8)
+    got = _run_map(mod, "e8m0_to_f32", codes, np.float32)
+    ref = codes.view(ml_dtypes.float8_e8m0fnu).astype(np.float32)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(got[~np.isnan(ref)], ref[~np.isnan(ref)])
+    rng = np.random.default_rng(12)
+    x = np.concatenate([np.exp2(rng.uniform(-140, 130, 20000)), -np.exp2(rng.uniform(-20, 20, 100)),
+                        np.exp2(np.arange(-127, 128)) * 1.5, np.exp2(np.arange(-127, 128)),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** -149]])
+    for name, arr in (("f32_to_e8m0", x.astype(np.float32)), ("f64_to_e8m0", x.astype(np.float64))):
+        got = _run_map(mod, name, arr, np.uint8)
+        np.testing.assert_array_equal(got, arr.astype(ml_dtypes.float8_e8m0fnu).view(np.uint8))
+
+
 # ------------------------------------------------------------------------------------------------
 # 16-bit arithmetic: one correctly rounded operation each
 
