@@ -486,7 +486,8 @@ inline void amx_release() { __asm__ __volatile__("tilerelease" ::: "memory"); }
 #endif
 constexpr int kAmxPackBBytes = TL_CPU_AMX_PACK_B_BYTES;  // stack for packed B per call (L2 holds it)
 constexpr int kAmxTileBytes = 1024;
-constexpr int kAmxMaxSteps = TL_CPU_AMX_MAX_STEPS;  // tile steps per chunk: a 32-row A block of 32 KiB, C reloaded every 16 steps
+constexpr int kAmxMaxSteps = TL_CPU_AMX_MAX_STEPS;  // tile steps per chunk: C reloaded every 16 steps at most
+constexpr int kAmxABlockBytes = 32 * 1024;          // the packed 48-row A block stays in L1: at most 10 steps
 
 /* One MT x NT block of 16 x 16 C tiles (MT, NT in {1, 2}) over `steps` tile steps of k: A tile of
  * row tile r and step s at a + r * a_ts + s * 1 KiB, B tile of column tile c at b + c * b_ts + s * 1
@@ -740,7 +741,8 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
   constexpr bool kBf16 = ELEM == 2;
   constexpr int S = K / (64 / ELEM);                                          // tile steps of k
   constexpr int NTL = N / 16;                                                 // column tiles
-  constexpr int SC = cmin(cmin(S, kAmxMaxSteps), kAmxPackBBytes / (NTL * kAmxTileBytes));  // steps per chunk
+  constexpr int SC = cmin(cmin(S, kAmxMaxSteps),  // steps per chunk: packed B and the A block within budget
+                          cmin(kAmxPackBBytes / (NTL * kAmxTileBytes), kAmxABlockBytes / (3 * kAmxTileBytes)));
   constexpr int M3 = M / 48 * 48, NF = N / 32 * 32;  // rows in 3 x 1 blocks; columns in 2-tile pairs
   alignas(64) uint32_t b_pack[NTL * SC * 256];
   alignas(64) char a_blk[3 * SC * kAmxTileBytes];
