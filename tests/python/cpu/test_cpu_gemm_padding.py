@@ -126,6 +126,22 @@ def test_not_padded(case, rng):
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
 
 
+def test_padded_with_staging_copies_and_fill(rng):
+    """With tl.disable_cpu_gemm_forwarding the shared copies and the T.clear stay: the fill of the
+    padded accumulator (its loop form over the strides) and the GEMM on shared tiles, exact."""
+    M, N, K, bm, bn, bk = 96, 512, 256, 48, 256, 128
+    prog = gemm_epilogue(M, N, K, bm, bn, bk, "int8", "int32")
+    kernel = tilelang.compile(prog, target="cpu", pass_configs={"tl.disable_cpu_gemm_forwarding": True})
+    assert "int64_t(272LL)" in source(kernel)
+    a, b = operands(M, N, K, "int8", rng)
+    c = np.full((M, N), 7, np.int32)
+    r = np.full((M, N // bn), 7, np.int32)
+    kernel(a, b, c, r)
+    ref = a.astype(np.int64) @ b.astype(np.int64) + 1
+    np.testing.assert_array_equal(c, ref)
+    np.testing.assert_array_equal(r, ref.reshape(M, N // bn, bn).sum(axis=2))
+
+
 def test_padded_global_operand_gemm(rng):
     """The bench's kernel form (operands read from the global tiles, the clear folded into the GEMM)
     with a 2 KiB-row int8 accumulator: padded, exact."""
