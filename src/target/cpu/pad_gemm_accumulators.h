@@ -2,11 +2,11 @@
 // apart gets a row stride 64 bytes longer.
 //
 // The header GEMM's AMX path (include/tl/cpu/gemm.h) loads and stores C as 16-row tiles at the
-// start and end of every 32 x 32 block of each call. With rows 2 KiB apart (a 512-wide fp32 or
+// start and end of every block of C tiles of each call. With rows 2 KiB apart (a 512-wide fp32 or
 // int32 C_local) the 16 rows of a tile column map onto 2 of the 64 L1 sets (4 KiB: 1 set), so the
 // tiles of one block evict each other and the lines the block stores must be read again; with
 // rows 64 bytes longer consecutive rows fall into consecutive sets. Measured on the 2048^3 bf16
-// GEMM of bench/cpu_gemm.py (512 x 512 x 256 blocks, one thread): +10-15% (docs/PERFORMANCE.md).
+// and int8 GEMMs of bench/cpu_gemm.py (512 x 512 blocks, one thread): +1-13% (docs/PERFORMANCE.md).
 //
 // A buffer B is given strides [.., ld + 64 bytes / element, 1] (the logical shape does not change;
 // every access goes through the strides: flatten_buffer_access, the GEMM's ldc, the row routines
