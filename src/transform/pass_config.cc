@@ -74,6 +74,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_CPU_STREAM_STORES", "tl.disable_cpu_stream_stores", Attr::kBool,
        "cpu: copy a block-local buffer into a global one with plain stores (by default long contiguous runs use "
        "non-temporal stores)"},
+      {"TL_DISABLE_CPU_GEMM_PADDING", "tl.disable_cpu_gemm_padding", Attr::kBool,
+       "cpu: keep a bf16 / int8 GEMM's block-local accumulator dense (by default rows a multiple of 1 KiB long get "
+       "a 64-byte longer stride, so AMX C tiles do not alias L1 sets)"},
       {"TL_CPU_ISA", "tl.cpu_isa", Attr::kStr,
        "cpu: highest instruction set kernels are compiled for: portable, avx2, avx512 or native (default: native, "
        "the set the CPU reports at run time; the environment variable TL_CPU_ISA does the same)"},

@@ -439,10 +439,12 @@ inline void gemm_bf16(const bfloat16_t* A, int64_t lda, const bfloat16_t* B, int
 
 #if TL_CPU_COMPILED_AMX_BF16 || TL_CPU_COMPILED_AMX_INT8
 /* ---- AMX tiles ----------------------------------------------------------------------------------
- * Eight tile registers of 16 rows x 64 bytes: tmm0..3 hold a 32 x 32 block of C (2 x 2 tiles of
- * 16 x 16 float or int32), tmm4..5 two 16-row slices of A (16 rows x 64 bytes of k: 32 bf16 or 64
- * int8), tmm6..7 two 16-column slices of B packed in groups of 4 bytes per column (k-pairs of bf16,
- * k-quads of int8: "VNNI" layout, one 64-byte row of a tile per group). tdpbf16ps / tdpbssd add
+ * Eight tile registers of 16 rows x 64 bytes. The main block is 3 x 1: tmm0..2 hold a 48 x 16
+ * block of C (tiles of 16 x 16 float or int32), tmm3..5 three 16-row slices of A (16 rows x 64
+ * bytes of k: 32 bf16 or 64 int8), tmm6 a 16-column slice of B packed in groups of 4 bytes per
+ * column (k-pairs of bf16, k-quads of int8: "VNNI" layout, one 64-byte row of a tile per group).
+ * The 32 or 16 rows left over use 2 x 2 / 2 x 1 (1 x 2 / 1 x 1) blocks: tmm0..3 C, tmm4..5 A,
+ * tmm6..7 B. tdpbf16ps / tdpbssd add
  * the products of each group in float32 / int32. The tile instructions are inline assembly (the
  * headers avoid <immintrin.h>); register numbers are part of the mnemonic, so each is a macro. */
 struct alignas(64) AmxTileConfig {
@@ -484,7 +486,8 @@ inline void amx_release() { __asm__ __volatile__("tilerelease" ::: "memory"); }
 #endif
 constexpr int kAmxPackBBytes = TL_CPU_AMX_PACK_B_BYTES;  // stack for packed B per call (L2 holds it)
 constexpr int kAmxTileBytes = 1024;
-constexpr int kAmxMaxSteps = TL_CPU_AMX_MAX_STEPS;  // tile steps per chunk: a 32-row A block of 32 KiB, C reloaded every 16 steps
+constexpr int kAmxMaxSteps = TL_CPU_AMX_MAX_STEPS;  // tile steps per chunk: C reloaded every 16 steps at most
+constexpr int kAmxABlockBytes = 32 * 1024;          // the packed 48-row A block stays in L1: at most 10 steps
 
 /* One MT x NT block of 16 x 16 C tiles (MT, NT in {1, 2}) over `steps` tile steps of k: A tile of
  * row tile r and step s at a + r * a_ts + s * 1 KiB, B tile of column tile c at b + c * b_ts + s * 1
@@ -526,6 +529,42 @@ inline void amx_block(int steps, const char* a, int64_t a_ts, const char* b, int
   if constexpr (NT > 1) TL_AMX_STORE(1, c + 64, c_ld);
   if constexpr (MT > 1) TL_AMX_STORE(2, c + 16 * c_ld, c_ld);
   if constexpr (MT > 1 && NT > 1) TL_AMX_STORE(3, c + 16 * c_ld + 64, c_ld);
+}
+
+/* One 3 x 1 block of C tiles (48 rows x 16 columns in tmm0..2) over `steps` tile steps: per step
+ * one B tile (tmm6, from the packed B in L2) feeds three A tiles (tmm3..5, from the A block in L1),
+ * so B crosses from L2 once per three tile products instead of once per two in the 2 x 2 block;
+ * the C traffic per product is the same. Layout arguments as amx_block's. */
+template <bool BF16>
+inline void amx_block31(int steps, const char* a, int64_t a_ts, const char* b, char* c, int64_t c_ld, bool load_c) {
+  if (load_c) {
+    TL_AMX_LOAD(0, c, c_ld);
+    TL_AMX_LOAD(1, c + 16 * c_ld, c_ld);
+    TL_AMX_LOAD(2, c + 32 * c_ld, c_ld);
+  } else {
+    TL_AMX_ZERO(0);
+    TL_AMX_ZERO(1);
+    TL_AMX_ZERO(2);
+  }
+  for (int s = 0; s < steps; ++s) {
+    const char* as = a + s * kAmxTileBytes;
+    TL_AMX_LOAD(6, b + s * kAmxTileBytes, 64);
+    TL_AMX_LOAD(3, as, 64);
+    TL_AMX_LOAD(4, as + a_ts, 64);
+    TL_AMX_LOAD(5, as + 2 * a_ts, 64);
+    if constexpr (BF16) {
+      TL_AMX_DP("tdpbf16ps", 0, 3, 6);
+      TL_AMX_DP("tdpbf16ps", 1, 4, 6);
+      TL_AMX_DP("tdpbf16ps", 2, 5, 6);
+    } else {
+      TL_AMX_DP("tdpbssd", 0, 3, 6);
+      TL_AMX_DP("tdpbssd", 1, 4, 6);
+      TL_AMX_DP("tdpbssd", 2, 5, 6);
+    }
+  }
+  TL_AMX_STORE(0, c, c_ld);
+  TL_AMX_STORE(1, c + 16 * c_ld, c_ld);
+  TL_AMX_STORE(2, c + 32 * c_ld, c_ld);
 }
 
 /* Whether the AMX driver takes this GEMM: row-major A, whole 16 x 16 C tiles, whole tile steps of
@@ -693,19 +732,20 @@ inline void amx_pack_a(const T* A, int64_t lda, int i0, int s0, int sc, char* a_
 
 /* C (float for bf16, int32 for int8; row-major) (+)= A B with A [M, K] row-major and B [K, N]
  * (TRANS_B: [N, K]), through the tiles. Chunks of k whose packed B fits kAmxPackBBytes; within a
- * chunk, 32-row blocks of A (packed into L1) against every 32-column block of B, each C block
- * staying in tmm0..3 for the whole chunk. */
+ * chunk, 48-row blocks of A (packed into L1) against every 16-column tile of B (3 x 1 blocks of C
+ * tiles), then the 32 or 16 rows left in 2 x 2 / 2 x 1 (1 x 2 / 1 x 1) blocks; each C block stays
+ * in the tiles for the whole chunk. */
 template <int M, int N, int K, bool TRANS_B, typename T, typename Acc>
 inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
   constexpr int ELEM = static_cast<int>(sizeof(T));
   constexpr bool kBf16 = ELEM == 2;
-  constexpr int KT = 64 / ELEM;                                               // k per tile step
-  constexpr int S = K / KT;                                                   // tile steps of k
+  constexpr int S = K / (64 / ELEM);                                          // tile steps of k
   constexpr int NTL = N / 16;                                                 // column tiles
-  constexpr int SC = cmin(cmin(S, kAmxMaxSteps), kAmxPackBBytes / (NTL * kAmxTileBytes));  // steps per chunk
-  constexpr int MF = M / 32 * 32, NF = N / 32 * 32;
+  constexpr int SC = cmin(cmin(S, kAmxMaxSteps),  // steps per chunk: packed B and the A block within budget
+                          cmin(kAmxPackBBytes / (NTL * kAmxTileBytes), kAmxABlockBytes / (3 * kAmxTileBytes)));
+  constexpr int M3 = M / 48 * 48, NF = N / 32 * 32;  // rows in 3 x 1 blocks; columns in 2-tile pairs
   alignas(64) uint32_t b_pack[NTL * SC * 256];
-  alignas(64) char a_blk[2 * SC * kAmxTileBytes];
+  alignas(64) char a_blk[3 * SC * kAmxTileBytes];
   amx_configure();
   const int64_t c_ld = ldc * 4;
   for (int s0 = 0; s0 < S; s0 += SC) {
@@ -714,17 +754,20 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
     const bool lc = load_c || s0 > 0;
     const char* bp = reinterpret_cast<const char*>(b_pack);
     const int64_t bt = int64_t(sc) * kAmxTileBytes, at = bt;  // one tile's steps, A and B alike
-    for (int i0 = 0; i0 < MF; i0 += 32) {
-      amx_pack_a<2>(A, lda, i0, s0, sc, a_blk);
+    for (int i0 = 0; i0 < M3; i0 += 48) {
+      amx_pack_a<3>(A, lda, i0, s0, sc, a_blk);
       char* ci = reinterpret_cast<char*>(C + i0 * ldc);
-      for (int j0 = 0; j0 < NF; j0 += 32) {
-        amx_block<kBf16, 2, 2>(sc, a_blk, at, bp + (j0 / 16) * bt, bt, ci + j0 * 4, c_ld, lc);
-      }
-      if constexpr (NF < N) amx_block<kBf16, 2, 1>(sc, a_blk, at, bp + (NF / 16) * bt, bt, ci + NF * 4, c_ld, lc);
+      for (int jt = 0; jt < NTL; ++jt) amx_block31<kBf16>(sc, a_blk, at, bp + jt * bt, ci + jt * 64, c_ld, lc);
     }
-    if constexpr (MF < M) {
-      amx_pack_a<1>(A, lda, MF, s0, sc, a_blk);
-      char* ci = reinterpret_cast<char*>(C + MF * ldc);
+    if constexpr (M - M3 == 32) {
+      amx_pack_a<2>(A, lda, M3, s0, sc, a_blk);
+      char* ci = reinterpret_cast<char*>(C + M3 * ldc);
+      for (int j0 = 0; j0 < NF; j0 += 32)
+        amx_block<kBf16, 2, 2>(sc, a_blk, at, bp + (j0 / 16) * bt, bt, ci + j0 * 4, c_ld, lc);
+      if constexpr (NF < N) amx_block<kBf16, 2, 1>(sc, a_blk, at, bp + (NF / 16) * bt, bt, ci + NF * 4, c_ld, lc);
+    } else if constexpr (M - M3 == 16) {
+      amx_pack_a<1>(A, lda, M3, s0, sc, a_blk);
+      char* ci = reinterpret_cast<char*>(C + M3 * ldc);
       for (int j0 = 0; j0 < NF; j0 += 32)
         amx_block<kBf16, 1, 2>(sc, a_blk, at, bp + (j0 / 16) * bt, bt, ci + j0 * 4, c_ld, lc);
       if constexpr (NF < N) amx_block<kBf16, 1, 1>(sc, a_blk, at, bp + (NF / 16) * bt, bt, ci + NF * 4, c_ld, lc);

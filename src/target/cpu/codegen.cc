@@ -266,7 +266,13 @@ void CodeGenCPU::allocate(const AllocateNode* n) {
   std::string t = storage_type(b.dtype());
   std::string nm = name(b);
   Expr count = make_int(1, DataType::Int64());
-  for (auto& e : b.shape()) count = count * make_cast(DataType::Int64(), e);
+  if (b->strides.empty()) {
+    for (auto& e : b.shape()) count = count * make_cast(DataType::Int64(), e);
+  } else {  // padded rows (pad_gemm_accumulators): one past the last element's offset
+    for (size_t d = 0; d < b.ndim(); ++d)
+      count = count + (make_cast(DataType::Int64(), b.shape()[d]) - make_int(1, DataType::Int64())) *
+                          make_cast(DataType::Int64(), b->strides[d]);
+  }
   int64_t c = 0;
   bool is_static = is_const_int(count, &c);
   int64_t bytes = is_static ? std::max<int64_t>(c, 1) * b.dtype().element_bytes() : 0;

@@ -2,6 +2,7 @@
 
 #include "target/cpu/forward_gemm_operands.h"
 #include "target/cpu/lower_tile_ops_cpu.h"
+#include "target/cpu/pad_gemm_accumulators.h"
 #include "target/cpu/stream_global_stores.h"
 #include "transform/config_index_bitwidth.h"
 #include "transform/check_cpu_constructs.h"
@@ -21,6 +22,7 @@ PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
   runner.run("serialize_threads", serialize_threads);
   runner.run("simplify", simplify);  // constant regions let the GEMM take its static form
   runner.run("forward_gemm_operands", forward_gemm_operands);  // T.gemm reads global tiles, not their copies
+  runner.run("pad_gemm_accumulators", pad_gemm_accumulators);  // AMX C tiles: rows 1 KiB apart alias L1 sets
   runner.run("lower_tile_ops", [](const PrimFunc& fn, const PassContext& c) {
     return lower_tile_ops(fn, c, lower_tile_op_cpu);
   });

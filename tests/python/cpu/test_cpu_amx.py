@@ -44,8 +44,9 @@ CASES = [
     (256, 256, 256, (256, 256, 128), "bfloat16", "float32", False),  # the benchmark's block
     (64, 80, 256, (32, 80, 128), "int8", "int32", False),
     (96, 48, 192, (48, 48, 64), "int8", "int32", True),
-    # k in several chunks of packed B: 16 tile steps per chunk, fewer when N is wide (the 256 KiB
-    # pack budget: 8 steps at N = 512, 3 at N = 1040 with a 2-step remainder, 15 + 3 for int8)
+    # k in several chunks of packed B: 10 tile steps per chunk (the A block's 32 KiB), fewer when N
+    # is wide (the 256 KiB pack budget: 8 steps at N = 512, 3 at N = 1040 with a 2-step remainder;
+    # 10 + 8 for int8)
     (512, 512, 1024, (512, 512, 1024), "bfloat16", "float32", False),
     (96, 1040, 640, (96, 1040, 640), "bfloat16", "float32", True),
     (48, 272, 1152, (48, 272, 1152), "int8", "int32", False),

@@ -1,0 +1,22 @@
+#!/bin/sh
+# A/B of include/tl/cpu/gemm.h against another tree's (default: the last commit's), on the bench
+# kernel's block loop, one process, interleaved rounds, thread CPU time (docs/PERFORMANCE.md).
+#   bench/cpu_amx_blockloop/run.sh [ROUNDS] [OLD_COMMIT]
+set -e
+here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
+rounds=${1:-30}; old=${2:-HEAD}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cp -r "$root/include" "$tmp/old_include"
+git -C "$root" show "$old:include/tl/cpu/gemm.h" > "$tmp/old_include/tl/cpu/gemm.h"
+flags="-std=c++17 -O2 -march=native -ftree-vectorize -fvect-cost-model=dynamic -fno-math-errno -fno-trapping-math -ffp-contract=fast -fPIC -shared"  # the kernel build's (src/target/cpu/codegen.cc), with -march=native for the host ISA flags
+for v in bf16 int8; do
+  d=""; [ $v = int8 ] && d="-DINT8"
+  g++ $flags $d -fvisibility=hidden -I"$tmp/old_include" "$here/variant.cc" -o "$tmp/old_$v.so"
+  g++ $flags $d -fvisibility=hidden -I"$root/include" "$here/variant.cc" -o "$tmp/new_$v.so"
+  g++ $flags $d -DLDC=512 -fvisibility=hidden -I"$root/include" "$here/variant.cc" -o "$tmp/new_dense_$v.so"
+done
+g++ -O2 "$here/driver.cc" -o "$tmp/driver" -ldl
+cd "$tmp"
+"$tmp/driver" "$rounds" ./old_bf16.so ./new_bf16.so ./new_dense_bf16.so
+"$tmp/driver" "$rounds" --int8 ./old_int8.so ./new_int8.so ./new_dense_int8.so
+uptime

@@ -1,0 +1,44 @@
+/* One variant of the bench kernel's block loop (bench/cpu_gemm.py, bf16 2048^3 with 512 x 512 x 256
+ * blocks: 16 blocks of 8 tl::cpu::gemm calls on a 64-byte aligned C_local, then the streamed
+ * copy-out), built against one include/ tree into a shared object that driver.cc loads. Several
+ * variants (another gemm.h, -DLDC=512 for the dense C_local, -DINT8 for the int8 kernel with
+ * 512 x 512 x 512 blocks) run interleaved in one process, so header changes can be compared in
+ * paired rounds by thread CPU time. Build and run: see run.sh. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "tl/cpu/gemm.h"
+#include "tl/cpu/runtime.h"
+#include "tl/cpu/stream.h"
+#include "tl/cpu/types.h"
+
+#ifndef LDC
+#define LDC 528  // the row stride pad_gemm_accumulators gives a 512-wide fp32 / int32 C_local
+#endif
+#ifdef INT8
+typedef int8_t In;
+typedef int32_t Acc;
+constexpr int BK = 512;
+#else
+typedef tl::cpu::bfloat16_t In;
+typedef float Acc;
+constexpr int BK = 256;
+#endif
+constexpr int N = 2048, BM = 512, BN = 512;
+
+extern "C" __attribute__((visibility("default"))) void run(const void* a, const void* b, void* c) {
+  const In* A = static_cast<const In*>(a);
+  const In* B = static_cast<const In*>(b);
+  Acc* C = static_cast<Acc*>(c);
+  for (int blk = 0; blk < (N / BM) * (N / BN); ++blk) {
+    int64_t bx, by;
+    tl::cpu::rasterize2d(blk, N / BN, N / BM, 4, true, &bx, &by);
+    Acc* cl = static_cast<Acc*>(aligned_alloc(64, sizeof(Acc) * BM * LDC));
+    for (int k = 0; k < N / BK; ++k)
+      tl::cpu::gemm<BM, BN, BK, false, false>(A + by * BM * N + k * BK, N, B + int64_t(k) * BK * N + bx * BN, N, cl,
+                                              LDC, k == 0);
+    for (int i = 0; i < BM; ++i) tl::cpu::copy_stream(C + (by * BM + i) * N + bx * BN, cl + i * LDC, int64_t(BN));
+    tl::cpu::store_fence();
+    free(cl);
+  }
+}
