@@ -159,7 +159,7 @@ def run_workload(name, configs, build, measure, machine, deadline, dyn=None):
     return {"summary": summarize(name, rows), "rows": rows}
 
 
-def autotune_end_to_end(name, builder, configs, target, k=3, warmup=5, rep=20, sweep=None):
+def autotune_end_to_end(name, builder, configs, target, k=3, warmup=5, rep=20, sweep=None, modes=None):
     """Wall time of tilelang's AutoTuner over `configs`, exhaustive and with top_k=k, each with a fresh
     kernel cache (nothing compiled before), and the latency of the configuration each one picks (as the
     tuner measured it, and as the sweep `sweep` (a workload result) measured it)."""
@@ -169,6 +169,8 @@ def autotune_end_to_end(name, builder, configs, target, k=3, warmup=5, rep=20, s
     out = {"workload": name, "configs": len(configs), "top_k": k, "warmup_ms": warmup, "rep_ms": rep,
            "compile_workers": AutoTuner._num_workers(len(configs))}
     for mode, top_k in (("exhaustive", None), (f"top_{k}", k)):
+        if modes is not None and mode not in modes:
+            continue
         os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"tl-tilesight-{mode}-")
         _core.clear_memo()
         t = time.time()
