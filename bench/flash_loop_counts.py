@@ -46,23 +46,38 @@ def ptx_main_loop(ptx):
     return [ln.strip() for ln in lines[best[0]:best[1] + 1] if not _PTX_SKIP.match(ln)]
 
 
-def sass_main_loop(sass):
-    """(opcode list) of the largest SASS loop closed by a predicated backward BRA."""
+def sass_instructions(sass):
+    """[(address, instruction text)] of cuobjdump -sass output."""
     ins = []
     for ln in sass.splitlines():
         m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);", ln)
         if m:
             ins.append((int(m.group(1), 16), m.group(2).strip()))
+    return ins
+
+
+def largest_sass_loop(ins, predicated=True):
+    """The instruction texts of the largest loop of `ins` (sass_instructions) closed by a backward
+    BRA to an address (`predicated`: only a conditional one)."""
     best = None
+    pattern = re.compile(r"@!?P\d\s+BRA\s+0x([0-9a-f]+)" if predicated else r"BRA\s+0x([0-9a-f]+)")
     for addr, s in ins:
-        m = re.match(r"@!?P\d\s+BRA\s+(0x[0-9a-f]+)", s)
+        m = pattern.search(s)
         if m and int(m.group(1), 16) < addr:
             lo = int(m.group(1), 16)
             if best is None or addr - lo > best[1] - best[0]:
                 best = (lo, addr)
-    if best is None:
-        return []
-    return [re.sub(r"^@!?U?P\w+\s+", "", s).split()[0] for a, s in ins if best[0] <= a <= best[1]]
+    return [] if best is None else [s for a, s in ins if best[0] <= a <= best[1]]
+
+
+def sass_opcode(text):
+    """The opcode of an instruction text, without its predicate."""
+    return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
+
+
+def sass_main_loop(sass):
+    """(opcode list) of the largest SASS loop closed by a predicated backward BRA."""
+    return [sass_opcode(s) for s in largest_sass_loop(sass_instructions(sass))]
 
 
 def flash_before(src):

@@ -93,33 +93,14 @@ def sass_loop_stats(cubin):
     """Instruction counts of the largest loop (backward branch) of a cubin's SASS, through cuobjdump
     when the machine has it: {"instrs": n, "HGMMA": .., "HMMA": .., ...}, or {} without cuobjdump."""
     import collections
-    import re
-    import shutil
-    import subprocess
-    import tempfile
-    exe = shutil.which("cuobjdump")
-    if not exe:
+    import flash_loop_counts as flc
+    sass = flc.sass_of(cubin)
+    if not sass:
         return {}
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        sass = subprocess.run([exe, "-sass", f.name], capture_output=True, text=True).stdout
-    ins = []
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);", line)
-        if m:
-            ins.append((int(m.group(1), 16), m.group(2).strip()))
-    best = None
-    for addr, text in ins:
-        m = re.search(r"BRA\s+(?:`\(\.L_x_\d+\)|0x([0-9a-f]+))", text)
-        if m and m.group(1) and int(m.group(1), 16) < addr:
-            lo = int(m.group(1), 16)
-            if best is None or addr - lo > best[1] - best[0]:
-                best = (lo, addr)
-    if best is None:
+    body = flc.largest_sass_loop(flc.sass_instructions(sass), predicated=False)
+    if not body:
         return {}
-    body = [t for a, t in ins if best[0] <= a <= best[1]]
-    ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0].split(".")[0] for t in body)
+    ops = collections.Counter(flc.sass_opcode(t).split(".")[0] for t in body)
     keep = ("HGMMA", "HMMA", "LDSM", "LDGSTS", "BAR", "MUFU", "FFMA", "FMUL", "IMAD", "LDL", "STL")
     out = {"instrs": len(body)}
     out.update({k: ops[k] for k in keep if ops.get(k)})
