@@ -178,14 +178,19 @@ def test_flash_attention_overlap(kind, shape):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_causal_flash_attention_is_not_overlapped(kind):
-    """A loop whose trip count depends on the block (causal attention) keeps the plain schedule:
-    measured no faster overlapped on an H100 and an H200, and the peeling doubles NVRTC time."""
+def test_causal_flash_attention_is_overlapped(kind):
+    """A loop whose trip count depends on the block (causal attention: one iteration for the first
+    block) runs overlapped too (8-13% faster than the plain schedule on an H100, 2026-11-27);
+    TL_DISABLE_WGMMA_OVERLAP gives the plain one. Values are the reference's either way."""
     B, H, S, D = 1, 2, 384, 64
     f = K.flashattn(B, H, S, D, True, block_M=128, block_N=64, num_stages=2, threads=256)
     src = build(f, "sm_90a")["source"]
-    assert "tl::tma_load(" in src and "wgmma_wait_regs" not in src and not re.search(r", -1(, tl::half_t, false)?>\(", src)
+    assert "tl::tma_load(" in src and "tl::wgmma_wait_regs<1, " in src and "tl::wgmma_wait_regs<0, " in src
     check_flash(kind, f, B, H, S, D, True)
+    off = {"tl.disable_wgmma_overlap": True}
+    plain = build(f, "sm_90a", off)["source"]
+    assert "wgmma_wait_regs" not in plain and not re.search(r", -1(, tl::half_t, false)?>\(", plain)
+    check_flash(kind, f, B, H, S, D, True, off)
 
 
 def test_reading_an_in_flight_accumulator_is_reported():
