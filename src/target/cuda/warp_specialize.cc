@@ -220,7 +220,7 @@ class Specializer : public StmtMutator {
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no
     // fence.proxy.async before their wgmma (1-4% of a 4096^3 GEMM on an H100). Last: it replaces
     // the gemm statements, which `lm` knows by address.
-    plan_prologue(top, loop_at, items, lm);
+    plan_prologue(k, top, loop_at, *loop, items, lm);
     mark_async_proxy_gemms(top, loop_at, &items, is_producer);
     return build(k, nc, top, loop_at, *loop, items, plan, boxes, groups, async_at != items.size());
   }
@@ -661,14 +661,18 @@ class Specializer : public StmtMutator {
   // that the consumers wait for just before the loop (attention's Q: FA3 and TileLang load it so;
   // thread copies cost the consumers the load, a block barrier and a proxy fence before the first
   // wgmma). A top-level copy qualifies when the kernel is one CTA per tile without clusters or
-  // distributed operators, it copies a kernel parameter into a whole shared tile that TMA can fill
+  // distributed operators whose loop runs the same iterations in every block, it copies a kernel parameter into a whole shared tile that TMA can fill
   // (same type, zero padding), nothing else in the kernel writes that tile or the source tensor,
   // no statement between it and the loop touches the tile, and its source position reads no memory.
   // Off with TL_DISABLE_PROLOGUE_TMA.
-  void plan_prologue(const std::vector<BodyItem>& top, size_t loop_at, const std::vector<BodyItem>& items,
-                     const LayoutMap& lm) {
+  void plan_prologue(const KernelLaunchNode& k, const std::vector<BodyItem>& top, size_t loop_at, const ForNode& loop,
+                     const std::vector<BodyItem>& items, const LayoutMap& lm) {
     pre_.clear();
     if (persistent_.on || cluster_ > 1 || has_dist_ || config_bool(ctx_.configs, "tl.disable_prologue_tma")) return;
+    // Not where the trip count depends on the block (causal attention): there it ran 4-6% slower
+    // than the consumers' own copy on an H100 (2026-11-27, docs/PERFORMANCE.md); its many short
+    // loops may feel the producer's later start.
+    if (trip_depends_on_tile(k, top, loop)) return;
     std::vector<std::set<const BufferNode*>> writes(top.size()), uses(top.size());
     std::set<const BufferNode*> loop_writes;
     Analyzer an;

@@ -108,7 +108,8 @@ def test_flash_attention(kind, causal):
     B, H, S, D = 1, 2, 256, 64
     f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=64, num_stages=2, threads=256)
     src = build(f, "sm_90a")["source"]
-    assert src.count("tl::mbarrier_arrive_expect_tx(") == 3  # K, V and (before the loop) Q
+    # K, V and, where every block runs the same iterations (not causal), Q before the loop
+    assert src.count("tl::mbarrier_arrive_expect_tx(") == (2 if causal else 3)
     # No warpgroup ping-pong by default (slower than lockstep on an H100: docs/PERFORMANCE.md).
     assert "named_barrier_sync((2" not in src and "named_barrier_arrive" not in src
     check_flash(kind, f, B, H, S, D, causal)
