@@ -669,9 +669,9 @@ class Specializer : public StmtMutator {
                      const std::vector<BodyItem>& items, const LayoutMap& lm) {
     pre_.clear();
     if (persistent_.on || cluster_ > 1 || has_dist_ || config_bool(ctx_.configs, "tl.disable_prologue_tma")) return;
-    // Not where the trip count depends on the block (causal attention): there it ran 4-6% slower
-    // than the consumers' own copy on an H100 (2026-11-27, docs/PERFORMANCE.md); its many short
-    // loops may feel the producer's later start.
+    // Not where the trip count depends on the block (causal attention): there it measured no
+    // faster than the consumers' own copy on an H100 (2026-11-27, docs/PERFORMANCE.md: within
+    // the few percent that interleaved rounds vary), so causal kernels keep the older form.
     if (trip_depends_on_tile(k, top, loop)) return;
     std::vector<std::set<const BufferNode*>> writes(top.size()), uses(top.size());
     std::set<const BufferNode*> loop_writes;
