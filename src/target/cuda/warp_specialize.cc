@@ -113,26 +113,8 @@ class Specializer : public StmtMutator {
     // TMA boxes of the producers.
     std::map<size_t, TmaBoxPlan> boxes;
     for (size_t i : plan.producers) {
-      const auto* op = items[i].stmt.as<TileOpNode>();
-      if (attr_bool(op->attrs, "disable_tma", false)) return no("a producer copy has disable_tma");
-      if (auto pv = op->attrs.find("pad_value"); pv != op->attrs.end() && !pv->second.is_none() &&
-                                                  !is_zero(pv->second.as_expr()))
-        return no("a producer copy fills out-of-bounds reads with a value other than 0 (TMA fills 0)");
-      const BufferRegion& src = op->args[0].region;
-      const Buffer& dst = op->args[1].region.buffer;
-      if (src.buffer.dtype() != dst.dtype()) return no("a producer copy converts types");
-      bool is_param = false;
-      for (const Param& p : params_) is_param |= p.is_buffer() && p.buffer.same_as(src.buffer);
-      if (!is_param) return no("'" + src.buffer.name() + "' is not a kernel parameter");
-      int swizzle = 0;
-      if (auto it = lm.shared.find(dst); it != lm.shared.end()) {
-        const std::string& n = it->second->name;
-        if (n.rfind("gmma", 0) != 0 && n != "row_major") return no("'" + dst.name() + "' is laid out as " + n);
-        if (n != "row_major") swizzle = std::stoi(n.substr(4));
-      }
       std::string w;
-      if (!plan_tma_box(src, const_shape(dst, "shared buffer"), swizzle, &boxes[i], &w))
-        return no("copy into '" + dst.name() + "': " + w);
+      if (!tma_box_for(*items[i].stmt.as<TileOpNode>(), lm, &boxes[i], &w)) return no(w);
     }
     // Copies that every CTA of a cluster makes alike (their region does not depend on the block's x
     // index): each CTA loads 1/cluster of the tile and multicasts it to all.
@@ -657,6 +639,32 @@ class Specializer : public StmtMutator {
       multicast_.insert(i);
     }
   }
+  // Whether TMA can make the global -> shared copy `op` (no disable_tma, zero padding, no type
+  // conversion, a kernel parameter as source, a row-major or gmma-swizzled tile as laid out by `lm`):
+  // fills `box`, or says in `why` what prevents it. For the loop's producers and the prologue's copies.
+  bool tma_box_for(const TileOpNode& op, const LayoutMap& lm, TmaBoxPlan* box, std::string* why) const {
+    if (attr_bool(op.attrs, "disable_tma", false)) return *why = "a producer copy has disable_tma", false;
+    if (auto pv = op.attrs.find("pad_value"); pv != op.attrs.end() && !pv->second.is_none() &&
+                                               !is_zero(pv->second.as_expr()))
+      return *why = "a producer copy fills out-of-bounds reads with a value other than 0 (TMA fills 0)", false;
+    const BufferRegion& src = op.args[0].region;
+    const Buffer& dst = op.args[1].region.buffer;
+    if (src.buffer.dtype() != dst.dtype()) return *why = "a producer copy converts types", false;
+    bool is_param = false;
+    for (const Param& p : params_) is_param |= p.is_buffer() && p.buffer.same_as(src.buffer);
+    if (!is_param) return *why = "'" + src.buffer.name() + "' is not a kernel parameter", false;
+    int swizzle = 0;
+    if (auto it = lm.shared.find(dst); it != lm.shared.end()) {
+      const std::string& n = it->second->name;
+      if (n.rfind("gmma", 0) != 0 && n != "row_major") return *why = "'" + dst.name() + "' is laid out as " + n, false;
+      if (n != "row_major") swizzle = std::stoi(n.substr(4));
+    }
+    std::string w;
+    if (!plan_tma_box(src, const_shape(dst, "shared buffer"), swizzle, box, &w))
+      return *why = "copy into '" + dst.name() + "': " + w, false;
+    return true;
+  }
+
   // Copies before the pipelined loop that the producer makes with TMA, each on an mbarrier of its own
   // that the consumers wait for just before the loop (attention's Q: FA3 and TileLang load it so;
   // thread copies cost the consumers the load, a block barrier and a proxy fence before the first
@@ -687,19 +695,12 @@ class Specializer : public StmtMutator {
     for (size_t j = 0; j < loop_at; ++j) {
       const auto* op = top[j].is_stmt() ? top[j].stmt.as<TileOpNode>() : nullptr;
       if (!op || !is_tile_op(*op, TileOpKind::kCopy) || op->args.size() < 2 || !op->args[0].is_region() ||
-          !op->args[1].is_region() || attr_bool(op->attrs, "disable_tma", false))
-        continue;
-      if (auto pv = op->attrs.find("pad_value"); pv != op->attrs.end() && !pv->second.is_none() &&
-                                                  !is_zero(pv->second.as_expr()))
+          !op->args[1].is_region())
         continue;
       const BufferRegion& src = op->args[0].region;
       const BufferRegion& dst = op->args[1].region;
-      if (src.buffer.scope() != MemScope::kGlobal || dst.buffer.scope() != MemScope::kShared ||
-          src.buffer.dtype() != dst.buffer.dtype())
-        continue;
-      bool is_param = false;
-      for (const Param& p : params_) is_param |= p.is_buffer() && p.buffer.same_as(src.buffer);
-      bool whole = is_param && dst.region.size() == dst.buffer.ndim();
+      if (src.buffer.scope() != MemScope::kGlobal || dst.buffer.scope() != MemScope::kShared) continue;
+      bool whole = dst.region.size() == dst.buffer.ndim();
       for (size_t d = 0; whole && d < dst.region.size(); ++d) {
         int64_t e = 0, n = 0;
         whole = is_zero(dst.region[d].min) && is_const_int(dst.region[d].extent, &e) &&
@@ -718,15 +719,9 @@ class Specializer : public StmtMutator {
         for (const Expr& e : {r.min, r.extent})
           for_each_subexpr(e, [&](const Expr& y) { reads_memory |= y.kind() == ExprKind::kBufferLoad; });
       if (clash || reads_memory) continue;
-      int swizzle = 0;
-      if (auto lt = lm.shared.find(dst.buffer); lt != lm.shared.end()) {
-        const std::string& n = lt->second->name;
-        if (n.rfind("gmma", 0) != 0 && n != "row_major") continue;
-        if (n != "row_major") swizzle = std::stoi(n.substr(4));
-      }
       TmaBoxPlan box;
       std::string w;
-      if (!plan_tma_box(src, const_shape(dst.buffer, "shared buffer"), swizzle, &box, &w)) continue;
+      if (!tma_box_for(*op, lm, &box, &w)) continue;
       pre_.emplace_back(j, box);
     }
   }
