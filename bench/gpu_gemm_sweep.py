@@ -19,6 +19,7 @@ import cuda_kernels as K
 
 # mode, block_M, block_N, block_K, threads, stages, swizzle panel, cluster
 CONFIGS = [
+    ("ws", 128, 128, 64, 128, 4, 16, None),
     ("ws", 128, 256, 64, 256, 4, 8, None),
     ("ws", 128, 256, 64, 256, 4, 16, None),
     ("ws", 128, 256, 64, 256, 3, 8, None),
@@ -47,6 +48,7 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", default=[4096])
     ap.add_argument("--dtypes", nargs="+", default=["float16"])
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--only", nargs="*", default=None, help="configuration indices to run")
     args = ap.parse_args()
     for dtype_name in args.dtypes:
         dtype = getattr(torch, dtype_name)
@@ -58,7 +60,9 @@ def main():
             c = torch.empty(n, n, device="cuda", dtype=dtype)
             flops = 2.0 * n ** 3
             kernels = {}
-            for cfg in CONFIGS:
+            for i, cfg in enumerate(CONFIGS):
+                if args.only is not None and str(i) not in args.only:
+                    continue
                 mode, bm, bn, bk, th, st, sw, cl = cfg
                 try:
                     k = TorchKernel(K.matmul(n, n, n, bm, bn, bk, dtype=dtype_name, num_stages=st, threads=th,
