@@ -1,7 +1,7 @@
 """One kernel launched a few times for Nsight Compute (scripts/gpu_check.sh runs it under ncu and
 keeps the report): the main GEMM and flash-attention configurations of the benchmarks.
 
-    ncu --profile-from-start off --launch-skip 1 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_cluster|gemm_mma|flash|flash_full|flash_cudnn|mla
+    ncu --profile-from-start off --launch-skip 1 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_cluster|gemm_mma|gemm_cublas|flash|flash_full|flash_cudnn|mla
 """
 import sys
 
@@ -18,13 +18,17 @@ def main(which):
         n = 4096
         a, b = (torch.randn(n, n, device="cuda", dtype=torch.float16) for _ in range(2))
         c = torch.empty(n, n, device="cuda", dtype=torch.float16)
-        if which == "gemm_cluster":
+        if which == "gemm_cublas":  # the peer, torch.matmul on the same tensors
+            def k(*args):
+                torch.matmul(args[0], args[1], out=args[2])
+            k.registers = "-"
+        elif which == "gemm_cluster":
             k = TorchKernel(K.matmul(n, n, n, 128, 256, 64, num_stages=4, threads=256, swizzle_panel=8, cluster=2))
         elif which == "gemm_mma":
             k = TorchKernel(K.matmul(n, n, n, 128, 128, 64, num_stages=3, threads=128, swizzle_panel=8),
                             {"tl.disable_wgmma": True})
         else:
-            k = TorchKernel(K.matmul(n, n, n, 128, 256, 64, num_stages=4, threads=256, swizzle_panel=8))
+            k = TorchKernel(K.matmul(n, n, n, 128, 256, 64, num_stages=4, threads=256, swizzle_panel=16))
         args = (a, b, c)
     elif which == "mla":
         import importlib.util
