@@ -89,6 +89,41 @@ template <int KIND, typename Acc> constexpr Acc identity() {
 
 }  // namespace reduce_impl
 
+namespace reduce_impl {
+
+template <int... I> struct int_seq {};
+template <int N, int... I> struct make_int_seq : make_int_seq<N - 1, N - 1, I...> {};
+template <int... I> struct make_int_seq<0, I...> { typedef int_seq<I...> type; };
+
+/* v with its lanes moved by S toward higher lanes (REVERSE: lower), zeros shifted in: a constant
+ * two-vector shuffle (indices >= L select from the zero vector). */
+template <int L, int S, bool REVERSE, typename Acc, typename V, int... I>
+__attribute__((always_inline)) inline V shift_lanes(V v, int_seq<I...>) {
+  const V zero = {};
+#if defined(__clang__)
+  return __builtin_shufflevector(v, zero, (REVERSE ? (I + S < L ? I + S : L + I) : (I >= S ? I - S : L + I))...);
+#else
+  typedef typename vec<typename bits_of<Acc>::type, sizeof(V)>::type M;
+  const M mask = {(REVERSE ? (I + S < L ? I + S : L + I) : (I >= S ? I - S : L + I))...};
+  return __builtin_shuffle(v, zero, mask);
+#endif
+}
+
+/* Lane 0 of the result combines lanes 0..L-1 of v pairwise as the scalar steps did (lane l with
+ * l + W, then W / 2, ...), one vector shuffle per step instead of W scalar combines. */
+template <int KIND, typename Acc, int W, typename V>
+__attribute__((always_inline)) inline V fold_lanes(V v) {
+  constexpr int L = static_cast<int>(sizeof(V) / sizeof(Acc));
+  if constexpr (W < 1) {
+    return v;
+  } else {
+    const V moved = shift_lanes<L, W, true, Acc>(v, typename make_int_seq<L>::type());
+    return fold_lanes<KIND, Acc, W / 2>(combine<KIND>(v, moved));
+  }
+}
+
+}  // namespace reduce_impl
+
 /* Reduces p[0..n) (converted to Acc) and combines the result with init. */
 template <int KIND, typename T, typename Acc>
 inline Acc reduce_row(const T* p, int64_t n, Acc init) {
@@ -113,11 +148,7 @@ inline Acc reduce_row(const T* p, int64_t n, Acc init) {
     for (int u = 0; u < U; ++u) acc[u] = combine<KIND>(acc[u], prep(load_as<Acc>(p + i + u * L)));
   for (; i + L <= n; i += L) acc[0] = combine<KIND>(acc[0], prep(load_as<Acc>(p + i)));
   V v = combine<KIND>(combine<KIND>(acc[0], acc[1]), combine<KIND>(acc[2], acc[3]));
-#pragma GCC unroll 8
-  for (int w = L / 2; w >= 1; w /= 2)
-#pragma GCC unroll 64
-    for (int l = 0; l < w; ++l) v[l] = combine1<KIND>(v[l], v[l + w]);
-  Acc r = v[0];
+  Acc r = fold_lanes<KIND, Acc, L / 2>(v)[0];
   for (; i < n; ++i) {
     Acc x = load1<Acc>(p + i);
     if constexpr (kAbs) x = x < 0 ? -x : x;
@@ -127,24 +158,6 @@ inline Acc reduce_row(const T* p, int64_t n, Acc init) {
 }
 
 namespace reduce_impl {
-
-template <int... I> struct int_seq {};
-template <int N, int... I> struct make_int_seq : make_int_seq<N - 1, N - 1, I...> {};
-template <int... I> struct make_int_seq<0, I...> { typedef int_seq<I...> type; };
-
-/* v with its lanes moved by S toward higher lanes (REVERSE: lower), zeros shifted in: a constant
- * two-vector shuffle (indices >= L select from the zero vector). */
-template <int L, int S, bool REVERSE, typename Acc, typename V, int... I>
-__attribute__((always_inline)) inline V shift_lanes(V v, int_seq<I...>) {
-  const V zero = {};
-#if defined(__clang__)
-  return __builtin_shufflevector(v, zero, (REVERSE ? (I + S < L ? I + S : L + I) : (I >= S ? I - S : L + I))...);
-#else
-  typedef typename vec<typename bits_of<Acc>::type, sizeof(V)>::type M;
-  const M mask = {(REVERSE ? (I + S < L ? I + S : L + I) : (I >= S ? I - S : L + I))...};
-  return __builtin_shuffle(v, zero, mask);
-#endif
-}
 
 /* Inclusive prefix sum of the lanes of v (REVERSE: suffix sum), in log2(L) shift-and-add steps. */
 template <bool REVERSE, typename Acc, int S = 1, typename V>
