@@ -104,38 +104,59 @@ bool is_positive_zero(const Expr& e) {
   return is_zero(e);
 }
 
-// `T.clear(C)` (a fill of all of C with +0) directly followed by a serial or pipelined loop of at
-// least one iteration whose body's first statement touching C is `T.gemm(A, B, C)` accumulating
-// into all of C: the fill goes and the GEMM clears C on the loop's first iteration
-// (clear_accum = k == min). The GEMM then starts from zero tiles instead of loading the zeros
-// the fill stored. Returns the rewritten loop, or nothing.
-std::optional<Stmt> fold_clear_into_gemm(const Stmt& fill_stmt, const Stmt& loop_stmt) {
+// The buffer region `fill_stmt` clears when it is `T.clear(C)`: a fill of all of a staging or
+// local C with +0; nullptr otherwise.
+const BufferRegion* cleared_region(const Stmt& fill_stmt) {
   auto* fill = fill_stmt.as<TileOpNode>();
-  auto* loop = loop_stmt.as<ForNode>();
-  if (!fill || !is_tile_op(*fill, TileOpKind::kFill) || tile_op_as<FillOp>(*fill)->vector_spelling() || fill->args.size() != 2 || !fill->args[0].is_region() || !loop) return std::nullopt;
+  if (!fill || !is_tile_op(*fill, TileOpKind::kFill) || tile_op_as<FillOp>(*fill)->vector_spelling() ||
+      fill->args.size() != 2 || !fill->args[0].is_region())
+    return nullptr;
   const BufferRegion& c = fill->args[0].region;
-  if (!is_staging(c.buffer.scope()) && c.buffer.scope() != MemScope::kLocal) return std::nullopt;
-  if (!covers_whole(c) || fill->args[1].is_region() || !is_positive_zero(fill->args[1].expr)) return std::nullopt;
+  if (!is_staging(c.buffer.scope()) && c.buffer.scope() != MemScope::kLocal) return nullptr;
+  if (!covers_whole(c) || fill->args[1].is_region() || !is_positive_zero(fill->args[1].expr)) return nullptr;
+  return &c;
+}
+
+// `stmt` as `T.gemm(A, B, C)` accumulating into all of `c` (C not also an operand, not already
+// clearing), rewritten to clear C when `clear` holds; nothing when `stmt` is not such a GEMM.
+std::optional<Stmt> gemm_clearing(const Stmt& stmt, const BufferRegion& c, const Expr& clear) {
+  auto* g = stmt.as<TileOpNode>();
+  if (!g || !is_gemm_form(*g, GemmForm::kGemm) || g->args.size() < 3 || !g->args[2].is_region() ||
+      g->args[2].region.buffer.get() != c.buffer.get() || !covers_whole(g->args[2].region))
+    return std::nullopt;
+  for (size_t a = 0; a < 2; ++a)
+    if (g->args[a].is_region() && g->args[a].region.buffer.get() == c.buffer.get()) return std::nullopt;
+  auto it = g->attrs.find("clear_accum");
+  if (it != g->attrs.end() && !it->second.is_none() && !is_const_value(it->second.as_expr(), 0)) return std::nullopt;
+  AttrMap attrs = g->attrs;
+  attrs["clear_accum"] = Attr(clear);
+  return make_tile_op(g->op, g->args, std::move(attrs), g->span);
+}
+
+// `T.clear(C)` directly followed by
+//  - `T.gemm(A, B, C)` into all of C: the GEMM clears C (clear_accum = true; attention's scores,
+//    cleared in every iteration of its KV loop);
+//  - a serial or pipelined loop of at least one iteration whose body's first statement touching C
+//    is such a GEMM: the GEMM clears C on the loop's first iteration (clear_accum = k == min).
+// The fill goes and the GEMM starts from zero tiles instead of loading the zeros the fill stored.
+// Returns the rewritten second statement, or nothing.
+std::optional<Stmt> fold_clear_into_gemm(const Stmt& fill_stmt, const Stmt& next) {
+  const BufferRegion* c = cleared_region(fill_stmt);
+  if (!c) return std::nullopt;
+  if (next.as<TileOpNode>()) return gemm_clearing(next, *c, make_bool(true));
+  auto* loop = next.as<ForNode>();
   int64_t extent;
-  if ((loop->for_kind != ForKind::kSerial && loop->for_kind != ForKind::kPipelined) ||
+  if (!loop || (loop->for_kind != ForKind::kSerial && loop->for_kind != ForKind::kPipelined) ||
       !is_const_int(loop->extent, &extent) || extent < 1)
     return std::nullopt;
   std::vector<Stmt> body;
   if (auto* sq = loop->body.as<SeqStmtNode>()) body = sq->seq;
   else body = {loop->body};
   for (size_t j = 0; j < body.size(); ++j) {
-    if (!mentions(body[j], c.buffer.get())) continue;
-    auto* g = body[j].as<TileOpNode>();
-    if (!g || !is_gemm_form(*g, GemmForm::kGemm) || g->args.size() < 3 || !g->args[2].is_region() ||
-        g->args[2].region.buffer.get() != c.buffer.get() || !covers_whole(g->args[2].region))
-      return std::nullopt;
-    for (size_t a = 0; a < 2; ++a)
-      if (g->args[a].is_region() && g->args[a].region.buffer.get() == c.buffer.get()) return std::nullopt;
-    auto it = g->attrs.find("clear_accum");
-    if (it != g->attrs.end() && !it->second.is_none() && !is_const_value(it->second.as_expr(), 0)) return std::nullopt;
-    AttrMap attrs = g->attrs;
-    attrs["clear_accum"] = Attr(eq(loop->var, loop->min));
-    body[j] = make_tile_op(g->op, g->args, std::move(attrs), g->span);
+    if (!mentions(body[j], c->buffer.get())) continue;
+    std::optional<Stmt> g = gemm_clearing(body[j], *c, eq(loop->var, loop->min));
+    if (!g) return std::nullopt;
+    body[j] = *g;
     return make_for(loop->var, loop->min, loop->extent, loop->for_kind, make_seq(std::move(body), loop->body->span),
                     loop->annotations, loop->span);
   }
@@ -282,9 +303,9 @@ class ClearFolder : public StmtMutator {
     std::vector<Stmt> seq = n->seq;
     bool changed = false;
     for (size_t i = 0; i + 1 < seq.size(); ++i) {
-      if (std::optional<Stmt> loop = fold_clear_into_gemm(seq[i], seq[i + 1])) {
+      if (std::optional<Stmt> next = fold_clear_into_gemm(seq[i], seq[i + 1])) {
         seq[i] = make_evaluate(make_int(0), seq[i]->span);
-        seq[i + 1] = *loop;
+        seq[i + 1] = *next;
         changed = true;
         ++folded;
       }

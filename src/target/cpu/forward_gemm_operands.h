@@ -18,11 +18,11 @@
 //     would otherwise zero-fill the outside part).
 // S's allocation stays (unused).
 //
-// Second rewrite: `T.clear(C)` (all of a block-local C filled with +0) directly before a serial or
-// pipelined loop with a constant trip count >= 1, whose body's first statement touching C is
-// `T.gemm(A, B, C)` accumulating into all of C, is dropped and that GEMM clears C on the first
-// iteration (clear_accum = k == min): the header GEMM starts from zero registers / AMX tiles
-// instead of loading the zeros the fill stored.
+// Second rewrite: `T.clear(C)` (all of a block-local C filled with +0) directly before
+// `T.gemm(A, B, C)` accumulating into all of C (attention's scores), or before a serial or
+// pipelined loop with a constant trip count >= 1 whose body's first statement touching C is such a
+// GEMM, is dropped and that GEMM clears C (clear_accum = true, or k == min in the loop): the GEMM
+// starts from zero registers / AMX tiles instead of loading the zeros the fill stored.
 // Both rewrites are off with the pass config tl.disable_cpu_gemm_forwarding.
 #pragma once
 

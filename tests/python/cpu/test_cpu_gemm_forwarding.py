@@ -203,3 +203,40 @@ def test_clear_stays_where_the_gemm_cannot_take_it(variant, rng):
         kernel(a, b, c, d, 0)
         np.testing.assert_array_equal(c, np.zeros((M, N), np.float32))
     assert stores_to(source(kernel), "C_local")
+
+
+def test_clear_right_before_a_gemm_in_every_iteration_becomes_its_clear(rng):
+    """Attention's scores: T.clear(S) directly before T.gemm(Q, K_j, S) in every KV iteration, S
+    then used and summed into O. The fill goes and the GEMM clears S itself (clear_accum = true);
+    values match numpy and, bit for bit, the kernel without the rewrite."""
+    M, N, D, bm, bn = 64, 256, 64, 32, 64
+
+    @T.prim_func
+    def f(Q: T.Tensor((M, D), "float32"), Kt: T.Tensor((N, D), "float32"), O: T.Tensor((M, D), "float32")):
+        with T.Kernel(M // bm, threads=128) as bx:
+            Q_shared = T.alloc_shared((bm, D), "float32")
+            K_shared = T.alloc_shared((bn, D), "float32")
+            S = T.alloc_fragment((bm, bn), "float32")
+            acc = T.alloc_fragment((bm, D), "float32")
+            T.copy(Q[bx * bm, 0], Q_shared)
+            T.clear(acc)
+            for j in T.Pipelined(N // bn, num_stages=1):
+                T.copy(Kt[j * bn, 0], K_shared)
+                T.clear(S)
+                T.gemm(Q_shared, K_shared, S, transpose_B=True)
+                for i, k in T.Parallel(bm, bn):
+                    S[i, k] = S[i, k] * 0.5
+                T.gemm(S, K_shared, acc)
+            T.copy(acc, O[bx * bm, 0])
+
+    fast = tilelang.compile(f, target="cpu")
+    kept = tilelang.compile(f, target="cpu", pass_configs=KEEP)
+    q, kt = operand((M, D), "float32", rng), operand((N, D), "float32", rng)
+    o1, o2 = np.zeros((M, D), np.float32), np.zeros((M, D), np.float32)
+    fast(q, kt, o1)
+    kept(q, kt, o2)
+    q64, k64 = q.astype(np.float64), kt.astype(np.float64)
+    np.testing.assert_allclose(o1, 0.5 * (q64 @ k64.T) @ k64, rtol=0, atol=1e-5 * N * D)
+    np.testing.assert_array_equal(o1, o2)
+    zero_fill = re.compile(r"\bS\[[^\]]*\] = 0\.0f;")
+    assert not zero_fill.search(source(fast)) and zero_fill.search(source(kept))
