@@ -90,6 +90,8 @@ struct DriverApi {
   CUresult (*ipc_get_mem_handle)(void*, CUdeviceptr) = nullptr;  // CUipcMemHandle: 64 bytes
   CUresult (*ipc_open_mem_handle)(CUdeviceptr*, const void*, unsigned) = nullptr;
   CUresult (*ipc_close_mem_handle)(CUdeviceptr) = nullptr;
+  // Optional (tilelang.distributed's copy-engine all-gather: a chunk's ready flag, in stream order).
+  CUresult (*stream_write_value32)(CUstream, CUdeviceptr, unsigned, unsigned) = nullptr;
 };
 
 // TILELANG_CUDA_TRACE=1 logs every driver call and its result to stderr (flushed), so a crash
@@ -208,6 +210,7 @@ DriverApi& api() {
     sym(a.tensor_map_encode_tiled, "cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled");
     sym(a.ipc_get_mem_handle, "cuIpcGetMemHandle", "cuIpcGetMemHandle");
     sym(a.ipc_close_mem_handle, "cuIpcCloseMemHandle", "cuIpcCloseMemHandle");
+    sym(a.stream_write_value32, "cuStreamWriteValue32", "cuStreamWriteValue32_v2");
     {
       // cuIpcOpenMemHandle takes the 64-byte handle by value; resolved as a raw symbol and called
       // through a struct of that size.
@@ -457,6 +460,19 @@ void cuda_memset(void* dst, int byte, size_t bytes, int device) {
   cuda_set_device(device);
   check(cu_call("cuMemsetD8", a.memset_d8, reinterpret_cast<CUdeviceptr>(dst), static_cast<unsigned char>(byte), bytes), "cuMemsetD8",
         "filling device memory");
+}
+
+void cuda_stream_write_value32(void* stream, void* addr, uint32_t value, int device) {
+  DriverApi& a = require_api();
+  if (!a.stream_write_value32) throw_error<RuntimeError>("the CUDA driver ", a.path, " has no cuStreamWriteValue32");
+  if (reinterpret_cast<uintptr_t>(addr) % 4)
+    throw_error<ValueError>("cuda_stream_write_value32: the address must be 4-byte aligned");
+  cuda_set_device(device);
+  // Flags 0 (CU_STREAM_WRITE_VALUE_DEFAULT): the write is preceded by a system-wide memory fence,
+  // so the stream's earlier copies are visible to whoever observes the value.
+  check(cu_call("cuStreamWriteValue32", a.stream_write_value32, static_cast<CUstream>(stream),
+                reinterpret_cast<CUdeviceptr>(addr), value, 0u),
+        "cuStreamWriteValue32", "setting a ready flag in stream order (device " + std::to_string(device) + ")");
 }
 
 void cuda_stream_synchronize(void* stream, int device) {
