@@ -209,6 +209,10 @@ void bind_cuda(nb::module_& parent) {
   m.def("stream_write_value32", [](uintptr_t stream, uintptr_t addr, uint32_t value, int dev) {
     cuda_stream_write_value32(reinterpret_cast<void*>(stream), reinterpret_cast<void*>(addr), value, dev);
   });
+  m.def("memcpy_async", [](uintptr_t dst, uintptr_t src, size_t bytes, uintptr_t stream, int dev) {
+    cuda_memcpy_async(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes,
+                      reinterpret_cast<void*>(stream), dev);
+  });
   m.def("pointer_device", [](uintptr_t p) { return cuda_pointer_device(reinterpret_cast<void*>(p)); });
 
   // The cuda backend without the runtime: lower + codegen + NVRTC for a PrimFunc, and a launcher

@@ -7,7 +7,7 @@ all-gather").
     kernel(A, B, C, ag.flags, epoch)   # its blocks T.wait(flags[chunk], epoch) before reading a chunk
     ag.finish()
 
-The rows of every rank are pulled into the local copy of A by cudaMemcpyAsync on a side stream
+The rows of every rank are pulled into the local copy of A by cuMemcpyAsync on a side stream
 (the GPU's copy engines: no SM time), one chunk at a time, in the order the kernel consumes them
 (the next rank's rows first); after each chunk a stream memory operation (cuStreamWriteValue32,
 with its system-wide fence) sets that chunk's flag to the call's epoch, so a kernel running at the
@@ -28,7 +28,12 @@ from . import _require, _S, DistributedError
 __all__ = ["CopyEngineAllGather"]
 
 
+_BARRIER = []
+
+
 def _barrier_kernel():
+    if _BARRIER:
+        return _BARRIER[0]
     import tilelang
     import tilelang.language as T
 
@@ -37,7 +42,8 @@ def _barrier_kernel():
         with T.Kernel(1, threads=32) as bx:
             T.barrier()
 
-    return tilelang.compile(tl_dist_stream_barrier, target="cuda")
+    _BARRIER.append(tilelang.compile(tl_dist_stream_barrier, target="cuda"))
+    return _BARRIER[0]
 
 
 class CopyEngineAllGather:
@@ -80,7 +86,11 @@ class CopyEngineAllGather:
         self.flags = zeros((w * chunks_per_rank,), "uint32")
         self.epoch = 0
         self._off, self._nbytes = off, nbytes
-        self._peers = [self._view(p) for p in range(w)]
+        # cpu: each rank's copy of buf as a tensor of this process (its mapping); cuda: raw addresses
+        # (cuMemcpyAsync takes unified addresses; a torch view of peer memory would be placed on the
+        # peer's device).
+        self._peers = [self._view(p) for p in range(w)] if _S.device == "cpu" else None
+        self._row_bytes = nbytes // buf.shape[0]
         self._thread = None
         self._error = None
         self._side = None
@@ -93,16 +103,10 @@ class CopyEngineAllGather:
         barrier()  # every rank's flags are zero before any start()
 
     def _view(self, p):
-        """Rank p's copy of buf, as a tensor of this process (peer memory on cuda, its mapping on cpu)."""
+        """Rank p's copy of buf on cpu: a tensor over this process's mapping of p's heap."""
         import torch
-        buf = self.buf
-        if _S.device == "cpu":
-            flat = torch.frombuffer(_S.mmaps[p], dtype=torch.uint8, count=max(self._nbytes, 1), offset=self._off)
-        else:
-            from . import _CudaView
-            flat = torch.as_tensor(_CudaView(_S.bases[p] + self._off, max(self._nbytes, 1)),
-                                   device=f"cuda:{_S.local_rank}")
-        return flat[:self._nbytes].view(buf.dtype).reshape(buf.shape)
+        flat = torch.frombuffer(_S.mmaps[p], dtype=torch.uint8, count=max(self._nbytes, 1), offset=self._off)
+        return flat[:self._nbytes].view(self.buf.dtype).reshape(self.buf.shape)
 
     def _chunks(self):
         """(source peer, chunk index) in arrival order: the next rank's rows first."""
@@ -148,12 +152,12 @@ class CopyEngineAllGather:
         side.wait_stream(main)
         base = self.flags.data_ptr()
         sh = side.cuda_stream
-        with torch.cuda.stream(side):
-            for j in range(self.chunks_per_rank):
-                _core.cuda.stream_write_value32(sh, base + 4 * (self.rank * self.chunks_per_rank + j), e, dev)
-            for p, c in self._chunks():
-                self.buf[c * cr:(c + 1) * cr].copy_(self._peers[p][c * cr:(c + 1) * cr], non_blocking=True)
-                _core.cuda.stream_write_value32(sh, base + 4 * c, e, dev)
+        cb = cr * self._row_bytes
+        for j in range(self.chunks_per_rank):
+            _core.cuda.stream_write_value32(sh, base + 4 * (self.rank * self.chunks_per_rank + j), e, dev)
+        for p, c in self._chunks():
+            _core.cuda.memcpy_async(_S.base + self._off + c * cb, _S.bases[p] + self._off + c * cb, cb, sh, dev)
+            _core.cuda.stream_write_value32(sh, base + 4 * c, e, dev)
         return e
 
     def finish(self):

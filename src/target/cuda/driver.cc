@@ -92,6 +92,7 @@ struct DriverApi {
   CUresult (*ipc_close_mem_handle)(CUdeviceptr) = nullptr;
   // Optional (tilelang.distributed's copy-engine all-gather: a chunk's ready flag, in stream order).
   CUresult (*stream_write_value32)(CUstream, CUdeviceptr, unsigned, unsigned) = nullptr;
+  CUresult (*memcpy_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
 };
 
 // TILELANG_CUDA_TRACE=1 logs every driver call and its result to stderr (flushed), so a crash
@@ -211,6 +212,7 @@ DriverApi& api() {
     sym(a.ipc_get_mem_handle, "cuIpcGetMemHandle", "cuIpcGetMemHandle");
     sym(a.ipc_close_mem_handle, "cuIpcCloseMemHandle", "cuIpcCloseMemHandle");
     sym(a.stream_write_value32, "cuStreamWriteValue32", "cuStreamWriteValue32_v2");
+    sym(a.memcpy_async, "cuMemcpyAsync", "cuMemcpyAsync");
     {
       // cuIpcOpenMemHandle takes the 64-byte handle by value; resolved as a raw symbol and called
       // through a struct of that size.
@@ -473,6 +475,15 @@ void cuda_stream_write_value32(void* stream, void* addr, uint32_t value, int dev
   check(cu_call("cuStreamWriteValue32", a.stream_write_value32, static_cast<CUstream>(stream),
                 reinterpret_cast<CUdeviceptr>(addr), value, 0u),
         "cuStreamWriteValue32", "setting a ready flag in stream order (device " + std::to_string(device) + ")");
+}
+
+void cuda_memcpy_async(void* dst, const void* src, size_t bytes, void* stream, int device) {
+  DriverApi& a = require_api();
+  if (!a.memcpy_async) throw_error<RuntimeError>("the CUDA driver ", a.path, " has no cuMemcpyAsync");
+  cuda_set_device(device);
+  check(cu_call("cuMemcpyAsync", a.memcpy_async, reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                bytes, static_cast<CUstream>(stream)),
+        "cuMemcpyAsync", "copying " + std::to_string(bytes) + " bytes in stream order (device " + std::to_string(device) + ")");
 }
 
 void cuda_stream_synchronize(void* stream, int device) {

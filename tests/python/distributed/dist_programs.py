@@ -39,6 +39,38 @@ def allgather_gemm_only():
     return ex.check_allgather_gemm(64, 48, 32, blocks=(32, 32, 16), dtype=torch.float32)
 
 
+def allgather_gemm_ce_only(chunks_per_rank=1):
+    import example_distributed as ex
+    return ex.check_allgather_gemm_ce(64, 48, 32, blocks=(32, 32, 16), chunks_per_rank=chunks_per_rank,
+                                      dtype=torch.float32)
+
+
+def err_copy_engine_misuse():
+    """CopyEngineAllGather's typed errors, collected (every rank makes the same calls)."""
+    msgs = []
+    plain = torch.zeros((4 * tld.world_size(), 4))
+    try:
+        tld.CopyEngineAllGather(plain)
+    except tld.DistributedError as e:
+        msgs.append(str(e))
+    try:
+        tld.CopyEngineAllGather(tld.empty((3, 4), "float32"), chunks_per_rank=2)
+    except ValueError as e:
+        msgs.append(str(e))
+    ag = tld.CopyEngineAllGather(tld.zeros((2 * tld.world_size(), 4), "float32"))
+    try:
+        ag.finish()
+    except tld.DistributedError as e:
+        msgs.append(str(e))
+    ag.start()
+    try:
+        ag.start()
+    except tld.DistributedError as e:
+        msgs.append(str(e))
+    ag.finish()
+    return msgs
+
+
 def tiles_put_get():
     """2-d tiles (with partial edge tiles), a strided column, put and get, several dtypes."""
     r, w = tld.rank(), tld.world_size()
