@@ -129,13 +129,16 @@ def run(args):
         A_ce[r * M_loc:(r + 1) * M_loc].copy_(shard)
         best = None
         ce_rows = []
-        for cfg in [(128, 256, 64, 256, 4, 1), (128, 256, 64, 256, 4, 2), (128, 256, 64, 256, 4, 4)]:
-            bm, bn, bk, th, st, cpr = cfg
+        # (block_M, block_N, block_K, threads, stages, chunks per rank, persistent): "np" = one CTA per
+        # tile (TL_DISABLE_PERSISTENT; no deadlock either way: the waits depend on copy engines only).
+        for cfg in [(128, 256, 64, 256, 4, 1, "p"), (128, 256, 64, 256, 4, 2, "p"), (128, 256, 64, 256, 4, 4, "p"),
+                    (128, 256, 64, 256, 4, 2, "np"), (128, 256, 64, 256, 3, 2, "p")]:
+            bm, bn, bk, th, st, cpr, pers = cfg
             if M_loc % (cpr * bm):
                 continue
             try:
                 k = tilelang.compile(allgather_gemm_ce(M_loc, n, n, w, cpr, bm, bn, bk, num_stages=st, threads=th),
-                                     target="cuda")
+                                     target="cuda", pass_configs={"tl.disable_persistent": pers == "np"})
             except Exception as e:  # noqa: BLE001 - reported, next config
                 if r == 0:
                     print(f"allgather_gemm_ce config {_cfg_str(cfg)} failed to compile: {e}", flush=True)
@@ -164,12 +167,16 @@ def run(args):
 
             ms_ce = _slowest(_time(ce_only, args.iters))
             ms_ours_gemm2 = _slowest(_time(lambda: g(A_nccl, B, C_ref), args.iters))
+            g_np = tilelang.compile(K.matmul(n, n, n, 128, 256, 64, num_stages=4, threads=256, swizzle_panel=8),
+                                    target="cuda", pass_configs={"tl.disable_persistent": True})
+            ms_ours_gemm_np = _slowest(_time(lambda: g_np(A_nccl, B, C_ref), args.iters))
             ms_gemm2 = _slowest(_time(lambda: torch.matmul(A_nccl, B, out=C_ref), args.iters))
             ms_base2 = _slowest(_time(base_ag, args.iters))
             emit({"workload": "allgather_gemm_ce", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
                   "config": _cfg_str(best[1]), "configs_ms": {c: round(m, 4) for c, m, _ in ce_rows},
                   "nccl_cublas_ms": min(ms_base, ms_base2), "cublas_gemm_ms": min(ms_gemm, ms_gemm2),
                   "nccl_allgather_ms": ms_ag, "ours_gemm_only_ms": min(ms_ours_gemm, ms_ours_gemm2),
+                  "ours_gemm_only_one_cta_per_tile_ms": ms_ours_gemm_np,
                   "ce_allgather_only_ms": ms_ce, "speedup": min(ms_base, ms_base2) / best[0],
                   "ours_tflops": flops / best[0] / 1e9, "max_abs_diff": best[2],
                   "max_abs_diff_all_configs": max(e for _, _, e in ce_rows)})
