@@ -60,7 +60,7 @@ class CopyEngineAllGather:
 
     def __init__(self, buf, chunks_per_rank=1):
         import torch
-        from . import zeros
+        from . import empty
         _require("tilelang.distributed.CopyEngineAllGather")
         if not isinstance(buf, torch.Tensor):
             raise TypeError(f"CopyEngineAllGather: buf must be a torch tensor from tilelang.distributed.empty, got "
@@ -83,7 +83,8 @@ class CopyEngineAllGather:
         self.chunks_per_rank = chunks_per_rank
         self.rows = buf.shape[0] // w
         self.chunk_rows = self.rows // chunks_per_rank
-        self.flags = zeros((w * chunks_per_rank,), "uint32")
+        self.flags = empty((w * chunks_per_rank,), "uint32")
+        self.flags.view(torch.int32).zero_()  # (torch's unsigned 32-bit kernels are few on some versions)
         self.epoch = 0
         self._off, self._nbytes = off, nbytes
         # cpu: each rank's copy of buf as a tensor of this process (its mapping); cuda: raw addresses
@@ -150,15 +151,27 @@ class CopyEngineAllGather:
         self._bar(self._bar_arg)  # on `main`: every rank's rows are final, every previous call finished
         side = self._side
         side.wait_stream(main)
-        base = self.flags.data_ptr()
         sh = side.cuda_stream
-        cb = cr * self._row_bytes
-        for j in range(self.chunks_per_rank):
-            _core.cuda.stream_write_value32(sh, base + 4 * (self.rank * self.chunks_per_rank + j), e, dev)
-        for p, c in self._chunks():
-            _core.cuda.memcpy_async(_S.base + self._off + c * cb, _S.bases[p] + self._off + c * cb, cb, sh, dev)
-            _core.cuda.stream_write_value32(sh, base + 4 * c, e, dev)
+        for op in self._side_ops(e, _S.bases):
+            if op[0] == "copy":
+                _core.cuda.memcpy_async(op[1], op[2], op[3], sh, dev)
+            else:
+                _core.cuda.stream_write_value32(sh, op[1], op[2], dev)
         return e
+
+    def _side_ops(self, e, bases):
+        """The side stream's work for epoch e (cuda), in order: ("flag", address, e) for this rank's own
+        chunks, then per peer chunk in arrival order ("copy", dst, src, bytes) and its ("flag", address, e).
+        `bases`: every rank's heap base in this process."""
+        ops = []
+        flags = self.flags.data_ptr()
+        cb = self.chunk_rows * self._row_bytes
+        for j in range(self.chunks_per_rank):
+            ops.append(("flag", flags + 4 * (self.rank * self.chunks_per_rank + j), e))
+        for p, c in self._chunks():
+            ops.append(("copy", bases[self.rank] + self._off + c * cb, bases[p] + self._off + c * cb, cb))
+            ops.append(("flag", flags + 4 * c, e))
+        return ops
 
     def finish(self):
         """Ends the call: the copies are complete (the current stream waits for them on cuda) and, after

@@ -37,6 +37,11 @@ def test_allgather_gemm_copy_engine_three_and_four_ranks_fp32():
     assert len(tld.launch(P.allgather_gemm_ce_only, 4, 2, device="cpu")) == 4
 
 
+def test_copy_engine_cuda_side_stream_plan():
+    """The addresses and order of the cuda copies and flag writes (no GPU needed)."""
+    assert tld.launch(P.copy_engine_side_ops, 3, device="cpu") == [True] * 3
+
+
 def test_error_copy_engine_misuse():
     for msgs in tld.launch(P.err_copy_engine_misuse, 2, device="cpu"):
         assert len(msgs) == 4, msgs
