@@ -2,10 +2,13 @@
 (issue 20, docs/DISTRIBUTED.md): one process per GPU.
 
 - all-gather + GEMM fused in one kernel vs NCCL all_gather_into_tensor then cuBLAS (torch.matmul);
+- all-gather by the copy engines (tilelang.distributed.CopyEngineAllGather) under our plain GEMM that
+  waits per chunk (allgather_gemm_ce), against the same NCCL + cuBLAS sequence, with our plain GEMM
+  and cuBLAS alone timed in the same run;
 - GEMM + reduce-scatter fused vs cuBLAS then NCCL reduce_scatter_tensor;
 - all-reduce kernel vs NCCL all_reduce (bus bandwidth 2 (w-1)/w * bytes / time).
 
-    python bench/gpu_distributed.py [--nprocs N] [--size 8192] [--ar-mib 512] [--quick]
+    python bench/gpu_distributed.py [--nprocs N] [--size 8192] [--ar-mib 512] [--only ag,ce,rs,ar]
 
 Prints one JSON line per workload (rank 0) with the slowest rank's mean time of each side.
 """
@@ -23,7 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "python", "cuda"))
 
 import tilelang  # noqa: E402
 import tilelang.distributed as tld  # noqa: E402
-from kernels import allgather_gemm, allreduce, gemm_reduce_scatter  # noqa: E402
+from kernels import allgather_gemm, allgather_gemm_ce, allreduce, gemm_reduce_scatter  # noqa: E402
 
 
 def _time(fn, iters, warmup=3):
@@ -67,6 +70,7 @@ def run(args):
             row = dict(row, device=torch.cuda.get_device_name(0), date=time.strftime("%Y-%m-%d"))
             print(json.dumps(row), flush=True)
 
+    only = set(args.only.split(","))
     # ---- all-gather + GEMM: C = AllGather(A) @ B, A sharded by rows, per-device GEMM n x n x n --------
     M_loc = n // w
     A_full = tld.empty((n, n), torch.float16)
@@ -83,7 +87,7 @@ def run(args):
         torch.matmul(A_nccl, B, out=C_ref)
 
     best = None
-    for cfg in [(128, 256, 64, 256, 4), (128, 256, 64, 256, 3)]:
+    for cfg in ([(128, 256, 64, 256, 4), (128, 256, 64, 256, 3)] if "ag" in only else []):
         bm, bn, bk, th, st = cfg
         try:
             k = tilelang.compile(allgather_gemm(M_loc, n, n, w, bm, bn, bk, num_stages=st, threads=th),
@@ -103,7 +107,7 @@ def run(args):
             best = (ms, cfg)
     base_ag()
     torch.cuda.synchronize()
-    err = (C.float() - C_ref.float()).abs().max().item()
+    err = (C.float() - C_ref.float()).abs().max().item() if best else None
     ms_base = _slowest(_time(base_ag, args.iters))
     # Our plain GEMM (no communication; persistent, rasterized) at the fused kernel's tile shape.
     import cuda_kernels as K
@@ -112,11 +116,73 @@ def run(args):
     ms_gemm = _slowest(_time(lambda: torch.matmul(A_nccl, B, out=C_ref), args.iters))
     ms_ag = _slowest(_time(lambda: dist.all_gather_into_tensor(A_nccl, shard, group=nccl), args.iters))
     flops = 2.0 * n * n * n
-    emit({"workload": "allgather_gemm", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
-                 "config": _cfg_str(best[1]), "nccl_cublas_ms": ms_base, "cublas_gemm_ms": ms_gemm,
-                 "nccl_allgather_ms": ms_ag, "ours_gemm_only_ms": ms_ours_gemm, "speedup": ms_base / best[0], "ours_tflops": flops / best[0] / 1e9,
-                 "max_abs_diff": err})
+    if best:
+        emit({"workload": "allgather_gemm", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
+              "config": _cfg_str(best[1]), "nccl_cublas_ms": ms_base, "cublas_gemm_ms": ms_gemm,
+              "nccl_allgather_ms": ms_ag, "ours_gemm_only_ms": ms_ours_gemm, "speedup": ms_base / best[0],
+              "ours_tflops": flops / best[0] / 1e9, "max_abs_diff": err})
 
+    # ---- the same with the copy engines gathering A while our plain GEMM runs (waits per chunk) ------
+    if "ce" in only:
+        torch.matmul(A_nccl, B, out=C_ref)  # the reference product (cuBLAS on NCCL's gather)
+        A_ce = tld.empty((n, n), torch.float16)
+        A_ce[r * M_loc:(r + 1) * M_loc].copy_(shard)
+        best = None
+        ce_rows = []
+        # (block_M, block_N, block_K, threads, stages, chunks per rank, persistent): "np" = one CTA per
+        # tile (TL_DISABLE_PERSISTENT; no deadlock either way: the waits depend on copy engines only).
+        for cfg in [(128, 256, 64, 256, 4, 1, "p"), (128, 256, 64, 256, 4, 2, "p"), (128, 256, 64, 256, 4, 4, "p"),
+                    (128, 256, 64, 256, 4, 2, "np"), (128, 256, 64, 256, 3, 2, "p")]:
+            bm, bn, bk, th, st, cpr, pers = cfg
+            if M_loc % (cpr * bm):
+                continue
+            try:
+                k = tilelang.compile(allgather_gemm_ce(M_loc, n, n, w, cpr, bm, bn, bk, num_stages=st, threads=th),
+                                     target="cuda", pass_configs={"tl.disable_persistent": pers == "np"})
+            except Exception as e:  # noqa: BLE001 - reported, next config
+                if r == 0:
+                    print(f"allgather_gemm_ce config {_cfg_str(cfg)} failed to compile: {e}", flush=True)
+                continue
+            ag = tld.CopyEngineAllGather(A_ce, chunks_per_rank=cpr)
+
+            def ours():
+                e = ag.start()
+                k(A_ce, B, C, ag.flags, e)
+                ag.finish()
+
+            C.zero_()
+            ours()
+            torch.cuda.synchronize()
+            cerr = (C.float() - C_ref.float()).abs().max().item()
+            ms = _slowest(_time(ours, args.iters))
+            ce_rows.append((_cfg_str(cfg), ms, cerr))
+            if best is None or ms < best[0]:
+                best = (ms, cfg, cerr, ag)
+        if best:
+            ag = best[3]
+
+            def ce_only():
+                ag.start()
+                ag.finish()
+
+            ms_ce = _slowest(_time(ce_only, args.iters))
+            ms_ours_gemm2 = _slowest(_time(lambda: g(A_nccl, B, C_ref), args.iters))
+            g_np = tilelang.compile(K.matmul(n, n, n, 128, 256, 64, num_stages=4, threads=256, swizzle_panel=8),
+                                    target="cuda", pass_configs={"tl.disable_persistent": True})
+            ms_ours_gemm_np = _slowest(_time(lambda: g_np(A_nccl, B, C_ref), args.iters))
+            ms_gemm2 = _slowest(_time(lambda: torch.matmul(A_nccl, B, out=C_ref), args.iters))
+            ms_base2 = _slowest(_time(base_ag, args.iters))
+            emit({"workload": "allgather_gemm_ce", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
+                  "config": _cfg_str(best[1]), "configs_ms": {c: round(m, 4) for c, m, _ in ce_rows},
+                  "nccl_cublas_ms": min(ms_base, ms_base2), "cublas_gemm_ms": min(ms_gemm, ms_gemm2),
+                  "nccl_allgather_ms": ms_ag, "ours_gemm_only_ms": min(ms_ours_gemm, ms_ours_gemm2),
+                  "ours_gemm_only_one_cta_per_tile_ms": ms_ours_gemm_np,
+                  "ce_allgather_only_ms": ms_ce, "speedup": min(ms_base, ms_base2) / best[0],
+                  "ours_tflops": flops / best[0] / 1e9, "max_abs_diff": best[2],
+                  "max_abs_diff_all_configs": max(e for _, _, e in ce_rows)})
+
+    if "rs" not in only and "ar" not in only:
+        return rows
     # ---- GEMM + reduce-scatter: Out_r = rows r of sum_s A_s @ B_s, per-device GEMM n x n x n ----------
     A = (torch.rand((n, n), device=dev) - 0.5).half()
     Bk = (torch.rand((n, n), device=dev) - 0.5).half()
@@ -131,7 +197,7 @@ def run(args):
         dist.reduce_scatter_tensor(out_ref, part, group=nccl)
 
     best = None
-    for cfg in [(128, 256, 64, 256, 4), (128, 128, 64, 256, 4)]:
+    for cfg in ([(128, 256, 64, 256, 4), (128, 128, 64, 256, 4)] if "rs" in only else []):
         bm, bn, bk, th, st = cfg
         try:
             k = tilelang.compile(gemm_reduce_scatter(n, n, n, w, bm, bn, bk, num_stages=st, threads=th,
@@ -156,9 +222,12 @@ def run(args):
     torch.cuda.synchronize()
     err = (out.float() - out_ref.float()).abs().max().item()
     ms_base = _slowest(_time(base_rs, args.iters))
-    emit({"workload": "gemm_reduce_scatter", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
-                 "config": _cfg_str(best[1]), "cublas_nccl_ms": ms_base, "speedup": ms_base / best[0],
-                 "max_abs_diff": err})
+    if best:
+        emit({"workload": "gemm_reduce_scatter", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
+              "config": _cfg_str(best[1]), "cublas_nccl_ms": ms_base, "speedup": ms_base / best[0],
+              "max_abs_diff": err})
+    if "ar" not in only:
+        return rows
 
     # ---- all-reduce ------------------------------------------------------------------------------------
     N = args.ar_mib * (1 << 20) // 4
@@ -193,6 +262,8 @@ def main():
     p.add_argument("--size", type=int, default=8192)
     p.add_argument("--ar-mib", type=int, default=512)
     p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--only", default="ag,ce,rs,ar",
+                   help="workloads: ag (fused all-gather GEMM), ce (copy-engine all-gather GEMM), rs, ar")
     a = p.parse_args()
     n = a.nprocs or torch.cuda.device_count()
     t0 = time.time()

@@ -7,6 +7,8 @@ Each function returns a @T.prim_func for one rank of a `world`-rank job; the ten
   rows of A to its peers tile by tile (each block of a row tile a slice of its columns) and counts
   each slice on the peer's flag of the tile; GEMM tiles start with the local rows
   and wait only for the remote tile they need, so communication overlaps computation.
+- allgather_gemm_ce: the same product with the gather done by the copy engines
+  (tilelang.distributed.CopyEngineAllGather) while a plain GEMM runs; its tiles wait per chunk.
 - gemm_reduce_scatter: Out_r = rows r of sum_s (A_s @ B_s). Tiles owned by peers are computed
   first and pushed to their owner with a signal; a rank's own tiles come last and add the peers'
   partial tiles as they arrive.
@@ -70,6 +72,42 @@ def allgather_gemm(M_loc, N, K, world, block_M=128, block_N=128, block_K=64, dty
                         T.signal(flags[t], 1, dst=peer, op="add")
                 else:
                     T.wait(flags[t], epoch * n_cols, cmp="ge")
+                T.clear(C_local)
+                for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                    T.copy(A[t * block_M, k * block_K], A_shared)
+                    T.copy(B[k * block_K, bx * block_N], B_shared)
+                    T.gemm(A_shared, B_shared, C_local)
+                T.copy(C_local, C[t * block_M, bx * block_N])
+
+    return main
+
+
+def allgather_gemm_ce(M_loc, N, K, world, chunks_per_rank=1, block_M=128, block_N=256, block_K=64, dtype="float16",
+                      accum_dtype="float32", num_stages=4, threads=256, panel=8):
+    """C = AllGather(A) @ B with the gather done by the copy engines (tilelang.distributed.
+    CopyEngineAllGather) while this GEMM runs: A (symmetric, [world*M_loc, K]) is the helper's
+    buffer, flags / epoch its `flags` and the epoch start() returned. The kernel is a plain GEMM
+    (same tiles and schedule as the plain GEMM: on sm_90a warp-specialized, TMA, persistent) whose
+    tiles run this rank's rows first, then the next ranks' in the order the chunks arrive, and wait
+    (T.wait, before the tile's loads: on sm_90a the TMA producer thread alone waits) for the chunk
+    holding their rows of A. B: [K, N]. C: [world*M_loc, N]."""
+    assert M_loc % (chunks_per_rank * block_M) == 0, "M_loc must be a multiple of chunks_per_rank * block_M"
+    M = M_loc * world
+    tiles_loc = M_loc // block_M
+    tiles = M // block_M
+    chunk_tiles = tiles_loc // chunks_per_rank
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
+             flags: T.Tensor((world * chunks_per_rank,), "uint32"), epoch: T.int32):
+        with T.Kernel(T.ceildiv(N, block_N), tiles, threads=threads) as (bx, by):
+            with T.Scale("device") as (rank, nranks):
+                A_shared = T.alloc_shared((block_M, block_K), dtype)
+                B_shared = T.alloc_shared((block_K, block_N), dtype)
+                C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+                T.use_swizzle(panel_size=panel)
+                t = (by + rank * tiles_loc) % tiles  # row tile: this rank's first, then rank + 1's, ...
+                T.wait(flags[t // chunk_tiles], epoch, cmp="ge")
                 T.clear(C_local)
                 for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
                     T.copy(A[t * block_M, k * block_K], A_shared)

@@ -205,6 +205,14 @@ void bind_cuda(nb::module_& parent) {
     return reinterpret_cast<uintptr_t>(cuda_ipc_open_handle(std::string(h.c_str(), h.size()), dev));
   });
   m.def("ipc_close_handle", [](uintptr_t p, int dev) { cuda_ipc_close_handle(reinterpret_cast<void*>(p), dev); });
+  // tilelang.distributed.CopyEngineAllGather: a chunk's ready flag set in stream order.
+  m.def("stream_write_value32", [](uintptr_t stream, uintptr_t addr, uint32_t value, int dev) {
+    cuda_stream_write_value32(reinterpret_cast<void*>(stream), reinterpret_cast<void*>(addr), value, dev);
+  });
+  m.def("memcpy_async", [](uintptr_t dst, uintptr_t src, size_t bytes, uintptr_t stream, int dev) {
+    cuda_memcpy_async(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes,
+                      reinterpret_cast<void*>(stream), dev);
+  });
   m.def("pointer_device", [](uintptr_t p) { return cuda_pointer_device(reinterpret_cast<void*>(p)); });
 
   // The cuda backend without the runtime: lower + codegen + NVRTC for a PrimFunc, and a launcher

@@ -823,6 +823,13 @@ void bind_runtime(nb::module_& m) {
     d["bases"] = b;
     return d;
   });
+  m.def("dist_store_release_u32", [](uintptr_t addr, uint32_t value) {
+    if (!addr || addr % 4) throw_error<ValueError>("dist_store_release_u32: the address must be non-null and 4-byte aligned");
+    // A fence first: the copies this thread (and the workers it joined) made are visible to a
+    // thread that reads the flag with acquire (T.wait on cpu, include/tl/cpu/dist.h).
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(reinterpret_cast<uint32_t*>(addr), value, __ATOMIC_RELEASE);
+  }, "Sets a 32-bit flag in host (shared) memory with release order: the cpu copy-engine all-gather's ready flag.");
   m.attr("dist_ctrl_bytes") = kDistCtrlBytes;
   m.attr("dist_max_ranks") = kDistMaxRanks;
   m.def("include_dir", &tl_include_dir);

@@ -58,10 +58,12 @@ __device__ __forceinline__ char* remote(const void* p, long long pe, const char*
   return reinterpret_cast<char*>(c.bases[pe] + (addr - base));
 }
 
-// Who executes an op: every thread of the block (kBlock), or the consumer warpgroups of a
+// Who executes an op: every thread of the block (kBlock), the consumer warpgroups of a
 // warp-specialized kernel (kConsumers: the producer warpgroup does not take part, so the op
-// synchronizes and divides work among the consumers only).
-enum Mode { kBlock = 0, kConsumers = 1 };
+// synchronizes and divides work among the consumers only), or the one thread that calls it (kThread:
+// the TMA producer thread of a warp-specialized kernel whose T.wait gates only what it loads;
+// warp_specialize gives it only T.wait).
+enum Mode { kBlock = 0, kConsumers = 1, kThread = 2 };
 template <int kMode>
 __device__ __forceinline__ int block_threads() {
 #ifdef TL_CONSUMER_THREADS
@@ -75,6 +77,7 @@ __device__ __forceinline__ int block_thread() {
 }
 template <int kMode>
 __device__ __forceinline__ void block_sync() {
+  if (kMode == kThread) return;
   if (kMode == kConsumers) tl::sync_block();
   else __syncthreads();
 }
@@ -201,7 +204,7 @@ __device__ __forceinline__ bool compare(T x, T v, int cmp) {
 template <int kMode = kBlock, typename T>
 __device__ __forceinline__ void wait(T* flag, long long value, int cmp, const char* what) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.wait flags are 32- or 64-bit integers");
-  if (block_thread<kMode>() == 0) {
+  if (kMode == kThread || block_thread<kMode>() == 0) {
     const T v = static_cast<T>(value);
     uint64_t start = now_ns();
     for (;;) {

@@ -30,7 +30,7 @@ import traceback
 from .. import _core
 
 __all__ = ["init", "finalize", "is_initialized", "rank", "world_size", "local_rank", "device", "empty", "zeros",
-           "alloc_symmetric", "barrier", "launch", "DistributedError", "heap_usage"]
+           "alloc_symmetric", "barrier", "launch", "DistributedError", "heap_usage", "CopyEngineAllGather"]
 
 _ALIGN = 256
 _DEFAULT_HEAP = {"cpu": 64 << 20, "cuda": 2 << 30}
@@ -466,3 +466,6 @@ def launch(fn, nprocs, *args, device="cpu", heap_size=None, timeout=None, join_t
         who = "the launcher" if first == -1 else f"rank {first}"
         raise DistributedError(f"distributed job of {nprocs} ranks failed: {who}: {errors[first]}")
     return [results[r] for r in range(nprocs)]
+
+
+from .copy_engine import CopyEngineAllGather  # noqa: E402 - uses the state above

@@ -47,11 +47,13 @@ std::string CudaCodegen::dist_call(const CallNode* c) {
     TL_ICHECK(s, "tl.dist builtin without its source text");
     return c_string_literal(s->value);
   };
-  // In the consumer warpgroups of a warp-specialized kernel the op synchronizes only them
-  // (warp_specialize never gives one to the producer role).
-  const std::string tmpl = in_consumer_ ? "<tl::dist::kConsumers>" : "";
+  // In the consumer warpgroups of a warp-specialized kernel the op synchronizes only them; in the
+  // producer role (only T.wait is placed there, by warp_specialize) the TMA thread waits alone.
+  const std::string tmpl = in_consumer_ ? "<tl::dist::kConsumers>" : in_producer_ ? "<tl::dist::kThread>" : "";
   if (op == "tl.dist.rank") return "tl::dist::rank()";
   if (op == "tl.dist.world") return "tl::dist::world()";
+  if (in_producer_ && op != "tl.dist.wait")
+    throw_error<Error>("internal error: ", op, " in the producer role of a warp-specialized kernel (only T.wait goes there)");
   if (op == "tl.dist.copy" && c->args.size() == 9)
     return "tl::dist::copy" + tmpl + "((void*)" + a(0) + ", (const void*)" + a(1) + ", " + a(2) + ", " + a(3) + ", " + a(4) +
            ", " + a(5) + ", " + a(6) + ", " + a(7) + ", " + what() + ")";

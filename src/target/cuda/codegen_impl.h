@@ -109,6 +109,7 @@ class CudaCodegen {
 
   std::vector<TensorMapUse> tmaps_;
   bool in_consumer_ = false;
+  bool in_producer_ = false;  // inside the producer role (cuda.warp_role "producer"): one thread runs dist ops
   CudaLaunchInfo* info_ = nullptr;
   std::ostringstream os_;
   int indent_ = 0;

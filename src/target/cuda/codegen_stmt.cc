@@ -156,10 +156,14 @@ void CudaCodegen::stmt(const Stmt& s) {
       const auto* at = s.as<AttrStmtNode>();
       if (at->key == "smem_offset")
         if (const auto* a = at->body.as<AllocateNode>()) smem_offset_[a->buffer.get()] = at->value.as_int();
-      bool saved_role = in_consumer_;
-      if (at->key == "cuda.warp_role") in_consumer_ = at->value.as_str() == "consumer";
+      bool saved_role = in_consumer_, saved_producer = in_producer_;
+      if (at->key == "cuda.warp_role") {
+        in_consumer_ = at->value.as_str() == "consumer";
+        in_producer_ = at->value.as_str() == "producer";
+      }
       stmt(at->body);
       in_consumer_ = saved_role;
+      in_producer_ = saved_producer;
       break;
     }
     case StmtKind::kLoopControl:

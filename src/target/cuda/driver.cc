@@ -90,6 +90,9 @@ struct DriverApi {
   CUresult (*ipc_get_mem_handle)(void*, CUdeviceptr) = nullptr;  // CUipcMemHandle: 64 bytes
   CUresult (*ipc_open_mem_handle)(CUdeviceptr*, const void*, unsigned) = nullptr;
   CUresult (*ipc_close_mem_handle)(CUdeviceptr) = nullptr;
+  // Optional (tilelang.distributed's copy-engine all-gather: a chunk's ready flag, in stream order).
+  CUresult (*stream_write_value32)(CUstream, CUdeviceptr, unsigned, unsigned) = nullptr;
+  CUresult (*memcpy_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
 };
 
 // TILELANG_CUDA_TRACE=1 logs every driver call and its result to stderr (flushed), so a crash
@@ -208,6 +211,8 @@ DriverApi& api() {
     sym(a.tensor_map_encode_tiled, "cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled");
     sym(a.ipc_get_mem_handle, "cuIpcGetMemHandle", "cuIpcGetMemHandle");
     sym(a.ipc_close_mem_handle, "cuIpcCloseMemHandle", "cuIpcCloseMemHandle");
+    sym(a.stream_write_value32, "cuStreamWriteValue32", "cuStreamWriteValue32_v2");
+    sym(a.memcpy_async, "cuMemcpyAsync", "cuMemcpyAsync");
     {
       // cuIpcOpenMemHandle takes the 64-byte handle by value; resolved as a raw symbol and called
       // through a struct of that size.
@@ -457,6 +462,28 @@ void cuda_memset(void* dst, int byte, size_t bytes, int device) {
   cuda_set_device(device);
   check(cu_call("cuMemsetD8", a.memset_d8, reinterpret_cast<CUdeviceptr>(dst), static_cast<unsigned char>(byte), bytes), "cuMemsetD8",
         "filling device memory");
+}
+
+void cuda_stream_write_value32(void* stream, void* addr, uint32_t value, int device) {
+  DriverApi& a = require_api();
+  if (!a.stream_write_value32) throw_error<RuntimeError>("the CUDA driver ", a.path, " has no cuStreamWriteValue32");
+  if (reinterpret_cast<uintptr_t>(addr) % 4)
+    throw_error<ValueError>("cuda_stream_write_value32: the address must be 4-byte aligned");
+  cuda_set_device(device);
+  // Flags 0 (CU_STREAM_WRITE_VALUE_DEFAULT): the write is preceded by a system-wide memory fence,
+  // so the stream's earlier copies are visible to whoever observes the value.
+  check(cu_call("cuStreamWriteValue32", a.stream_write_value32, static_cast<CUstream>(stream),
+                reinterpret_cast<CUdeviceptr>(addr), value, 0u),
+        "cuStreamWriteValue32", "setting a ready flag in stream order (device " + std::to_string(device) + ")");
+}
+
+void cuda_memcpy_async(void* dst, const void* src, size_t bytes, void* stream, int device) {
+  DriverApi& a = require_api();
+  if (!a.memcpy_async) throw_error<RuntimeError>("the CUDA driver ", a.path, " has no cuMemcpyAsync");
+  cuda_set_device(device);
+  check(cu_call("cuMemcpyAsync", a.memcpy_async, reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                bytes, static_cast<CUstream>(stream)),
+        "cuMemcpyAsync", "copying " + std::to_string(bytes) + " bytes in stream order (device " + std::to_string(device) + ")");
 }
 
 void cuda_stream_synchronize(void* stream, int device) {

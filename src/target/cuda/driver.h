@@ -54,6 +54,13 @@ void cuda_memcpy_htod(void* dst, const void* src, size_t bytes, int device);
 void cuda_memcpy_dtoh(void* dst, const void* src, size_t bytes, int device);
 void cuda_memset(void* dst, int byte, size_t bytes, int device);
 void cuda_stream_synchronize(void* stream, int device);
+// Writes `value` to the 32-bit word at device address `addr` when `stream` reaches this point
+// (cuStreamWriteValue32, after a system-wide fence: the stream's earlier work, copies included, is
+// visible to an observer of the value). No SM is used. Throws RuntimeError when the driver lacks it.
+void cuda_stream_write_value32(void* stream, void* addr, uint32_t value, int device);
+// Copies `bytes` from `src` to `dst` in `stream`'s order (cuMemcpyAsync: unified addresses, so either
+// side may be a peer GPU's memory mapped into this process; the copy engines move it, no SM).
+void cuda_memcpy_async(void* dst, const void* src, size_t bytes, void* stream, int device);
 void cuda_device_synchronize(int device);
 
 // What device_assert recorded (include/tl/cuda/debug.h, TLDeviceErrorSlot: same layout).

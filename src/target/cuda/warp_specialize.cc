@@ -96,6 +96,7 @@ class Specializer : public StmtMutator {
     // need the producer's cooperation, which this schedule does not give.
     if (has_dist_op(loop->body)) return no("a distributed operator (T.wait, remote T.copy, ...) in the pipelined loop");
     has_dist_ = has_dist_op(k.body);
+    producer_waits_ = has_dist_ && waits_gate_producer_only(top, loop_at, *loop);
     std::vector<BodyItem> items = flatten_body(loop->body);
     PipelinePlan plan = plan_pipeline(*loop, items, buffers_used_outside(k.body, loop));
     const int64_t S = plan.num_stages;
@@ -195,10 +196,13 @@ class Specializer : public StmtMutator {
     plan_overlap(items, is_producer, async_at, gemm_count, lm, nc);
     // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
     // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
-    // and GEMM + reduce-scatter 5% slower than one CTA per tile.
+    // and GEMM + reduce-scatter 5% slower than one CTA per tile. Kernels whose only distributed
+    // operators are T.waits gating the loop's loads (the copy-engine all-gather GEMM: the data
+    // arrives without the kernel's help) take the persistent form like a plain GEMM: the producer
+    // thread waits per tile, the consumers never do.
     // Attention (the overlapped form) keeps one CTA per tile too: on an H100 (2026-11-26) the
     // persistent flash-attention forward ran 9% slower, on an H200 6% (docs/PERFORMANCE.md).
-    if (!has_dist_ && cluster_ <= 1 && !ov_.on) plan_persistent(k, top, *loop);
+    if ((!has_dist_ || producer_waits_) && cluster_ <= 1 && !ov_.on) plan_persistent(k, top, *loop);
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no
     // fence.proxy.async before their wgmma (1-4% of a 4096^3 GEMM on an H100). Last: it replaces
     // the gemm statements, which `lm` knows by address.
@@ -324,7 +328,7 @@ class Specializer : public StmtMutator {
     // Kernel body: bindings (versioned allocations), the mbarriers, then the two roles.
     std::vector<BodyItem> bindings, tile_bindings;  // the latter: lets, inside the tile loop when persistent
     // Distributed operators before the loop run with every thread before the roles split.
-    std::vector<Stmt> consumer, prologue;
+    std::vector<Stmt> consumer, prologue, producer_waits;
     std::set<size_t> pre_items;
     for (const auto& pc : pre_) pre_items.insert(pc.first);
     for (size_t j = 0; j < top.size(); ++j) {
@@ -333,7 +337,7 @@ class Specializer : public StmtMutator {
         if (j == loop_at)  // the prologue copies land before the loop starts
           for (size_t p = 0; p < pre_.size(); ++p)
             consumer.push_back(builtin("cuda.mbarrier_wait", {pre_bar(p), make_int(0, it)}));
-        if (j < loop_at && has_dist_op(top[j].stmt)) prologue.push_back(top[j].stmt);
+        if (j < loop_at && has_dist_op(top[j].stmt)) (producer_waits_ ? producer_waits : prologue).push_back(top[j].stmt);
         else consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
         continue;
       }
@@ -362,6 +366,12 @@ class Specializer : public StmtMutator {
       const int64_t c = std::min<int64_t>(240, (65536 - kProducerThreads * p) / nc / 8 * 8);
       pro.push_back(builtin("cuda.setmaxnreg_dec", {make_int(p)}));
       con.push_back(builtin("cuda.setmaxnreg_inc", {make_int(c)}));
+    }
+    // The producer's T.waits (producer_waits_): per tile, before its loads; after them the thread
+    // fences the async proxy (tl::dist::wait<kThread>) so that TMA sees what arrived.
+    if (!producer_waits.empty()) {
+      producer_waits.push_back(producer_loop);
+      producer_loop = make_seq(producer_waits);
     }
     pro.push_back(make_if(eq(tid, make_int(nc, tid.dtype())), tile_loop(tile_bindings, producer_loop, loop.span, true)));
     // Ping-pong: warpgroup 0 goes first (warpgroup 1 lets it); at the end it takes that last
@@ -410,6 +420,55 @@ class Specializer : public StmtMutator {
     return hit;
   }
   bool has_dist_ = false;
+  bool producer_waits_ = false;  // the kernel's T.waits go to the producer thread (waits_gate_producer_only)
+
+  // Whether the kernel's distributed operators are only T.waits at the top level before the loop
+  // and nothing but the loop's producer copies reads global memory: then the waits only gate what
+  // the producer loads, and the producer thread alone runs them (per tile when persistent). What
+  // the consumers read arrives through the stages' mbarriers, which the producer arrives on after
+  // its wait (release / acquire through the mbarrier orders the peer's data before their reads).
+  static bool waits_gate_producer_only(const std::vector<BodyItem>& top, size_t loop_at, const ForNode& loop) {
+    bool any_wait = false;
+    Analyzer an;
+    auto reads_global = [&](const Stmt& st) {
+      for (const BufferRegion& r : collect_access_regions(st, an).reads)
+        if (r.buffer.scope() == MemScope::kGlobal) return true;
+      return false;
+    };
+    for (size_t j = 0; j < top.size(); ++j) {
+      if (!top[j].is_stmt() || j == loop_at) continue;
+      const auto* op = top[j].stmt.as<TileOpNode>();
+      const auto* ev = top[j].stmt.as<EvaluateNode>();
+      const auto* call = ev ? ev->value.as<CallNode>() : nullptr;  // lowered already (cuda.expand_tile_ops)
+      if ((op && op->op == "dist.wait") || (call && call->op == "tl.dist.wait")) {
+        if (j > loop_at) return false;
+        any_wait = true;
+        continue;
+      }
+      if (has_dist_op(top[j].stmt) || reads_global(top[j].stmt)) return false;
+    }
+    auto let_reads_global = [](const BodyItem& it) {
+      bool hit = false;
+      if (it.let_var.defined())
+        for_each_subexpr(it.let_value, [&](const Expr& y) {
+          if (const auto* l = y.as<BufferLoadNode>(); l && l->buffer.scope() == MemScope::kGlobal) hit = true;
+        });
+      return hit;
+    };
+    for (const BodyItem& it : top)
+      if (let_reads_global(it)) return false;
+    std::vector<BodyItem> items = flatten_body(loop.body);
+    for (const BodyItem& it : items) {
+      if (let_reads_global(it)) return false;
+      if (!it.is_stmt()) continue;
+      const auto* op = it.stmt.as<TileOpNode>();
+      const bool load = op && is_tile_op(*op, TileOpKind::kCopy) && op->args.size() >= 2 && op->args[0].is_region() &&
+                        op->args[0].region.buffer.scope() == MemScope::kGlobal && op->args[1].is_region() &&
+                        op->args[1].region.buffer.scope() == MemScope::kShared;
+      if (!load && reads_global(it.stmt)) return false;
+    }
+    return any_wait;
+  }
 
   // FA3's intra-warpgroup overlap, for a loop body of two GEMMs with element-wise work between them
   // (attention: S = Q K^T; softmax of S into P; O = O * scale + P V). The body splits into

@@ -39,6 +39,38 @@ def allgather_gemm_only():
     return ex.check_allgather_gemm(64, 48, 32, blocks=(32, 32, 16), dtype=torch.float32)
 
 
+def allgather_gemm_ce_only(chunks_per_rank=1):
+    import example_distributed as ex
+    return ex.check_allgather_gemm_ce(64, 48, 32, blocks=(32, 32, 16), chunks_per_rank=chunks_per_rank,
+                                      dtype=torch.float32)
+
+
+def err_copy_engine_misuse():
+    """CopyEngineAllGather's typed errors, collected (every rank makes the same calls)."""
+    msgs = []
+    plain = torch.zeros((4 * tld.world_size(), 4))
+    try:
+        tld.CopyEngineAllGather(plain)
+    except tld.DistributedError as e:
+        msgs.append(str(e))
+    try:
+        tld.CopyEngineAllGather(tld.empty((3, 4), "float32"), chunks_per_rank=2)
+    except ValueError as e:
+        msgs.append(str(e))
+    ag = tld.CopyEngineAllGather(tld.zeros((2 * tld.world_size(), 4), "float32"))
+    try:
+        ag.finish()
+    except tld.DistributedError as e:
+        msgs.append(str(e))
+    ag.start()
+    try:
+        ag.start()
+    except tld.DistributedError as e:
+        msgs.append(str(e))
+    ag.finish()
+    return msgs
+
+
 def tiles_put_get():
     """2-d tiles (with partial edge tiles), a strided column, put and get, several dtypes."""
     r, w = tld.rank(), tld.world_size()
@@ -214,3 +246,28 @@ def raise_on_rank_1():
     if tld.rank() == 1:
         raise ValueError("planted failure on rank 1")
     return tld.rank()
+
+
+def copy_engine_side_ops(chunks_per_rank=2):
+    """The cuda side stream's work (CopyEngineAllGather._side_ops), checked on cpu ranks against the
+    rows it must move: every peer chunk copied once from the peer's heap into the same rows here, in
+    arrival order (rank + 1 first), each followed by its own flag; this rank's flags first."""
+    r, w = tld.rank(), tld.world_size()
+    A = tld.empty((4 * w * chunks_per_rank, 6), "float16")
+    ag = tld.CopyEngineAllGather(A, chunks_per_rank=chunks_per_rank)
+    bases = [(1 << 40) + (p << 32) for p in range(w)]  # distinct fake heap bases: only addresses are computed
+    off = A.data_ptr() - tld._S.base
+    row = 6 * 2
+    ops = ag._side_ops(7, bases)
+    f0 = ag.flags.data_ptr()
+    own = [("flag", f0 + 4 * (r * chunks_per_rank + j), 7) for j in range(chunks_per_rank)]
+    assert ops[:chunks_per_rank] == own, ops
+    want = []
+    for i in range(1, w):
+        p = (r + i) % w
+        for j in range(chunks_per_rank):
+            c = p * chunks_per_rank + j
+            cb = 4 * row
+            want += [("copy", bases[r] + off + c * cb, bases[p] + off + c * cb, cb), ("flag", f0 + 4 * c, 7)]
+    assert ops[chunks_per_rank:] == want, ops
+    return True

@@ -18,7 +18,8 @@ import dist_programs as P  # noqa: E402
 
 def test_fused_kernels_two_ranks():
     res = tld.launch(P.examples_all, 2, device="cpu")
-    assert len(res) == 2 and all(set(r) == {"allgather_gemm", "gemm_reduce_scatter", "allreduce"} for r in res)
+    assert len(res) == 2 and all(set(r) == {"allgather_gemm", "allgather_gemm_ce", "gemm_reduce_scatter", "allreduce"}
+                                 for r in res)
 
 
 def test_allreduce_four_ranks():
@@ -27,6 +28,27 @@ def test_allreduce_four_ranks():
 
 def test_allgather_gemm_three_ranks_fp32():
     assert len(tld.launch(P.allgather_gemm_only, 3, device="cpu")) == 3
+
+
+def test_allgather_gemm_copy_engine_three_and_four_ranks_fp32():
+    """CopyEngineAllGather (a helper thread per rank copies the peers' rows and sets each chunk's
+    flag) under the GEMM that waits per chunk: new random rows every call, values against float64."""
+    assert len(tld.launch(P.allgather_gemm_ce_only, 3, device="cpu")) == 3
+    assert len(tld.launch(P.allgather_gemm_ce_only, 4, 2, device="cpu")) == 4
+
+
+def test_copy_engine_cuda_side_stream_plan():
+    """The addresses and order of the cuda copies and flag writes (no GPU needed)."""
+    assert tld.launch(P.copy_engine_side_ops, 3, device="cpu") == [True] * 3
+
+
+def test_error_copy_engine_misuse():
+    for msgs in tld.launch(P.err_copy_engine_misuse, 2, device="cpu"):
+        assert len(msgs) == 4, msgs
+        assert "not in symmetric memory" in msgs[0], msgs
+        assert "multiple of world * chunks_per_rank" in msgs[1], msgs
+        assert "finish without start" in msgs[2], msgs
+        assert "has not been finished" in msgs[3], msgs
 
 
 def test_tiles_put_get_signal_barrier():
@@ -141,3 +163,50 @@ def test_fused_kernels_two_ranks_one_gpu():
 def test_put_get_signal_barrier_cuda():
     for fn in (P.tiles_put_get, P.ping_pong, P.barrier_rounds):
         assert tld.launch(fn, 2, device="cuda", share_gpu=True) == [True, True], fn.__name__
+
+
+# ---- the copy-engine all-gather GEMM on sm_90a (NVRTC; no GPU needed) ---------------------------
+
+def _cuda_util():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cuda"))
+    import cuda_util
+    if not cuda_util.has_nvrtc():
+        pytest.skip("NVRTC not available")
+    return cuda_util
+
+
+def _producer_and_consumers(src):
+    """(producer part, consumer part) of a warp-specialized kernel's source."""
+    cons, prod = src.split("tl::setmaxnreg_inc")[1].split("tl::setmaxnreg_dec")
+    return prod, cons
+
+
+def test_copy_engine_gemm_is_the_plain_persistent_gemm_with_a_producer_wait():
+    """allgather_gemm_ce lowers like the plain GEMM (warp-specialized, TMA, persistent) and its T.wait
+    runs in the TMA producer thread alone, per tile, before the tile's loads; the consumers never wait."""
+    cu = _cuda_util()
+    from kernels import allgather_gemm_ce
+    b = cu.build(allgather_gemm_ce(512, 512, 256, 2, 2, 128, 256, 64, num_stages=4, threads=256), "sm_90a")
+    src, meta = b["source"], b["meta"]
+    assert "persistent 1" in meta and "dist 1" in meta, meta
+    prod, cons = _producer_and_consumers(src)
+    assert "tl::dist::" not in cons.replace("tl::dist::rank()", ""), cons
+    w = prod.index("tl::dist::wait<tl::dist::kThread>((&flags[")
+    assert prod.index("for (int tile_iter") < w < prod.index("tl::tma_load"), prod
+    assert src.count("tl::dist::wait") == 1
+
+
+def test_copy_engine_wait_stays_block_wide_when_consumers_read_global():
+    """A T.wait whose data the consumers read themselves (here: an addend from global memory in the
+    epilogue) keeps the block-wide wait before the roles split and one CTA per tile; so do the fused
+    kernels that push with remote copies and signals."""
+    cu = _cuda_util()
+    import ce_kernels as V
+    from kernels import allgather_gemm
+    for f in (V.gemm_wait_with_global_addend(512, 512, 256), allgather_gemm(256, 512, 256, 2, 128, 256, 64,
+                                                                           num_stages=4, threads=256)):
+        b = cu.build(f, "sm_90a")
+        src = b["source"]
+        assert "persistent 1" not in b["meta"], b["meta"]
+        assert "tl::setmaxnreg_inc" in src  # still warp-specialized
+        assert "kThread" not in src and src.index("tl::dist::wait(") < src.index("tl::setmaxnreg_inc"), src
