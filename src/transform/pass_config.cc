@@ -45,6 +45,10 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_PROLOGUE_TMA", "tl.disable_prologue_tma", Attr::kBool,
        "cuda sm_90a: copies before a warp-specialized loop (attention's Q) stay thread copies of the consumers "
        "instead of TMA copies of the producer"},
+      {"TL_DISABLE_LOOP_PROXY_FENCE_ELISION", "tl.disable_loop_proxy_fence_elision", Attr::kBool,
+       "cuda sm_90a: in the overlapped loop of a warp-specialized kernel, the first GEMM fences the async proxy "
+       "in every iteration even where its thread-written operand (causal attention's Q) was fenced in the "
+       "first one"},
       {"TL_DISABLE_PERSISTENT", "tl.disable_persistent", Attr::kBool,
        "cuda sm_90a: warp-specialized kernels run one CTA per tile instead of one per SM looping over tiles"},
       {"TL_DISABLE_WGMMA", "tl.disable_wgmma", Attr::kBool,

@@ -187,7 +187,8 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
     return p;
   };
   // kProxyFence = false: no fence.proxy.async orders thread stores (the generic proxy) before this
-  // wgmma, so every operand byte must come from TMA (the async proxy).
+  // wgmma, so every operand byte must come from TMA (the async proxy), or from thread stores that
+  // an earlier wgmma with the fence read (warp_specialize's steady loop after the peeled iteration).
   const size_t fence_at = rs ? 8 : ti + 3;
   const bool no_fence = tp.args.size() > fence_at && tp.args[fence_at] == "false";
   auto read = [&](const Val& p, int64_t off, DataType et) {
@@ -196,9 +197,12 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
     int64_t abs = (p.mem.base - smem_.data()) + b;
     if (no_fence) {
       const ByteState& s = bytes_[static_cast<size_t>(abs)];
-      if (s.tma_bar < 0 && s.w_thread >= 0)
+      if (s.tma_bar < 0 && s.w_thread >= 0 && !s.proxy_fenced)
         race("a wgmma without fence.proxy.async reads '" + p.mem.name + "' (shared byte " + std::to_string(abs) +
-             ") that thread " + std::to_string(s.w_thread) + " wrote with ordinary stores");
+             ") that thread " + std::to_string(s.w_thread) + " wrote with ordinary stores" +
+             " (and no fenced wgmma read since)");
+    } else {
+      bytes_[static_cast<size_t>(abs)].proxy_fenced = true;
     }
     shared_read(p.mem, b, eb, -2);
     if (!reads.empty() && reads.back().second == abs) reads.back().second += eb;

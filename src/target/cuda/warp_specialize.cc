@@ -514,6 +514,7 @@ class Specializer : public StmtMutator {
       const auto* op = items[j].stmt.as<TileOpNode>();
       AttrMap attrs = op->attrs;
       attrs["wgmma_issue"] = Attr(true);
+      if (steady_fence_free_.count(j)) attrs["async_proxy_operands"] = Attr(true);
       return item(make_tile_op(op->op, op->args, attrs, op->span));
     };
     auto wait = [&](int64_t pending, const Buffer& acc) {
@@ -570,7 +571,7 @@ class Specializer : public StmtMutator {
   // is a fragment, and B) are filled by the producer's TMA copies (the loop's or the prologue's) and written by
   // nothing else in the kernel: no statement outside the loop and no other statement of the loop writes them.
   void mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
-                              const std::set<size_t>& is_producer) const {
+                              const std::set<size_t>& is_producer) {
     std::set<const BufferNode*> tma_filled, written;
     for (size_t i : is_producer) tma_filled.insert((*items)[i].stmt.as<TileOpNode>()->args[1].region.buffer.get());
     std::set<size_t> pre_items;
@@ -600,7 +601,37 @@ class Specializer : public StmtMutator {
       attrs["async_proxy_operands"] = Attr(true);
       it.stmt = make_tile_op(op->op, op->args, attrs, op->span);
     }
+    // The overlapped loop's first GEMM, where an operand is written by thread stores only before the
+    // loop (causal attention's Q, copied by the consumers): the peeled first iteration's wgmma fences
+    // after those stores and the block barrier, nothing writes the operand again, so the steady
+    // loop's copies of that GEMM need no fence.proxy.async (one MEMBAR + FENCE.VIEW.ASYNC per KV block).
+    // Off with TL_DISABLE_LOOP_PROXY_FENCE_ELISION.
+    steady_fence_free_.clear();
+    if (!ov_.on || config_bool(ctx_.configs, "tl.disable_loop_proxy_fence_elision")) return;
+    std::set<const BufferNode*> written_before, written_after;
+    for (size_t j = 0; j < top.size(); ++j) {
+      if (j == loop_at || pre_items.count(j) || !top[j].is_stmt()) continue;
+      Analyzer an;
+      for (const BufferRegion& w : collect_access_regions(top[j].stmt, an).writes)
+        (j < loop_at ? written_before : written_after).insert(w.buffer.get());
+    }
+    std::set<const BufferNode*> loop_written;
+    for (size_t j = 0; j < items->size(); ++j)
+      if (!is_producer.count(j) && (*items)[j].is_stmt()) {
+        Analyzer an;
+        for (const BufferRegion& w : collect_access_regions((*items)[j].stmt, an).writes) loop_written.insert(w.buffer.get());
+      }
+    const auto* op = (*items)[ov_.g1].stmt.as<TileOpNode>();
+    if (!op || attr_bool(op->attrs, "async_proxy_operands", false)) return;
+    for (int a = 0; a < 2; ++a) {
+      const Buffer& b = op->args[static_cast<size_t>(a)].region.buffer;
+      if (b.scope() == MemScope::kFragment) continue;
+      if (tma_filled.count(b.get()) && !written.count(b.get())) continue;
+      if (loop_written.count(b.get()) || written_after.count(b.get()) || tma_filled.count(b.get())) return;
+    }
+    steady_fence_free_.insert(ov_.g1);
   }
+  std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms
 
   // The consumers' release of a stage of group `g`: one arrival per warp on its empty barrier (per
   // thread ran 2-3% slower on an H100, bench/gpu_hopper_variants.py), or, when the group holds

@@ -194,6 +194,39 @@ def test_causal_flash_attention_is_overlapped(kind):
     check_flash(kind, f, B, H, S, D, True, off)
 
 
+@pytest.mark.parametrize("elide", [True, False])
+@pytest.mark.parametrize("kind", KINDS)
+def test_causal_loop_skips_the_proxy_fence(kind, elide):
+    """Causal attention copies Q with the consumers' thread stores: the peeled first iteration's
+    Q K^T wgmma fences the async proxy, the steady loop's does not (nothing writes Q again); the
+    emulator accepts a fence-free wgmma only on bytes TMA wrote or a fenced wgmma read since their
+    last store. TL_DISABLE_LOOP_PROXY_FENCE_ELISION keeps the fence in every iteration."""
+    B, H, S, D = 1, 2, 384, 64
+    f = K.flashattn(B, H, S, D, True, block_M=128, block_N=64, num_stages=2, threads=256)
+    configs = {} if elide else {"tl.disable_loop_proxy_fence_elision": True}
+    src = build(f, "sm_90a", configs)["source"]
+    ss = [ln.strip() for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
+    assert len(ss) == 2 and ", -1" not in ss[0] and ", -1" in ss[1], ss
+    assert "tl::half_t>(" in ss[0]  # the peel: fenced (kProxyFence defaults to true)
+    assert ss[1].endswith(", false>((&Q_shared[0]), (&K_shared[((k & 1) * 4096)]), (&acc_s[0]));") == elide, ss
+    check_flash(kind, f, B, H, S, D, True, configs)
+
+
+def test_fence_free_wgmma_after_a_new_store_is_reported():
+    """The peel's fence covers the stores before it only: a store to Q between the peel and the
+    loop (made here by editing the lowered text) must make the loop's fence-free wgmma a race."""
+    text = lowered_flash_text({"tl.disable_persistent": True, "tl.disable_prologue_tma": True}, causal=True)
+    assert emulate_flash_text(text)["races"] == []
+    q = re.search(r"alloc (b\d+): shared float16\[128, 64\]", text).group(1)  # Q_shared
+    loop = re.search(r"\n( *)(for (v\d+): int32 in serial\(1, )", text)
+    assert loop, text
+    ind, tid = loop.group(1), re.search(r"thread_vars=\[(v\d+): int32\]", text).group(1)
+    store = f"{ind}{q}[{tid}] = {q}[{tid}]\n{ind}evaluate tl.sync_threads()\n"
+    bad = text[:loop.start() + 1] + store + text[loop.start() + 1:]
+    races = emulate_flash_text(bad)["races"]
+    assert any("without fence.proxy.async" in r for r in races), races
+
+
 def test_reading_an_in_flight_accumulator_is_reported():
     """Without the wait for Q K^T, the softmax reads S while its wgmma may still write it."""
     text = lowered_flash_text({"tl.disable_persistent": True})
@@ -234,9 +267,9 @@ def emulate_text(f, text):
     return _core.cuda.emulate_lowered(_core.parse_ir(text), slots)
 
 
-def lowered_flash_text(configs):
+def lowered_flash_text(configs, causal=False):
     """Flash attention B1 H2 S256 D64 (block 128 x 64, 2 stages, 256 threads), lowered for sm_90a, as IR text."""
-    f = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
+    f = K.flashattn(1, 2, 256, 64, causal, block_M=128, block_N=64, num_stages=2, threads=256)
     low, _ = _core.cuda.lower_func(f.ir, "sm_90a", configs)
     return _core.canonical_text(low)
 
@@ -401,12 +434,18 @@ def test_tma_only_operands_skip_the_proxy_fence():
     fa = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
     # (The loop's GEMMs are issued only, kPending = -1: see test_flash_attention_overlap.)
     unfenced = re.compile(r", false(, -1)?>\(")
-    for configs, q_fenced in (({}, False), ({"tl.disable_prologue_tma": True}, True)):
+    # The steady loop's Q K^T (issued only, ", -1") skips it as well unless
+    # TL_DISABLE_LOOP_PROXY_FENCE_ELISION: the peeled first iteration's fence covers Q's stores.
+    no_elision = {"tl.disable_prologue_tma": True, "tl.disable_loop_proxy_fence_elision": True}
+    for configs, q_fenced, loop_fenced in (({}, False, False), ({"tl.disable_prologue_tma": True}, True, False),
+                                           (no_elision, True, True)):
         src = build(fa, "sm_90a", configs)["source"]
         ss = [ln for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
         rs = [ln for ln in src.splitlines() if "tl::wgmma_gemm_rs<" in ln]
         assert ss and rs and all(unfenced.search(ln) for ln in rs), (configs, rs)
-        assert all(bool(unfenced.search(ln)) != q_fenced for ln in ss), (configs, ss)
+        for ln in ss:
+            fenced = loop_fenced if ", -1" in ln else q_fenced
+            assert bool(unfenced.search(ln)) != fenced, (configs, ss)
 
 
 def test_wgmma_without_fence_reading_thread_stores_is_reported():
