@@ -49,6 +49,10 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
        "cuda sm_90a: in the overlapped loop of a warp-specialized kernel, the first GEMM fences the async proxy "
        "in every iteration even where its thread-written operand (causal attention's Q) was fenced in the "
        "first one"},
+      {"TL_DISABLE_WGMMA_ZERO_INIT", "tl.disable_wgmma_zero_init", Attr::kBool,
+       "cuda sm_90a: a T.gemm on wgmma that clears its accumulator (clear_accum, or a clear or mask "
+       "initialization of it just before, folded by warp_specialize) clears the registers first instead of "
+       "starting from zero in the instruction (scale-d = 0)"},
       {"TL_DISABLE_PERSISTENT", "tl.disable_persistent", Attr::kBool,
        "cuda sm_90a: warp-specialized kernels run one CTA per tile instead of one per SM looping over tiles"},
       {"TL_DISABLE_WGMMA", "tl.disable_wgmma", Attr::kBool,
