@@ -53,6 +53,10 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
        "cuda sm_90a: a T.gemm on wgmma that clears its accumulator (clear_accum, or a clear or mask "
        "initialization of it just before, folded by warp_specialize) clears the registers first instead of "
        "starting from zero in the instruction (scale-d = 0)"},
+      {"TL_DISABLE_DEFERRED_ROW_SUM", "tl.disable_deferred_row_sum", Attr::kBool,
+       "cuda sm_90a: in a warp-specialized loop, a row sum accumulated into a running sum (attention's "
+       "T.reduce_sum(P, s); l = l * a + s) is combined across threads in every iteration instead of once after "
+       "the loop"},
       {"TL_DISABLE_PERSISTENT", "tl.disable_persistent", Attr::kBool,
        "cuda sm_90a: warp-specialized kernels run one CTA per tile instead of one per SM looping over tiles"},
       {"TL_DISABLE_WGMMA", "tl.disable_wgmma", Attr::kBool,

@@ -300,6 +300,7 @@ class Specializer : public StmtMutator {
     // before the loop's instruction count fell by a third; since (2026-11-27, H100) 8-13% faster
     // than the plain schedule (docs/PERFORMANCE.md).
     plan_overlap(items, is_producer, async_at, gemm_count, lm, nc);
+    plan_deferred_row_sums(top, loop_at, &items, is_producer, lm);
     // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
     // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
     // and GEMM + reduce-scatter 5% slower than one CTA per tile.
@@ -442,6 +443,7 @@ class Specializer : public StmtMutator {
             consumer.push_back(builtin("cuda.mbarrier_wait", {pre_bar(p), make_int(0, it)}));
         if (j < loop_at && has_dist_op(top[j].stmt)) prologue.push_back(top[j].stmt);
         else consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
+        if (j == loop_at) consumer.insert(consumer.end(), after_loop_.begin(), after_loop_.end());
         continue;
       }
       BodyItem b = top[j];
@@ -739,6 +741,112 @@ class Specializer : public StmtMutator {
     steady_fence_free_.insert(ov_.g1);
   }
   std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms
+
+  // Attention's running row sum, FA3's way: the loop body's `T.reduce_sum(P, s)` followed by
+  // `l[i] = l[i] * a[i] + s[i]` (or `l[i] + s[i]`) keeps per-thread partial sums (the reduce skips
+  // its quad shuffles: "thread_partial"), and one T.finalize_reducer(l) after the loop sums the
+  // threads' copies of l. Equal in exact arithmetic (a[i] is the same on every thread holding row
+  // i, and l starts from 0 on each), the fp32 additions only grouped differently (each thread's
+  // partial first, then across threads). Only where s is used by nothing else, l by nothing else
+  // in the loop and only by a T.fill(l, 0) before it, and the reduce's thread groups are the
+  // replicas of l's layout inside one warp. 8 shuffles (and their adds) per KV block fewer.
+  // Off with TL_DISABLE_DEFERRED_ROW_SUM.
+  std::vector<Stmt> after_loop_;
+  void plan_deferred_row_sums(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
+                              const std::set<size_t>& is_producer, const LayoutMap& lm) {
+    after_loop_.clear();
+    if (config_bool(ctx_.configs, "tl.disable_deferred_row_sum")) return;
+    std::vector<size_t> cons;
+    for (size_t j = 0; j < items->size(); ++j)
+      if (!is_producer.count(j)) cons.push_back(j);
+    for (size_t ci = 0; ci + 1 < cons.size(); ++ci) {
+      const size_t r = cons[ci], u = cons[ci + 1];
+      if (!(*items)[r].is_stmt() || !(*items)[u].is_stmt()) continue;
+      const auto* red = (*items)[r].stmt.as<TileOpNode>();
+      if (!red || !is_tile_op(*red, TileOpKind::kReduce) || red->args.size() != 2 || !red->args[0].is_region() ||
+          !red->args[1].is_region() || attr_str(red->attrs, "type", "sum") != "sum" ||
+          !attr_bool(red->attrs, "clear", true))
+        continue;
+      const Buffer& src = red->args[0].region.buffer;
+      const Buffer& sum = red->args[1].region.buffer;
+      if (src.scope() != MemScope::kFragment || sum.scope() != MemScope::kFragment || sum.ndim() != 1 ||
+          !whole_buffer(red->args[0].region) || !whole_buffer(red->args[1].region))
+        continue;
+      // u: for i in T.Parallel(n): l[i] = l[i] * a + s[i]  (or l[i] + s[i])
+      const auto* loop = (*items)[u].stmt.as<ForNode>();
+      if (!loop || loop->for_kind != ForKind::kParallel) continue;
+      const auto* st = loop->body.as<BufferStoreNode>();
+      if (!st || st->indices.size() != 1 || st->indices[0].as<VarNode>() != loop->var.get()) continue;
+      const Buffer& l = st->buffer;
+      if (l.scope() != MemScope::kFragment || l.same_as(sum) || l.same_as(src)) continue;
+      auto is_at_i = [&](const Expr& e, const Buffer& b) {
+        const auto* ld = e.as<BufferLoadNode>();
+        return ld && ld->buffer.same_as(b) && ld->indices.size() == 1 && ld->indices[0].as<VarNode>() == loop->var.get();
+      };
+      const auto* add = st->value.as<BinaryNode>();
+      if (!add || add->op != BinOp::kAdd || !is_at_i(add->b, sum)) continue;
+      Expr scale;
+      if (!is_at_i(add->a, l)) {
+        const auto* mul = add->a.as<BinaryNode>();
+        if (!mul || mul->op != BinOp::kMul || !is_at_i(mul->a, l)) continue;
+        scale = mul->b;
+      }
+      bool bad = false;
+      if (scale.defined())
+        for_each_subexpr(scale, [&](const Expr& y) {
+          if (const auto* ld = y.as<BufferLoadNode>())
+            bad |= ld->buffer.same_as(l) || ld->buffer.same_as(sum) || ld->buffer.scope() != MemScope::kFragment;
+        });
+      if (bad) continue;
+      // Layouts: the reduce's thread groups are exactly l's (and s's) replicas, all inside a warp.
+      auto fs = lm.fragments.find(src), fsum = lm.fragments.find(sum), fl = lm.fragments.find(l);
+      if (fs == lm.fragments.end() || fsum == lm.fragments.end() || fl == lm.fragments.end() ||
+          !fl->second.same_as(fsum->second))
+        continue;
+      std::vector<ThreadGroup> groups;
+      const int dim = static_cast<int>(attr_int(red->attrs, "dim", 0));
+      if (dim < 0 || static_cast<size_t>(dim) >= src.ndim() || !fs->second.reduce(dim, &groups).same_as(fsum->second))
+        continue;
+      std::multiset<std::pair<int64_t, int64_t>> g1, g2;
+      for (const ThreadGroup& g : groups)
+        if (g.extent > 1) g1.insert({g.extent, g.stride});
+      for (const FragmentMode& m : fl->second.modes())
+        if (m.is_replica() && m.on_threads() && m.extent > 1) g2.insert({m.extent, m.thread_stride});
+      bool in_warp = !g1.empty();
+      for (const auto& [e, st2] : g1) in_warp = in_warp && e * st2 <= 32 && 32 % (e * st2) == 0;
+      if (!in_warp || g1 != g2) continue;
+      // Uses: s only by r and u, l only by u in the loop; outside the loop, s nowhere and l written
+      // before it only by one whole T.fill(l, 0).
+      for (size_t j = 0; j < items->size() && !bad; ++j) {
+        if (j == r || j == u || is_producer.count(j)) continue;
+        std::set<const BufferNode*> used;
+        if ((*items)[j].is_stmt()) collect_buffer_uses((*items)[j].stmt, &used);
+        else if ((*items)[j].let_var.defined()) collect_buffer_uses(make_evaluate((*items)[j].let_value), &used);
+        bad = used.count(sum.get()) || used.count(l.get());
+      }
+      const TileOpNode* fill = nullptr;
+      for (size_t j = 0; j < top.size() && !bad; ++j) {
+        if (j == loop_at || !top[j].is_stmt()) continue;
+        std::set<const BufferNode*> used;
+        collect_buffer_uses(top[j].stmt, &used);
+        if (used.count(sum.get())) bad = true;
+        if (j > loop_at || !used.count(l.get())) continue;
+        const auto* op = top[j].stmt.as<TileOpNode>();
+        const auto* zero = op && op->args.size() == 2 && op->args[1].is_expr() ? op->args[1].expr.as<FloatImmNode>() : nullptr;
+        if (fill || !op || !is_tile_op(*op, TileOpKind::kFill) || !op->args[0].region.buffer.same_as(l) ||
+            !whole_buffer(op->args[0].region) || !(zero ? zero->value == 0.0 : is_zero(op->args[1].expr)))
+          bad = true;
+        fill = op;
+      }
+      if (bad || !fill) continue;
+      AttrMap attrs = red->attrs;
+      attrs["thread_partial"] = Attr(true);
+      (*items)[r].stmt = make_tile_op(red->op, red->args, attrs, red->span);
+      AttrMap fin;
+      fin["op"] = Attr(std::string("sum"));
+      after_loop_.push_back(make_tile_op("finalize_reducer", {fill->args[0].region}, fin, red->span));
+    }
+  }
 
   // The consumers' release of a stage of group `g`: one arrival per warp on its empty barrier (per
   // thread ran 2-3% slower on an H100, bench/gpu_hopper_variants.py), or, when the group holds

@@ -233,6 +233,34 @@ def test_accumulator_init_folds_into_the_wgmma(kind, causal, fold):
     check_flash(kind, f, B, H, S, D, causal, configs)
 
 
+@pytest.mark.parametrize("configs", [{}, {"tl.disable_deferred_row_sum": True},
+                                     {"tl.disable_wgmma_overlap": True},  # plain loop, persistent
+                                     {"tl.disable_wgmma_overlap": True, "tl.disable_deferred_row_sum": True}])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_row_sum_is_combined_once_after_the_loop(kind, causal, configs):
+    """FA3's running row sum: the loop keeps each thread's partial sums of P's rows (no quad shuffles
+    for T.reduce_sum) and logsum = logsum * scale + partial per thread; one all-reduce of logsum
+    after the loop. The row maximum is still combined every iteration. TL_DISABLE_DEFERRED_ROW_SUM:
+    the shuffles in every iteration."""
+    B, H, S, D = 1, 2, 384, 64
+    f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=64, num_stages=2, threads=256)
+    defer = "tl.disable_deferred_row_sum" not in configs
+    src = build(f, "sm_90a", configs)["source"]
+    loop = src[src.index("for (int k = 1;") if "for (int k = 1;" in src else src.index("for (int k = 0;"):]
+    loop = loop[:loop.index("tl::store_exchange") if "tl::store_exchange" in loop else len(loop)]
+    sums = re.findall(r"(\w+)\[\d\] = tl::allreduce<tl::SumOp, 4, 1, 256>", src)
+    maxes = re.findall(r"tl::allreduce<tl::MaxOp, 4, 1, 256>", loop)
+    assert maxes, loop[:2000]
+    if defer:
+        assert sums == ["logsum", "logsum"], sums
+        after = src[src.index("logsum[0] = tl::allreduce<tl::SumOp"):]
+        assert "acc_o[" in after and "/ logsum[0]" in after  # the sum is complete before O / l
+    else:
+        assert sums and "logsum" not in sums, sums
+    check_flash(kind, f, B, H, S, D, causal, configs)
+
+
 def test_fence_free_wgmma_after_a_new_store_is_reported():
     """The peel's fence covers the stores before it only: a store to Q between the peel and the
     loop (made here by editing the lowered text) must make the loop's fence-free wgmma a race."""
