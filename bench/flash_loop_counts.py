@@ -5,11 +5,13 @@ instructions of its main loop (the consumers' loop over KV blocks: the largest l
 conditional backward branch) are counted in the PTX and, where cuobjdump is found (PATH, or
 TL_CUOBJDUMP naming it; e.g. `pip install --target DIR nvidia-cuda-cuobjdump`), in the SASS.
 
-    python3 bench/flash_loop_counts.py [causal] [--before] [--config tl.key=1 ...] [--sass-out FILE]
+    python3 bench/flash_loop_counts.py [causal] [--previous | --before] [--config tl.key=1 ...] [--sass-out FILE]
 
 Each --config adds a pass config (a variant: e.g. tl.disable_exp2_ftz=1 keeps exp2f's subnormal
-handling); --before counts the kernel as generated before 2026-11-27 (flash_before). Prints one line
-per count and the SASS opcode histogram of the loop.
+handling); --previous counts the kernel of the previous session's final code (PREVIOUS: the switches
+of 2026-11-27's second session off); --before counts the kernel as generated before 2026-11-27
+(flash_before, applied to the --previous kernel). Prints one line per count and the SASS opcode
+histogram of the loop.
 """
 import collections
 import os
@@ -21,6 +23,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "tests", "python", "cuda"), os.path.join(HERE, "..", "tests", "python")]
+
+# The kernel as the session of 2026-11-27 00:28-03:28 left it: this session's changes switched off
+# (docs/PERFORMANCE.md, "Fewer instructions per KV block, second pass").
+PREVIOUS = {"tl.disable_loop_proxy_fence_elision": True, "tl.disable_wgmma_zero_init": True,
+            "tl.disable_deferred_row_sum": True}
 
 _PTX_SKIP = re.compile(r"^\s*($|//|\.|\{|\}|\$|[A-Za-z_][\w$]*:)")
 
@@ -141,6 +148,8 @@ def main(argv):
             configs[k] = v not in ("0", "false", "False", "")
         if a == "--sass-out":
             sass_out = argv[i + 1]
+    if "--previous" in argv or "--before" in argv:
+        configs = dict(PREVIOUS, **configs)
     src, ptx, cubin, usage = flash_kernel(causal, configs)
     if "--before" in argv:
         from tilelang import _core

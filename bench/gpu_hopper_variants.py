@@ -4,7 +4,7 @@ process. Not a benchmark of a shipped code path: it tells which code-generation 
 making before making it.
 
     python3 bench/gpu_hopper_variants.py [sizes...]
-    python3 bench/gpu_hopper_variants.py flash     (attention variants: see flash())
+    python3 bench/gpu_hopper_variants.py flash [--short]  (attention variants: see flash())
 
 Variants (applied to the source of K.matmul(n, n, n, 128, 256, 64, 4 stages, 256 threads, panel 8)):
   base    the source as generated (the epilogue's lanes exchange pairs for 16-byte stores)
@@ -21,7 +21,7 @@ import sys
 import torch
 
 from gpu_common import bench, cuda, device_arch, record, rel_err
-from flash_loop_counts import flash_before
+from flash_loop_counts import PREVIOUS, flash_before
 
 import cuda_kernels as K
 
@@ -96,15 +96,26 @@ def flash():
     persistent, 2 and 3 stages; `before` is the default kernel as generated before the
     instruction-overhead changes of 2026-11-27 (flash_before), `exp2f` the default with
     TL_DISABLE_EXP2_FTZ only, `noprologue` the default with Q copied by the consumers instead of the
-    producer's TMA (TL_DISABLE_PROLOGUE_TMA)."""
+    producer's TMA (TL_DISABLE_PROLOGUE_TMA).
+
+    The second session of 2026-11-27 (each change behind a switch, FLC.PREVIOUS all of them):
+    `previous` = the kernel of the session before (all three off), `fenced` =
+    TL_DISABLE_LOOP_PROXY_FENCE_ELISION (causal only differs), `clearS` = TL_DISABLE_WGMMA_ZERO_INIT,
+    `rowsum` = TL_DISABLE_DEFERRED_ROW_SUM. `--short` times only overlap / previous / fenced / clearS /
+    rowsum at 2 stages (and cuDNN), in 5 rounds: the A/B of these switches."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     B, H, S, D = 8, 16, 4096, 128
     torch.manual_seed(1)
     q, k, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
     qt, kt, vt = (x.transpose(1, 2).contiguous() for x in (q, k, v))
-    modes = {"overlap": {}, "noprologue": {"tl.disable_prologue_tma": True},
-             "plain": {"tl.disable_wgmma_overlap": True, "tl.disable_persistent": True},
-             "plain_persistent": {"tl.disable_wgmma_overlap": True}}
+    short = "--short" in sys.argv
+    modes = {"overlap": {}, "previous": dict(PREVIOUS),
+             "fenced": {"tl.disable_loop_proxy_fence_elision": True},
+             "clearS": {"tl.disable_wgmma_zero_init": True}, "rowsum": {"tl.disable_deferred_row_sum": True}}
+    if not short:
+        modes.update({"noprologue": {"tl.disable_prologue_tma": True},
+                      "plain": {"tl.disable_wgmma_overlap": True, "tl.disable_persistent": True},
+                      "plain_persistent": {"tl.disable_wgmma_overlap": True}})
     for causal in (False, True):
         flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
@@ -112,17 +123,19 @@ def flash():
             ref = fn()
         rec = dict(bench="hopper_flash_variants", causal=causal)
         kernels = {}
-        for stages in (2, 3):
+        for stages in ((2,) if short else (2, 3)):
             f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=128, num_stages=stages, threads=256)
             for mode, cfg in modes.items():
+                if causal is False and mode == "fenced":
+                    continue  # the same kernel as overlap (Q comes by TMA: no fence to elide)
                 built = cuda.build_func(f.ir, device_arch(), cfg, [])
                 kernels[f"{mode}_s{stages}"] = SourceKernel(built, built["source"])
-                if mode == "overlap":  # the same kernel as generated before 2026-11-27
+                if mode == "previous" and not short:  # the same kernel as generated before 2026-11-27
                     kernels[f"before_s{stages}"] = SourceKernel(built, flash_before(built["source"]))
-            if stages == 2:  # only exp2f's subnormal handling back
+            if stages == 2 and not short:  # only exp2f's subnormal handling back
                 built = cuda.build_func(f.ir, device_arch(), {"tl.disable_exp2_ftz": True}, [])
                 kernels["exp2f_s2"] = SourceKernel(built, built["source"])
-        for rnd in range(3):
+        for rnd in range(5 if short else 3):
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                 t_peer = bench(fn)
             rec.setdefault("cudnn_ms", []).append(t_peer)

@@ -45,6 +45,18 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_PROLOGUE_TMA", "tl.disable_prologue_tma", Attr::kBool,
        "cuda sm_90a: copies before a warp-specialized loop (attention's Q) stay thread copies of the consumers "
        "instead of TMA copies of the producer"},
+      {"TL_DISABLE_LOOP_PROXY_FENCE_ELISION", "tl.disable_loop_proxy_fence_elision", Attr::kBool,
+       "cuda sm_90a: in the overlapped loop of a warp-specialized kernel, the first GEMM fences the async proxy "
+       "in every iteration even where its thread-written operand (causal attention's Q) was fenced in the "
+       "first one"},
+      {"TL_DISABLE_WGMMA_ZERO_INIT", "tl.disable_wgmma_zero_init", Attr::kBool,
+       "cuda sm_90a: a T.gemm on wgmma that clears its accumulator (clear_accum, or a clear or mask "
+       "initialization of it just before, folded by warp_specialize) clears the registers first instead of "
+       "starting from zero in the instruction (scale-d = 0)"},
+      {"TL_DISABLE_DEFERRED_ROW_SUM", "tl.disable_deferred_row_sum", Attr::kBool,
+       "cuda sm_90a: in a warp-specialized loop, a row sum accumulated into a running sum (attention's "
+       "T.reduce_sum(P, s); l = l * a + s) is combined across threads in every iteration instead of once after "
+       "the loop"},
       {"TL_DISABLE_PERSISTENT", "tl.disable_persistent", Attr::kBool,
        "cuda sm_90a: warp-specialized kernels run one CTA per tile instead of one per SM looping over tiles"},
       {"TL_DISABLE_WGMMA", "tl.disable_wgmma", Attr::kBool,

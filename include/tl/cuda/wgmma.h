@@ -144,10 +144,12 @@ struct Operand {
 // the tiles stay in use until a tl::wgmma_wait_regs that covers this call. T (A's type) and TB: f16 or bf16 (equal),
 // or fp8 e4m3 / e5m2 (any pair; then both operands K-major, m64nNk32 instructions). kProxyFence:
 // fence.proxy.async first, so that shared-memory writes of threads (generic proxy) are visible to
-// the wgmma (async proxy); false only where TMA alone wrote both tiles.
+// the wgmma (async proxy); false only where TMA alone wrote both tiles. scale_d = 0 (T.gemm's
+// clear_accum, possibly a run-time condition): C = op(A) op(B), the first instruction of each row tile
+// does not read C (no clearing of the registers first; ptxas then needs no zeros in them).
 template <int M, int N, int K, int kWgM, int kWgN, bool kTransA, bool kTransB, int kSwzA, int kSwzB, typename T,
           int kPending = 0, typename TB = T, bool kProxyFence = true>
-TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C) {
+TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C, int scale_d = 1) {
   constexpr bool kF8 = sizeof(T) == 1;
   constexpr int kKI = kF8 ? 32 : 16;  // K per instruction
   constexpr int kMw = M / kWgM, kNw = N / kWgN, kMI = kMw / 64, kKS = K / kKI;
@@ -174,11 +176,10 @@ TL_DEVICE void wgmma_gemm_ss(const T* A, const TB* B, float* C) {
     for (int mi = 0; mi < kMI; ++mi) {
       if constexpr (kF8)
         wgmma_ops::F8<kNw>::template ss<wgmma_detail::f8_code<T>::value, wgmma_detail::f8_code<TB>::value>(
-            C + mi * (kNw / 2), a.at(64 * mi, kKI * ks), b.at(0, kKI * ks));
+            C + mi * (kNw / 2), a.at(64 * mi, kKI * ks), b.at(0, kKI * ks), ks == 0 ? scale_d : 1);
       else
-        wgmma_ops::F32<kNw>::template ss<kBF16, kTransA ? 1 : 0, kTransB ? 0 : 1>(C + mi * (kNw / 2),
-                                                                                   a.at(64 * mi, kKI * ks),
-                                                                                   b.at(0, kKI * ks));
+        wgmma_ops::F32<kNw>::template ss<kBF16, kTransA ? 1 : 0, kTransB ? 0 : 1>(
+            C + mi * (kNw / 2), a.at(64 * mi, kKI * ks), b.at(0, kKI * ks), ks == 0 ? scale_d : 1);
     }
   wgmma_commit();
   if constexpr (kPending >= 0) wgmma_wait<kPending>();

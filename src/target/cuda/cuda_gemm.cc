@@ -86,8 +86,10 @@ int gmma_width(const TileOpNode& op, const CudaLowerCtx& ctx, const Buffer& b) {
 }
 
 // tl::wgmma_gemm_ss / wgmma_gemm_rs (include/tl/cuda/wgmma.h).
+// `clear`: clear_accum, where the wgmma itself starts from zero (scale-d = 0; ss form only), else undefined.
 Stmt wgmma_gemm(const TileOpNode& op, CudaLowerCtx& ctx, const GemmPlan& plan, const BufferRegion& a,
-                const BufferRegion& b, const BufferRegion& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+                const BufferRegion& b, const BufferRegion& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                const Expr& clear) {
   auto tile_start = [&](const BufferRegion& r) {
     std::vector<Expr> start;
     for (const Range& rg : r.region) start.push_back(rg.min);
@@ -121,7 +123,11 @@ Stmt wgmma_gemm(const TileOpNode& op, CudaLowerCtx& ctx, const GemmPlan& plan, c
            << plan.warpgroups.wg_n << ", " << b2s(ta) << ", " << b2s(tb) << ", " << gmma_width(op, ctx, a.buffer)
            << ", " << gmma_width(op, ctx, b.buffer) << ", " << t << tail << ">";
   }
-  return call_stmt(callee.str(), {pa, tile_start(b), ctx.reg_address(c.buffer, make_int(0), 3)});
+  std::vector<Expr> args = {pa, tile_start(b), ctx.reg_address(c.buffer, make_int(0), 3)};
+  if (clear.defined())
+    args.push_back(is_const_value(clear, 1) ? make_int(0)
+                                            : make_select(make_cast(DataType::Bool(), clear), make_int(0), make_int(1)));
+  return call_stmt(callee.str(), args);
 }
 
 }  // namespace
@@ -143,7 +149,11 @@ Stmt lower_cuda_gemm(const TileOpNode& op, CudaLowerCtx& ctx) {
   Expr clear = make_bool(false);
   if (auto it = op.attrs.find("clear_accum"); it != op.attrs.end() && !it->second.is_none())
     clear = it->second.as_expr();
-  if (!is_zero(clear)) {
+  // wgmma with A in shared memory: the instructions start from zero themselves (scale-d = 0)
+  // instead of the registers being cleared first (TL_DISABLE_WGMMA_ZERO_INIT: cleared first).
+  const bool zero_init = plan.use_wgmma && !is_frag(a.buffer) && !is_zero(clear) &&
+                         !ctx.disable_wgmma_zero_init;
+  if (!is_zero(clear) && !zero_init) {
     const Buffer& regs = ctx.regs_of(c.buffer);
     std::vector<Stmt> zeros;
     for (int64_t r = 0; r < ctx.layout_of(c.buffer).num_regs(); ++r)
@@ -151,7 +161,7 @@ Stmt lower_cuda_gemm(const TileOpNode& op, CudaLowerCtx& ctx) {
     out.push_back(guarded(make_cast(DataType::Bool(), clear), make_seq(zeros)));
   }
   if (plan.use_wgmma) {
-    out.push_back(wgmma_gemm(op, ctx, plan, a, b, c, ta, tb, m, n, k));
+    out.push_back(wgmma_gemm(op, ctx, plan, a, b, c, ta, tb, m, n, k, zero_init ? clear : Expr()));
     return make_seq(out, op.span);
   }
   if (!plan.use_mma) {

@@ -105,6 +105,9 @@ Stmt reduce_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion
   // One temporary per destination register, reduced across the thread groups in place.
   Buffer tmp(ctx.fresh("red"), t, {make_int(ld.num_regs())}, MemScope::kLocal);
   for (int64_t d = 0; d < ld.num_regs(); ++d) out.push_back(make_store(tmp, {make_int(d)}, partial[static_cast<size_t>(d)]));
+  // thread_partial (warp_specialize's deferred row sum): each thread keeps its own partial; a
+  // T.finalize_reducer of the value it is accumulated into combines the threads later.
+  if (attr_bool(op.attrs, "thread_partial", false)) groups.clear();
   for (const ThreadGroup& g : groups) {
     bool ws = needs_workspace(g.extent, g.stride);
     Buffer wsb = ws ? workspace(ctx, t) : Buffer();

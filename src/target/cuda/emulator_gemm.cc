@@ -187,7 +187,8 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
     return p;
   };
   // kProxyFence = false: no fence.proxy.async orders thread stores (the generic proxy) before this
-  // wgmma, so every operand byte must come from TMA (the async proxy).
+  // wgmma, so every operand byte must come from TMA (the async proxy), or from thread stores that
+  // an earlier wgmma with the fence read (warp_specialize's steady loop after the peeled iteration).
   const size_t fence_at = rs ? 8 : ti + 3;
   const bool no_fence = tp.args.size() > fence_at && tp.args[fence_at] == "false";
   auto read = [&](const Val& p, int64_t off, DataType et) {
@@ -196,9 +197,12 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
     int64_t abs = (p.mem.base - smem_.data()) + b;
     if (no_fence) {
       const ByteState& s = bytes_[static_cast<size_t>(abs)];
-      if (s.tma_bar < 0 && s.w_thread >= 0)
+      if (s.tma_bar < 0 && s.w_thread >= 0 && !s.proxy_fenced)
         race("a wgmma without fence.proxy.async reads '" + p.mem.name + "' (shared byte " + std::to_string(abs) +
-             ") that thread " + std::to_string(s.w_thread) + " wrote with ordinary stores");
+             ") that thread " + std::to_string(s.w_thread) + " wrote with ordinary stores" +
+             " (and no fenced wgmma read since)");
+    } else {
+      bytes_[static_cast<size_t>(abs)].proxy_fenced = true;
     }
     shared_read(p.mem, b, eb, -2);
     if (!reads.empty() && reads.back().second == abs) reads.back().second += eb;
@@ -233,6 +237,17 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
   for (int64_t k = 0; k < K; ++k)
     for (int64_t n = 0; n < N; ++n)
       Bm[static_cast<size_t>(k * N + n)] = tb ? read(pb, gmma_off(n, k, N, swb), tB) : read(pb, gmma_off(k, n, K, swb), tB);
+  // ss: an optional scale_d argument (0: C = A B, the accumulators' old values are not read), the
+  // same in every thread of the warpgroups.
+  bool scale_d = true;
+  if (!rs && c->args.size() > 4) {
+    for (int64_t th = 0; th < threads_; ++th) {
+      if (th / 128 >= WM * WN) continue;
+      const bool v = eval(c->args[4], th).i != 0;
+      if (th == 0) scale_d = v;
+      else if (v != scale_d) throw_error<RuntimeError>("emulator: wgmma scale_d differs between threads");
+    }
+  }
   for (int64_t th = 0; th < threads_; ++th) {
     int64_t wg = th / 128, w = (th % 128) / 32, lane = th % 32, g = lane / 4, tg = lane % 4;
     if (wg >= WM * WN) continue;
@@ -246,7 +261,7 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
           int64_t r = mi * (Nw / 2) + 4 * nt + i;
           check_range(p.mem, p.off + r * 4, 4, "accumulator");
           uint8_t* cp = p.mem.base + p.off + r * 4;
-          double acc = decode(DataType::Float32(), cp).f;
+          double acc = scale_d ? decode(DataType::Float32(), cp).f : 0.0;
           for (int64_t k = 0; k < K; ++k)
             acc += A[static_cast<size_t>(row * K + k)] * Bm[static_cast<size_t>(k * N + col)];
           Val out;

@@ -40,6 +40,9 @@ struct ByteState {
   // byte completed on, and the (thread, clock) of each thread that read it since.
   int64_t tma_bar = -1;
   int64_t tma_phase = 0;
+  // A wgmma with fence.proxy.async read the byte since its last thread store: later wgmma calls
+  // without the fence may read it too (the fence ordered that store before the async proxy).
+  bool proxy_fenced = false;
   std::vector<std::pair<int32_t, int32_t>> readers;
 };
 

@@ -80,6 +80,7 @@ void Emulator::shared_write(const Mem& m, int64_t off, int64_t n, int64_t t, boo
     s.w_epoch = epoch_;
     s.pending_async = async;
     s.tma_bar = -1;
+    s.proxy_fenced = false;
     s.readers.clear();
   }
 }

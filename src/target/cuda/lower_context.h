@@ -48,6 +48,9 @@ struct CudaLowerCtx {
   bool guard_global = true;
   // TL_DISABLE_STORE_EXCHANGE: fragment stores move each lane's own groups (no shuffle exchange).
   bool disable_store_exchange = false;
+  // TL_DISABLE_WGMMA_ZERO_INIT: a wgmma T.gemm with clear_accum clears its registers first instead of
+  // starting from zero itself (scale-d = 0).
+  bool disable_wgmma_zero_init = false;
   // Accumulators of wgmma GEMMs left in flight by the current pipelined loop ({wgmma_async}): the
   // loop's lowering waits for them after the loop (tl::wgmma_drain).
   std::vector<Buffer> async_mma_accumulators;

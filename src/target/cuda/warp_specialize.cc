@@ -1,5 +1,6 @@
 #include "target/cuda/warp_specialize.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -30,6 +31,94 @@ struct Group {
   bool late_release = false;   // its last use is a GEMM left in flight: release the previous stage
   bool multicast = false;      // a copy is shared by the CTAs of the cluster: every CTA's consumers release it
 };
+
+// Whether `r` covers the whole of its buffer (constant shape).
+bool whole_buffer(const BufferRegion& r) {
+  if (r.region.size() != r.buffer.ndim()) return false;
+  for (size_t d = 0; d < r.region.size(); ++d) {
+    int64_t e = 0, n = 0;
+    if (!is_zero(r.region[d].min) || !is_const_int(r.region[d].extent, &e) || !is_const_int(r.buffer.shape()[d], &n) ||
+        e != n)
+      return false;
+  }
+  return true;
+}
+
+// An initialization of a GEMM's accumulator `c` in the loop body just before the GEMM that the GEMM
+// can do itself: T.clear / T.fill(c, 0) of the whole of c, or a T.Parallel nest over all of c storing
+// select(cond, 0, -inf) (or +inf) into each element (attention's causal mask). Returns the statement
+// to run after the GEMM instead (the mask, applied to the GEMM's result: select(cond, c, -inf)), a
+// no-op for a clear, or undefined where `init` is neither. Equal values: 0 + x = x, -inf + x = -inf
+// for finite x (only a non-finite product differs: inf or NaN there gives -inf instead of NaN).
+Stmt fold_accumulator_init(const Stmt& init, const Buffer& c) {
+  if (const auto* op = init.as<TileOpNode>()) {
+    if (!is_tile_op(*op, TileOpKind::kFill) || op->args.size() != 2 || !op->args[0].is_region() ||
+        !op->args[1].is_expr() || !op->args[0].region.buffer.same_as(c) || !whole_buffer(op->args[0].region))
+      return Stmt();
+    const Expr& v = op->args[1].expr;
+    const auto* f = v.as<FloatImmNode>();
+    if (!(is_zero(v) || (f && f->value == 0.0))) return Stmt();
+    return make_evaluate(make_int(0));
+  }
+  std::vector<const ForNode*> loops;
+  Stmt s = init;
+  while (const auto* f = s.as<ForNode>()) {
+    if (f->for_kind != ForKind::kParallel || !is_zero(f->min)) return Stmt();
+    loops.push_back(f);
+    s = f->body;
+  }
+  const auto* st = s.as<BufferStoreNode>();
+  if (!st || !st->buffer.same_as(c) || loops.size() != c.ndim() || st->indices.size() != c.ndim()) return Stmt();
+  for (size_t d = 0; d < loops.size(); ++d) {
+    int64_t e = 0, n = 0;
+    const auto* v = st->indices[d].as<VarNode>();
+    if (!v || v != loops[d]->var.get() || !is_const_int(loops[d]->extent, &e) || !is_const_int(c.shape()[d], &n) ||
+        e != n)
+      return Stmt();
+  }
+  const auto* sel = st->value.as<SelectNode>();
+  if (!sel) return Stmt();
+  const auto* zero = sel->true_value.as<FloatImmNode>();
+  const auto* inf = sel->false_value.as<FloatImmNode>();
+  if (!zero || zero->value != 0.0 || !inf || !std::isinf(inf->value)) return Stmt();
+  bool reads_c = false;
+  for_each_subexpr(sel->cond, [&](const Expr& y) {
+    if (const auto* l = y.as<BufferLoadNode>()) reads_c |= l->buffer.same_as(c);
+  });
+  if (reads_c) return Stmt();
+  Stmt body = make_store(c, st->indices, make_select(sel->cond, make_load(c, st->indices), sel->false_value), st->span);
+  for (size_t d = loops.size(); d-- > 0;)
+    body = make_for(loops[d]->var, loops[d]->min, loops[d]->extent, loops[d]->for_kind, body, loops[d]->annotations,
+                    loops[d]->span);
+  return body;
+}
+
+// Folds each foldable accumulator initialization (fold_accumulator_init) directly before a T.gemm of
+// the loop body (producer copies may lie between) into the GEMM: the GEMM takes the init's place with
+// clear_accum (its wgmma starts from zero, scale-d = 0, instead of the registers being cleared or
+// masked first: 32 CS2R per KV block in causal attention's unmasked blocks), and the mask, if any,
+// runs in the GEMM's place on its result. Off with TL_DISABLE_WGMMA_ZERO_INIT.
+void fold_gemm_accumulator_inits(std::vector<BodyItem>* items, const std::set<size_t>& is_producer) {
+  for (size_t g = 0; g < items->size(); ++g) {
+    const auto* op = (*items)[g].is_stmt() ? (*items)[g].stmt.as<TileOpNode>() : nullptr;
+    if (!op || !is_gemm_form(*op, GemmForm::kGemm) || op->args.size() < 3 || !op->args[2].is_region()) continue;
+    if (op->args[0].is_region() && op->args[0].region.buffer.scope() == MemScope::kFragment) continue;  // rs form
+    auto ca = op->attrs.find("clear_accum");
+    if (ca != op->attrs.end() && !ca->second.is_none() && !is_zero(ca->second.as_expr())) continue;
+    const BufferRegion& c = op->args[2].region;
+    if (c.buffer.scope() != MemScope::kFragment || !whole_buffer(c)) continue;
+    size_t j = g;
+    while (j > 0 && is_producer.count(j - 1)) --j;
+    if (j == 0 || !(*items)[j - 1].is_stmt()) continue;
+    --j;
+    Stmt after = fold_accumulator_init((*items)[j].stmt, c.buffer);
+    if (!after.defined()) continue;
+    AttrMap attrs = op->attrs;
+    attrs["clear_accum"] = Attr(make_bool(true));
+    (*items)[j].stmt = make_tile_op(op->op, op->args, attrs, op->span);
+    (*items)[g].stmt = after;
+  }
+}
 
 class Specializer : public StmtMutator {
  public:
@@ -99,6 +188,7 @@ class Specializer : public StmtMutator {
     producer_waits_ = has_dist_ && waits_gate_producer_only(top, loop_at, *loop);
     std::vector<BodyItem> items = flatten_body(loop->body);
     PipelinePlan plan = plan_pipeline(*loop, items, buffers_used_outside(k.body, loop));
+
     const int64_t S = plan.num_stages;
     if (plan.producers.empty() || S < 2) return no("the pipelined loop has no producer copies (or fewer than 2 stages)");
     // What layout inference will decide (the pipeline does not change it).
@@ -109,6 +199,23 @@ class Specializer : public StmtMutator {
       return no("layout inference fails (reported by the lowering)");
     }
     if (lm.gemms.empty()) return no("no T.gemm in the kernel");
+    if (!config_bool(ctx_.configs, "tl.disable_wgmma_zero_init")) {
+      std::set<size_t> producers(plan.producers.begin(), plan.producers.end());
+      std::vector<const TileOpNode*> before(items.size(), nullptr);
+      for (size_t j = 0; j < items.size(); ++j)
+        if (items[j].is_stmt()) before[j] = items[j].stmt.as<TileOpNode>();
+      fold_gemm_accumulator_inits(&items, producers);
+      // `lm` knows the GEMMs by address: the folded ones are new nodes (one item earlier).
+      for (size_t j = 0; j + 1 < items.size(); ++j) {
+        const auto* now = items[j].is_stmt() ? items[j].stmt.as<TileOpNode>() : nullptr;
+        if (!now || now == before[j] || !is_gemm_form(*now, GemmForm::kGemm)) continue;
+        for (size_t g = j + 1; g < items.size(); ++g)
+          if (auto it = before[g] ? lm.gemms.find(before[g]) : lm.gemms.end(); it != lm.gemms.end()) {
+            lm.gemms[now] = it->second;
+            break;
+          }
+      }
+    }
     for (auto& [op, gp] : lm.gemms)
       if (!gp.use_wgmma) return no("a T.gemm does not run on wgmma: " + gp.why_not_wgmma);
     // TMA boxes of the producers.
@@ -194,6 +301,7 @@ class Specializer : public StmtMutator {
     // before the loop's instruction count fell by a third; since (2026-11-27, H100) 8-13% faster
     // than the plain schedule (docs/PERFORMANCE.md).
     plan_overlap(items, is_producer, async_at, gemm_count, lm, nc);
+    plan_deferred_row_sums(top, loop_at, &items, is_producer, lm);
     // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
     // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
     // and GEMM + reduce-scatter 5% slower than one CTA per tile. Kernels whose only distributed
@@ -339,6 +447,7 @@ class Specializer : public StmtMutator {
             consumer.push_back(builtin("cuda.mbarrier_wait", {pre_bar(p), make_int(0, it)}));
         if (j < loop_at && has_dist_op(top[j].stmt)) (producer_waits_ ? producer_waits : prologue).push_back(top[j].stmt);
         else consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
+        if (j == loop_at) consumer.insert(consumer.end(), after_loop_.begin(), after_loop_.end());
         continue;
       }
       BodyItem b = top[j];
@@ -573,6 +682,7 @@ class Specializer : public StmtMutator {
       const auto* op = items[j].stmt.as<TileOpNode>();
       AttrMap attrs = op->attrs;
       attrs["wgmma_issue"] = Attr(true);
+      if (steady_fence_free_.count(j)) attrs["async_proxy_operands"] = Attr(true);
       return item(make_tile_op(op->op, op->args, attrs, op->span));
     };
     auto wait = [&](int64_t pending, const Buffer& acc) {
@@ -629,7 +739,7 @@ class Specializer : public StmtMutator {
   // is a fragment, and B) are filled by the producer's TMA copies (the loop's or the prologue's) and written by
   // nothing else in the kernel: no statement outside the loop and no other statement of the loop writes them.
   void mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
-                              const std::set<size_t>& is_producer) const {
+                              const std::set<size_t>& is_producer) {
     std::set<const BufferNode*> tma_filled, written;
     for (size_t i : is_producer) tma_filled.insert((*items)[i].stmt.as<TileOpNode>()->args[1].region.buffer.get());
     std::set<size_t> pre_items;
@@ -658,6 +768,142 @@ class Specializer : public StmtMutator {
       AttrMap attrs = op->attrs;
       attrs["async_proxy_operands"] = Attr(true);
       it.stmt = make_tile_op(op->op, op->args, attrs, op->span);
+    }
+    // The overlapped loop's first GEMM, where an operand is written by thread stores only before the
+    // loop (causal attention's Q, copied by the consumers): the peeled first iteration's wgmma fences
+    // after those stores and the block barrier, nothing writes the operand again, so the steady
+    // loop's copies of that GEMM need no fence.proxy.async (one MEMBAR + FENCE.VIEW.ASYNC per KV block).
+    // Off with TL_DISABLE_LOOP_PROXY_FENCE_ELISION.
+    steady_fence_free_.clear();
+    if (!ov_.on || config_bool(ctx_.configs, "tl.disable_loop_proxy_fence_elision")) return;
+    std::set<const BufferNode*> written_before, written_after;
+    for (size_t j = 0; j < top.size(); ++j) {
+      if (j == loop_at || pre_items.count(j) || !top[j].is_stmt()) continue;
+      Analyzer an;
+      for (const BufferRegion& w : collect_access_regions(top[j].stmt, an).writes)
+        (j < loop_at ? written_before : written_after).insert(w.buffer.get());
+    }
+    std::set<const BufferNode*> loop_written;
+    for (size_t j = 0; j < items->size(); ++j)
+      if (!is_producer.count(j) && (*items)[j].is_stmt()) {
+        Analyzer an;
+        for (const BufferRegion& w : collect_access_regions((*items)[j].stmt, an).writes) loop_written.insert(w.buffer.get());
+      }
+    const auto* op = (*items)[ov_.g1].stmt.as<TileOpNode>();
+    if (!op || attr_bool(op->attrs, "async_proxy_operands", false)) return;
+    for (int a = 0; a < 2; ++a) {
+      const Buffer& b = op->args[static_cast<size_t>(a)].region.buffer;
+      if (b.scope() == MemScope::kFragment) continue;
+      if (tma_filled.count(b.get()) && !written.count(b.get())) continue;
+      if (loop_written.count(b.get()) || written_after.count(b.get()) || tma_filled.count(b.get())) return;
+    }
+    steady_fence_free_.insert(ov_.g1);
+  }
+  std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms
+
+  // Attention's running row sum, FA3's way: the loop body's `T.reduce_sum(P, s)` followed by
+  // `l[i] = l[i] * a[i] + s[i]` (or `l[i] + s[i]`) keeps per-thread partial sums (the reduce skips
+  // its quad shuffles: "thread_partial"), and one T.finalize_reducer(l) after the loop sums the
+  // threads' copies of l. Equal in exact arithmetic (a[i] is the same on every thread holding row
+  // i, and l starts from 0 on each), the fp32 additions only grouped differently (each thread's
+  // partial first, then across threads). Only where s is used by nothing else, l by nothing else
+  // in the loop and only by a T.fill(l, 0) before it, and the reduce's thread groups are the
+  // replicas of l's layout inside one warp. 8 shuffles (and their adds) per KV block fewer.
+  // Off with TL_DISABLE_DEFERRED_ROW_SUM.
+  std::vector<Stmt> after_loop_;
+  void plan_deferred_row_sums(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
+                              const std::set<size_t>& is_producer, const LayoutMap& lm) {
+    after_loop_.clear();
+    if (config_bool(ctx_.configs, "tl.disable_deferred_row_sum")) return;
+    std::vector<size_t> cons;
+    for (size_t j = 0; j < items->size(); ++j)
+      if (!is_producer.count(j)) cons.push_back(j);
+    for (size_t ci = 0; ci + 1 < cons.size(); ++ci) {
+      const size_t r = cons[ci], u = cons[ci + 1];
+      if (!(*items)[r].is_stmt() || !(*items)[u].is_stmt()) continue;
+      const auto* red = (*items)[r].stmt.as<TileOpNode>();
+      if (!red || !is_tile_op(*red, TileOpKind::kReduce) || red->args.size() != 2 || !red->args[0].is_region() ||
+          !red->args[1].is_region() || attr_str(red->attrs, "type", "sum") != "sum" ||
+          !attr_bool(red->attrs, "clear", true))
+        continue;
+      const Buffer& src = red->args[0].region.buffer;
+      const Buffer& sum = red->args[1].region.buffer;
+      if (src.scope() != MemScope::kFragment || sum.scope() != MemScope::kFragment || sum.ndim() != 1 ||
+          !whole_buffer(red->args[0].region) || !whole_buffer(red->args[1].region))
+        continue;
+      // u: for i in T.Parallel(n): l[i] = l[i] * a + s[i]  (or l[i] + s[i])
+      const auto* loop = (*items)[u].stmt.as<ForNode>();
+      if (!loop || loop->for_kind != ForKind::kParallel) continue;
+      const auto* st = loop->body.as<BufferStoreNode>();
+      if (!st || st->indices.size() != 1 || st->indices[0].as<VarNode>() != loop->var.get()) continue;
+      const Buffer& l = st->buffer;
+      if (l.scope() != MemScope::kFragment || l.same_as(sum) || l.same_as(src)) continue;
+      auto is_at_i = [&](const Expr& e, const Buffer& b) {
+        const auto* ld = e.as<BufferLoadNode>();
+        return ld && ld->buffer.same_as(b) && ld->indices.size() == 1 && ld->indices[0].as<VarNode>() == loop->var.get();
+      };
+      const auto* add = st->value.as<BinaryNode>();
+      if (!add || add->op != BinOp::kAdd || !is_at_i(add->b, sum)) continue;
+      Expr scale;
+      if (!is_at_i(add->a, l)) {
+        const auto* mul = add->a.as<BinaryNode>();
+        if (!mul || mul->op != BinOp::kMul || !is_at_i(mul->a, l)) continue;
+        scale = mul->b;
+      }
+      bool bad = false;
+      if (scale.defined())
+        for_each_subexpr(scale, [&](const Expr& y) {
+          if (const auto* ld = y.as<BufferLoadNode>())
+            bad |= ld->buffer.same_as(l) || ld->buffer.same_as(sum) || ld->buffer.scope() != MemScope::kFragment;
+        });
+      if (bad) continue;
+      // Layouts: the reduce's thread groups are exactly l's (and s's) replicas, all inside a warp.
+      auto fs = lm.fragments.find(src), fsum = lm.fragments.find(sum), fl = lm.fragments.find(l);
+      if (fs == lm.fragments.end() || fsum == lm.fragments.end() || fl == lm.fragments.end() ||
+          !fl->second.same_as(fsum->second))
+        continue;
+      std::vector<ThreadGroup> groups;
+      const int dim = static_cast<int>(attr_int(red->attrs, "dim", 0));
+      if (dim < 0 || static_cast<size_t>(dim) >= src.ndim() || !fs->second.reduce(dim, &groups).same_as(fsum->second))
+        continue;
+      std::multiset<std::pair<int64_t, int64_t>> g1, g2;
+      for (const ThreadGroup& g : groups)
+        if (g.extent > 1) g1.insert({g.extent, g.stride});
+      for (const FragmentMode& m : fl->second.modes())
+        if (m.is_replica() && m.on_threads() && m.extent > 1) g2.insert({m.extent, m.thread_stride});
+      bool in_warp = !g1.empty();
+      for (const auto& [e, st2] : g1) in_warp = in_warp && e * st2 <= 32 && 32 % (e * st2) == 0;
+      if (!in_warp || g1 != g2) continue;
+      // Uses: s only by r and u, l only by u in the loop; outside the loop, s nowhere and l written
+      // before it only by one whole T.fill(l, 0).
+      for (size_t j = 0; j < items->size() && !bad; ++j) {
+        if (j == r || j == u || is_producer.count(j)) continue;
+        std::set<const BufferNode*> used;
+        if ((*items)[j].is_stmt()) collect_buffer_uses((*items)[j].stmt, &used);
+        else if ((*items)[j].let_var.defined()) collect_buffer_uses(make_evaluate((*items)[j].let_value), &used);
+        bad = used.count(sum.get()) || used.count(l.get());
+      }
+      const TileOpNode* fill = nullptr;
+      for (size_t j = 0; j < top.size() && !bad; ++j) {
+        if (j == loop_at || !top[j].is_stmt()) continue;
+        std::set<const BufferNode*> used;
+        collect_buffer_uses(top[j].stmt, &used);
+        if (used.count(sum.get())) bad = true;
+        if (j > loop_at || !used.count(l.get())) continue;
+        const auto* op = top[j].stmt.as<TileOpNode>();
+        const auto* zero = op && op->args.size() == 2 && op->args[1].is_expr() ? op->args[1].expr.as<FloatImmNode>() : nullptr;
+        if (fill || !op || !is_tile_op(*op, TileOpKind::kFill) || !op->args[0].region.buffer.same_as(l) ||
+            !whole_buffer(op->args[0].region) || !(zero ? zero->value == 0.0 : is_zero(op->args[1].expr)))
+          bad = true;
+        fill = op;
+      }
+      if (bad || !fill) continue;
+      AttrMap attrs = red->attrs;
+      attrs["thread_partial"] = Attr(true);
+      (*items)[r].stmt = make_tile_op(red->op, red->args, attrs, red->span);
+      AttrMap fin;
+      fin["op"] = Attr(std::string("sum"));
+      after_loop_.push_back(make_tile_op("finalize_reducer", {fill->args[0].region}, fin, red->span));
     }
   }
 

@@ -64,13 +64,16 @@ def test_row_reductions_start_from_their_first_element():
     assert "((acc_s[0] + acc_s[1]) + acc_s[4])" in src
 
 
-def test_quad_shuffles_use_the_full_mask():
-    """Blocks of whole warps shuffle under the constant full mask: no divergence check per shuffle."""
-    ptx = ptx_of(flash_src())
+@pytest.mark.parametrize("defer", [True, False])
+def test_quad_shuffles_use_the_full_mask(defer):
+    """Blocks of whole warps shuffle under the constant full mask: no divergence check per shuffle.
+    Per KV block: 2 x 2 for the row maxima, and 2 x 2 for the row sums unless they are deferred to
+    after the loop (TL_DISABLE_DEFERRED_ROW_SUM keeps them in it)."""
+    ptx = ptx_of(flash_src(configs={} if defer else {"tl.disable_deferred_row_sum": True}))
     loop = FLC.ptx_main_loop(ptx)
     full = set(re.findall(r"mov\.[ub]32\s+(%r\d+), -1;", ptx)) | {"-1"}
     shfl = [x for x in loop if x.startswith("shfl.sync.bfly")]
-    assert len(shfl) == 8, shfl
+    assert len(shfl) == (4 if defer else 8), shfl
     for x in shfl:
         assert x.rstrip(";").split(",")[-1].strip() in full, x
     assert not any("activemask" in x or x.startswith("match") for x in loop)
@@ -79,21 +82,40 @@ def test_quad_shuffles_use_the_full_mask():
 @pytest.mark.skipif(not FLC.cuobjdump(), reason="no cuobjdump (set TL_CUOBJDUMP to count SASS)")
 def test_sass_loop_per_kv_block():
     """B8 H16 S4096 D128's loop (bench/flash_loop_counts.py): 812 SASS instructions per KV block
-    before (2026-11-27), 501 after; none of the removed forms is back."""
+    before (2026-11-27), 501 after, 491 with the row sums deferred (4 SHFL.BFLY, their FADDs);
+    none of the removed forms is back."""
     src, _, cubin, _ = FLC.flash_kernel()
     body = FLC.sass_main_loop(FLC.sass_of(cubin))
-    assert len(body) <= 520, len(body)
+    assert len(body) <= 500, len(body)
+    assert body.count("SHFL.BFLY") == 4
     for op in ("FSETP.GEU.AND", "PRMT", "MATCH.ANY", "BRA.DIV"):
         assert op not in body, op
     assert body.count("R2UR") <= 2  # 16 before: a copy of the Q descriptor before every Q K^T wgmma
     assert body.count("MUFU.EX2") == 66 and body.count("HGMMA.64x128x16.F32") == 16
 
 
+@pytest.mark.skipif(not FLC.cuobjdump(), reason="no cuobjdump (set TL_CUOBJDUMP to count SASS)")
+def test_sass_loop_per_kv_block_causal():
+    """Causal (both versions of the unswitched mask nest counted): 704 SASS instructions per KV
+    block with the previous session's code (FLC.PREVIOUS: no loop fence elision, no zero-starting
+    wgmma, row sums every block), 663 now: no proxy fence (MEMBAR), no clearing of S (CS2R) and 4
+    of the 8 shuffles left in the loop."""
+    _, _, cubin, _ = FLC.flash_kernel(True)
+    body = FLC.sass_main_loop(FLC.sass_of(cubin))
+    assert len(body) <= 680, len(body)
+    for op in ("CS2R", "MEMBAR.ALL.CTA", "FENCE.VIEW.ASYNC.S"):
+        assert op not in body, op
+    assert body.count("SHFL.BFLY") == 4 and body.count("HGMMA.64x128x16.F32") == 16
+    _, _, cubin, _ = FLC.flash_kernel(True, FLC.PREVIOUS)
+    old = FLC.sass_main_loop(FLC.sass_of(cubin))
+    assert "CS2R" in old and body.count("SHFL.BFLY") < old.count("SHFL.BFLY") and len(old) > len(body) + 30
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_before_variant_of_the_gpu_ab_still_applies(causal):
     """bench/gpu_hopper_variants.py flash times the old kernel (flash_before) next to the new one: the
     edits must still find what they revert, and the result must compile to the old instruction forms."""
-    src, _, _, _ = FLC.flash_kernel(causal)
+    src, _, _, _ = FLC.flash_kernel(causal, FLC.PREVIOUS)
     old = FLC.flash_before(src)
     assert "static_cast<tl::half_t>(acc_s[" in old and "tl::copy_cast<2>" not in old
     assert "tl::max(tl::max((-tl::numeric_limits<float>::infinity()), acc_s[0]), acc_s[1])" in old

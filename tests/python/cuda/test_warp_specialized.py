@@ -194,6 +194,88 @@ def test_causal_flash_attention_is_overlapped(kind):
     check_flash(kind, f, B, H, S, D, True, off)
 
 
+@pytest.mark.parametrize("elide", [True, False])
+@pytest.mark.parametrize("kind", KINDS)
+def test_causal_loop_skips_the_proxy_fence(kind, elide):
+    """Causal attention copies Q with the consumers' thread stores: the peeled first iteration's
+    Q K^T wgmma fences the async proxy, the steady loop's does not (nothing writes Q again); the
+    emulator accepts a fence-free wgmma only on bytes TMA wrote or a fenced wgmma read since their
+    last store. TL_DISABLE_LOOP_PROXY_FENCE_ELISION keeps the fence in every iteration."""
+    B, H, S, D = 1, 2, 384, 64
+    f = K.flashattn(B, H, S, D, True, block_M=128, block_N=64, num_stages=2, threads=256)
+    configs = {} if elide else {"tl.disable_loop_proxy_fence_elision": True}
+    src = build(f, "sm_90a", configs)["source"]
+    ss = [ln.strip() for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
+    assert len(ss) == 2 and ", -1" not in ss[0] and ", -1" in ss[1], ss
+    assert "tl::half_t>(" in ss[0]  # the peel: fenced (kProxyFence defaults to true)
+    assert (", tl::half_t, false>((&Q_shared[0])" in ss[1]) == elide, ss
+    check_flash(kind, f, B, H, S, D, True, configs)
+
+
+@pytest.mark.parametrize("fold", [True, False])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_accumulator_init_folds_into_the_wgmma(kind, causal, fold):
+    """The clear of S (T.clear) or its causal mask initialization (select(mask, 0, -inf)) just before
+    S = Q K^T becomes the GEMM's own zero start (wgmma scale-d = 0: no register clearing), the mask
+    applied to its result after it (select(mask, S, -inf)). TL_DISABLE_WGMMA_ZERO_INIT: as written."""
+    B, H, S, D = 1, 2, 384, 64
+    f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=64, num_stages=2, threads=256)
+    configs = {} if fold else {"tl.disable_wgmma_zero_init": True}
+    src = build(f, "sm_90a", configs)["source"]
+    ss = [ln.strip() for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
+    assert ss and all(ln.endswith("(&acc_s[0]), 0);") == fold for ln in ss), ss
+    clears = re.findall(r"acc_s\[\w+\] = \(0\.0f\);", src)
+    assert bool(clears) != fold, clears
+    if causal:
+        # the mask: before the GEMM as the initial value, or after it on the GEMM's result
+        assert ("? acc_s[" in src) == fold and ("? (0.0f) : (-tl::numeric_limits<float>::infinity())" in src) != fold
+    check_flash(kind, f, B, H, S, D, causal, configs)
+
+
+@pytest.mark.parametrize("configs", [{}, {"tl.disable_deferred_row_sum": True},
+                                     {"tl.disable_wgmma_overlap": True},  # plain loop, persistent
+                                     {"tl.disable_wgmma_overlap": True, "tl.disable_deferred_row_sum": True}])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_row_sum_is_combined_once_after_the_loop(kind, causal, configs):
+    """FA3's running row sum: the loop keeps each thread's partial sums of P's rows (no quad shuffles
+    for T.reduce_sum) and logsum = logsum * scale + partial per thread; one all-reduce of logsum
+    after the loop. The row maximum is still combined every iteration. TL_DISABLE_DEFERRED_ROW_SUM:
+    the shuffles in every iteration."""
+    B, H, S, D = 1, 2, 384, 64
+    f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=64, num_stages=2, threads=256)
+    defer = "tl.disable_deferred_row_sum" not in configs
+    src = build(f, "sm_90a", configs)["source"]
+    loop = src[src.index("for (int k = 1;") if "for (int k = 1;" in src else src.index("for (int k = 0;"):]
+    loop = loop[:loop.index("tl::store_exchange") if "tl::store_exchange" in loop else len(loop)]
+    sums = re.findall(r"(\w+)\[\d\] = tl::allreduce<tl::SumOp, 4, 1, 256>", src)
+    maxes = re.findall(r"tl::allreduce<tl::MaxOp, 4, 1, 256>", loop)
+    assert maxes, loop[:2000]
+    if defer:
+        assert sums == ["logsum", "logsum"], sums
+        after = src[src.index("logsum[0] = tl::allreduce<tl::SumOp"):]
+        assert "acc_o[" in after and "/ logsum[0]" in after  # the sum is complete before O / l
+    else:
+        assert sums and "logsum" not in sums, sums
+    check_flash(kind, f, B, H, S, D, causal, configs)
+
+
+def test_fence_free_wgmma_after_a_new_store_is_reported():
+    """The peel's fence covers the stores before it only: a store to Q between the peel and the
+    loop (made here by editing the lowered text) must make the loop's fence-free wgmma a race."""
+    text = lowered_flash_text({"tl.disable_persistent": True, "tl.disable_prologue_tma": True}, causal=True)
+    assert emulate_flash_text(text)["races"] == []
+    q = re.search(r"alloc (b\d+): shared float16\[128, 64\]", text).group(1)  # Q_shared
+    loop = re.search(r"\n( *)(for (v\d+): int32 in serial\(1, )", text)
+    assert loop, text
+    ind, tid = loop.group(1), re.search(r"thread_vars=\[(v\d+): int32\]", text).group(1)
+    store = f"{ind}{q}[{tid}] = {q}[{tid}]\n{ind}evaluate tl.sync_threads()\n"
+    bad = text[:loop.start() + 1] + store + text[loop.start() + 1:]
+    races = emulate_flash_text(bad)["races"]
+    assert any("without fence.proxy.async" in r for r in races), races
+
+
 def test_reading_an_in_flight_accumulator_is_reported():
     """Without the wait for Q K^T, the softmax reads S while its wgmma may still write it."""
     text = lowered_flash_text({"tl.disable_persistent": True})
@@ -234,9 +316,9 @@ def emulate_text(f, text):
     return _core.cuda.emulate_lowered(_core.parse_ir(text), slots)
 
 
-def lowered_flash_text(configs):
+def lowered_flash_text(configs, causal=False):
     """Flash attention B1 H2 S256 D64 (block 128 x 64, 2 stages, 256 threads), lowered for sm_90a, as IR text."""
-    f = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
+    f = K.flashattn(1, 2, 256, 64, causal, block_M=128, block_N=64, num_stages=2, threads=256)
     low, _ = _core.cuda.lower_func(f.ir, "sm_90a", configs)
     return _core.canonical_text(low)
 
@@ -401,12 +483,18 @@ def test_tma_only_operands_skip_the_proxy_fence():
     fa = K.flashattn(1, 2, 256, 64, False, block_M=128, block_N=64, num_stages=2, threads=256)
     # (The loop's GEMMs are issued only, kPending = -1: see test_flash_attention_overlap.)
     unfenced = re.compile(r", false(, -1)?>\(")
-    for configs, q_fenced in (({}, False), ({"tl.disable_prologue_tma": True}, True)):
+    # The steady loop's Q K^T (issued only, ", -1") skips it as well unless
+    # TL_DISABLE_LOOP_PROXY_FENCE_ELISION: the peeled first iteration's fence covers Q's stores.
+    no_elision = {"tl.disable_prologue_tma": True, "tl.disable_loop_proxy_fence_elision": True}
+    for configs, q_fenced, loop_fenced in (({}, False, False), ({"tl.disable_prologue_tma": True}, True, False),
+                                           (no_elision, True, True)):
         src = build(fa, "sm_90a", configs)["source"]
         ss = [ln for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
         rs = [ln for ln in src.splitlines() if "tl::wgmma_gemm_rs<" in ln]
         assert ss and rs and all(unfenced.search(ln) for ln in rs), (configs, rs)
-        assert all(bool(unfenced.search(ln)) != q_fenced for ln in ss), (configs, ss)
+        for ln in ss:
+            fenced = loop_fenced if ", -1" in ln else q_fenced
+            assert bool(unfenced.search(ln)) != fenced, (configs, ss)
 
 
 def test_wgmma_without_fence_reading_thread_stores_is_reported():
