@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -54,12 +55,30 @@ struct ThreadGroup {
   int64_t stride = 1;
 };
 
+// The integer maps of a fragment as tables (built on first use; see Fragment::tables): per
+// dimension and index value, what its digits contribute to the thread and to the register; per
+// thread and per register, what their digits contribute to the index. index_at, reg_at and holds
+// are then additions instead of a division per digit (lowering an attention tile checks every
+// (thread, register) of every fragment access: these maps were the bulk of its time).
+struct FragmentTables {
+  std::vector<int64_t> padded;                      // slots per dimension
+  std::vector<std::vector<int32_t>> thread_of_dim;  // [d][i]: i's thread digits, weighted (no replicas)
+  std::vector<std::vector<int32_t>> reg_of_dim;     // [d][i]: i's register digits, weighted
+  std::vector<int32_t> thread_key;                  // [t]: t's non-replica thread digits, weighted
+  std::vector<int32_t> index_of_thread;             // [t * rank + d]
+  std::vector<int32_t> index_of_reg;                // [r * rank + d]
+};
+
 struct FragmentNode {
   std::vector<int64_t> shape;
   std::vector<FragmentMode> modes;  // normalized: no extent-1 modes, adjacent modes merged, sorted
   int64_t num_threads = 1;
   int64_t num_regs = 1;
   int64_t replicate = 1;
+  // Built once, on first use, by whichever thread asks first (nodes are shared and immutable
+  // otherwise; concurrent lowerings may share one). Null when the fragment is too large to tabulate.
+  mutable std::once_flag tables_once;
+  mutable std::unique_ptr<const FragmentTables> tables;
 };
 
 class Fragment {
@@ -98,6 +117,10 @@ class Fragment {
   int64_t reg_at(const std::vector<int64_t>& index) const;
   // Returns false for a padded slot.
   bool index_at(int64_t thread, int64_t reg, std::vector<int64_t>* index) const;
+  // Whether `thread` holds element `index` (in range, not a padded slot); then *reg is its
+  // register. The same as thread < num_threads() && index_at(thread, reg_at(index), &back) &&
+  // back == index, without building `back`.
+  bool holds(int64_t thread, const std::vector<int64_t>& index, int64_t* reg) const;
 
   // Tiles the fragment `times` times along `dim`: the copies go to new threads (thread stride =
   // num_threads) or to new registers (reg stride = num_regs). The dimension must not be padded.
@@ -129,6 +152,9 @@ class Fragment {
   std::string str() const;
 
  private:
+  const FragmentTables* tables() const;  // null when too large to tabulate (the maps then divide)
+  int64_t reg_at_slow(const std::vector<int64_t>& index) const;
+  bool index_at_slow(int64_t thread, int64_t reg, std::vector<int64_t>* index) const;
   std::shared_ptr<const FragmentNode> node_;
 };
 

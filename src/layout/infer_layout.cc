@@ -424,7 +424,7 @@ class LayoutSolver {
             std::copy(p.begin(), p.end(), points.begin() + static_cast<std::ptrdiff_t>(slot * rank));
           }
       }
-      std::vector<int64_t> point(rank), idx, back;  // reused: this runs for every (thread, register)
+      std::vector<int64_t> point(rank), idx;  // reused: this runs for every (thread, register)
       for (int64_t t = 0; t < L.num_threads(); ++t) {
         for (int64_t r = 0; r < L.num_regs(); ++r) {
           size_t slot = static_cast<size_t>(t * L.num_regs() + r);
@@ -441,8 +441,8 @@ class LayoutSolver {
             os << "), outside the fragment";
             throw LayoutError(os.str());
           }
-          bool holds = t < F.num_threads() && F.index_at(t, F.reg_at(idx), &back) && back == idx;
-          if (!holds) {
+          int64_t reg_of_idx = 0;
+          if (!F.holds(t, idx, &reg_of_idx)) {
             std::ostringstream os;
             os << nest_name(n) << ": thread " << t << " runs the iteration (";
             for (size_t k = 0; k < point.size(); ++k) os << (k ? ", " : "") << point[k];

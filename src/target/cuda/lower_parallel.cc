@@ -44,7 +44,7 @@ class NestAccessRewriter : public StmtMutator {
       int64_t common = -1;
       bool uniform = true;
       NestIndexEval eval_at(vars_, indices);
-      std::vector<int64_t> idx, back;  // reused across threads
+      std::vector<int64_t> idx;  // reused across threads
       for (size_t pi = 0; uniform; ++pi) {
         if (pi == points_.size()) {  // this register's iteration point in the next thread (cached per rewriter)
           std::vector<int64_t> p;
@@ -54,8 +54,8 @@ class NestAccessRewriter : public StmtMutator {
         }
         const int64_t t = points_[pi].first;
         eval_at.eval(points_[pi].second, &idx);
-        int64_t r = F.reg_at(idx);
-        if (t >= F.num_threads() || !F.index_at(t, r, &back) || back != idx) {
+        int64_t r = 0;
+        if (!F.holds(t, idx, &r)) {
           std::string at;
           for (size_t k = 0; k < idx.size(); ++k) at += (k ? ", " : "") + std::to_string(idx[k]);
           throw_error<LayoutError>("thread ", t, " needs element (", at, ") of fragment '", f.name(),
