@@ -24,9 +24,9 @@
 // repeats (warp tiling) and equality are operations here.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -61,6 +61,7 @@ struct ThreadGroup {
 // are then additions instead of a division per digit (lowering an attention tile checks every
 // (thread, register) of every fragment access: these maps were the bulk of its time).
 struct FragmentTables {
+  bool tabulated = false;                           // false: too large to tabulate (the maps divide)
   std::vector<int64_t> padded;                      // slots per dimension
   std::vector<std::vector<int32_t>> thread_of_dim;  // [d][i]: i's thread digits, weighted (no replicas)
   std::vector<std::vector<int32_t>> reg_of_dim;     // [d][i]: i's register digits, weighted
@@ -75,10 +76,14 @@ struct FragmentNode {
   int64_t num_threads = 1;
   int64_t num_regs = 1;
   int64_t replicate = 1;
-  // Built once, on first use, by whichever thread asks first (nodes are shared and immutable
-  // otherwise; concurrent lowerings may share one). Null when the fragment is too large to tabulate.
-  mutable std::once_flag tables_once;
-  mutable std::unique_ptr<const FragmentTables> tables;
+  // Built on first use by whichever thread asks first (nodes are shared and immutable otherwise;
+  // concurrent lowerings may share one; a thread that loses the race frees its copy). Points to
+  // a static table with tabulated == false when the fragment is too large to tabulate.
+  mutable std::atomic<const FragmentTables*> tables{nullptr};
+  FragmentNode() = default;
+  FragmentNode(const FragmentNode&) = delete;
+  FragmentNode& operator=(const FragmentNode&) = delete;
+  ~FragmentNode();
 };
 
 class Fragment {
@@ -120,7 +125,32 @@ class Fragment {
   // Whether `thread` holds element `index` (in range, not a padded slot); then *reg is its
   // register. The same as thread < num_threads() && index_at(thread, reg_at(index), &back) &&
   // back == index, without building `back`.
-  bool holds(int64_t thread, const std::vector<int64_t>& index, int64_t* reg) const;
+  bool holds(int64_t thread, const std::vector<int64_t>& index, int64_t* reg) const {
+    return index.size() == shape().size() && holds(thread, index.data(), reg);
+  }
+  // The same for shape().size() indices at `index` (the loops that check every element use this).
+  bool holds(int64_t thread, const int64_t* index, int64_t* reg) const {
+    const FragmentTables* t = tables();
+    if (!t) return holds_slow(thread, index, reg);
+    if (thread < 0 || thread >= num_threads()) return false;
+    int64_t r = 0, key = 0;
+    const std::vector<int64_t>& s = shape();
+    for (size_t d = 0; d < s.size(); ++d) {
+      const int64_t i = index[d];
+      if (i < 0 || i >= s[d]) return false;  // out of range or a padded slot
+      r += t->reg_of_dim[d][static_cast<size_t>(i)];
+      key += t->thread_of_dim[d][static_cast<size_t>(i)];
+    }
+    if (key != t->thread_key[static_cast<size_t>(thread)]) return false;
+    *reg = r;
+    return true;
+  }
+  // The integer maps as tables (null when the fragment is too large to tabulate), built on first use.
+  const FragmentTables* tables() const {
+    const FragmentTables* t = node_->tables.load(std::memory_order_acquire);
+    if (!t) t = build_tables();
+    return t->tabulated ? t : nullptr;
+  }
 
   // Tiles the fragment `times` times along `dim`: the copies go to new threads (thread stride =
   // num_threads) or to new registers (reg stride = num_regs). The dimension must not be padded.
@@ -152,7 +182,8 @@ class Fragment {
   std::string str() const;
 
  private:
-  const FragmentTables* tables() const;  // null when too large to tabulate (the maps then divide)
+  const FragmentTables* build_tables() const;
+  bool holds_slow(int64_t thread, const int64_t* index, int64_t* reg) const;
   int64_t reg_at_slow(const std::vector<int64_t>& index) const;
   bool index_at_slow(int64_t thread, int64_t reg, std::vector<int64_t>* index) const;
   std::shared_ptr<const FragmentNode> node_;

@@ -424,14 +424,13 @@ class LayoutSolver {
             std::copy(p.begin(), p.end(), points.begin() + static_cast<std::ptrdiff_t>(slot * rank));
           }
       }
-      std::vector<int64_t> point(rank), idx;  // reused: this runs for every (thread, register)
+      std::vector<int64_t> idx(a.indices.size());  // reused: this runs for every (thread, register)
       for (int64_t t = 0; t < L.num_threads(); ++t) {
         for (int64_t r = 0; r < L.num_regs(); ++r) {
           size_t slot = static_cast<size_t>(t * L.num_regs() + r);
           if (!valid[slot]) continue;
-          std::copy(points.begin() + static_cast<std::ptrdiff_t>(slot * rank),
-                    points.begin() + static_cast<std::ptrdiff_t>((slot + 1) * rank), point.begin());
-          at.eval(point, &idx);
+          const int64_t* point = points.data() + slot * rank;
+          at.eval(point, idx.data());
           bool in_range = idx.size() == fshape.size();
           for (size_t k = 0; in_range && k < idx.size(); ++k) in_range = idx[k] >= 0 && idx[k] < fshape[k];
           if (!in_range) {
@@ -442,10 +441,10 @@ class LayoutSolver {
             throw LayoutError(os.str());
           }
           int64_t reg_of_idx = 0;
-          if (!F.holds(t, idx, &reg_of_idx)) {
+          if (!F.holds(t, idx.data(), &reg_of_idx)) {
             std::ostringstream os;
             os << nest_name(n) << ": thread " << t << " runs the iteration (";
-            for (size_t k = 0; k < point.size(); ++k) os << (k ? ", " : "") << point[k];
+            for (size_t k = 0; k < rank; ++k) os << (k ? ", " : "") << point[k];
             os << ") and needs element (";
             for (size_t k = 0; k < idx.size(); ++k) os << (k ? ", " : "") << idx[k];
             os << ") of fragment '" << a.buffer.name() << "', which that thread does not hold. The loop is laid out "
