@@ -24,6 +24,7 @@
 // repeats (warp tiling) and equality are operations here.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -144,6 +145,25 @@ class Fragment {
     if (key != t->thread_key[static_cast<size_t>(thread)]) return false;
     *reg = r;
     return true;
+  }
+  // index_at into an array of shape().size() values.
+  bool index_at(int64_t thread, int64_t reg, int64_t* index) const {
+    const FragmentTables* t = tables();
+    const size_t rank = shape().size();
+    if (!t || thread < 0 || thread >= num_threads() || reg < 0 || reg >= num_regs()) {
+      std::vector<int64_t> v;
+      bool ok = index_at(thread, reg, &v);
+      std::copy(v.begin(), v.end(), index);
+      return ok;
+    }
+    const int32_t* th = t->index_of_thread.data() + static_cast<size_t>(thread) * rank;
+    const int32_t* rg = t->index_of_reg.data() + static_cast<size_t>(reg) * rank;
+    bool valid = true;
+    for (size_t d = 0; d < rank; ++d) {
+      index[d] = int64_t(th[d]) + rg[d];
+      valid &= index[d] < shape()[d];
+    }
+    return valid;
   }
   // The integer maps as tables (null when the fragment is too large to tabulate), built on first use.
   const FragmentTables* tables() const {

@@ -415,13 +415,10 @@ class LayoutSolver {
       if (valid.empty()) {
         valid.assign(static_cast<size_t>(L.num_threads() * L.num_regs()), 0);
         points.assign(valid.size() * rank, 0);
-        std::vector<int64_t> p;
         for (int64_t t = 0; t < L.num_threads(); ++t)
           for (int64_t r = 0; r < L.num_regs(); ++r) {
             size_t slot = static_cast<size_t>(t * L.num_regs() + r);
-            if (!L.index_at(t, r, &p)) continue;
-            valid[slot] = 1;
-            std::copy(p.begin(), p.end(), points.begin() + static_cast<std::ptrdiff_t>(slot * rank));
+            valid[slot] = L.index_at(t, r, points.data() + slot * rank);
           }
       }
       std::vector<int64_t> idx(a.indices.size());  // reused: this runs for every (thread, register)

@@ -45,13 +45,10 @@ struct NestPoints {
     const size_t rank = layout.shape().size();
     valid.assign(static_cast<size_t>(T * R), 0);
     coords.assign(valid.size() * rank, 0);
-    std::vector<int64_t> p;
     for (int64_t t = 0; t < T; ++t)
       for (int64_t r = 0; r < R; ++r) {
         const size_t slot = static_cast<size_t>(t * R + r);
-        if (!layout.index_at(t, r, &p)) continue;
-        valid[slot] = 1;
-        std::copy(p.begin(), p.end(), coords.begin() + static_cast<std::ptrdiff_t>(slot * rank));
+        valid[slot] = layout.index_at(t, r, coords.data() + slot * rank);
       }
   }
 };

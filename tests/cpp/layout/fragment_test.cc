@@ -190,7 +190,10 @@ TEST(Fragment, IntegerMapsMatchTheModes) {
         bool real = true;
         for (size_t d = 0; d < rank; ++d) real &= want[d] < f.shape()[d];
         ASSERT_EQ(f.index_at(t, r, &got), real) << f.str() << " t=" << t << " r=" << r;
+        std::vector<int64_t> arr(rank, -7);
+        ASSERT_EQ(f.index_at(t, r, arr.data()), real) << f.str() << " t=" << t << " r=" << r;
         if (!real) continue;
+        ASSERT_EQ(arr, want) << f.str();
         ASSERT_EQ(got, want) << f.str();
         ASSERT_EQ(f.reg_at(want), r) << f.str();
       }
