@@ -119,7 +119,11 @@ void bind_cuda(nb::module_& parent) {
         o.fast_math = fast_math;
         o.want_ptx = want_ptx;
         o.extra_flags = std::move(flags);
-        NvrtcResult r = nvrtc_compile(source, name, o);
+        NvrtcResult r;
+        {
+          nb::gil_scoped_release release;  // other Python threads run meanwhile (the tuner's warm-up)
+          r = nvrtc_compile(source, name, o);
+        }
         nb::dict d;
         d["cubin"] = nb::bytes(r.cubin.data(), r.cubin.size());
         d["ptx"] = r.ptx;

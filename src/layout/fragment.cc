@@ -250,17 +250,14 @@ int64_t Fragment::thread_at(const std::vector<int64_t>& index, int64_t replica) 
   return t;
 }
 
-int64_t Fragment::reg_at(const std::vector<int64_t>& index) const {
-  TL_ICHECK(index.size() == shape().size());
+int64_t Fragment::reg_at_slow(const std::vector<int64_t>& index) const {
   int64_t r = 0;
   for (const FragmentMode& m : modes())
     if (!m.on_threads()) r += (index[static_cast<size_t>(m.dim)] / m.dim_stride % m.extent) * m.reg_stride;
   return r;
 }
 
-bool Fragment::index_at(int64_t thread, int64_t reg, std::vector<int64_t>* index) const {
-  index->assign(shape().size(), 0);
-  if (thread < 0 || thread >= num_threads() || reg < 0 || reg >= num_regs()) return false;
+bool Fragment::index_at_slow(int64_t thread, int64_t reg, std::vector<int64_t>* index) const {
   for (const FragmentMode& m : modes()) {
     if (m.is_replica()) continue;
     int64_t src = m.on_threads() ? thread : reg;
@@ -269,6 +266,112 @@ bool Fragment::index_at(int64_t thread, int64_t reg, std::vector<int64_t>* index
   }
   for (size_t d = 0; d < index->size(); ++d)
     if ((*index)[d] >= shape()[d]) return false;
+  return true;
+}
+
+namespace {
+
+const FragmentTables kUntabulated;  // the marker of a fragment too large to tabulate
+
+// The tables of `n`, or null when too large to tabulate.
+std::unique_ptr<FragmentTables> make_tables(const FragmentNode& n) {
+  const size_t rank = n.shape.size();
+  std::vector<int64_t> padded(rank, 1);
+  for (const FragmentMode& m : n.modes)
+    if (!m.is_replica()) padded[static_cast<size_t>(m.dim)] *= m.extent;
+  int64_t slots = 0;
+  for (int64_t p : padded) slots += p;
+  // At most 4 MiB of int32 entries (register tiles are far smaller); every entry is at most a
+  // thread, register or slot count, so below the bound too.
+  constexpr int64_t kMaxEntries = int64_t(1) << 20;
+  int64_t total = (n.num_threads + n.num_regs) * static_cast<int64_t>(rank) + n.num_threads + 2 * slots;
+  if (total > kMaxEntries) return nullptr;
+  auto t = std::make_unique<FragmentTables>();
+  t->tabulated = true;
+  t->padded = padded;
+  t->thread_of_dim.resize(rank);
+  t->reg_of_dim.resize(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    t->thread_of_dim[d].assign(static_cast<size_t>(padded[d]), 0);
+    t->reg_of_dim[d].assign(static_cast<size_t>(padded[d]), 0);
+  }
+  t->thread_key.assign(static_cast<size_t>(n.num_threads), 0);
+  t->index_of_thread.assign(static_cast<size_t>(n.num_threads) * rank, 0);
+  t->index_of_reg.assign(static_cast<size_t>(n.num_regs) * rank, 0);
+  for (const FragmentMode& m : n.modes) {
+    if (m.is_replica()) continue;
+    const size_t d = static_cast<size_t>(m.dim);
+    const bool on_threads = m.on_threads();
+    const int64_t stride = on_threads ? m.thread_stride : m.reg_stride;
+    auto& of_dim = on_threads ? t->thread_of_dim[d] : t->reg_of_dim[d];
+    for (int64_t i = 0; i < padded[d]; ++i)
+      of_dim[static_cast<size_t>(i)] += static_cast<int32_t>(i / m.dim_stride % m.extent * stride);
+    const int64_t count = on_threads ? n.num_threads : n.num_regs;
+    auto& index_of = on_threads ? t->index_of_thread : t->index_of_reg;
+    for (int64_t x = 0; x < count; ++x) {
+      const int64_t digit = x / stride % m.extent;
+      index_of[static_cast<size_t>(x) * rank + d] += static_cast<int32_t>(digit * m.dim_stride);
+      if (on_threads) t->thread_key[static_cast<size_t>(x)] += static_cast<int32_t>(digit * stride);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+FragmentNode::~FragmentNode() {
+  const FragmentTables* t = tables.load(std::memory_order_acquire);
+  if (t != &kUntabulated) delete t;
+}
+
+const FragmentTables* Fragment::build_tables() const {
+  const FragmentNode& n = *node_;
+  std::unique_ptr<FragmentTables> built = make_tables(n);
+  const FragmentTables* mine = built ? built.get() : &kUntabulated;
+  const FragmentTables* t = nullptr;
+  if (n.tables.compare_exchange_strong(t, mine, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    built.release();
+    return mine;
+  }
+  return t;  // another thread published first: its table (ours is freed)
+}
+
+int64_t Fragment::reg_at(const std::vector<int64_t>& index) const {
+  TL_ICHECK(index.size() == shape().size());
+  if (const FragmentTables* t = tables()) {
+    int64_t r = 0;
+    bool in_range = true;
+    for (size_t d = 0; d < index.size() && in_range; ++d) {
+      in_range = index[d] >= 0 && index[d] < t->padded[d];
+      if (in_range) r += t->reg_of_dim[d][static_cast<size_t>(index[d])];
+    }
+    if (in_range) return r;
+  }
+  return reg_at_slow(index);
+}
+
+bool Fragment::index_at(int64_t thread, int64_t reg, std::vector<int64_t>* index) const {
+  index->assign(shape().size(), 0);
+  if (thread < 0 || thread >= num_threads() || reg < 0 || reg >= num_regs()) return false;
+  const FragmentTables* t = tables();
+  if (!t) return index_at_slow(thread, reg, index);
+  const size_t rank = index->size();
+  const int32_t* th = t->index_of_thread.data() + static_cast<size_t>(thread) * rank;
+  const int32_t* rg = t->index_of_reg.data() + static_cast<size_t>(reg) * rank;
+  bool valid = true;
+  for (size_t d = 0; d < rank; ++d) {
+    (*index)[d] = int64_t(th[d]) + rg[d];
+    valid &= (*index)[d] < shape()[d];
+  }
+  return valid;
+}
+
+bool Fragment::holds_slow(int64_t thread, const int64_t* index, int64_t* reg) const {
+  if (thread < 0 || thread >= num_threads()) return false;
+  std::vector<int64_t> idx(index, index + shape().size()), back;
+  int64_t r = reg_at_slow(idx);
+  if (!index_at(thread, r, &back) || back != idx) return false;
+  *reg = r;
   return true;
 }
 

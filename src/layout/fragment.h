@@ -24,6 +24,8 @@
 // repeats (warp tiling) and equality are operations here.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -54,12 +56,35 @@ struct ThreadGroup {
   int64_t stride = 1;
 };
 
+// The integer maps of a fragment as tables (built on first use; see Fragment::tables): per
+// dimension and index value, what its digits contribute to the thread and to the register; per
+// thread and per register, what their digits contribute to the index. index_at, reg_at and holds
+// are then additions instead of a division per digit (lowering an attention tile checks every
+// (thread, register) of every fragment access: these maps were the bulk of its time).
+struct FragmentTables {
+  bool tabulated = false;                           // false: too large to tabulate (the maps divide)
+  std::vector<int64_t> padded;                      // slots per dimension
+  std::vector<std::vector<int32_t>> thread_of_dim;  // [d][i]: i's thread digits, weighted (no replicas)
+  std::vector<std::vector<int32_t>> reg_of_dim;     // [d][i]: i's register digits, weighted
+  std::vector<int32_t> thread_key;                  // [t]: t's non-replica thread digits, weighted
+  std::vector<int32_t> index_of_thread;             // [t * rank + d]
+  std::vector<int32_t> index_of_reg;                // [r * rank + d]
+};
+
 struct FragmentNode {
   std::vector<int64_t> shape;
   std::vector<FragmentMode> modes;  // normalized: no extent-1 modes, adjacent modes merged, sorted
   int64_t num_threads = 1;
   int64_t num_regs = 1;
   int64_t replicate = 1;
+  // Built on first use by whichever thread asks first (nodes are shared and immutable otherwise;
+  // concurrent lowerings may share one; a thread that loses the race frees its copy). Points to
+  // a static table with tabulated == false when the fragment is too large to tabulate.
+  mutable std::atomic<const FragmentTables*> tables{nullptr};
+  FragmentNode() = default;
+  FragmentNode(const FragmentNode&) = delete;
+  FragmentNode& operator=(const FragmentNode&) = delete;
+  ~FragmentNode();
 };
 
 class Fragment {
@@ -98,6 +123,54 @@ class Fragment {
   int64_t reg_at(const std::vector<int64_t>& index) const;
   // Returns false for a padded slot.
   bool index_at(int64_t thread, int64_t reg, std::vector<int64_t>* index) const;
+  // Whether `thread` holds element `index` (in range, not a padded slot); then *reg is its
+  // register. The same as thread < num_threads() && index_at(thread, reg_at(index), &back) &&
+  // back == index, without building `back`.
+  bool holds(int64_t thread, const std::vector<int64_t>& index, int64_t* reg) const {
+    return index.size() == shape().size() && holds(thread, index.data(), reg);
+  }
+  // The same for shape().size() indices at `index` (the loops that check every element use this).
+  bool holds(int64_t thread, const int64_t* index, int64_t* reg) const {
+    const FragmentTables* t = tables();
+    if (!t) return holds_slow(thread, index, reg);
+    if (thread < 0 || thread >= num_threads()) return false;
+    int64_t r = 0, key = 0;
+    const std::vector<int64_t>& s = shape();
+    for (size_t d = 0; d < s.size(); ++d) {
+      const int64_t i = index[d];
+      if (i < 0 || i >= s[d]) return false;  // out of range or a padded slot
+      r += t->reg_of_dim[d][static_cast<size_t>(i)];
+      key += t->thread_of_dim[d][static_cast<size_t>(i)];
+    }
+    if (key != t->thread_key[static_cast<size_t>(thread)]) return false;
+    *reg = r;
+    return true;
+  }
+  // index_at into an array of shape().size() values.
+  bool index_at(int64_t thread, int64_t reg, int64_t* index) const {
+    const FragmentTables* t = tables();
+    const size_t rank = shape().size();
+    if (!t || thread < 0 || thread >= num_threads() || reg < 0 || reg >= num_regs()) {
+      std::vector<int64_t> v;
+      bool ok = index_at(thread, reg, &v);
+      std::copy(v.begin(), v.end(), index);
+      return ok;
+    }
+    const int32_t* th = t->index_of_thread.data() + static_cast<size_t>(thread) * rank;
+    const int32_t* rg = t->index_of_reg.data() + static_cast<size_t>(reg) * rank;
+    bool valid = true;
+    for (size_t d = 0; d < rank; ++d) {
+      index[d] = int64_t(th[d]) + rg[d];
+      valid &= index[d] < shape()[d];
+    }
+    return valid;
+  }
+  // The integer maps as tables (null when the fragment is too large to tabulate), built on first use.
+  const FragmentTables* tables() const {
+    const FragmentTables* t = node_->tables.load(std::memory_order_acquire);
+    if (!t) t = build_tables();
+    return t->tabulated ? t : nullptr;
+  }
 
   // Tiles the fragment `times` times along `dim`: the copies go to new threads (thread stride =
   // num_threads) or to new registers (reg stride = num_regs). The dimension must not be padded.
@@ -129,6 +202,10 @@ class Fragment {
   std::string str() const;
 
  private:
+  const FragmentTables* build_tables() const;
+  bool holds_slow(int64_t thread, const int64_t* index, int64_t* reg) const;
+  int64_t reg_at_slow(const std::vector<int64_t>& index) const;
+  bool index_at_slow(int64_t thread, int64_t reg, std::vector<int64_t>* index) const;
   std::shared_ptr<const FragmentNode> node_;
 };
 

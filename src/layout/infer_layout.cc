@@ -415,23 +415,19 @@ class LayoutSolver {
       if (valid.empty()) {
         valid.assign(static_cast<size_t>(L.num_threads() * L.num_regs()), 0);
         points.assign(valid.size() * rank, 0);
-        std::vector<int64_t> p;
         for (int64_t t = 0; t < L.num_threads(); ++t)
           for (int64_t r = 0; r < L.num_regs(); ++r) {
             size_t slot = static_cast<size_t>(t * L.num_regs() + r);
-            if (!L.index_at(t, r, &p)) continue;
-            valid[slot] = 1;
-            std::copy(p.begin(), p.end(), points.begin() + static_cast<std::ptrdiff_t>(slot * rank));
+            valid[slot] = L.index_at(t, r, points.data() + slot * rank);
           }
       }
-      std::vector<int64_t> point(rank), idx, back;  // reused: this runs for every (thread, register)
+      std::vector<int64_t> idx(a.indices.size());  // reused: this runs for every (thread, register)
       for (int64_t t = 0; t < L.num_threads(); ++t) {
         for (int64_t r = 0; r < L.num_regs(); ++r) {
           size_t slot = static_cast<size_t>(t * L.num_regs() + r);
           if (!valid[slot]) continue;
-          std::copy(points.begin() + static_cast<std::ptrdiff_t>(slot * rank),
-                    points.begin() + static_cast<std::ptrdiff_t>((slot + 1) * rank), point.begin());
-          at.eval(point, &idx);
+          const int64_t* point = points.data() + slot * rank;
+          at.eval(point, idx.data());
           bool in_range = idx.size() == fshape.size();
           for (size_t k = 0; in_range && k < idx.size(); ++k) in_range = idx[k] >= 0 && idx[k] < fshape[k];
           if (!in_range) {
@@ -441,11 +437,11 @@ class LayoutSolver {
             os << "), outside the fragment";
             throw LayoutError(os.str());
           }
-          bool holds = t < F.num_threads() && F.index_at(t, F.reg_at(idx), &back) && back == idx;
-          if (!holds) {
+          int64_t reg_of_idx = 0;
+          if (!F.holds(t, idx.data(), &reg_of_idx)) {
             std::ostringstream os;
             os << nest_name(n) << ": thread " << t << " runs the iteration (";
-            for (size_t k = 0; k < point.size(); ++k) os << (k ? ", " : "") << point[k];
+            for (size_t k = 0; k < rank; ++k) os << (k ? ", " : "") << point[k];
             os << ") and needs element (";
             for (size_t k = 0; k < idx.size(); ++k) os << (k ? ", " : "") << idx[k];
             os << ") of fragment '" << a.buffer.name() << "', which that thread does not hold. The loop is laid out "

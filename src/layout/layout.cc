@@ -30,17 +30,21 @@ NestIndexEval::NestIndexEval(const std::vector<Var>& vars, const std::vector<Exp
 void NestIndexEval::eval(const std::vector<int64_t>& point, std::vector<int64_t>* idx) {
   TL_ICHECK(point.size() == vars_.size());
   idx->resize(indices_.size());
+  eval(point.data(), idx->data());
+}
+
+void NestIndexEval::eval_slow(const int64_t* point, int64_t* idx) {
   bool env_set = false;
   for (size_t i = 0; i < indices_.size(); ++i) {
     if (direct_[i] >= 0) {
-      (*idx)[i] = point[static_cast<size_t>(direct_[i])];
+      idx[i] = point[static_cast<size_t>(direct_[i])];
       continue;
     }
     if (!env_set) {
       for (size_t k = 0; k < vars_.size(); ++k) env_.find(vars_[k])->second = point[k];
       env_set = true;
     }
-    (*idx)[i] = eval_index(indices_[i], env_);
+    idx[i] = eval_index(indices_[i], env_);
   }
 }
 

@@ -34,10 +34,18 @@ class NestIndexEval {
   NestIndexEval(const std::vector<Var>& vars, const std::vector<Expr>& indices);
   // *idx = the indices at vars = point (point.size() == vars.size()).
   void eval(const std::vector<int64_t>& point, std::vector<int64_t>* idx);
+  // The same with `point` (vars.size() values) and `idx` (indices.size() values) as arrays.
+  void eval(const int64_t* point, int64_t* idx) {
+    for (size_t i = 0; i < direct_.size(); ++i) {
+      if (direct_[i] < 0) return eval_slow(point, idx);
+      idx[i] = point[direct_[i]];
+    }
+  }
 
  private:
   const std::vector<Var>& vars_;
   const std::vector<Expr>& indices_;
+  void eval_slow(const int64_t* point, int64_t* idx);
   std::vector<int> direct_;  // the position of the variable an index is, or -1
   std::map<Var, int64_t, VarLess> env_;
 };

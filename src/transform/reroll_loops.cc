@@ -229,7 +229,9 @@ class Reroller : public StmtMutator {
       size_t best_count = 0, best_p = 0;
       Stmt best_body;
       Var best_r;
-      for (size_t p = 1; p <= kMaxPeriod && i + kMinRun * p <= s.size(); ++p) {
+      // A run that reaches the end of the sequence cannot be beaten by a longer period (it must
+      // cover strictly more statements): the search stops there.
+      for (size_t p = 1; p <= kMaxPeriod && i + kMinRun * p <= s.size() && i + best_count * best_p < s.size(); ++p) {
         // Group 0 may be a degenerate instance (a `+ 0` folded away): groups 1 and 2 also serve
         // as the pattern.
         for (size_t ja = 0; ja < 2; ++ja) {

@@ -279,6 +279,7 @@ class AutoTuner:
 
         # 1. Build the IR of every config here (the frontend runs Python), then compile in parallel.
         t_start = time.monotonic()
+        warm_up = self._warm_up_compiler()
         prims = [None] * len(configs)
         for i, c in enumerate(configs):
             try:
@@ -293,6 +294,8 @@ class AutoTuner:
         kernels = self._compile_all(configs, prims, results, timeout)
         if held:
             self._refill_top_k(configs, held, results, kernels, timeout)
+        if warm_up is not None:
+            warm_up.join()  # long done (a trivial compile); not left running into interpreter exit
         t_compiled = time.monotonic()
         t_inputs = 0.0  # generating the profiler's inputs (once per signature), inside "measure"
 
@@ -394,6 +397,32 @@ class AutoTuner:
                               libcode=kernel.get_kernel_source(), func=kernel.prim_func, kernel=kernel,
                               results=results)
 
+    def _warm_up_compiler(self):
+        """cuda: the first NVRTC compile of a process also loads the library and its builtins (about
+        30 ms of CPU, more of wall time reading them). A trivial compile in a background thread does
+        that while the IRs are built (and, with top_k, ranked), in both modes; the compiles that follow
+        find NVRTC loaded. Nothing waits for it: a compile that starts first loads NVRTC itself. Returns
+        the thread (None for targets other than cuda / auto)."""
+        target = self.jit_target if self.jit_target is not None else self.compile_args.target
+        target = str(getattr(target, "tilelang_target", target) or "auto").strip()
+        if target != "auto" and not target.startswith(("cuda", "nvidia")):
+            return None
+
+        def warm():
+            import re  # noqa: PLC0415
+            try:
+                from .. import _core  # noqa: PLC0415
+                resolved = str(_core.resolve_target(target))
+                arch = re.search(r"-arch=(sm_\w+)", resolved)
+                if resolved.startswith("cuda") and arch is not None:
+                    _core.cuda.compile('extern "C" __global__ void tl_autotune_warm_up() {}', "warm_up.cu",
+                                       arch.group(1))
+            except Exception:  # noqa: BLE001 - no NVRTC, no device: the real compiles report it
+                pass
+        thread = threading.Thread(target=warm, name="tl-nvrtc-warm-up", daemon=True)
+        thread.start()
+        return thread
+
     def _estimate_target(self, prim):
         target = self.compile_args.target
         if self.jit_target is not None:
@@ -412,11 +441,11 @@ class AutoTuner:
         from .. import tilesight  # noqa: PLC0415
         ranked, unranked = [], []
         todo = [i for i, prim in enumerate(prims) if prim is not None]
-        args = {i: (self._estimate_target(prims[i]), self._compile_options(results[i].config)) for i in todo}
 
         def one(i):
             try:
-                return tilesight.estimate(prims[i], target=args[i][0], compile_options=args[i][1]), None
+                return tilesight.estimate(prims[i], target=self._estimate_target(prims[i]),
+                                          compile_options=self._compile_options(results[i].config)), None
             except Exception as e:  # noqa: BLE001 - an unestimable config is measured after the ranked ones
                 return None, e
 

@@ -5,6 +5,7 @@ Entry: `estimate_profile(profile, machine) -> Estimate`. One function per target
 """
 import dataclasses
 import math
+import operator
 from typing import Dict, List
 
 from .analysis import KernelProfile, _bits
@@ -147,7 +148,8 @@ def _dram_bytes(p, cache_bytes, wave_blocks):
         if not dims:
             distinct = 1
         else:
-            distinct = len({tuple(c[d] if d < 2 else c[2] for d in sorted(dims)) for c in coords})
+            # the coordinates the addresses depend on, per block (itemgetter: one value or a tuple)
+            distinct = len(set(map(operator.itemgetter(*sorted({min(d, 2) for d in dims})), coords)))
         per_wave += distinct * nbytes
     waves = p.num_blocks / w
     reads = per_wave * waves

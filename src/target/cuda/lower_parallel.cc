@@ -30,36 +30,58 @@ bool uses_only(const std::vector<Expr>& indices, const std::vector<Var>& vars) {
   return ok;
 }
 
+// The iteration point of every (thread, register) of a nest's layout, computed on first use and
+// shared by the rewriters of the nest's registers (each checks, for every fragment access, what
+// every thread reads in its register).
+struct NestPoints {
+  explicit NestPoints(const Fragment& l) : layout(l) {}
+  const Fragment& layout;
+  std::vector<char> valid;      // [t * num_regs + r]: (t, r) is a real iteration
+  std::vector<int64_t> coords;  // [(t * num_regs + r) * rank + d]
+
+  void build() {
+    if (!valid.empty()) return;
+    const int64_t T = layout.num_threads(), R = layout.num_regs();
+    const size_t rank = layout.shape().size();
+    valid.assign(static_cast<size_t>(T * R), 0);
+    coords.assign(valid.size() * rank, 0);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t r = 0; r < R; ++r) {
+        const size_t slot = static_cast<size_t>(t * R + r);
+        valid[slot] = layout.index_at(t, r, coords.data() + slot * rank);
+      }
+  }
+};
+
 // Rewrites accesses inside one register's copy of a nest body (still in the loop variables).
 class NestAccessRewriter : public StmtMutator {
  public:
-  NestAccessRewriter(const CudaLowerCtx& ctx, const std::vector<Var>& vars, const Fragment* layout, int64_t reg)
-      : ctx_(ctx), vars_(vars), layout_(layout), reg_(reg) {}
+  NestAccessRewriter(const CudaLowerCtx& ctx, const std::vector<Var>& vars, NestPoints* points, int64_t reg)
+      : ctx_(ctx), vars_(vars), points_(points), reg_(reg) {}
 
  protected:
   Expr register_index(const Buffer& f, const std::vector<Expr>& indices) {
     const Fragment& F = ctx_.layout_of(f);
-    if (layout_ && reg_ >= 0 && uses_only(indices, vars_)) {
+    if (points_ && reg_ >= 0 && uses_only(indices, vars_)) {
       // The register each thread needs for this iteration; constant when all threads agree.
+      points_->build();
+      const Fragment& L = points_->layout;
+      const int64_t R = L.num_regs();
+      const size_t rank = vars_.size();
       int64_t common = -1;
       bool uniform = true;
       NestIndexEval eval_at(vars_, indices);
-      std::vector<int64_t> idx, back;  // reused across threads
-      for (size_t pi = 0; uniform; ++pi) {
-        if (pi == points_.size()) {  // this register's iteration point in the next thread (cached per rewriter)
-          std::vector<int64_t> p;
-          while (next_thread_ < layout_->num_threads() && !layout_->index_at(next_thread_, reg_, &p)) ++next_thread_;
-          if (next_thread_ >= layout_->num_threads()) break;
-          points_.emplace_back(next_thread_++, std::move(p));
-        }
-        const int64_t t = points_[pi].first;
-        eval_at.eval(points_[pi].second, &idx);
-        int64_t r = F.reg_at(idx);
-        if (t >= F.num_threads() || !F.index_at(t, r, &back) || back != idx) {
+      std::vector<int64_t> idx(indices.size());
+      for (int64_t t = 0; t < L.num_threads() && uniform; ++t) {
+        const size_t slot = static_cast<size_t>(t * R + reg_);
+        if (!points_->valid[slot]) continue;
+        eval_at.eval(points_->coords.data() + slot * rank, idx.data());
+        int64_t r = 0;
+        if (idx.size() != F.shape().size() || !F.holds(t, idx.data(), &r)) {
           std::string at;
           for (size_t k = 0; k < idx.size(); ++k) at += (k ? ", " : "") + std::to_string(idx[k]);
           throw_error<LayoutError>("thread ", t, " needs element (", at, ") of fragment '", f.name(),
-                                   "' (layout ", F.str(), ") in a loop laid out as ", layout_->str(),
+                                   "' (layout ", F.str(), ") in a loop laid out as ", L.str(),
                                    ", but does not hold it; copy '", f.name(),
                                    "' to a shared-memory buffer (T.alloc_shared) and read it from there");
         }
@@ -95,10 +117,8 @@ class NestAccessRewriter : public StmtMutator {
  private:
   const CudaLowerCtx& ctx_;
   const std::vector<Var>& vars_;
-  const Fragment* layout_;
+  NestPoints* points_;
   int64_t reg_;
-  std::vector<std::pair<int64_t, std::vector<int64_t>>> points_;  // (thread, loop point) holding reg_
-  int64_t next_thread_ = 0;                                        // the next thread points_ would scan
 };
 
 // ---- unswitching of affine conditions ---------------------------------------------------------
@@ -208,11 +228,12 @@ Stmt lower_nest_body(CudaLowerCtx& ctx, const std::vector<Var>& vars, const Stmt
   const int64_t regs = layout.num_regs();
   std::vector<Stmt> out;
   if (regs <= kMaxUnrolledRegs) {
+    NestPoints points(layout);
     for (int64_t r = 0; r < regs; ++r) {
       std::vector<Expr> point = layout.index_of(ctx.tid, make_int(r));
       Expr valid = ctx.simplify_cond(layout.is_valid(ctx.tid, make_int(r), ctx.num_threads));
       if (is_zero(valid)) continue;
-      NestAccessRewriter rw(ctx, vars, &layout, r);
+      NestAccessRewriter rw(ctx, vars, &points, r);
       Stmt b = rw.mutate(body);
       std::map<Var, Expr, VarLess> sub;
       for (size_t k = 0; k < vars.size(); ++k) sub[vars[k]] = point[k];
@@ -223,7 +244,7 @@ Stmt lower_nest_body(CudaLowerCtx& ctx, const std::vector<Var>& vars, const Stmt
   Var r(ctx.fresh("r"));
   std::vector<Expr> point = layout.index_of(ctx.tid, r);
   Expr valid = ctx.simplify_cond(layout.is_valid(ctx.tid, r, ctx.num_threads));
-  NestAccessRewriter rw(ctx, vars, &layout, -1);
+  NestAccessRewriter rw(ctx, vars, nullptr, -1);
   Stmt b = rw.mutate(body);
   std::map<Var, Expr, VarLess> sub;
   for (size_t k = 0; k < vars.size(); ++k) sub[vars[k]] = point[k];

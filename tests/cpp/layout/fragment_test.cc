@@ -147,5 +147,81 @@ TEST(Fragment, StrMentionsModes) {
   EXPECT_NE(s.find("threads=32"), std::string::npos) << s;
 }
 
+// index_at, reg_at and holds (tabulated on first use) against the maps computed here from the
+// modes by division, for every (thread, register) and every (thread, element), including padded,
+// replicated and permuted fragments, and one too large to tabulate (the maps then divide).
+TEST(Fragment, IntegerMapsMatchTheModes) {
+  std::vector<Fragment> cases = {
+      make_parallel_fragment({64, 64}, 128, 8), make_parallel_fragment({3, 50}, 128, 1),
+      make_parallel_fragment({2, 3, 40}, 96, 2), make_parallel_fragment({128}, 128, 1).reduce(0),
+      make_replicated_fragment({4, 4}, 64), make_mma_c_fragment(64, 64, WarpPartition{2, 2}),
+      make_mma_c_fragment(128, 64, WarpPartition{4, 1}).reduce(1),
+      make_parallel_fragment({32, 16}, 64, 4).permute({1, 0}).replicate_on_threads(2),
+      make_replicated_fragment({1024, 1024}, 2)};  // 2^20 registers: not tabulated
+  for (const Fragment& f : cases) {
+    const size_t rank = f.shape().size();
+    auto expect_index = [&](int64_t t, int64_t r) {
+      std::vector<int64_t> idx(rank, 0);
+      for (const FragmentMode& m : f.modes()) {
+        if (m.is_replica()) continue;
+        int64_t x = m.on_threads() ? t : r, stride = m.on_threads() ? m.thread_stride : m.reg_stride;
+        idx[static_cast<size_t>(m.dim)] += x / stride % m.extent * m.dim_stride;
+      }
+      return idx;
+    };
+    auto owner_digits = [&](int64_t t) {  // t's non-replica thread digits
+      std::vector<int64_t> d;
+      for (const FragmentMode& m : f.modes())
+        if (m.on_threads() && !m.is_replica()) d.push_back(t / m.thread_stride % m.extent);
+      return d;
+    };
+    auto element_digits = [&](const std::vector<int64_t>& idx) {
+      std::vector<int64_t> d;
+      for (const FragmentMode& m : f.modes())
+        if (m.on_threads() && !m.is_replica()) d.push_back(idx[static_cast<size_t>(m.dim)] / m.dim_stride % m.extent);
+      return d;
+    };
+    const bool big = f.num_regs() >= (int64_t(1) << 20);
+    const int64_t reg_step = big ? 997 : 1;
+    std::vector<int64_t> got;
+    for (int64_t t = 0; t < f.num_threads(); ++t)
+      for (int64_t r = 0; r < f.num_regs(); r += reg_step) {
+        std::vector<int64_t> want = expect_index(t, r);
+        bool real = true;
+        for (size_t d = 0; d < rank; ++d) real &= want[d] < f.shape()[d];
+        ASSERT_EQ(f.index_at(t, r, &got), real) << f.str() << " t=" << t << " r=" << r;
+        std::vector<int64_t> arr(rank, -7);
+        ASSERT_EQ(f.index_at(t, r, arr.data()), real) << f.str() << " t=" << t << " r=" << r;
+        if (!real) continue;
+        ASSERT_EQ(arr, want) << f.str();
+        ASSERT_EQ(got, want) << f.str();
+        ASSERT_EQ(f.reg_at(want), r) << f.str();
+      }
+    std::vector<int64_t> idx(rank, 0);
+    const int64_t elems = f.num_elements(), step = big ? 7919 : 1;
+    for (int64_t e = 0; e < elems; e += step) {
+      for (size_t d = rank, rest = static_cast<size_t>(e); d-- > 0;) {
+        idx[d] = static_cast<int64_t>(rest) % f.shape()[d];
+        rest /= static_cast<size_t>(f.shape()[d]);
+      }
+      for (int64_t t = -1; t <= f.num_threads(); ++t) {
+        int64_t reg = -1;
+        bool want = t >= 0 && t < f.num_threads() && owner_digits(t) == element_digits(idx);
+        ASSERT_EQ(f.holds(t, idx, &reg), want) << f.str() << " t=" << t;
+        if (want) ASSERT_EQ(reg, f.reg_at(idx));
+      }
+    }
+    // Outside the tile (and in a padded slot): nobody holds it.
+    std::vector<int64_t> out = f.padded_shape();
+    for (int64_t t = 0; t < f.num_threads(); ++t) {
+      int64_t reg = 0;
+      EXPECT_FALSE(f.holds(t, out, &reg));
+      std::vector<int64_t> neg(rank, 0);
+      neg[0] = -1;
+      EXPECT_FALSE(f.holds(t, neg, &reg));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tl

@@ -151,3 +151,20 @@ def test_configs_that_generate_the_same_cpu_kernel_are_built_and_measured_once(c
     a = rng.standard_normal((128, 96)).astype(np.float32)
     x = rng.standard_normal(96).astype(np.float32)
     np.testing.assert_allclose(kernel(a, x), a.astype(np.float64) @ x.astype(np.float64), rtol=1e-4, atol=1e-4)
+
+
+def test_nvrtc_warm_up_runs_in_the_background_for_cuda_only():
+    """The tuner loads NVRTC in a background thread while it builds and ranks (cuda and "auto"
+    only); the thread ends on its own, with or without NVRTC or a device."""
+    from tilelang.autotuner import AutoTuner
+
+    def tuner(target):
+        return AutoTuner.from_kernel(kernel=lambda: None, configs=[{}]).set_compile_args(target=target)
+
+    for target in ("cpu", "ascend", "npuir"):
+        assert tuner(target)._warm_up_compiler() is None
+    for target in ("cuda -arch=sm_90a", "cuda", "auto"):
+        thread = tuner(target)._warm_up_compiler()
+        assert thread is not None and thread.daemon
+        thread.join(timeout=60)
+        assert not thread.is_alive()
