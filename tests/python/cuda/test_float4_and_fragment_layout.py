@@ -309,3 +309,25 @@ def test_fragment_annotation_on_gpu():
     x2 = rng.standard_normal((2, 512)).astype(np.float32)
     np.testing.assert_allclose(k(torch.from_numpy(x2).cuda()).cpu().numpy(), x2.astype(np.float64).sum(1),
                                rtol=1e-5, atol=1e-4)
+
+
+def _gemm_fragment_annotated(make_layout):
+    @T.prim_func
+    def main(x: T.Tensor((16, 16), "float32"), out: T.Tensor((16, 16), "float32")):
+        with T.Kernel(1, threads=128):
+            f = T.alloc_fragment((16, 16), "float32")
+            T.annotate_layout({f: make_layout().repeat([2, 2], repeat_on_thread=True)})
+            for i, j in T.Parallel(16, 16):
+                f[i, j] = x[i, j] + 1
+            for i, j in T.Parallel(16, 16):
+                out[i, j] = f[i, j]
+
+    return main
+
+
+@pytest.mark.parametrize("name", ["make_gemm_fragment_8x8", "make_gemm_fragment_8x8_transposed"])
+def test_gemm_fragment_helpers_annotate_fragments(name):
+    import tilelang.layout as L
+    x = rng.standard_normal((16, 16)).astype(np.float32)
+    out = emulate(_gemm_fragment_annotated(getattr(L, name)), x, np.zeros_like(x))[1]
+    np.testing.assert_array_equal(out, x + 1)
