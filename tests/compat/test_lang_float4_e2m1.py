@@ -239,3 +239,14 @@ def test_pack_unpack_round_trip():
     np.testing.assert_array_equal(pack_float4(u), b)
     with pytest.raises(ValueError, match="even"):
         pack_float4(np.zeros((2, 3), np.float32))
+
+
+def test_ascend_refuses_float4():
+    @T.prim_func
+    def main(A: T.Tensor((256,), "float32"), B: T.Tensor((256,), "float4_e2m1fn")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            for i in T.Parallel(256):
+                B[i] = T.cast(A[i], "float4_e2m1fn")
+
+    with pytest.raises(NotImplementedError, match="float4_e2m1fn parameter 'B' on target ascend"):
+        tilelang.compile(main, out_idx=[1], target="ascend")
