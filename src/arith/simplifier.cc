@@ -221,7 +221,7 @@ Expr AnalyzerImpl::rewrite_cast(DataType t, const Expr& value) {
     }
     // float16/bfloat16 -> float32 -> float64 widen exactly.
     if (from.is_float() && mid.is_float() && (mid.code == DataType::kFloat && mid.bits > from.bits))
-      keeps_value = mid.bits >= 32 || from.is_fp8();
+      keeps_value = mid.bits >= 32 || from.is_fp8() || from.is_fp4();
     if (keeps_value) return rewrite_cast(t, inner->value);
   }
   return make_cast(t, value);

@@ -189,6 +189,11 @@ bool extract_tensor(PyObject* o, TensorHold& h, TensorArg& t, bool written = fal
         return true;
       }
     }
+    if (name == "float4_e2m1fn")
+      throw_error<ArgumentError>("numpy arrays of ml_dtypes.float4_e2m1fn hold one element a byte, but float4_e2m1fn "
+                                 "kernel arguments are packed two elements a byte (TileLang's layout, docs/FLOAT4.md): "
+                                 "pass tilelang.utils.pack_float4(array) (uint8, last dimension halved) and read "
+                                 "outputs back with tilelang.utils.unpack_float4");
     nb::object dtype_text = nb::steal(PyObject_Str(dtype_obj.ptr()));  // '>f4' shows the byte order
     if (!dtype_text.is_valid()) throw nb::python_error();
     throw_error<ArgumentError>("numpy arrays of dtype ", PyUnicode_AsUTF8(dtype_text.ptr()),
@@ -320,7 +325,9 @@ struct KernelHandle {
           ext = &e;
           break;
         }
-      if (ext) {
+      if (a.dtype.is_fp4()) {  // packed bytes (docs/FLOAT4.md): numpy callers get uint8 arrays
+        a.np_storage = nb::handle(numpy().dtype_ctor)("uint8").release().ptr();
+      } else if (ext) {
         nb::module_ ml = nb::module_::import_("ml_dtypes");
         a.np_storage = nb::handle(numpy().dtype_ctor)(ext->storage).release().ptr();
         a.np_view = nb::handle(numpy().dtype_ctor)(ml.attr(ext->numpy_name)).release().ptr();

@@ -109,7 +109,7 @@ TorchApi* torch_api() {
       {"uint16", DataType::UInt(16)},   {"uint32", DataType::UInt(32)},     {"uint64", DataType::UInt(64)},
       {"float16", DataType::Float(16)}, {"bfloat16", DataType::BFloat16()}, {"float32", DataType::Float(32)},
       {"float64", DataType::Float(64)}, {"float8_e4m3fn", DataType::F8E4M3()}, {"float8_e5m2", DataType::F8E5M2()},
-      {"float8_e8m0fnu", DataType::F8E8M0()},
+      {"float8_e8m0fnu", DataType::F8E8M0()}, {"float4_e2m1fn_x2", DataType::F4E2M1()},  // bytes of 2 elements
   };
   for (auto& [n, dt] : names)
     if (nb::hasattr(torch, n)) a->dtypes.emplace_back(nb::object(torch.attr(n)).release().ptr(), dt);
@@ -137,7 +137,7 @@ TorchApi* torch_api() {
   nb::object text = nb::steal(PyObject_Str(torch_dtype));
   throw_error<ArgumentError>("a torch.Tensor argument has dtype ", text.is_valid() ? PyUnicode_AsUTF8(text.ptr()) : "?",
                              ", which tilelang does not support (supported: bool, (u)int8-64, float16, bfloat16, "
-                             "float32, float64, float8_e4m3fn, float8_e5m2, float8_e8m0fnu)");
+                             "float32, float64, float8_e4m3fn, float8_e5m2, float8_e8m0fnu, float4_e2m1fn_x2)");
 }
 
 // Copies a tuple of ints (torch.Size, stride()) into `out`; false when it is not one.

@@ -17,6 +17,7 @@ std::string DataType::str() const {
     case kFloat8E4M3: base = "float8_e4m3"; break;
     case kFloat8E5M2: base = "float8_e5m2"; break;
     case kFloat8E8M0: base = "float8_e8m0fnu"; break;
+    case kFloat4E2M1: base = "float4_e2m1fn"; break;
     case kHandle: base = "handle"; break;
     case kVoid: return "void";
   }
@@ -38,7 +39,8 @@ static const std::unordered_map<std::string, DataType>& dtype_table() {
       {"float8_e4m3", DataType::F8E4M3()}, {"float8_e4m3fn", DataType::F8E4M3()},
       {"e4m3_float8", DataType::F8E4M3()}, {"float8_e5m2", DataType::F8E5M2()},
       {"e5m2_float8", DataType::F8E5M2()}, {"float8_e8m0fnu", DataType::F8E8M0()},
-      {"float8_e8m0", DataType::F8E8M0()}, {"handle", DataType::Handle()},
+      {"float8_e8m0", DataType::F8E8M0()}, {"float4_e2m1fn", DataType::F4E2M1()},
+      {"float4_e2m1", DataType::F4E2M1()}, {"handle", DataType::Handle()},
       {"void", DataType::Void()},
   };
   return table;
@@ -75,7 +77,7 @@ DataType parse_dtype(const std::string& name) {
   throw_error<ValueError>("unknown dtype '", name,
                           "'; supported: bool, int8, int16, int32, int64, uint8, uint16, uint32, "
                           "uint64, float16, bfloat16, float32 (\"float\"), float64, float8_e4m3, "
-                          "float8_e5m2, float8_e8m0fnu");
+                          "float8_e5m2, float8_e8m0fnu, float4_e2m1fn");
 }
 
 }  // namespace tl

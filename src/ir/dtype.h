@@ -20,6 +20,7 @@ struct DataType {
     kFloat8E5M2 = 7,
     kVoid = 8,
     kFloat8E8M0 = 9,  // float8_e8m0fnu: unsigned, exponent only (MX scale factors)
+    kFloat4E2M1 = 10,  // float4_e2m1fn: 4 bits (packed two a byte in global memory: docs/FLOAT4.md)
   };
   Code code = kVoid;
   uint8_t bits = 0;
@@ -37,6 +38,7 @@ struct DataType {
   static constexpr DataType F8E4M3() { return {kFloat8E4M3, 8}; }
   static constexpr DataType F8E5M2() { return {kFloat8E5M2, 8}; }
   static constexpr DataType F8E8M0() { return {kFloat8E8M0, 8}; }
+  static constexpr DataType F4E2M1() { return {kFloat4E2M1, 4}; }
   static constexpr DataType Handle() { return {kHandle, 64}; }
   static constexpr DataType Void() { return {kVoid, 0}; }
   static constexpr DataType Int32() { return Int(32); }
@@ -49,10 +51,13 @@ struct DataType {
   bool is_bool() const { return code == kBool; }
   // Any floating-point format, including bf16 and fp8.
   bool is_float() const {
-    return code == kFloat || code == kBFloat || is_fp8();
+    return code == kFloat || code == kBFloat || is_fp8() || is_fp4();
   }
   // Any 8-bit float: e4m3, e5m2 and the exponent-only e8m0 (not a GEMM operand type).
   bool is_fp8() const { return code == kFloat8E4M3 || code == kFloat8E5M2 || code == kFloat8E8M0; }
+  // float4_e2m1fn. Its elements are packed two a byte only in kernel-parameter (global) buffers;
+  // on-chip buffers hold one element a byte (element_bytes() == 1). docs/FLOAT4.md.
+  bool is_fp4() const { return code == kFloat4E2M1; }
   bool is_handle() const { return code == kHandle; }
   bool is_void() const { return code == kVoid; }
   bool is_scalar() const { return lanes == 1; }

@@ -126,7 +126,8 @@ int64_t get_const_int(const Expr& e, const char* what) {
 }
 
 static int float_rank(DataType t) {
-  // fp8 < fp16/bf16 < fp32 < fp64; mixing fp16 and bf16 promotes to fp32.
+  // fp4 < fp8 < fp16/bf16 < fp32 < fp64; mixing fp16 and bf16 promotes to fp32.
+  if (t.is_fp4()) return 0;
   if (t.is_fp8()) return 1;
   if (t.bits == 16) return 2;
   if (t.bits == 32) return 3;

@@ -158,7 +158,7 @@ bool float_suffix_type(const std::string& s, DataType* t) {
   static const std::pair<const char*, DataType> table[] = {
       {"f16", DataType::Float(16)},  {"f32", DataType::Float32()},     {"f64", DataType::Float(64)},
       {"bf16", DataType::BFloat16()}, {"f8e4m3", DataType::F8E4M3()}, {"f8e5m2", DataType::F8E5M2()},
-      {"f8e8m0", DataType::F8E8M0()}};
+      {"f8e8m0", DataType::F8E8M0()}, {"f4e2m1", DataType::F4E2M1()}};
   for (auto& [n, dt] : table)
     if (s == n) {
       *t = dt;

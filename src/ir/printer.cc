@@ -81,6 +81,7 @@ std::string float_suffix(DataType t) {
     case DataType::kFloat8E4M3: return "f8e4m3";
     case DataType::kFloat8E5M2: return "f8e5m2";
     case DataType::kFloat8E8M0: return "f8e8m0";
+    case DataType::kFloat4E2M1: return "f4e2m1";
     default: return "f32";
   }
 }
@@ -200,7 +201,7 @@ bool is_special_float_word(const std::string& s) {
   for (const char* base : {"inf_", "nan_"}) {
     if (s.rfind(base, 0) == 0) {
       std::string sfx = s.substr(4);
-      for (const char* f : {"f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2", "f8e8m0"})
+      for (const char* f : {"f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1"})
         if (sfx == f) return true;
     }
   }

@@ -19,12 +19,13 @@ double round_float(double v, DataType t) {
     case DataType::kFloat8E5M2:
       return fp8_bits_to_float<5, 2, 15, true>(float_to_fp8_bits<5, 2, 15, true>(double_to_float_round_odd(v)));
     case DataType::kFloat8E8M0: return e8m0_bits_to_float(float_to_e8m0_bits(static_cast<float>(v)));  // through float, as ml_dtypes
+    case DataType::kFloat4E2M1: return e2m1_bits_to_float(float_to_e2m1_bits(static_cast<float>(v)));  // through float, as ml_dtypes
     default: return v;
   }
 }
 
 double round_float_via_f32(double v, DataType t) {
-  if (!t.is_float() && t.code != DataType::kBFloat && !t.is_fp8()) return v;
+  if (!t.is_float()) return v;
   if (t.code == DataType::kFloat && t.bits == 64) return v;
   return round_float(static_cast<double>(static_cast<float>(v)), t);
 }

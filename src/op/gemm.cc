@@ -112,6 +112,10 @@ GemmOperands analyze_gemm(const TileOpNode& op) {
   g.K = pick(a_k, b_k);
 
   DataType ta = g.A.buffer.dtype(), tb = g.B.buffer.dtype(), tc = g.C.buffer.dtype();
+  if (ta.is_fp4() || tb.is_fp4() || tc.is_fp4())
+    throw_error<NotImplemented>(op_error_prefix(op), "not implemented: T.gemm on float4_e2m1fn operands (block-scaled "
+                                "FP4 MMA); dequantize the tiles to float16/bfloat16 first (T.cast in a T.Parallel loop "
+                                "into a shared or fragment tile) and multiply those");
   bool floats = is_gemm_float(ta) && is_gemm_float(tb) && is_gemm_float(tc);
   bool ints = is_gemm_int(ta) && is_gemm_int(tb) && is_gemm_int(tc);
   if (!floats && !ints) {

@@ -325,6 +325,7 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
   };
   std::vector<Pending> pending;
   int64_t compact[16];
+  int64_t packed_shape[16];
   std::vector<int64_t> compact_big;
 
   for (size_t k = 0; k < n; ++k) {
@@ -370,7 +371,38 @@ void ArgBinder::bind(const CallArg* args, size_t n, State& st) const {
                         : a.kind == CallArg::kBool ? "bool" : a.type_name;
       fail(p, "expects a tensor (numpy array, torch tensor or any DLPack object), got " + got);
     }
-    const TensorArg& t = a.tensor;
+    const TensorArg& t0 = a.tensor;
+    // float4_e2m1fn elements are packed two a byte (docs/FLOAT4.md): the tensor is the bytes
+    // (torch.float4_e2m1fn_x2, int8 or uint8) with a last dimension half the parameter's.
+    TensorArg packed;
+    if (p.dtype.is_fp4()) {
+      if (t0.dtype != p.dtype && t0.dtype != DataType::Int(8) && t0.dtype != DataType::UInt(8))
+        fail(p, "expects float4_e2m1fn data packed two elements a byte (a torch.float4_e2m1fn_x2, int8 or uint8 "
+                "tensor whose last dimension is half the parameter's), got " + t0.dtype.str());
+      if (!p.strides.empty())
+        throw_error<NotImplemented>("not implemented: float4_e2m1fn parameter '", p.name, "' declared with strides "
+                                    "(T.StridedTensor); declare it with T.Tensor and pass a contiguous tensor");
+      if (t0.ndim < 1 || static_cast<size_t>(t0.ndim) > sizeof(packed_shape) / sizeof(packed_shape[0]))
+        fail(p, "expects a " + std::to_string(p.shape.size()) + "-d tensor of packed float4_e2m1fn bytes, got " +
+                    std::to_string(t0.ndim) + "-d");
+      packed = t0;
+      for (int ax = 0; ax < t0.ndim; ++ax) packed_shape[ax] = t0.shape[ax];
+      packed_shape[t0.ndim - 1] *= 2;  // elements, not bytes
+      packed.shape = packed_shape;
+      if (t0.strides) {
+        int64_t expected = 1;
+        for (int ax = t0.ndim - 1; ax >= 0; --ax) {
+          if (t0.shape[ax] != 1 && t0.strides[ax] != expected)
+            fail(p, "must be contiguous (row-major) packed float4_e2m1fn bytes, but its strides are " +
+                        join_shape(t0.strides, t0.ndim) + " for shape " + join_shape(t0.shape, t0.ndim) +
+                        "; pass a contiguous copy (.contiguous())");
+          expected *= t0.shape[ax];
+        }
+      }
+      packed.strides = nullptr;
+      packed.dtype = p.dtype;
+    }
+    const TensorArg& t = p.dtype.is_fp4() ? packed : t0;
     if (t.dtype != p.dtype) fail(p, "expects dtype " + p.dtype.str() + ", got " + t.dtype.str());
     if (t.read_only) check_writable(k, true);
     if (static_cast<size_t>(t.ndim) != p.shape.size())
@@ -517,6 +549,13 @@ void ArgBinder::alloc_shape(int param, const State& st, std::vector<int64_t>* sh
     }
     if (v < 0) fail(p, "dimension " + std::to_string(ax) + " (" + d.text + ") evaluates to " + std::to_string(v));
     shape->push_back(v);
+  }
+  if (p.dtype.is_fp4() && !shape->empty()) {  // packed two a byte (docs/FLOAT4.md)
+    if (shape->back() % 2 != 0)
+      fail(p, "cannot allocate this float4_e2m1fn " + std::string(p.role == ParamRole::kOutput ? "output" : "workspace") +
+                  ": its last dimension (" + std::to_string(shape->back()) + ") is odd, and its elements are packed "
+                  "two a byte; make the last dimension even");
+    shape->back() /= 2;
   }
 }
 

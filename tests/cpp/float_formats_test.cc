@@ -5,6 +5,7 @@
 // consumer that drifts to its own conversion (or a semantics change in the shared one) shows up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -179,6 +180,52 @@ TEST(FloatFormats, Float8E8M0) {
     float want = ff::e8m0_bits_to_float(e8m0_reference(static_cast<float>(x)));
     ASSERT_TRUE(same(round_float(x, DataType::F8E8M0()), want)) << x;
     ASSERT_TRUE(same(cuda_emu::round_to(DataType::F8E8M0(), x), want)) << x;
+  }
+}
+
+}  // namespace
+}  // namespace tl
+
+namespace tl {
+namespace {
+
+// float4_e2m1fn: magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6; the nearest code, ties to the even code;
+// beyond 6 (infinities too) +-6; NaN gives a zero of the opposite sign (ml_dtypes' conversion,
+// checked against it in tests/compat/test_lang_float4_e2m1.py).
+uint8_t e2m1_reference(float x) {
+  static const double mag[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  const uint8_t sign = std::signbit(x) ? 8 : 0;
+  if (std::isnan(x)) return sign ^ 8;
+  const double a = std::min(std::fabs(static_cast<double>(x)), 6.0);  // saturation (and exact distances)
+  int best = 0;
+  for (int c = 1; c < 8; ++c) {
+    const double d = std::fabs(mag[c] - a), db = std::fabs(mag[best] - a);
+    if (d < db || (d == db && c % 2 == 0)) best = c;
+  }
+  return static_cast<uint8_t>(sign | best);
+}
+
+TEST(FloatFormats, Float4E2M1) {
+  const double mag[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  for (uint32_t c = 0; c < 16; ++c) {
+    float v = ff::e2m1_bits_to_float(static_cast<uint8_t>(c));
+    ASSERT_EQ(static_cast<double>(v), (c & 8u) ? -mag[c & 7u] : mag[c & 7u]) << c;
+    ASSERT_EQ(std::signbit(v), (c & 8u) != 0) << c;
+  }
+  std::vector<float> xs;
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 65521) xs.push_back(ff::bits_float(static_cast<uint32_t>(u)));
+  for (double m : {0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0})
+    for (float s : {1.0f, -1.0f}) {
+      float v = s * static_cast<float>(m);
+      for (float x : {v, std::nextafter(v, 0.0f), std::nextafter(v, s * INFINITY)}) xs.push_back(x);
+    }
+  for (float x : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-45f, -1e-45f, 1e30f}) xs.push_back(x);
+  for (float x : xs) ASSERT_EQ(ff::float_to_e2m1_bits(x), e2m1_reference(x)) << "x=" << x;
+  // Constant folding and the cuda emulator agree with it (a double through float, as ml_dtypes).
+  for (double x : {0.25, 0.2500000001, 0.75, 2.5, 5.0, 5.0000000001, 6.9, 1e10, -0.3, -5.5, 0.0}) {
+    float want = ff::e2m1_bits_to_float(e2m1_reference(static_cast<float>(x)));
+    ASSERT_TRUE(same(round_float(x, DataType::F4E2M1()), want)) << x;
+    ASSERT_TRUE(same(cuda_emu::round_to(DataType::F4E2M1(), x), want)) << x;
   }
 }
 

@@ -187,6 +187,31 @@ inline float e8m0_bits_to_float(uint8_t v) {
   return bits_float(static_cast<uint32_t>(v) << 23);
 }
 
+/* ---- float4_e2m1fn (FP4 E2M1, NVFP4/MXFP4 elements) ---------------------------------------
+ * Code s.ee.m (bias 1): magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6 for codes 0..7, code | 8 negative.
+ * No infinity, no NaN. float -> e2m1 as ml_dtypes converts: round to nearest, ties to the even
+ * code; what is larger than 6 (infinities included) saturates to +-6; NaN gives a zero whose sign
+ * is the NaN's sign inverted (ml_dtypes: +NaN -> 0x8, -NaN -> 0x0). A double converts through
+ * float (round to nearest), as ml_dtypes does. Branch-free: the magnitude code is the number of
+ * rounding thresholds the magnitude passes (a tie goes to the even code: > at odd codes, >= at
+ * even ones). */
+inline uint8_t float_to_e2m1_bits(float f) {
+  const uint32_t x = float_bits(f);
+  const float a = bits_float(x & 0x7fffffffu);
+  const uint32_t code = static_cast<uint32_t>(a > 0.25f) + static_cast<uint32_t>(a >= 0.75f) +
+                        static_cast<uint32_t>(a > 1.25f) + static_cast<uint32_t>(a >= 1.75f) +
+                        static_cast<uint32_t>(a > 2.5f) + static_cast<uint32_t>(a >= 3.5f) +
+                        static_cast<uint32_t>(a > 5.0f);
+  const uint32_t sign = (x >> 28) & 8u;
+  const bool nan = (x & 0x7fffffffu) > 0x7f800000u;
+  return static_cast<uint8_t>(nan ? (sign ^ 8u) : (sign | code));
+}
+inline float e2m1_bits_to_float(uint8_t v) {
+  static const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  const float m = mag[v & 7u];
+  return (v & 8u) ? -m : m;
+}
+
 }  // namespace ff
 }  // namespace tl
 

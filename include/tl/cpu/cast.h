@@ -23,6 +23,7 @@ template <> struct is_small_float<bfloat16_t> { static constexpr bool value = tr
 template <> struct is_small_float<float8_e4m3_t> { static constexpr bool value = true; };
 template <> struct is_small_float<float8_e5m2_t> { static constexpr bool value = true; };
 template <> struct is_small_float<float8_e8m0_t> { static constexpr bool value = true; };
+template <> struct is_small_float<float4_e2m1_t> { static constexpr bool value = true; };
 
 template <typename T> struct is_float_type { static constexpr bool value = is_small_float<T>::value; };
 template <> struct is_float_type<float> { static constexpr bool value = true; };
@@ -71,6 +72,16 @@ template <> struct float_format<float8_e8m0_t> {
     return float8_e8m0_t::from_bits(static_cast<uint8_t>(up ? (v.bits < 254 ? v.bits + 1 : 0xff) : (v.bits > 0 ? v.bits - 1 : 0)));
   }
   static bool odd(float8_e8m0_t v) { return v.bits & 1u; }
+};
+template <> struct float_format<float4_e2m1_t> {
+  static float4_e2m1_t round(double x) { return float4_e2m1_t(x); }
+  static double value(float4_e2m1_t v) { return static_cast<float>(v); }
+  static float4_e2m1_t step(float4_e2m1_t v, bool up) {  // sign-magnitude; +-6 are the ends
+    const uint8_t mag = v.bits & 7u;
+    if ((v.bits & 8u) == 0u ? (up && mag == 7u) : (!up && mag == 7u)) return v;
+    return float4_e2m1_t::from_bits(step_bits<uint8_t>(v.bits, up, 3));
+  }
+  static bool odd(float4_e2m1_t v) { return v.bits & 1u; }
 };
 template <> struct float_format<float> {
   static float round(double x) { return static_cast<float>(x); }

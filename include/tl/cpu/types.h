@@ -85,6 +85,48 @@ struct float8_e8m0_t {
   static float8_e8m0_t from_bits(uint8_t b) { float8_e8m0_t h; h.bits = b; return h; }
 };
 
+/* float4_e2m1fn, one element a byte (the code in the low 4 bits): on-chip (local/shared/fragment)
+ * buffers. Global (kernel-parameter) buffers are packed two a byte: float4_e2m1_packed below.
+ * Conversions in tl/common/float_formats.h (ml_dtypes' rounding; docs/FLOAT4.md). */
+struct float4_e2m1_t {
+  uint8_t bits;
+  float4_e2m1_t() = default;
+  explicit float4_e2m1_t(float f) : bits(ff::float_to_e2m1_bits(f)) {}
+  explicit float4_e2m1_t(double d) : bits(ff::float_to_e2m1_bits(static_cast<float>(d))) {}  // through float, as ml_dtypes
+  explicit operator float() const { return ff::e2m1_bits_to_float(bits); }
+  static float4_e2m1_t from_bits(uint8_t b) { float4_e2m1_t h; h.bits = static_cast<uint8_t>(b & 0xfu); return h; }
+};
+
+/* A global float4_e2m1fn buffer: elements packed two a byte, element 2k in the low nibble of byte k
+ * (TileLang's and torch.float4_e2m1fn_x2's layout). p[i] is a proxy that reads the nibble (its
+ * `bits`) and, assigned, replaces it atomically (blocks run on several threads and may share a
+ * byte at a block edge). */
+struct float4_e2m1_packed {
+  uint8_t* p;
+  struct ref {
+    uint8_t* byte;
+    int shift;
+    uint8_t bits;
+    operator float4_e2m1_t() const { return float4_e2m1_t::from_bits(bits); }
+    explicit operator float() const { return ff::e2m1_bits_to_float(bits); }
+    const ref& operator=(float4_e2m1_t v) const {
+      uint8_t old = __atomic_load_n(byte, __ATOMIC_RELAXED), want;
+      do {
+        want = static_cast<uint8_t>((old & ~(0xfu << shift)) | ((v.bits & 0xfu) << shift));
+      } while (!__atomic_compare_exchange_n(byte, &old, want, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+      return *this;
+    }
+    const ref& operator=(const ref& o) const { return *this = float4_e2m1_t::from_bits(o.bits); }
+  };
+  float4_e2m1_packed() = default;
+  explicit float4_e2m1_packed(void* ptr) : p(static_cast<uint8_t*>(ptr)) {}
+  ref operator[](int64_t i) const {
+    uint8_t* b = p + (i >> 1);
+    const int sh = static_cast<int>(i & 1) * 4;
+    return ref{b, sh, static_cast<uint8_t>((*b >> sh) & 0xfu)};
+  }
+};
+
 /* The value a storage type computes in: float for the 16/8-bit floats, the type itself otherwise. */
 template <typename T> struct compute_type { typedef T type; };
 template <> struct compute_type<half_t> { typedef float type; };
@@ -92,6 +134,7 @@ template <> struct compute_type<bfloat16_t> { typedef float type; };
 template <> struct compute_type<float8_e4m3_t> { typedef float type; };
 template <> struct compute_type<float8_e5m2_t> { typedef float type; };
 template <> struct compute_type<float8_e8m0_t> { typedef float type; };
+template <> struct compute_type<float4_e2m1_t> { typedef float type; };
 
 /* Rounds a value to the precision of T and returns it in T's compute type (an explicit cast). */
 template <typename T, typename V>

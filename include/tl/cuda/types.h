@@ -221,6 +221,54 @@ struct alignas(1) fp8_e8_t {
   TL_DEVICE explicit fp8_e8_t(fp8_e5m2_t v) : bits(f32_to_e8m0_bits(static_cast<float>(v))) {}
   TL_DEVICE operator float() const { return e8m0_bits_to_f32(bits); }
 };
+
+// float4_e2m1fn: code s.ee.m (bias 1), magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6; no inf, no NaN. The
+// conversion is the cpu target's (include/tl/common/float_formats.h: ml_dtypes' rounding, nearest
+// with ties to the even code, saturating to +-6; NaN gives a zero signed opposite to the NaN).
+// On chip one element a byte (fp4_e2_t); global tensors hold two a byte (fp4_e2x2_t, element 2k
+// in the low nibble of byte k) and are read and written through fp4_packed_load / _store.
+TL_DEVICE uint8_t f32_to_e2m1_bits(float f) {
+  const uint32_t x = __float_as_uint(f);
+  const float a = __uint_as_float(x & 0x7fffffffu);
+  const uint32_t code = static_cast<uint32_t>(a > 0.25f) + static_cast<uint32_t>(a >= 0.75f) +
+                        static_cast<uint32_t>(a > 1.25f) + static_cast<uint32_t>(a >= 1.75f) +
+                        static_cast<uint32_t>(a > 2.5f) + static_cast<uint32_t>(a >= 3.5f) +
+                        static_cast<uint32_t>(a > 5.0f);
+  const uint32_t sign = (x >> 28) & 8u;
+  return static_cast<uint8_t>((x & 0x7fffffffu) > 0x7f800000u ? (sign ^ 8u) : (sign | code));
+}
+TL_DEVICE uint8_t f64_to_e2m1_bits(double d) { return f32_to_e2m1_bits(__double2float_rn(d)); }  // as ml_dtypes
+TL_DEVICE float e2m1_bits_to_f32(uint8_t b) {
+  // magnitude 2^(e-1) * (1 + m/2) for e > 0, m/2 for e == 0: exact in float from the 3 bits
+  const uint32_t e = (b >> 1) & 3u, m = b & 1u;
+  const float mag = e == 0u ? 0.5f * static_cast<float>(m) : __uint_as_float((e + 126u) << 23) * (1.0f + 0.5f * static_cast<float>(m));
+  return (b & 8u) ? -mag : mag;
+}
+struct alignas(1) fp4_e2_t {
+  uint8_t bits;
+  TL_FLOAT_STORAGE_CTORS(fp4_e2_t, uint8_t, f32_to_e2m1_bits, f64_to_e2m1_bits)
+  TL_DEVICE explicit fp4_e2_t(half_t v) : bits(f32_to_e2m1_bits(static_cast<float>(v))) {}
+  TL_DEVICE explicit fp4_e2_t(bfloat16_t v) : bits(f32_to_e2m1_bits(static_cast<float>(v))) {}
+  TL_DEVICE explicit fp4_e2_t(fp8_e4m3_t v) : bits(f32_to_e2m1_bits(static_cast<float>(v))) {}
+  TL_DEVICE explicit fp4_e2_t(fp8_e5m2_t v) : bits(f32_to_e2m1_bits(static_cast<float>(v))) {}
+  TL_DEVICE explicit fp4_e2_t(fp8_e8_t v) : bits(f32_to_e2m1_bits(static_cast<float>(v))) {}
+  TL_DEVICE operator float() const { return e2m1_bits_to_f32(bits); }
+};
+struct alignas(1) fp4_e2x2_t {
+  uint8_t bits;
+};
+TL_DEVICE fp4_e2_t fp4_packed_load(const fp4_e2x2_t* p, long long i) {
+  return fp4_e2_t::from_bits(static_cast<uint8_t>((p[i >> 1].bits >> ((i & 1) * 4)) & 0xfu));
+}
+// Replaces one nibble atomically (two threads may write the two halves of one byte): and/or on
+// the aligned 32-bit word holding the byte touch only this element's bits.
+TL_DEVICE void fp4_packed_store(fp4_e2x2_t* p, long long i, fp4_e2_t v) {
+  const unsigned long long a = reinterpret_cast<unsigned long long>(p) + static_cast<unsigned long long>(i >> 1);
+  unsigned int* w = reinterpret_cast<unsigned int*>(a & ~3ull);
+  const unsigned int sh = static_cast<unsigned int>((a & 3ull) * 8ull + static_cast<unsigned long long>(i & 1) * 4ull);
+  atomicAnd(w, ~(0xfu << sh));
+  atomicOr(w, (static_cast<unsigned int>(v.bits) & 0xfu) << sh);
+}
 #undef TL_FLOAT_STORAGE_CTORS
 
 // fp8 -> half and bf16 are exact through float (every fp8 value is representable).
@@ -290,6 +338,10 @@ TL_FP8_BINOP(fp8_e8_t, +)
 TL_FP8_BINOP(fp8_e8_t, -)
 TL_FP8_BINOP(fp8_e8_t, *)
 TL_FP8_BINOP(fp8_e8_t, /)
+TL_FP8_BINOP(fp4_e2_t, +)
+TL_FP8_BINOP(fp4_e2_t, -)
+TL_FP8_BINOP(fp4_e2_t, *)
+TL_FP8_BINOP(fp4_e2_t, /)
 #undef TL_FP8_BINOP
 TL_DEVICE fp8_e4m3_t operator-(fp8_e4m3_t a) { return fp8_e4m3_t::from_bits(static_cast<uint8_t>(a.bits ^ 0x80u)); }
 TL_DEVICE fp8_e5m2_t operator-(fp8_e5m2_t a) { return fp8_e5m2_t::from_bits(static_cast<uint8_t>(a.bits ^ 0x80u)); }
@@ -310,6 +362,7 @@ TL_COMPOUND_OPS(bfloat16_t)
 TL_COMPOUND_OPS(fp8_e4m3_t)
 TL_COMPOUND_OPS(fp8_e5m2_t)
 TL_COMPOUND_OPS(fp8_e8_t)
+TL_COMPOUND_OPS(fp4_e2_t)
 #undef TL_COMPOUND_OPS
 
 // ---------------------------------------------------------------------------------------------

@@ -118,6 +118,7 @@ float8_e4m3 = dtype("float8_e4m3")
 float8_e5m2 = dtype("float8_e5m2")
 float8_e4m3fn = float8_e4m3
 float8_e8m0fnu = dtype("float8_e8m0fnu")  # unsigned powers of two 2^-127..2^127 (MX scales)
+float4_e2m1fn = dtype("float4_e2m1fn")  # FP4 E2M1; packed two a byte in kernel arguments (docs/FLOAT4.md)
 half = float16
 double = float64
 float_ = float32
@@ -133,7 +134,7 @@ ALL = {
     "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
     "float16": float16, "bfloat16": bfloat16, "float32": float32, "float64": float64,
     "float8_e4m3": float8_e4m3, "float8_e4m3fn": float8_e4m3fn, "float8_e5m2": float8_e5m2,
-    "float8_e8m0fnu": float8_e8m0fnu,
+    "float8_e8m0fnu": float8_e8m0fnu, "float4_e2m1fn": float4_e2m1fn,
     "half": half, "double": double, "float": float_, "int": int_, "uint": uint_, "short": short, "long": long,
     "ulong": ulong, "tfloat32": tfloat32,
 }

@@ -16,7 +16,8 @@ __all__ = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "ab
            "Or", "Not", "clamp", "ieee_add", "ieee_mul", "ieee_fmaf", "ieee_fdiv", "ieee_fsqrt", "shift_left",
            "shift_right", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"]
 
-_FLOATS = frozenset(("float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2", "float8_e8m0fnu"))
+_FLOATS = frozenset(("float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2", "float8_e8m0fnu",
+                     "float4_e2m1fn"))
 
 
 def _float_arg(x):
@@ -140,14 +141,14 @@ Cast = cast  # TVM's spelling: T.Cast(dtype, value)
 
 def infinity(dtype):
     d = to_dtype(dtype)
-    if d not in _FLOATS or d == "float8_e8m0fnu":
+    if d not in _FLOATS or d in ("float8_e8m0fnu", "float4_e2m1fn"):
         raise TypeError(f"T.infinity: {d} has no infinity; use T.max_value")
     return _core.make_float(_pymath.inf, d)
 
 
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
               "float64": 1.7976931348623157e308, "float8_e4m3": 448.0, "float8_e5m2": 57344.0,
-              "float8_e8m0fnu": 2.0 ** 127}
+              "float8_e8m0fnu": 2.0 ** 127, "float4_e2m1fn": 6.0}
 
 
 def max_value(dtype):

@@ -63,9 +63,9 @@ _add("shuffle_elect activemask ballot ballot_sync any_sync all_sync match_all_sy
      "syncthreads_or syncthreads_count sync_warp warp_reduce_sum warp_reduce_max warp_reduce_min warp_reduce_bitand "
      "warp_reduce_bitor", _HW + " (warp-level intrinsics)",
      "reduce a fragment with T.reduce_* (lowered to warp shuffles); use T.sync_threads for a block barrier")
-_add("int4 float4_e2m1fn float4_e2m1fnx2 float4_e2m1_unpacked float8_e4m3fnuz float8_e5m2fnuz "
+_add("int4 float4_e2m1fnx2 float4_e2m1_unpacked float8_e4m3fnuz float8_e5m2fnuz "
      "float8_e4m3fnx8", "a data type tilelang-cpp does not "
-     "support (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, float8_e4m3, float8_e5m2, float8_e8m0fnu)",
+     "support (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, float8_e4m3, float8_e5m2, float8_e8m0fnu, float4_e2m1fn)",
      "store the data in a supported type (e.g. uint8 for packed 4-bit values) and convert with T.cast")
 _add("reduce_bitand reduce_bitor reduce_bitxor cummax cummin", "a reduction / scan operator not provided",
      "use T.reduce_sum/max/min/abssum/absmax and T.cumsum, or combine element-wise in T.Parallel / T.serial loops")

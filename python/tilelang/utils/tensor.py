@@ -27,6 +27,13 @@ def get_tensor_supply(supply_type=TensorSupplyType.Integer):
             raise ValueError("TensorType must have a shape; a scalar parameter cannot be generated")
         if any(not isinstance(d, int) for d in param.shape):
             raise ValueError(f"TensorType must have a static shape, got {list(param.shape)} (dynamic dimensions)")
+        if str(param.dtype) == "float4_e2m1fn":  # bytes of two elements each (docs/FLOAT4.md)
+            array = make_tensor(list(param.shape[:-1]) + [param.shape[-1] // 2], "uint8", supply_type)
+            t = torch.from_numpy(np.ascontiguousarray(array))
+            if hasattr(torch, "float4_e2m1fn_x2"):
+                t = t.view(torch.float4_e2m1fn_x2)
+            device = get_current_device()
+            return t if device is None else t.to(device)
         array = make_tensor(param.shape, str(param.dtype), supply_type)
         dtype = map_torch_type(param.dtype)
         if array.dtype.kind == "V":

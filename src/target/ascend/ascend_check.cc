@@ -228,6 +228,11 @@ class Checker : public IRVisitor {
 
 PrimFunc ascend_check(const PrimFunc& f, const PassContext& ctx) {
   const sim::MachineModel& model = sim::machine_model(ctx.target.model);
+  for (const Param& p : f.params())
+    if ((p.is_buffer() ? p.buffer.dtype() : p.var.dtype()).is_fp4())
+      throw_error<NotImplemented>(loc(f->span), "not implemented: float4_e2m1fn parameter '", p.name,
+                                  "' on target ascend (docs/FLOAT4.md); pass the packed bytes as uint8 and unpack them "
+                                  "with integer operations, or run the kernel on cpu or cuda");
   Checker c(model, attr_bool(f.attrs(), "ascend.scopes_inferred", false));
   c.visit(f.body());
   if (!c.has_kernel)

@@ -263,6 +263,9 @@ void CodeGenCPU::for_loop(const ForNode* n) {
 
 void CodeGenCPU::allocate(const AllocateNode* n) {
   const Buffer& b = n->buffer;
+  if (packed_buffer(b))
+    throw_error<NotImplemented>("not implemented: a float4_e2m1fn buffer '", b.name(), "' allocated in global memory on "
+                                "target cpu; allocate it with T.alloc_shared / T.alloc_fragment, or pass it as a parameter");
   std::string t = storage_type(b.dtype());
   std::string nm = name(b);
   Expr count = make_int(1, DataType::Int64());
@@ -314,13 +317,13 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
   std::ostringstream os;
   os << "struct " << base << "_ctx {\n  const TLRuntimeAPI* api;\n  int64_t grid[" << std::max<size_t>(n->grid.size(), 1)
      << "];\n  int32_t failed;\n";
-  for (auto& b : *captured_buffers) os << "  " << storage_type(b.dtype()) << "* " << name(b) << ";\n";
+  for (auto& b : *captured_buffers) os << "  " << buffer_pointer_type(b) << " " << name(b) << ";\n";
   for (auto& v : *captured_vars) os << "  " << value_type(v.dtype()) << " " << name(v) << ";\n";
   os << "};\n\n";
   os << "static int32_t " << base << "_block(const " << base << "_ctx& ctx, int64_t block_index) {\n";
   os << "  const TLRuntimeAPI* api = ctx.api;\n";
   for (auto& b : *captured_buffers)
-    os << "  " << storage_type(b.dtype()) << "* " << name(b) << " = ctx." << name(b) << ";\n";
+    os << "  " << buffer_pointer_type(b) << " " << name(b) << " = ctx." << name(b) << ";\n";
   for (auto& v : *captured_vars) os << "  const " << value_type(v.dtype()) << " " << name(v) << " = ctx." << name(v) << ";\n";
   // T.use_swizzle on a grid of two or more dimensions: the first two block variables come from the
   // rasterized walk of tl::cpu::rasterize2d over the linear index within one (bx, by) plane.
@@ -430,8 +433,8 @@ std::string CodeGenCPU::generate(const PrimFunc& f) {
     const Param& p = params[i];
     std::string slot = "args[" + std::to_string(i) + "]";
     if (p.is_buffer()) {
-      std::string t = storage_type(p.buffer.dtype());
-      line(t + "* " + name(p.buffer) + " = static_cast<" + t + "*>(" + slot + ".ptr);");
+      std::string t = buffer_pointer_type(p.buffer);
+      line(t + " " + name(p.buffer) + " = " + (packed_buffer(p.buffer) ? t + "(" + slot + ".ptr)" : "static_cast<" + t + ">(" + slot + ".ptr)") + ";");
       continue;
     }
     DataType t = p.var.dtype();

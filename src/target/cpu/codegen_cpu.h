@@ -24,6 +24,10 @@ constexpr int64_t kMaxStackBytesPerBlock = 512 * 1024;
 std::string storage_type(DataType t);
 // The C++ type a value of type t is computed in: float for the 16/8-bit floats, else storage_type.
 std::string value_type(DataType t);
+// Whether a buffer holds float4_e2m1fn packed two a byte (global memory; docs/FLOAT4.md), and the
+// C++ type its name is declared with ("T*", or tl::cpu::float4_e2m1_packed for packed ones).
+bool packed_buffer(const Buffer& b);
+std::string buffer_pointer_type(const Buffer& b);
 bool is_small_float(DataType t);
 // A C++ literal for an immediate of type t (rounded to t's precision).
 std::string int_literal(DataType t, int64_t v);

@@ -34,6 +34,7 @@ std::string storage_type(DataType t) {
     case DataType::kFloat8E4M3: return "tl::cpu::float8_e4m3_t";
     case DataType::kFloat8E5M2: return "tl::cpu::float8_e5m2_t";
     case DataType::kFloat8E8M0: return "tl::cpu::float8_e8m0_t";
+    case DataType::kFloat4E2M1: return "tl::cpu::float4_e2m1_t";
     case DataType::kHandle: return "void*";
     case DataType::kVoid: return "void";
   }
@@ -41,6 +42,13 @@ std::string storage_type(DataType t) {
 }
 
 std::string value_type(DataType t) { return is_small_float(t) ? "float" : storage_type(t); }
+
+// float4_e2m1fn in global memory is packed two a byte (docs/FLOAT4.md): such a buffer is a
+// tl::cpu::float4_e2m1_packed, whose [] reads and writes nibbles; every other buffer a T*.
+bool packed_buffer(const Buffer& b) { return b.dtype().is_fp4() && b.scope() == MemScope::kGlobal; }
+std::string buffer_pointer_type(const Buffer& b) {
+  return packed_buffer(b) ? "tl::cpu::float4_e2m1_packed" : storage_type(b.dtype()) + "*";
+}
 
 std::string int_literal(DataType t, int64_t v) {
   if (t.is_bool()) return v ? "true" : "false";
@@ -70,6 +78,7 @@ std::string float_literal(DataType t, double v) {
       case DataType::kFloat8E4M3: f = static_cast<float>(tl::cpu::float8_e4m3_t(v)); break;
       case DataType::kFloat8E5M2: f = static_cast<float>(tl::cpu::float8_e5m2_t(v)); break;
       case DataType::kFloat8E8M0: f = static_cast<float>(tl::cpu::float8_e8m0_t(v)); break;
+      case DataType::kFloat4E2M1: f = static_cast<float>(tl::cpu::float4_e2m1_t(v)); break;
       default: break;
     }
     v = f;
@@ -117,6 +126,7 @@ uint32_t small_float_bits(DataType t, double v) {
     case DataType::kFloat8E4M3: return tl::cpu::float8_e4m3_t(v).bits;
     case DataType::kFloat8E5M2: return tl::cpu::float8_e5m2_t(v).bits;
     case DataType::kFloat8E8M0: return tl::cpu::float8_e8m0_t(v).bits;
+    case DataType::kFloat4E2M1: return tl::cpu::float4_e2m1_t(v).bits;
     default: return tl::cpu::half_t(v).bits;
   }
 }

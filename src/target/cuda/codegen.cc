@@ -114,7 +114,9 @@ void CudaCodegen::emit_kernel(const PrimFunc& f, const KernelLaunchNode& kernel_
     const Param& p = f.params()[i];
     if (p.is_buffer()) {
       std::string n = names_.get(p.buffer.get(), p.buffer.name());
-      plist.push_back(cuda_type_name(p.buffer.dtype()) + "* __restrict__ " + n);
+      // float4_e2m1fn tensors: bytes of two elements (docs/FLOAT4.md)
+      const std::string et = p.buffer.dtype().is_fp4() ? std::string("tl::fp4_e2x2_t") : cuda_type_name(p.buffer.dtype());
+      plist.push_back(et + "* __restrict__ " + n);
       info->params.push_back({"ptr", n, "param:" + std::to_string(i)});
     } else {
       std::string n = names_.get(p.var.get(), p.var.name());

@@ -158,7 +158,7 @@ std::string CudaCodegen::expr(const Expr& e) {
     }
     case ExprKind::kBufferLoad: {
       const auto* l = e.as<BufferLoadNode>();
-      return access(l->buffer, l->indices);
+      return load_element(l->buffer, l->indices);
     }
     case ExprKind::kCall: return call(e.as<CallNode>());
     case ExprKind::kRamp:

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/error.h"
 #include "ir/stmt.h"
 #include "target/cuda/codegen.h"
 
@@ -89,13 +90,33 @@ class CudaCodegen {
   std::string buf_name(const Buffer& b) { return names_.get(b.get(), b.name()); }
   // Flat element offset of an access.
   std::string offset(const Buffer& b, const std::vector<Expr>& idx);
-  std::string access(const Buffer& b, const std::vector<Expr>& idx) { return buf_name(b) + "[" + offset(b, idx) + "]"; }
+  // "A[off]": an element as an lvalue (also for its address). Not for a float4_e2m1fn global
+  // buffer, whose elements are nibbles (docs/FLOAT4.md): loads and stores of those go through
+  // load_element / store_element, and nothing else may address them.
+  std::string access(const Buffer& b, const std::vector<Expr>& idx) {
+    if (packed_fp4(b))
+      throw_error<NotImplemented>("not implemented: addressing an element of the float4_e2m1fn tensor '", b.name(),
+                                  "' (packed two a byte) on target cuda (atomics, vector, async or TMA copies); "
+                                  "copy it through T.copy into shared memory or a fragment element by element");
+    return buf_name(b) + "[" + offset(b, idx) + "]";
+  }
+  static bool packed_fp4(const Buffer& b) { return b.dtype().is_fp4() && b.scope() == MemScope::kGlobal; }
+  std::string load_element(const Buffer& b, const std::vector<Expr>& idx) {
+    if (packed_fp4(b)) return "tl::fp4_packed_load(" + buf_name(b) + ", " + offset(b, idx) + ")";
+    return access(b, idx);
+  }
+  std::string store_element(const Buffer& b, const std::vector<Expr>& idx, const std::string& value) {
+    if (packed_fp4(b)) return "tl::fp4_packed_store(" + buf_name(b) + ", " + offset(b, idx) + ", " + value + ");";
+    return access(b, idx) + " = " + value + ";";
+  }
   std::string literal_float(double v, DataType t);
   std::string literal_int(int64_t v, DataType t);
   // C++ promotes 8/16-bit integer operands to int (and fp8 ones to float): the result is brought
   // back to the IR type, so every emitted expression has its IR node's C++ type (overloads such as
   // tl::max(int8_t, int8_t) then resolve) and wraps where the IR wraps.
-  static bool promoted_in_cpp(DataType t) { return (t.is_integer() && t.bits < 32) || t.is_fp8() || t.is_bool(); }
+  static bool promoted_in_cpp(DataType t) {
+    return (t.is_integer() && t.bits < 32) || t.is_fp8() || t.is_fp4() || t.is_bool();
+  }
   std::string narrow(DataType t, const std::string& s);
   std::string binary(const BinaryNode* b);
   std::string expr(const Expr& e);

@@ -91,7 +91,7 @@ void CudaCodegen::stmt(const Stmt& s) {
     }
     case StmtKind::kStore: {
       const auto* st = s.as<BufferStoreNode>();
-      line(access(st->buffer, st->indices) + " = " + expr(st->value) + ";");
+      line(store_element(st->buffer, st->indices, expr(st->value)));
       break;
     }
     case StmtKind::kFor: {

@@ -34,6 +34,7 @@ int last_kept_dim(const BufferRegion& r) {
 // elements in memory, and (for global tensors) lies entirely inside or outside the tensor.
 int64_t vector_width(const BufferRegion& r, int64_t max_v, const CudaLowerCtx& ctx) {
   const Buffer& b = r.buffer;
+  if (b.dtype().is_fp4() && b.scope() == MemScope::kGlobal) return 1;  // packed nibbles: element-wise (docs/FLOAT4.md)
   int last = last_kept_dim(r);
   if (last < 0 || last != static_cast<int>(b.ndim()) - 1) return 1;
   int64_t ext = 0;

@@ -85,8 +85,18 @@ void Emulator::shared_write(const Mem& m, int64_t off, int64_t n, int64_t t, boo
   }
 }
 
+// float4_e2m1fn global tensors hold two elements a byte, element 2k in the low nibble of byte k
+// (docs/FLOAT4.md); on-chip buffers one a byte, as every other type.
+static bool packed_fp4(const Buffer& b) { return b.dtype().is_fp4() && b.scope() == MemScope::kGlobal; }
+
 Val Emulator::load(const Buffer& b, const std::vector<Expr>& idx, int64_t t) {
   Mem m = mem_of(b, t);
+  if (packed_fp4(b)) {
+    const int64_t i = flat_index(b, idx, t);
+    check_range(m, i >> 1, 1, "read");
+    const uint8_t code = static_cast<uint8_t>((m.base[i >> 1] >> ((i & 1) * 4)) & 0xfu);
+    return decode(b.dtype(), &code);
+  }
   int64_t eb = b.dtype().element_bytes();
   int64_t off = flat_index(b, idx, t) * eb;
   check_range(m, off, eb, "read");
@@ -97,6 +107,15 @@ Val Emulator::load(const Buffer& b, const std::vector<Expr>& idx, int64_t t) {
 
 void Emulator::store(const Buffer& b, const std::vector<Expr>& idx, const Val& v, int64_t t) {
   Mem m = mem_of(b, t);
+  if (packed_fp4(b)) {
+    const int64_t i = flat_index(b, idx, t);
+    check_range(m, i >> 1, 1, "write");
+    uint8_t code = 0;
+    encode(b.dtype(), v, &code);
+    const int sh = static_cast<int>(i & 1) * 4;
+    m.base[i >> 1] = static_cast<uint8_t>((m.base[i >> 1] & ~(0xfu << sh)) | ((code & 0xfu) << sh));
+    return;
+  }
   int64_t eb = b.dtype().element_bytes();
   int64_t off = flat_index(b, idx, t) * eb;
   check_range(m, off, eb, "write");
@@ -109,6 +128,9 @@ Val Emulator::address(const Expr& e, int64_t t) {
   const auto* c = e.as<CallNode>();
   TL_ICHECK(c && c->op == "cuda.address_of");
   const auto* l = c->args[0].as<BufferLoadNode>();
+  if (packed_fp4(l->buffer))
+    throw_error<NotImplemented>("not implemented: the address of an element of the packed float4_e2m1fn tensor '",
+                                l->buffer.name(), "'");
   Val v;
   v.mem = mem_of(l->buffer, t);
   v.off = flat_index(l->buffer, l->indices, t) * l->buffer.dtype().element_bytes();

@@ -13,6 +13,7 @@ namespace tl::cuda_emu {
 // The conversions are the project's one implementation (tl/common/float_formats.h). A result is
 // rounded to float first and then to the 16-bit format, as the device computes in float registers.
 double fp8_to_double(DataType t, uint8_t b) {
+  if (t.code == DataType::kFloat4E2M1) return ff::e2m1_bits_to_float(b);
   if (t.code == DataType::kFloat8E8M0) return ff::e8m0_bits_to_float(b);
   if (t.code == DataType::kFloat8E4M3) return ff::fp8_bits_to_float<4, 3, 7, false>(b);
   return ff::fp8_bits_to_float<5, 2, 15, true>(b);
@@ -23,6 +24,7 @@ uint8_t double_to_fp8(DataType t, double v) {
   // saturates to the largest finite value, as PTX .satfinite does (include/tl/cuda/types.h); NaN
   // stays NaN (0x7f).
   if (t.code == DataType::kFloat8E8M0) return ff::float_to_e8m0_bits(static_cast<float>(v));
+  if (t.code == DataType::kFloat4E2M1) return ff::float_to_e2m1_bits(static_cast<float>(v));
   if (std::isnan(v)) return 0x7F;
   const float f = ff::double_to_float_round_odd(v);
   const bool e4m3 = t.code == DataType::kFloat8E4M3;
@@ -52,7 +54,8 @@ Val decode(DataType t, const uint8_t* p) {
     case DataType::kBFloat: v.f = ff::bfloat16_bits_to_float(*reinterpret_cast<const uint16_t*>(p)); break;
     case DataType::kFloat8E4M3:
     case DataType::kFloat8E5M2:
-    case DataType::kFloat8E8M0: v.f = fp8_to_double(t, *p); break;
+    case DataType::kFloat8E8M0:
+    case DataType::kFloat4E2M1: v.f = fp8_to_double(t, *p); break;
     case DataType::kBool: v.i = *p != 0; break;
     case DataType::kInt:
     case DataType::kUInt: {
@@ -87,7 +90,8 @@ void encode(DataType t, const Val& v, uint8_t* p) {
     case DataType::kBool: *p = v.i != 0; break;
     case DataType::kFloat8E4M3:
     case DataType::kFloat8E5M2:
-    case DataType::kFloat8E8M0: *p = double_to_fp8(t, v.f); break;
+    case DataType::kFloat8E8M0:
+    case DataType::kFloat4E2M1: *p = double_to_fp8(t, v.f); break;
     case DataType::kInt:
     case DataType::kUInt: std::memcpy(p, &v.i, static_cast<size_t>(t.bits / 8)); break;
     default: throw_error<NotImplemented>("not implemented: emulating ", t.str(), " memory");

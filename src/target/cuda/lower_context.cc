@@ -175,6 +175,7 @@ std::string cuda_type_name(DataType t) {
     case DataType::kFloat8E4M3: return "tl::fp8_e4m3_t";
     case DataType::kFloat8E5M2: return "tl::fp8_e5m2_t";
     case DataType::kFloat8E8M0: return "tl::fp8_e8_t";
+    case DataType::kFloat4E2M1: return "tl::fp4_e2_t";
     case DataType::kHandle: return "void*";
     case DataType::kVoid: return "void";
   }

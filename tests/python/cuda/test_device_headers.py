@@ -469,6 +469,59 @@ def test_e8m0_conversions():
         np.testing.assert_array_equal(got, arr.astype(ml_dtypes.float8_e8m0fnu).view(np.uint8))
 
 
+@source("e2m1")
+def _e2m1_source():
+    return HEADER + """
+extern "C" __global__ void e2m1_to_f32(const unsigned char* in, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = static_cast<float>(fp4_e2_t::from_bits(in[i]));
+}
+extern "C" __global__ void f32_to_e2m1(const float* in, unsigned char* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = fp4_e2_t(in[i]).bits;
+}
+extern "C" __global__ void f64_to_e2m1(const double* in, unsigned char* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = fp4_e2_t(in[i]).bits;
+}
+extern "C" __global__ void f16_to_e2m1(const unsigned short* in, unsigned char* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = fp4_e2_t(half_t::from_bits(in[i])).bits;
+}
+// Packed nibbles: thread i rewrites element i of a packed array (neighbours share bytes).
+extern "C" __global__ void e2m1_packed_negate(unsigned char* inout, unsigned char* unused, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  fp4_e2x2_t* p = reinterpret_cast<fp4_e2x2_t*>(inout);
+  if (i < n) fp4_packed_store(p, i, fp4_e2_t::from_bits(static_cast<uint8_t>(fp4_packed_load(p, i).bits ^ 8u)));
+}"""
+
+
+@requires_gpu
+def test_e2m1_conversions():
+    """float4_e2m1fn (tl::fp4_e2_t): every code to float, and float/double/half to it as ml_dtypes
+    rounds (nearest, ties to the even code, +-6 on overflow and for infinities, NaN to a zero of the
+    opposite sign); packed nibble stores from neighbouring threads do not clobber each other."""
+    mod, _ = compile_module(SOURCES["e2m1"])
+    codes = np.arange(16, dtype=np.uint8)
+    got = _run_map(mod, "e2m1_to_f32", codes, np.float32)
+    np.testing.assert_array_equal(got, codes.view(ml_dtypes.float4_e2m1fn).astype(np.float32))
+    np.testing.assert_array_equal(np.signbit(got), codes >= 8)
+    rng = np.random.default_rng(13)
+    edges = np.array([0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 5, 6, 7, 1e30], np.float32)
+    edges = np.concatenate([edges, np.nextafter(edges, np.float32(0)), np.nextafter(edges, np.float32(np.inf))])
+    x = np.concatenate([edges, -edges, rng.uniform(-8, 8, 20000), [np.inf, -np.inf, np.nan, -np.nan, 1e-45]])
+    for name, arr in (("f32_to_e2m1", x.astype(np.float32)), ("f64_to_e2m1", x.astype(np.float64) * (1 + 1e-12))):
+        got = _run_map(mod, name, arr, np.uint8)
+        np.testing.assert_array_equal(got, arr.astype(ml_dtypes.float4_e2m1fn).view(np.uint8))
+    h = x.astype(np.float16)
+    got = _run_map(mod, "f16_to_e2m1", h.view(np.uint16), np.uint8)
+    np.testing.assert_array_equal(got, h.astype(ml_dtypes.float4_e2m1fn).view(np.uint8))
+    packed = rng.integers(0, 256, 4096, dtype=np.uint8)
+    d = DeviceArray(packed)
+    mod.launch("e2m1_packed_negate", [32], [256], [d.arg(), d.arg(), ("i32", 8192)])
+    np.testing.assert_array_equal(d.numpy(), packed ^ 0x88)
+
+
 # ------------------------------------------------------------------------------------------------
 # 16-bit arithmetic: one correctly rounded operation each
 

@@ -12,12 +12,12 @@ _NUMPY_NAMES = {
     "float16": "float16", "float32": "float32", "float64": "float64",
 }
 _ML_DTYPES = {"bfloat16": "bfloat16", "float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-              "float8_e8m0fnu": "float8_e8m0fnu"}
+              "float8_e8m0fnu": "float8_e8m0fnu", "float4_e2m1fn": "float4_e2m1fn"}
 _TORCH_NAMES = {
     "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
     "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "float16": "float16", "bfloat16": "bfloat16",
     "float32": "float32", "float64": "float64", "float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-    "float8_e8m0fnu": "float8_e8m0fnu",
+    "float8_e8m0fnu": "float8_e8m0fnu", "float4_e2m1fn": "float4_e2m1fn_x2",  # two elements a byte
 }
 
 
