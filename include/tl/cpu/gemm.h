@@ -382,26 +382,33 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
  * The GEMM of a TileLang kernel whose k loop holds nothing but the GEMM gets the whole k in one
  * call (forward_gemm_operands fuses the loop, docs/TARGET_CPU.md step 4). Then C can stay in
  * registers over long stretches of k, and each operand is packed once per stretch:
- *   - k runs in chunks of KC (256); per chunk, B (KC x NC columns, at most kF32PackBBytes) is packed
- *     into NR-wide column panels (each strip contiguous, rows NR floats apart), in L2;
+ *   - k runs in chunks of KC (256); per chunk, B (KC x NC columns, at most kF32PackBBytes = 512 KiB,
+ *     so NC = 512 at KC = 256) is packed into NR-wide column panels (each strip contiguous, rows NR
+ *     floats apart), in L2, with the rows kPrefetchRows ahead prefetched;
  *   - per MR-row block of A, its KC-wide slice is copied into a compact block (rows KC + 16 floats
- *     apart; MR x KC floats, in L1), then the micro-kernel runs it against every strip of the B
- *     panel (streamed from L2), each MR x NR block of C in registers for the whole chunk.
+ *     apart; MR x KC floats, in L1; the next block's rows are prefetched into L2 meanwhile), then
+ *     the micro-kernel runs it against every strip of the B panel (streamed from L2), each MR x NR
+ *     block of C in registers for the whole chunk.
  * MR x NV = 14 x 2 vectors (28 zmm accumulators, 2 for B, 1 broadcast; AVX-512) or 6 x 2 (12 ymm;
  * AVX2): the strip read from L2 per k step is two vectors for MR broadcasts. Taken for a
- * row-major fp32 A and B with N a multiple of the vector width and enough work to pay for the
- * packing (kBlockedMinM rows, kBlockedMinK k); other shapes use gemm_acc. Summation order as
- * there: each C element adds its k terms in increasing k, starting from C. */
+ * row-major fp32 A and B with N a multiple of the vector width, M >= 2 and K >= 128 (one row of C
+ * takes the GEMV below; a short k, as in a k loop of block_K-deep GEMMs, keeps gemm_acc, whose
+ * operands are read in place where they can be). Measured on one core (docs/PERFORMANCE.md): 1.07
+ * against the loop of 64-deep GEMMs at 2048^3, 1.1-1.2 at decode M = 4 and 16. Summation order as
+ * in gemm_acc: each C element adds its k terms in increasing k, starting from C. */
 #ifndef TL_CPU_GEMM_F32_KC
 #define TL_CPU_GEMM_F32_KC 256
 #endif
 constexpr int kF32KC = TL_CPU_GEMM_F32_KC;
-constexpr int kF32PackBBytes = 256 * 1024;  // packed B per chunk (stack; L2 holds it)
-constexpr int kBlockedMinM = 32, kBlockedMinK = 128;
-#ifndef TL_PF
-#define TL_PF 4
+#ifndef TL_CPU_GEMM_F32_PACK_B_BYTES
+#define TL_CPU_GEMM_F32_PACK_B_BYTES (512 * 1024)
 #endif
-constexpr int kPrefetchRows = TL_PF;  // B rows prefetched ahead of the packing
+constexpr int kF32PackBBytes = TL_CPU_GEMM_F32_PACK_B_BYTES;  // packed B per chunk (stack; L2 holds it)
+#ifndef TL_CPU_GEMM_BLOCKED_MIN_M
+#define TL_CPU_GEMM_BLOCKED_MIN_M 2
+#endif
+constexpr int kBlockedMinM = TL_CPU_GEMM_BLOCKED_MIN_M, kBlockedMinK = 128;
+constexpr int kPrefetchRows = 4;  // B rows prefetched ahead of the packing
 template <int VB> struct F32Blocking;
 template <> struct F32Blocking<64> { static constexpr int MR = 14, NV = 2; };
 template <> struct F32Blocking<32> { static constexpr int MR = 6, NV = 2; };
@@ -442,6 +449,95 @@ __attribute__((noinline)) void micro_kernel_packed(int k, const float* __restric
     for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * L, acc[r][v]);
 }
 
+/* ---- one row of C (decode GEMV) --------------------------------------------------------------
+ * C[0, j] (+)= sum_k A[0, k] B[k, j] for a row-major fp32 B read in place: NV vectors of C stay in
+ * registers over all of k while the row pieces of B stream by (NV independent sums per k, so the
+ * multiply-adds do not wait on each other), with the piece kGemvPrefetchRows rows ahead
+ * prefetched (the rows are pages apart: the hardware prefetchers do not run ahead into them). */
+#ifndef TL_CPU_GEMV_PREFETCH_ROWS
+#define TL_CPU_GEMV_PREFETCH_ROWS 8
+#endif
+constexpr int kGemvPrefetchRows = TL_CPU_GEMV_PREFETCH_ROWS;
+template <int VB, int NV>
+__attribute__((noinline)) void gemv_strip(int k, const float* __restrict a, int64_t a_ks, const float* __restrict b,
+                                          int64_t ldb, float* __restrict c, bool load_c) {
+  typedef typename vec<float, VB>::type V;
+  constexpr int L = VB / 4;
+  V acc[NV];
+#pragma GCC unroll 16
+  for (int v = 0; v < NV; ++v) acc[v] = load_c ? vload<V>(c + v * L) : V{};
+  const int kp = k - kGemvPrefetchRows;
+  int kk = 0;
+  for (; kk < kp; ++kk) {
+    const float* row = b + kk * ldb;
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; v += VB >= 64 ? 1 : 64 / VB)  // one prefetch per 64-byte line
+      __builtin_prefetch(row + kGemvPrefetchRows * ldb + v * L, 0, 3);
+    const float s = a[kk * a_ks];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) acc[v] += vload<V>(row + v * L) * s;
+  }
+  for (; kk < k; ++kk) {
+    const float s = a[kk * a_ks];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) acc[v] += vload<V>(b + kk * ldb + v * L) * s;
+  }
+#pragma GCC unroll 16
+  for (int v = 0; v < NV; ++v) vstore(c + v * L, acc[v]);
+}
+
+/* A wide row of C (more than one strip): 4 rows of B at a time over the whole row (each row of B is
+ * read front to back, the pattern the hardware prefetchers follow best), C's row in L1; each C
+ * element still adds its k terms one by one in increasing k. */
+template <int VB, int N>
+inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const float* __restrict b, int64_t ldb,
+                      float* __restrict c, bool load_c) {
+  typedef typename vec<float, VB>::type V;
+  constexpr int L = VB / 4;
+  int kk = 0;
+  if (!load_c) {
+    const float s = a[0];
+#pragma GCC unroll 4
+    for (int j = 0; j < N; j += L) vstore(c + j, vload<V>(b + j) * s);
+    kk = 1;
+  }
+  for (; kk + 4 <= k; kk += 4) {
+    const float s0 = a[kk * a_ks], s1 = a[(kk + 1) * a_ks], s2 = a[(kk + 2) * a_ks], s3 = a[(kk + 3) * a_ks];
+    const float* r0 = b + kk * ldb;
+    const float* r1 = r0 + ldb;
+    const float* r2 = r1 + ldb;
+    const float* r3 = r2 + ldb;
+#pragma GCC unroll 4
+    for (int j = 0; j < N; j += L) {
+      V x = vload<V>(c + j);
+      x += vload<V>(r0 + j) * s0;
+      x += vload<V>(r1 + j) * s1;
+      x += vload<V>(r2 + j) * s2;
+      x += vload<V>(r3 + j) * s3;
+      vstore(c + j, x);
+    }
+  }
+  for (; kk < k; ++kk) {
+    const float s = a[kk * a_ks];
+    const float* r = b + kk * ldb;
+#pragma GCC unroll 4
+    for (int j = 0; j < N; j += L) vstore(c + j, vload<V>(c + j) + vload<V>(r + j) * s);
+  }
+}
+
+template <int VB, int N, bool TRANS_A>
+inline void gemm_f32_gemv(int k, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, bool load_c) {
+  constexpr int L = VB / 4, NVMAX = VB == 64 ? 16 : 8, W = NVMAX * L;  // columns per strip
+  constexpr int NS = N / W, NVT = (N - NS * W) / L;
+  const int64_t a_ks = TRANS_A ? lda : 1;
+  if constexpr (N > W) {  // wider than one strip: whole rows (measured 1.2-1.3x against strips at N = 1024..4096)
+    gemv_rows<VB, N>(k, A, a_ks, B, ldb, C, load_c);
+    return;
+  }
+  for (int s = 0; s < NS; ++s) gemv_strip<VB, NVMAX>(k, A, a_ks, B + s * W, ldb, C + s * W, load_c);
+  if constexpr (NVT > 0) gemv_strip<VB, NVT>(k, A, a_ks, B + NS * W, ldb, C + NS * W, load_c);
+}
+
 /* One MR-row block against the strips of one packed B chunk: nvl vectors in the last strip. */
 template <int VB, int MR, int NV, int AS>
 inline void blocked_row_block(int kc, const float* a, const float* bp, int strips, int nvl, float* c, int64_t ldc,
@@ -479,7 +575,7 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
       const bool lc = load_c || k0 > 0;
       for (int kk = 0; kk < kc; ++kk) {  // B chunk into strips [s][kk][NR]
         const float* row = B + int64_t(k0 + kk) * ldb + j0;
-        if (kPrefetchRows > 0 && kk + kPrefetchRows < kc)  // rows are pages apart: no hardware prefetch runs ahead into them
+        if (kk + kPrefetchRows < kc)  // rows are pages apart: the hardware prefetchers do not run ahead into them
           for (int j = 0; j < nc; j += 16) __builtin_prefetch(row + kPrefetchRows * ldb + j, 0, 3);
         for (int s = 0; s < strips; ++s) {
           float* d = b_pack + int64_t(s) * kc * NR + kk * NR;
@@ -490,10 +586,7 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
       }
       for (int i0 = 0; i0 < M; i0 += MR) {
         const int mr = M - i0 < MR ? M - i0 : MR;
-#ifndef TL_APF
-#define TL_APF 1
-#endif
-        if (TL_APF && i0 + MR < M)  // the next block's rows into L2 while this block computes
+        if (i0 + MR < M)  // the next block's rows into L2 while this block computes
           for (int r = 0; r < MR && i0 + MR + r < M; ++r)
             for (int kk = 0; kk < kc; kk += 16) __builtin_prefetch(A + int64_t(i0 + MR + r) * lda + k0 + kk, 0, 2);
         for (int r = 0; r < mr; ++r) {
@@ -942,6 +1035,11 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
     }
   }
 #endif
+  if constexpr ((VB == 64 || VB == 32) && M == 1 && same_type<TA, float>::value && same_type<TB, float>::value &&
+                same_type<Acc, float>::value && !TRANS_B && N % (VB / 4) == 0) {
+    gemm_f32_gemv<VB, N, TRANS_A>(K, A, lda, B, ldb, C, load_c);
+    return;
+  }
   if constexpr (BlockedF32Fits<VB, M, N, K, TRANS_A, TRANS_B, TA, TB, Acc>::value) {
     gemm_f32_blocked<VB, M, N, K>(A, lda, B, ldb, C, ldc, load_c);
     return;
