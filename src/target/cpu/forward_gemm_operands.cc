@@ -196,6 +196,7 @@ std::optional<Stmt> fuse_gemm_k_loop(const Stmt& loop_stmt) {
     if (!a.is_region() || a.region.buffer.dtype() != DataType::Float32()) return std::nullopt;
   const BufferRegion &a = g->args[0].region, &b = g->args[1].region, &c = g->args[2].region;
   if (a.buffer.scope() != MemScope::kGlobal || b.buffer.scope() != MemScope::kGlobal) return std::nullopt;
+  if (c.buffer.get() == a.buffer.get() || c.buffer.get() == b.buffer.get()) return std::nullopt;  // C feeds later k
   if (a.region.size() < 2 || b.region.size() < 2) return std::nullopt;
   for (const Range& r : c.region)
     if (uses_var(r.min, loop->var) || uses_var(r.extent, loop->var)) return std::nullopt;
