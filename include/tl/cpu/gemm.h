@@ -378,6 +378,234 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
   }
 }
 
+/* ---- blocked driver for float32 with long k (AVX-512 and AVX2 tiers) ----------------------------
+ * The GEMM of a TileLang kernel whose k loop holds nothing but the GEMM gets the whole k in one
+ * call (forward_gemm_operands fuses the loop, docs/TARGET_CPU.md step 4). Then C can stay in
+ * registers over long stretches of k, and each operand is packed once per stretch:
+ *   - k runs in chunks of KC (256); per chunk, B (KC x NC columns, at most kF32PackBBytes = 512 KiB,
+ *     so NC = 512 at KC = 256) is packed into NR-wide column panels (each strip contiguous, rows NR
+ *     floats apart), in L2, with the rows kPrefetchRows ahead prefetched;
+ *   - per MR-row block of A, its KC-wide slice is copied into a compact block (rows KC + 16 floats
+ *     apart; MR x KC floats, in L1; the next block's rows are prefetched into L2 meanwhile), then
+ *     the micro-kernel runs it against every strip of the B panel (streamed from L2), each MR x NR
+ *     block of C in registers for the whole chunk.
+ * MR x NV = 14 x 2 vectors (28 zmm accumulators, 2 for B, 1 broadcast; AVX-512) or 6 x 2 (12 ymm;
+ * AVX2): the strip read from L2 per k step is two vectors for MR broadcasts. Taken for a
+ * row-major fp32 A and B with N a multiple of the vector width, M >= 2 and K >= 128 (one row of C
+ * takes the GEMV below; a short k, as in a k loop of block_K-deep GEMMs, keeps gemm_acc, whose
+ * operands are read in place where they can be). Measured on one core (docs/PERFORMANCE.md): 1.07
+ * against the loop of 64-deep GEMMs at 2048^3, 1.1-1.2 at decode M = 4 and 16. Summation order as
+ * in gemm_acc: each C element adds its k terms in increasing k, starting from C. */
+#ifndef TL_CPU_GEMM_F32_KC
+#define TL_CPU_GEMM_F32_KC 256
+#endif
+constexpr int kF32KC = TL_CPU_GEMM_F32_KC;
+#ifndef TL_CPU_GEMM_F32_PACK_B_BYTES
+#define TL_CPU_GEMM_F32_PACK_B_BYTES (512 * 1024)
+#endif
+constexpr int kF32PackBBytes = TL_CPU_GEMM_F32_PACK_B_BYTES;  // packed B per chunk (stack; L2 holds it)
+#ifndef TL_CPU_GEMM_BLOCKED_MIN_M
+#define TL_CPU_GEMM_BLOCKED_MIN_M 2
+#endif
+constexpr int kBlockedMinM = TL_CPU_GEMM_BLOCKED_MIN_M, kBlockedMinK = 128;
+constexpr int kPrefetchRows = 4;  // B rows prefetched ahead of the packing
+template <int VB> struct F32Blocking;
+template <> struct F32Blocking<64> { static constexpr int MR = 14, NV = 2; };
+template <> struct F32Blocking<32> { static constexpr int MR = 6, NV = 2; };
+template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
+struct BlockedF32Fits {
+  static constexpr bool value = (VB == 64 || VB == 32) && same_type<TA, float>::value && same_type<TB, float>::value &&
+                                same_type<Acc, float>::value && !TRANS_A && !TRANS_B &&
+                                N % (VB / 4) == 0 && M >= kBlockedMinM && K >= kBlockedMinK;
+};
+
+/* The micro-kernel on packed operands, strides known at compile time: A rows AS floats apart, B
+ * rows NV vectors apart (so every broadcast and load has a constant offset from two pointers). */
+template <int VB, int MR, int NV, int AS>
+__attribute__((noinline)) void micro_kernel_packed(int k, const float* __restrict a, const float* __restrict b,
+                                                   float* __restrict c, int64_t ldc, bool load_c) {
+  typedef typename vec<float, VB>::type V;
+  constexpr int L = VB / 4, NR = NV * L;
+  V acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) acc[r][v] = load_c ? vload<V>(c + r * ldc + v * L) : V{};
+#pragma GCC unroll 4
+  for (int kk = 0; kk < k; ++kk) {
+    V bv[NV];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) bv[v] = vload<V>(b + kk * NR + v * L);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const float s = a[r * AS + kk];
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) acc[r][v] += bv[v] * s;
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * L, acc[r][v]);
+}
+
+/* ---- one row of C (decode GEMV) --------------------------------------------------------------
+ * C[0, j] (+)= sum_k A[0, k] B[k, j] for a row-major fp32 B read in place: NV vectors of C stay in
+ * registers over all of k while the row pieces of B stream by (NV independent sums per k, so the
+ * multiply-adds do not wait on each other), with the piece kGemvPrefetchRows rows ahead
+ * prefetched (the rows are pages apart: the hardware prefetchers do not run ahead into them). */
+#ifndef TL_CPU_GEMV_PREFETCH_ROWS
+#define TL_CPU_GEMV_PREFETCH_ROWS 8
+#endif
+constexpr int kGemvPrefetchRows = TL_CPU_GEMV_PREFETCH_ROWS;
+template <int VB, int NV>
+__attribute__((noinline)) void gemv_strip(int k, const float* __restrict a, int64_t a_ks, const float* __restrict b,
+                                          int64_t ldb, float* __restrict c, bool load_c) {
+  typedef typename vec<float, VB>::type V;
+  constexpr int L = VB / 4;
+  V acc[NV];
+#pragma GCC unroll 16
+  for (int v = 0; v < NV; ++v) acc[v] = load_c ? vload<V>(c + v * L) : V{};
+  const int kp = k - kGemvPrefetchRows;
+  int kk = 0;
+  for (; kk < kp; ++kk) {
+    const float* row = b + kk * ldb;
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; v += VB >= 64 ? 1 : 64 / VB)  // one prefetch per 64-byte line
+      __builtin_prefetch(row + kGemvPrefetchRows * ldb + v * L, 0, 3);
+    const float s = a[kk * a_ks];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) acc[v] += vload<V>(row + v * L) * s;
+  }
+  for (; kk < k; ++kk) {
+    const float s = a[kk * a_ks];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) acc[v] += vload<V>(b + kk * ldb + v * L) * s;
+  }
+#pragma GCC unroll 16
+  for (int v = 0; v < NV; ++v) vstore(c + v * L, acc[v]);
+}
+
+/* A wide row of C (more than one strip): 4 rows of B at a time over the whole row (each row of B is
+ * read front to back, the pattern the hardware prefetchers follow best), C's row in L1; each C
+ * element still adds its k terms one by one in increasing k. */
+template <int VB, int N>
+inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const float* __restrict b, int64_t ldb,
+                      float* __restrict c, bool load_c) {
+  typedef typename vec<float, VB>::type V;
+  constexpr int L = VB / 4;
+  int kk = 0;
+  if (!load_c) {
+    const float s = a[0];
+#pragma GCC unroll 4
+    for (int j = 0; j < N; j += L) vstore(c + j, vload<V>(b + j) * s);
+    kk = 1;
+  }
+  for (; kk + 4 <= k; kk += 4) {
+    const float s0 = a[kk * a_ks], s1 = a[(kk + 1) * a_ks], s2 = a[(kk + 2) * a_ks], s3 = a[(kk + 3) * a_ks];
+    const float* r0 = b + kk * ldb;
+    const float* r1 = r0 + ldb;
+    const float* r2 = r1 + ldb;
+    const float* r3 = r2 + ldb;
+#pragma GCC unroll 4
+    for (int j = 0; j < N; j += L) {
+      V x = vload<V>(c + j);
+      x += vload<V>(r0 + j) * s0;
+      x += vload<V>(r1 + j) * s1;
+      x += vload<V>(r2 + j) * s2;
+      x += vload<V>(r3 + j) * s3;
+      vstore(c + j, x);
+    }
+  }
+  for (; kk < k; ++kk) {
+    const float s = a[kk * a_ks];
+    const float* r = b + kk * ldb;
+#pragma GCC unroll 4
+    for (int j = 0; j < N; j += L) vstore(c + j, vload<V>(c + j) + vload<V>(r + j) * s);
+  }
+}
+
+template <int VB, int N, bool TRANS_A>
+inline void gemm_f32_gemv(int k, const float* A, int64_t lda, const float* B, int64_t ldb, float* C, bool load_c) {
+  constexpr int L = VB / 4, NVMAX = VB == 64 ? 16 : 8, W = NVMAX * L;  // columns per strip
+  constexpr int NS = N / W, NVT = (N - NS * W) / L;
+  const int64_t a_ks = TRANS_A ? lda : 1;
+  if constexpr (N > W) {  // wider than one strip: whole rows (measured 1.2-1.3x against strips at N = 1024..4096)
+    gemv_rows<VB, N>(k, A, a_ks, B, ldb, C, load_c);
+    return;
+  }
+  for (int s = 0; s < NS; ++s) gemv_strip<VB, NVMAX>(k, A, a_ks, B + s * W, ldb, C + s * W, load_c);
+  if constexpr (NVT > 0) gemv_strip<VB, NVT>(k, A, a_ks, B + NS * W, ldb, C + NS * W, load_c);
+}
+
+/* One MR-row block against the strips of one packed B chunk: nvl vectors in the last strip. */
+template <int VB, int MR, int NV, int AS>
+inline void blocked_row_block(int kc, const float* a, const float* bp, int strips, int nvl, float* c, int64_t ldc,
+                              bool load_c) {
+  constexpr int L = VB / 4, NR = NV * L;
+  for (int s = 0; s + 1 < strips; ++s)
+    micro_kernel_packed<VB, MR, NV, AS>(kc, a, bp + int64_t(s) * kc * NR, c + s * NR, ldc, load_c);
+  const float* bl = bp + int64_t(strips - 1) * kc * NR;
+  float* cl = c + (strips - 1) * NR;
+  if (nvl == NV) {
+    micro_kernel_packed<VB, MR, NV, AS>(kc, a, bl, cl, ldc, load_c);
+  } else if constexpr (NV > 1) {  // nvl < NV vectors in the last strip; its rows stay NR apart
+    if (nvl == 1) micro_kernel<float, VB, MR, 1>(kc, a, AS, 1, bl, NR, cl, ldc, load_c);
+    if constexpr (NV > 2)
+      if (nvl == 2) micro_kernel<float, VB, MR, 2>(kc, a, AS, 1, bl, NR, cl, ldc, load_c);
+    if constexpr (NV > 3)
+      if (nvl == 3) micro_kernel<float, VB, MR, 3>(kc, a, AS, 1, bl, NR, cl, ldc, load_c);
+  }
+}
+
+template <int VB, int M, int N, int K>
+inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
+                             bool load_c) {
+  constexpr int L = VB / 4, MR = F32Blocking<VB>::MR, NV = F32Blocking<VB>::NV, NR = NV * L;
+  constexpr int KC = cmin(K, kF32KC), AS = KC + 16;  // A block row stride: rows 64 bytes off a KiB multiple
+  constexpr int NC = cmin(round_up(N, NR), cmax(NR, kF32PackBBytes / (KC * 4) / NR * NR));  // columns per B chunk
+  constexpr int MF = M / MR * MR, MT = M % MR;
+  alignas(64) float b_pack[KC * NC];
+  alignas(64) float a_blk[MR * AS];
+  for (int j0 = 0; j0 < N; j0 += NC) {
+    const int nc = N - j0 < NC ? N - j0 : NC;
+    const int strips = (nc + NR - 1) / NR, nvl = (nc - (strips - 1) * NR) / L;
+    for (int k0 = 0; k0 < K; k0 += KC) {
+      const int kc = K - k0 < KC ? K - k0 : KC;
+      const bool lc = load_c || k0 > 0;
+      for (int kk = 0; kk < kc; ++kk) {  // B chunk into strips [s][kk][NR]
+        const float* row = B + int64_t(k0 + kk) * ldb + j0;
+        if (kk + kPrefetchRows < kc)  // rows are pages apart: the hardware prefetchers do not run ahead into them
+          for (int j = 0; j < nc; j += 16) __builtin_prefetch(row + kPrefetchRows * ldb + j, 0, 3);
+        for (int s = 0; s < strips; ++s) {
+          float* d = b_pack + int64_t(s) * kc * NR + kk * NR;
+          const int w = s + 1 < strips ? NR : nvl * L;
+#pragma GCC ivdep
+          for (int j = 0; j < w; ++j) d[j] = row[s * NR + j];
+        }
+      }
+      for (int i0 = 0; i0 < M; i0 += MR) {
+        const int mr = M - i0 < MR ? M - i0 : MR;
+        if (i0 + MR < M)  // the next block's rows into L2 while this block computes
+          for (int r = 0; r < MR && i0 + MR + r < M; ++r)
+            for (int kk = 0; kk < kc; kk += 16) __builtin_prefetch(A + int64_t(i0 + MR + r) * lda + k0 + kk, 0, 2);
+        for (int r = 0; r < mr; ++r) {
+          const float* src = A + int64_t(i0 + r) * lda + k0;
+          float* d = a_blk + r * AS;
+#pragma GCC ivdep
+          for (int kk = 0; kk < kc; ++kk) d[kk] = src[kk];
+        }
+        float* ci = C + int64_t(i0) * ldc + j0;
+        if (i0 < MF) {
+          blocked_row_block<VB, MR, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc);
+        } else if constexpr (MT > 0) {
+          blocked_row_block<VB, MT, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc);
+        }
+      }
+    }
+  }
+}
+
 #if TL_CPU_COMPILED_AVX512_BF16
 /* bfloat16 A and B, float32 C, with vdpbf16ps over pairs of k (odd K: a zero pair half). */
 template <int M, int N, int K, bool TRANS_A, bool TRANS_B>
@@ -807,6 +1035,15 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
     }
   }
 #endif
+  if constexpr ((VB == 64 || VB == 32) && M == 1 && same_type<TA, float>::value && same_type<TB, float>::value &&
+                same_type<Acc, float>::value && !TRANS_B && N % (VB / 4) == 0) {
+    gemm_f32_gemv<VB, N, TRANS_A>(K, A, lda, B, ldb, C, load_c);
+    return;
+  }
+  if constexpr (BlockedF32Fits<VB, M, N, K, TRANS_A, TRANS_B, TA, TB, Acc>::value) {
+    gemm_f32_blocked<VB, M, N, K>(A, lda, B, ldb, C, ldc, load_c);
+    return;
+  }
   gemm_acc<VB, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "arith/analyzer.h"
 #include "ir/functor.h"
 #include "ir/structural.h"
 #include "ir/tile_op.h"
@@ -163,6 +164,89 @@ std::optional<Stmt> fold_clear_into_gemm(const Stmt& fill_stmt, const Stmt& next
   return std::nullopt;
 }
 
+// The region `r` of one iteration of loop `loop` (variable v, first value m, n iterations) read
+// as a whole loop's: dimension `kd` has a constant extent e and a start `base + (v - m) * e`, the
+// other dimensions do not depend on v. Returns r with dimension kd covering all n iterations
+// ([base, base + n * e)), or nothing.
+std::optional<BufferRegion> fuse_k_region(const BufferRegion& r, size_t kd, const ForNode* loop, int64_t n,
+                                          int64_t* e_out) {
+  if (kd >= r.region.size()) return std::nullopt;
+  for (size_t d = 0; d < r.region.size(); ++d) {
+    if (uses_var(r.region[d].extent, loop->var)) return std::nullopt;
+    if (d != kd && uses_var(r.region[d].min, loop->var)) return std::nullopt;
+  }
+  int64_t e;
+  if (!is_const_int(r.region[kd].extent, &e) || e < 1) return std::nullopt;
+  const Expr& lo = r.region[kd].min;
+  DataType t = lo.dtype();
+  Expr base = substitute(lo, {{loop->var, make_cast(loop->var.dtype(), loop->min)}});
+  Analyzer an;
+  Expr v = make_cast(t, loop->var), m = make_cast(t, loop->min);
+  if (!is_zero(an.simplify(lo - (base + (v - m) * make_int(e, t))))) return std::nullopt;
+  std::vector<Range> region = r.region;
+  region[kd] = Range(an.simplify(base), make_int(e * n, r.region[kd].extent.dtype()));
+  *e_out = e;
+  return BufferRegion(r.buffer, region);
+}
+
+// A serial or pipelined loop of constant trip count n >= 2 whose body is one float32 `T.gemm(A, B,
+// C)` (nothing else but no-ops) with A and B global tiles that advance along k by their k extent
+// per iteration and a C that does not depend on the loop: the loop becomes one GEMM over the whole
+// k (n times the extent), clearing C when the loop's GEMM cleared it on the first iteration
+// (`clear_accum = k == min`, as fold_clear_into_gemm leaves it) or never. The products and their
+// order per C element are the same; the header GEMM then keeps C in registers and packs each
+// operand once over long stretches of k instead of reloading C and repacking every block_K.
+std::optional<Stmt> fuse_gemm_k_loop(const Stmt& loop_stmt) {
+  auto* loop = loop_stmt.as<ForNode>();
+  int64_t n;
+  if (!loop || (loop->for_kind != ForKind::kSerial && loop->for_kind != ForKind::kPipelined) ||
+      !is_const_int(loop->extent, &n) || n < 2 || !is_const_int(loop->min))
+    return std::nullopt;
+  std::vector<Stmt> body;
+  if (auto* sq = loop->body.as<SeqStmtNode>()) body = sq->seq;
+  else body = {loop->body};
+  const TileOpNode* g = nullptr;
+  for (const Stmt& st : body) {
+    if (auto* ev = st.as<EvaluateNode>(); ev && is_const_int(ev->value)) continue;
+    if (g) return std::nullopt;
+    g = st.as<TileOpNode>();
+    if (!g) return std::nullopt;
+  }
+  if (!g || !is_gemm_form(*g, GemmForm::kGemm) || g->args.size() != 3) return std::nullopt;
+  for (const TileArg& a : g->args)
+    if (!a.is_region() || a.region.buffer.dtype() != DataType::Float32()) return std::nullopt;
+  const BufferRegion &a = g->args[0].region, &b = g->args[1].region, &c = g->args[2].region;
+  if (a.buffer.scope() != MemScope::kGlobal || b.buffer.scope() != MemScope::kGlobal) return std::nullopt;
+  if (c.buffer.get() == a.buffer.get() || c.buffer.get() == b.buffer.get()) return std::nullopt;  // C feeds later k
+  if (a.region.size() < 2 || b.region.size() < 2) return std::nullopt;
+  for (const Range& r : c.region)
+    if (uses_var(r.min, loop->var) || uses_var(r.extent, loop->var)) return std::nullopt;
+  Expr clear = make_bool(false);
+  for (auto& [key, val] : g->attrs) {
+    if (key == "clear_accum") {
+      if (val.is_none()) continue;
+      const Expr x = val.as_expr();
+      if (is_const_value(x, 0)) continue;
+      if (!structural_equal(x, eq(loop->var, loop->min))) return std::nullopt;  // e.g. clearing every iteration
+      clear = make_bool(true);
+    } else if (val.kind() == Attr::kExpr && uses_var(val.as_expr(), loop->var)) {
+      return std::nullopt;
+    } else if (val.kind() == Attr::kExprList) {
+      for (const Expr& x : val.as_expr_list())
+        if (uses_var(x, loop->var)) return std::nullopt;
+    }
+  }
+  const bool ta = attr_bool(g->attrs, "transpose_A", false), tb = attr_bool(g->attrs, "transpose_B", false);
+  const size_t na = a.region.size(), nb = b.region.size();
+  int64_t ea = 0, eb = 0;
+  std::optional<BufferRegion> fa = fuse_k_region(a, ta ? na - 2 : na - 1, loop, n, &ea);
+  std::optional<BufferRegion> fb = fuse_k_region(b, tb ? nb - 1 : nb - 2, loop, n, &eb);
+  if (!fa || !fb || ea != eb) return std::nullopt;
+  AttrMap attrs = g->attrs;
+  attrs["clear_accum"] = Attr(clear);
+  return make_tile_op(g->op, {TileArg(*fa), TileArg(*fb), g->args[2]}, std::move(attrs), g->span);
+}
+
 class Forwarder : public StmtMutator {
  public:
   Forwarder(const UseCollector& uses, LowerContext base) : uses_(uses), ctx_(std::move(base)) {}
@@ -295,6 +379,7 @@ class Forwarder : public StmtMutator {
 // to the original statements).
 class ClearFolder : public StmtMutator {
  public:
+  explicit ClearFolder(bool fuse_k) : fuse_k_(fuse_k) {}
   using StmtMutator::mutate;
   int folded = 0;
 
@@ -310,9 +395,19 @@ class ClearFolder : public StmtMutator {
         ++folded;
       }
     }
+    for (size_t i = 0; i < seq.size() && fuse_k_; ++i) {
+      if (std::optional<Stmt> gemm = fuse_gemm_k_loop(seq[i])) {
+        seq[i] = *gemm;
+        changed = true;
+        ++folded;
+      }
+    }
     if (!changed) return StmtMutator::mutate_seq(n, s);
     return StmtMutator::mutate(make_seq(std::move(seq), n->span));
   }
+
+ private:
+  bool fuse_k_;
 };
 
 }  // namespace
@@ -325,7 +420,7 @@ PrimFunc forward_gemm_operands(const PrimFunc& f, const PassContext& ctx) {
   base.target = ctx.target;
   Forwarder fw(uses, base);
   Stmt body = fw.mutate(f.body());
-  ClearFolder cf;
+  ClearFolder cf(!config_bool(ctx.configs, "tl.disable_cpu_gemm_k_fusion"));
   body = cf.mutate(body);
   return fw.forwarded == 0 && cf.folded == 0 ? f : f.with_body(body);
 }

@@ -23,7 +23,12 @@
 // pipelined loop with a constant trip count >= 1 whose body's first statement touching C is such a
 // GEMM, is dropped and that GEMM clears C (clear_accum = true, or k == min in the loop): the GEMM
 // starts from zero registers / AMX tiles instead of loading the zeros the fill stored.
-// Both rewrites are off with the pass config tl.disable_cpu_gemm_forwarding.
+// Third rewrite (after both): a serial or pipelined loop of constant trip count n >= 2 whose body is
+// only one float32 `T.gemm(A, B, C)` on global tiles advancing along k by their k extent per
+// iteration (C not depending on the loop; clear_accum false or `k == min`) becomes one T.gemm over
+// the whole k: the same products in the same order per C element, but the header GEMM keeps C in
+// registers and packs each operand once per long stretch of k (tl.disable_cpu_gemm_k_fusion).
+// All three rewrites are off with the pass config tl.disable_cpu_gemm_forwarding.
 #pragma once
 
 #include "transform/pass.h"

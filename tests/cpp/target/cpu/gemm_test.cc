@@ -194,6 +194,17 @@ const std::vector<GemmCase>& gemm_cases() {
       {7, 50, 9, true, true, Dt::kI8, Dt::kI32},
       {20, 18, 12, false, false, Dt::kF64, Dt::kF64},
       {11, 13, 1, false, true, Dt::kF32, Dt::kF32},  // K = 1
+      // the blocked fp32 driver (M >= 32, K >= 128, N whole vectors): row-block tails (100 = 7 x 14 + 2),
+      // a last strip of one vector (80), a k chunk tail (600 = 2 x 256 + 88), B in two column chunks
+      // (272 > 256 columns per chunk of 256 k), and K just at the threshold
+      {100, 80, 600, false, false, Dt::kF32, Dt::kF32},
+      {45, 272, 300, false, false, Dt::kF32, Dt::kF32},
+      {32, 48, 128, false, false, Dt::kF32, Dt::kF32},
+      {5, 64, 200, false, false, Dt::kF32, Dt::kF32},  // a few rows: one block of 5
+      // one row of C (the GEMV): one strip with a tail of vectors, and whole rows (N over one strip)
+      {1, 80, 70, false, false, Dt::kF32, Dt::kF32},
+      {1, 528, 37, false, false, Dt::kF32, Dt::kF32},
+      {1, 272, 9, true, false, Dt::kF32, Dt::kF32},
   };
   return cases;
 }
