@@ -247,7 +247,11 @@ TL_DEVICE float e2m1_bits_to_f32(uint8_t b) {
 struct alignas(1) fp4_e2_t {
   uint8_t bits;
   TL_FLOAT_STORAGE_CTORS(fp4_e2_t, uint8_t, f32_to_e2m1_bits, f64_to_e2m1_bits)
-  TL_DEVICE explicit fp4_e2_t(half_t v) : bits(f32_to_e2m1_bits(static_cast<float>(v))) {}
+  // A float16 NaN takes its sign from its own bits: the GPU's half -> float conversion returns the
+  // canonical (positive) NaN, which would flip the zero ml_dtypes gives for a negative NaN.
+  TL_DEVICE explicit fp4_e2_t(half_t v)
+      : bits((v.bits & 0x7fffu) > 0x7c00u ? static_cast<uint8_t>(((v.bits >> 12) & 8u) ^ 8u)
+                                           : f32_to_e2m1_bits(static_cast<float>(v))) {}
   TL_DEVICE explicit fp4_e2_t(bfloat16_t v) : bits(f32_to_e2m1_bits(static_cast<float>(v))) {}
   TL_DEVICE explicit fp4_e2_t(fp8_e4m3_t v) : bits(f32_to_e2m1_bits(static_cast<float>(v))) {}
   TL_DEVICE explicit fp4_e2_t(fp8_e5m2_t v) : bits(f32_to_e2m1_bits(static_cast<float>(v))) {}
