@@ -129,12 +129,13 @@ __device__ __forceinline__ void copy(void* dst, const void* src, long long rows,
 }
 
 __device__ __forceinline__ void spin_until_ge(const uint64_t* p, uint64_t want, const char* what) {
-  uint64_t start = now_ns();
+  uint64_t start = 0;  // the clock starts at the first unsuccessful look (a met condition costs one load)
   for (;;) {
     uint64_t v;
     asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     if (v >= want) return;
-    if (now_ns() - start > tl_dist_ctx.timeout_ns)
+    if (start == 0) start = now_ns();
+    else if (now_ns() - start > tl_dist_ctx.timeout_ns)
       fail(what, "timed out waiting for peers (have, want); a peer exited or the ranks run different grids", v, want);
     __nanosleep(64);
   }
@@ -206,7 +207,7 @@ __device__ __forceinline__ void wait(T* flag, long long value, int cmp, const ch
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.wait flags are 32- or 64-bit integers");
   if (kMode == kThread || block_thread<kMode>() == 0) {
     const T v = static_cast<T>(value);
-    uint64_t start = now_ns();
+    uint64_t start = 0;  // as in spin_until_ge: no clock read when the flag is already set
     for (;;) {
       T x;
       if (sizeof(T) == 8) {
@@ -219,7 +220,8 @@ __device__ __forceinline__ void wait(T* flag, long long value, int cmp, const ch
         x = static_cast<T>(t);
       }
       if (compare(x, v, cmp)) break;
-      if (now_ns() - start > tl_dist_ctx.timeout_ns)
+      if (start == 0) start = now_ns();
+      else if (now_ns() - start > tl_dist_ctx.timeout_ns)
         fail(what, "T.wait timed out (value seen, value wanted)", (long long)x, value);
       __nanosleep(64);
     }
