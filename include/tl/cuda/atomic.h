@@ -1,7 +1,7 @@
 // Atomic read-modify-write on global or shared memory (generic addresses). Every function
 // returns the previous value. fp16 adds use the native f16 atomic (sm_70+); bf16 adds use the
 // native one on sm_90 and a compare-and-swap loop on the enclosing 32-bit word before that.
-// Float max/min and 16-bit integer atomics use compare-and-swap (there is no native one).
+// Float max/min, 16-bit integer and all 8-bit atomics use compare-and-swap (there is no native one).
 #pragma once
 
 #include "tl/cuda/types.h"
@@ -148,6 +148,69 @@ TL_DEVICE uint16_t atomic_max(uint16_t* addr, uint16_t v) {
 TL_DEVICE uint16_t atomic_min(uint16_t* addr, uint16_t v) {
   return atomic_update16(addr, [v](uint16_t cur) { return cur < v ? cur : v; });
 }
+
+// 8-bit values: no native atomic either; compare-and-swap on the enclosing 32-bit word. Integer
+// adds wrap; fp8 adds are computed in float and rounded once (as a store would), fp8 max/min
+// compare in float with fmaxf/fminf's NaN handling and store the winner unchanged.
+template <typename F>
+TL_DEVICE uint8_t atomic_update8(uint8_t* addr, F f) {
+  uint32_t* word = reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(addr) & ~uintptr_t(3));
+  const uint32_t shift = (reinterpret_cast<uintptr_t>(addr) & 3u) * 8u;
+  uint32_t old = *word, assumed;
+  do {
+    assumed = old;
+    uint8_t cur = static_cast<uint8_t>((assumed >> shift) & 0xffu);
+    uint32_t next = (assumed & ~(0xffu << shift)) | (static_cast<uint32_t>(f(cur)) << shift);
+    old = atomicCAS(word, assumed, next);
+  } while (old != assumed);
+  return static_cast<uint8_t>((old >> shift) & 0xffu);
+}
+TL_DEVICE int8_t atomic_add(int8_t* addr, int8_t v) {
+  return static_cast<int8_t>(atomic_update8(reinterpret_cast<uint8_t*>(addr), [v](uint8_t cur) {
+    return static_cast<uint8_t>(cur + static_cast<uint8_t>(v));
+  }));
+}
+TL_DEVICE uint8_t atomic_add(uint8_t* addr, uint8_t v) {
+  return atomic_update8(addr, [v](uint8_t cur) { return static_cast<uint8_t>(cur + v); });
+}
+TL_DEVICE int8_t atomic_max(int8_t* addr, int8_t v) {
+  return static_cast<int8_t>(atomic_update8(reinterpret_cast<uint8_t*>(addr), [v](uint8_t cur) {
+    return static_cast<uint8_t>(static_cast<int8_t>(cur) > v ? static_cast<int8_t>(cur) : v);
+  }));
+}
+TL_DEVICE int8_t atomic_min(int8_t* addr, int8_t v) {
+  return static_cast<int8_t>(atomic_update8(reinterpret_cast<uint8_t*>(addr), [v](uint8_t cur) {
+    return static_cast<uint8_t>(static_cast<int8_t>(cur) < v ? static_cast<int8_t>(cur) : v);
+  }));
+}
+TL_DEVICE uint8_t atomic_max(uint8_t* addr, uint8_t v) {
+  return atomic_update8(addr, [v](uint8_t cur) { return cur > v ? cur : v; });
+}
+TL_DEVICE uint8_t atomic_min(uint8_t* addr, uint8_t v) {
+  return atomic_update8(addr, [v](uint8_t cur) { return cur < v ? cur : v; });
+}
+#define TL_CUDA_FP8_ATOMICS(T)                                                                        \
+  TL_DEVICE T atomic_add(T* addr, T v) {                                                              \
+    const float fv = static_cast<float>(v);                                                           \
+    return T::from_bits(atomic_update8(&addr->bits, [fv](uint8_t cur) {                               \
+      return T(static_cast<float>(T::from_bits(cur)) + fv).bits;                                      \
+    }));                                                                                              \
+  }                                                                                                   \
+  TL_DEVICE T atomic_max(T* addr, T v) {                                                              \
+    return T::from_bits(atomic_update8(&addr->bits, [v](uint8_t cur) {                                \
+      const float c = static_cast<float>(T::from_bits(cur)), w = static_cast<float>(v);               \
+      return fmaxf(c, w) == c ? cur : v.bits;                                                          \
+    }));                                                                                              \
+  }                                                                                                   \
+  TL_DEVICE T atomic_min(T* addr, T v) {                                                              \
+    return T::from_bits(atomic_update8(&addr->bits, [v](uint8_t cur) {                                \
+      const float c = static_cast<float>(T::from_bits(cur)), w = static_cast<float>(v);               \
+      return fminf(c, w) == c ? cur : v.bits;                                                          \
+    }));                                                                                              \
+  }
+TL_CUDA_FP8_ATOMICS(fp8_e4m3_t)
+TL_CUDA_FP8_ATOMICS(fp8_e5m2_t)
+#undef TL_CUDA_FP8_ATOMICS
 
 TL_DEVICE int64_t atomic_max(int64_t* addr, int64_t v) {
   return atomicMax(reinterpret_cast<long long*>(addr), static_cast<long long>(v));
