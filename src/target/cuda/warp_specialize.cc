@@ -1,5 +1,6 @@
 #include "target/cuda/warp_specialize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 #include "layout/infer_layout.h"
 #include "op/tile_ops.h"
 #include "target/cuda/cuda_tma.h"
+#include "target/cuda/tile_prologue.h"
 #include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
 
@@ -309,8 +311,14 @@ class Specializer : public StmtMutator {
     // arrives without the kernel's help) take the persistent form like a plain GEMM: the producer
     // thread waits per tile, the consumers never do.
     // Attention (the overlapped form) keeps one CTA per tile too: on an H100 (2026-11-26) the
-    // persistent flash-attention forward ran 9% slower, on an H200 6% (docs/PERFORMANCE.md).
-    if ((!has_dist_ || producer_waits_) && cluster_ <= 1 && !ov_.on) plan_persistent(k, top, *loop);
+    // persistent flash-attention forward ran 9% slower, on an H200 6% (docs/PERFORMANCE.md), with
+    // Q copied by the consumers at the start of each tile. TL_ENABLE_PERSISTENT_FLASH (off by
+    // default until measured) makes it persistent with Q the producer's per-tile TMA load
+    // (tile_prologue.h): the producer loads the next tile's Q, K and V while the consumers finish
+    // the current tile.
+    persistent_prologue_ = config_bool(ctx_.configs, "tl.enable_persistent_flash");
+    if ((!has_dist_ || producer_waits_) && cluster_ <= 1 && (!ov_.on || persistent_prologue_))
+      plan_persistent(k, top, *loop);
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no
     // fence.proxy.async before their wgmma (1-4% of a 4096^3 GEMM on an H100). Last: it replaces
     // the gemm statements, which `lm` knows by address.
@@ -326,13 +334,16 @@ class Specializer : public StmtMutator {
     const Var& tid = k.thread_vars[0];
     const DataType it = loop.var.dtype();
     const int64_t P = static_cast<int64_t>(pre_.size());
-    Buffer mbar("tl_mbar", DataType::UInt(64), {make_int(2 * G * S + P)}, MemScope::kShared, {}, loop.span);
+    const bool tile_pre = persistent_.on && P > 0;  // the prologue loads per tile (tile_prologue.h)
+    Buffer mbar("tl_mbar", DataType::UInt(64), {make_int(2 * G * S + (tile_pre ? 2 : 1) * P)}, MemScope::kShared, {},
+                loop.span);
     auto bar = [&](const Expr& index) {
       return make_call(DataType::Handle(), "cuda.address_of", {make_load(mbar, {index}), make_int(3)});
     };
     auto full = [&](int64_t g, const Expr& s) { return bar(make_int(g * S, it) + s); };
     auto empty = [&](int64_t g, const Expr& s) { return bar(make_int((G + g) * S, it) + s); };
     auto pre_bar = [&](size_t p) { return bar(make_int(2 * G * S + static_cast<int64_t>(p), it)); };
+    auto pre_empty = [&](size_t p) { return bar(make_int(2 * G * S + P + static_cast<int64_t>(p), it)); };
     // Iteration number over the whole kernel (the stages and phases continue from tile to tile).
     const Expr tile_base = persistent_.on ? Expr(persistent_.iter) * loop.extent : Expr();
     auto iter = [&](const Expr& kv) {
@@ -369,18 +380,45 @@ class Specializer : public StmtMutator {
       }
     }
     Stmt producer_loop = make_for(kp, loop.min, loop.extent, ForKind::kSerial, make_seq(pbody), {}, loop.span);
-    if (P) {  // the prologue copies first, each on its own barrier (used once: phase 0)
-      std::vector<Stmt> pre;
+    // The prologue copies first, each on its own barrier (one CTA per tile: used once, phase 0;
+    // persistent: once per tile, with an empty barrier the consumers release).
+    TilePrologue tp;
+    if (P) {
+      std::vector<TilePrologueCopy> copies;
       for (size_t p = 0; p < pre_.size(); ++p) {
         const auto* op = top[pre_[p].first].stmt.as<TileOpNode>();
         AttrMap attrs = op->attrs;
         attrs["tma"] = Attr(true);
         attrs["mbarrier"] = Attr(pre_bar(p));
-        pre.push_back(builtin("cuda.mbarrier_expect_tx", {pre_bar(p), make_int(pre_[p].second.bytes)}));
-        pre.push_back(make_tile_op(op->op, op->args, attrs, op->span));
+        copies.push_back({make_tile_op(op->op, op->args, attrs, op->span), pre_[p].second.bytes, pre_bar(p), pre_empty(p)});
       }
+      tp = tile_prologue_protocol(copies, tile_pre ? Expr(persistent_.iter) : Expr());
+      std::vector<Stmt> pre = tp.producer;
       pre.push_back(producer_loop);
       producer_loop = make_seq(pre);
+    }
+    // Where the consumers release the prologue's buffers (persistent form): after the last
+    // statement of the tile that uses them, or, in the overlapped loop where only statements up to
+    // its first GEMM use them (attention's Q), before the last iteration's second GEMM: the next
+    // tile's Q then loads under that GEMM and the epilogue.
+    size_t release_after = loop_at;
+    bool release_mid = false;
+    if (tile_pre) {
+      std::set<const BufferNode*> pre_bufs;
+      for (const auto& pc : pre_) pre_bufs.insert(top[pc.first].stmt.as<TileOpNode>()->args[1].region.buffer.get());
+      auto touches = [&](const BodyItem& b) {
+        std::set<const BufferNode*> used;
+        if (b.is_stmt()) collect_buffer_uses(b.stmt, &used);
+        else if (b.let_var.defined()) collect_buffer_uses(make_evaluate(b.let_value), &used);
+        for (const BufferNode* x : used)
+          if (pre_bufs.count(x)) return true;
+        return false;
+      };
+      for (size_t j = loop_at + 1; j < top.size(); ++j)
+        if (touches(top[j])) release_after = j;
+      release_mid = ov_.on && release_after == loop_at;
+      for (size_t j = ov_.g1 + 1; release_mid && j < items.size(); ++j)
+        if (!std::count(plan.producers.begin(), plan.producers.end(), j) && touches(items[j])) release_mid = false;
     }
 
     // Consumer loop.
@@ -388,7 +426,8 @@ class Specializer : public StmtMutator {
     std::vector<BodyItem> citems;
     Stmt consumer_loop;
     if (ov_.on) {
-      consumer_loop = overlapped_consumer(loop, items, is_producer, groups, versions, full, empty, iter, stage, parity);
+      consumer_loop = overlapped_consumer(loop, items, is_producer, groups, versions, full, empty, iter, stage, parity,
+                                          release_mid ? tp.release : std::vector<Stmt>{});
     } else {
       Expr i = iter(loop.var), s = stage(i), ph = parity(i);
       auto stmt_item = [&](const Stmt& x) {
@@ -443,11 +482,11 @@ class Specializer : public StmtMutator {
       if (top[j].is_stmt()) {
         if (pre_items.count(j)) continue;  // made by the producer
         if (j == loop_at)  // the prologue copies land before the loop starts
-          for (size_t p = 0; p < pre_.size(); ++p)
-            consumer.push_back(builtin("cuda.mbarrier_wait", {pre_bar(p), make_int(0, it)}));
+          consumer.insert(consumer.end(), tp.wait.begin(), tp.wait.end());
         if (j < loop_at && has_dist_op(top[j].stmt)) (producer_waits_ ? producer_waits : prologue).push_back(top[j].stmt);
         else consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
         if (j == loop_at) consumer.insert(consumer.end(), after_loop_.begin(), after_loop_.end());
+        if (j == release_after && !release_mid) consumer.insert(consumer.end(), tp.release.begin(), tp.release.end());
         continue;
       }
       BodyItem b = top[j];
@@ -466,7 +505,10 @@ class Specializer : public StmtMutator {
                               make_seq({builtin("cuda.mbarrier_init", {full(g, si), make_int(1)}),
                                         builtin("cuda.mbarrier_init", {empty(g, si), make_int(groups[g].multicast ? nc / 32 * cluster_ : nc / 32)})})));
     }
-    for (size_t p = 0; p < pre_.size(); ++p) init.push_back(builtin("cuda.mbarrier_init", {pre_bar(p), make_int(1)}));
+    for (size_t p = 0; p < pre_.size(); ++p) {
+      init.push_back(builtin("cuda.mbarrier_init", {pre_bar(p), make_int(1)}));
+      if (tile_pre) init.push_back(builtin("cuda.mbarrier_init", {pre_empty(p), make_int(nc / 32)}));
+    }
     init.push_back(builtin("cuda.fence_barrier_init", {}));
     // Register budgets: the producer warpgroup gives registers to the consumers.
     std::vector<Stmt> pro, con;
@@ -660,7 +702,7 @@ class Specializer : public StmtMutator {
   Stmt overlapped_consumer(const ForNode& loop, const std::vector<BodyItem>& items, const std::set<size_t>& is_producer,
                            const std::vector<Group>& groups, const std::map<const BufferNode*, Buffer>& versions,
                            const Full& full, const Empty& empty, const Iter& iter, const Stage& stage,
-                           const Parity& parity) {
+                           const Parity& parity, const std::vector<Stmt>& mid_release) {
     const DataType it = loop.var.dtype();
     const int64_t G = static_cast<int64_t>(groups.size());
     const Expr i = iter(loop.var), s = stage(i), ph = parity(i);
@@ -731,8 +773,12 @@ class Specializer : public StmtMutator {
                           rewrite_versions(rebuild_body(a2), versions, s)});
     Stmt steady = make_for(loop.var, loop.min + one, loop.extent - one, ForKind::kSerial, body, {}, loop.span);
     const Expr any = loop.extent > make_int(0, it);
-    return make_seq({make_if(any, plain(0, ov_.split, loop.min)), steady,
-                     make_if(any, plain(ov_.split, items.size(), last))});
+    // `mid_release`: statements to run once every first GEMM has completed (the persistent form's
+    // release of the prologue's buffers, build).
+    std::vector<Stmt> seq = {make_if(any, plain(0, ov_.split, loop.min)), steady};
+    seq.insert(seq.end(), mid_release.begin(), mid_release.end());
+    seq.push_back(make_if(any, plain(ov_.split, items.size(), last)));
+    return make_seq(seq);
   }
 
   // Sets "async_proxy_operands" on each wgmma T.gemm of the loop whose shared operands (A unless it
@@ -981,7 +1027,9 @@ class Specializer : public StmtMutator {
   void plan_prologue(const KernelLaunchNode& k, const std::vector<BodyItem>& top, size_t loop_at, const ForNode& loop,
                      const std::vector<BodyItem>& items, const LayoutMap& lm) {
     pre_.clear();
-    if (persistent_.on || cluster_ > 1 || has_dist_ || config_bool(ctx_.configs, "tl.disable_prologue_tma")) return;
+    if ((persistent_.on && !persistent_prologue_) || cluster_ > 1 || has_dist_ ||
+        config_bool(ctx_.configs, "tl.disable_prologue_tma"))
+      return;
     // Not where the trip count depends on the block (causal attention): there it measured no
     // faster than the consumers' own copy on an H100 (2026-11-27, docs/PERFORMANCE.md: within
     // the few percent that interleaved rounds vary), so causal kernels keep the older form.
@@ -1158,6 +1206,7 @@ class Specializer : public StmtMutator {
   }
 
   Persistent persistent_;
+  bool persistent_prologue_ = false;  // TL_ENABLE_PERSISTENT_FLASH: see tile_prologue.h
   bool pingpong_ = false;
   std::set<size_t> pingpong_items_;  // the loop body's GEMM items
   const PassContext& ctx_;
