@@ -11,6 +11,7 @@
 #include "layout/infer_layout.h"
 #include "op/tile_ops.h"
 #include "target/cuda/cuda_tma.h"
+#include "target/cuda/persistent_order.h"
 #include "target/cuda/tile_prologue.h"
 #include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
@@ -315,7 +316,7 @@ class Specializer : public StmtMutator {
     // Q copied by the consumers at the start of each tile. TL_ENABLE_PERSISTENT_FLASH (off by
     // default until measured) makes it persistent with Q the producer's per-tile TMA load
     // (tile_prologue.h): the producer loads the next tile's Q, K and V while the consumers finish
-    // the current tile.
+    // the current tile; causal attention too (plan_persistent).
     persistent_prologue_ = config_bool(ctx_.configs, "tl.enable_persistent_flash");
     if ((!has_dist_ || producer_waits_) && cluster_ <= 1 && (!ov_.on || persistent_prologue_))
       plan_persistent(k, top, *loop);
@@ -345,7 +346,11 @@ class Specializer : public StmtMutator {
     auto pre_bar = [&](size_t p) { return bar(make_int(2 * G * S + static_cast<int64_t>(p), it)); };
     auto pre_empty = [&](size_t p) { return bar(make_int(2 * G * S + P + static_cast<int64_t>(p), it)); };
     // Iteration number over the whole kernel (the stages and phases continue from tile to tile).
-    const Expr tile_base = persistent_.on ? Expr(persistent_.iter) * loop.extent : Expr();
+    // Where the trip count depends on the tile, the iterations of the CTA's earlier tiles are a
+    // running sum that each role keeps in a register (tile_loop).
+    const Expr tile_base = !persistent_.on        ? Expr()
+                           : persistent_.base.defined() ? make_load(persistent_.base, {make_int(0)})
+                                                        : Expr(persistent_.iter) * loop.extent;
     auto iter = [&](const Expr& kv) {
       Expr i = is_zero(loop.min) ? kv : kv - loop.min;
       return tile_base.defined() ? tile_base + i : i;
@@ -392,7 +397,11 @@ class Specializer : public StmtMutator {
         attrs["mbarrier"] = Attr(pre_bar(p));
         copies.push_back({make_tile_op(op->op, op->args, attrs, op->span), pre_[p].second.bytes, pre_bar(p), pre_empty(p)});
       }
-      tp = tile_prologue_protocol(copies, tile_pre ? Expr(persistent_.iter) : Expr());
+      // The tiles this CTA has run so far (tiles that a paired order skips do not count).
+      Expr tiles_run = !tile_pre ? Expr()
+                       : persistent_.base.defined() ? make_load(persistent_.base, {make_int(1)})
+                                                    : Expr(persistent_.iter);
+      tp = tile_prologue_protocol(copies, tiles_run);
       std::vector<Stmt> pre = tp.producer;
       pre.push_back(producer_loop);
       producer_loop = make_seq(pre);
@@ -493,6 +502,12 @@ class Specializer : public StmtMutator {
       if (b.alloc.defined())
         if (auto v = versions.find(b.alloc.get()); v != versions.end()) b.alloc = v->second;
       (persistent_.on && b.let_var.defined() ? tile_bindings : bindings).push_back(b);
+    }
+    if (persistent_.base.defined()) {
+      BodyItem b;
+      b.alloc = persistent_.base;
+      b.span = loop.span;
+      bindings.push_back(b);
     }
     BodyItem mb;
     mb.alloc = mbar;
@@ -1033,7 +1048,8 @@ class Specializer : public StmtMutator {
     // Not where the trip count depends on the block (causal attention): there it measured no
     // faster than the consumers' own copy on an H100 (2026-11-27, docs/PERFORMANCE.md: within
     // the few percent that interleaved rounds vary), so causal kernels keep the older form.
-    if (trip_depends_on_tile(k, top, loop)) return;
+    // The persistent form (TL_ENABLE_PERSISTENT_FLASH) loads Q per tile by TMA in either case.
+    if (!persistent_.on && trip_depends_on_tile(k, top, loop)) return;
     std::vector<std::set<const BufferNode*>> writes(top.size()), uses(top.size());
     std::set<const BufferNode*> loop_writes;
     Analyzer an;
@@ -1091,6 +1107,10 @@ class Specializer : public StmtMutator {
     Expr tiles;            // number of tiles (the original grid's size)
     std::vector<Stmt> tile_lets;  // per tile: let t, the original block variables (rasterized)
     Expr trip;             // iterations of the tile loop
+    // Where the pipelined loop's trip count depends on the tile (TL_ENABLE_PERSISTENT_FLASH only):
+    Expr valid;            // whether the tile loop's iteration runs a tile (persistent_order.h)
+    Buffer base;           // per thread: [0] the pipelined iterations of the CTA's earlier tiles, [1] their number
+    Expr extent;           // the pipelined loop's trip count (added to base after each tile)
   };
 
   // Whether `e` uses a variable of `vars`.
@@ -1113,10 +1133,13 @@ class Specializer : public StmtMutator {
   }
 
   // Decides the persistent form: every tile's pipelined loop runs the same iterations (its bounds do
-  // not depend on the block index), so a static round-robin over the tiles is balanced.
+  // not depend on the block index), so a static round-robin over the tiles is balanced. Where they
+  // do (causal attention), only with TL_ENABLE_PERSISTENT_FLASH: then the tiles run in pairs of
+  // complementary lengths (persistent_order.h), and the ring's position is a running sum.
   void plan_persistent(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
     if (config_bool(ctx_.configs, "tl.disable_persistent") || k.grid.empty() || k.grid.size() > 3) return;
-    if (trip_depends_on_tile(k, top, loop)) return;
+    const bool varying = trip_depends_on_tile(k, top, loop);
+    if (varying && !persistent_prologue_) return;
     Persistent& p = persistent_;
     p.on = true;
     p.cta = Var("cta", DataType::Int32());
@@ -1125,6 +1148,15 @@ class Specializer : public StmtMutator {
     while (g.size() < 3) g.push_back(make_int(1));
     p.tiles = g[0] * g[1] * g[2];
     Expr nctas = make_call(DataType::Int32(), "cuda.num_ctas", {});
+    if (varying) {
+      PairedTileOrder o = paired_tile_order(k.grid, k.block_vars, p.cta, p.iter, nctas);
+      p.trip = o.trip;
+      p.tile_lets = o.lets;
+      p.valid = o.valid;
+      p.base = Buffer("tl_tile_base", loop.var.dtype(), {make_int(2)}, MemScope::kLocal, {}, loop.span);
+      p.extent = loop.extent;
+      return;
+    }
     p.trip = ceildiv(p.tiles - p.cta, nctas);
     Var t("tile", DataType::Int32());
     p.tile_lets.push_back(make_let(t, p.cta + p.iter * nctas, make_nop()));
@@ -1167,11 +1199,21 @@ class Specializer : public StmtMutator {
     };
     for (const Stmt& l : persistent_.tile_lets) add_let(l.as<LetStmtNode>()->var, l.as<LetStmtNode>()->value);
     for (const BodyItem& l : lets) add_let(l.let_var, l.let_value);
+    const Buffer& base = persistent_.base;
+    Stmt tile = body;
+    auto add = [&](int64_t i, const Expr& v) {
+      return make_store(base, {make_int(i)}, make_load(base, {make_int(i)}) + v, span);
+    };
+    if (base.defined()) tile = make_seq({tile, add(0, persistent_.extent), add(1, make_int(1, base.dtype()))});
+    if (persistent_.valid.defined()) tile = make_if(persistent_.valid, tile);
     BodyItem b;
-    b.stmt = substitute(body, sub);
+    b.stmt = substitute(tile, sub);
     b.span = span;
     items.push_back(b);
-    return make_for(iter, make_int(0), persistent_.trip, ForKind::kSerial, rebuild_body(items), {}, span);
+    Stmt loop = make_for(iter, make_int(0), persistent_.trip, ForKind::kSerial, rebuild_body(items), {}, span);
+    if (!base.defined()) return loop;
+    const Expr zero = make_int(0, base.dtype());
+    return make_seq({make_store(base, {make_int(0)}, zero, span), make_store(base, {make_int(1)}, zero, span), loop});
   }
 
   // Whether the consumer part of the loop body may need a barrier of all consumer threads (which

@@ -34,7 +34,7 @@ def roles(src):
 @requires_nvrtc
 def test_off_by_default():
     """Without the switch the overlapped attention kernel keeps one CTA per tile (measured faster
-    than the older persistent form: docs/PERFORMANCE.md)."""
+    than the older persistent form, whose consumers copied Q: docs/PERFORMANCE.md)."""
     for causal in (False, True):
         src = build(flash(causal), "sm_90a")["source"]
         assert "tile_iter" not in src and "gridDim.x" not in src
@@ -72,27 +72,60 @@ def test_switch_off_by_disable_persistent():
 
 
 @requires_nvrtc
-@pytest.mark.parametrize("shape", [dict(), dict(stages=3), dict(block_N=128, S=384, B=1, H=3)],
-                         ids=["n64_s2", "n64_s3", "n128_7tiles"])
-@pytest.mark.parametrize("kind", KINDS)
-def test_persistent_flash_values(kind, shape):
-    """8 tiles (or 9: 3 q blocks x 3 heads) over the emulator's 3 CTAs: each CTA runs 2-3 tiles."""
-    kw = dict(B=2, H=2, S=256, D=64)
-    kw.update(shape)
-    f = flash(False, **kw)
-    check_flash(kind, f, kw["B"], kw["H"], kw["S"], kw["D"], False, ON)
+def test_causal_pairs_tiles_and_counts_iterations():
+    """Causal: the loop's length depends on the q block, so the ring's position is a running sum
+    (tl_tile_base[0], per thread, in both roles) and Q's barrier phase the number of tiles run
+    (tl_tile_base[1]); the tiles run in pairs bx, g0 - 1 - bx (the longer first), and with an odd
+    number of q blocks the middle one's second tile is skipped (persistent_order.h)."""
+    src = build(flash(True, S=384), "sm_90a", ON)["source"]  # 3 q blocks
+    con, pro = roles(src)
+    for part in (con, pro):
+        assert re.search(r"for \(int tile_iter(_1)? = 0; tile_iter(_1)? < \(2 \* tl::floordiv\(\(\(\(8 - cta\)", part), part[:2000]
+        assert re.search(r"tl_tile_base\[0\] = \(tl_tile_base\[0\] \+ loop_range(_1)?\);", part)
+        assert re.search(r"tl_tile_base\[1\] = \(tl_tile_base\[1\] \+ 1\);", part)
+        assert re.search(r"const int bx(_1)? = \(\(side(_1)? == 0\) \? \(2 - pair_b(_1)?\) : pair_b(_1)?\);", part)
+        assert re.search(r"if \(\(\(side(_1)? == 0\) \|\| \(\(\(2 \* pair_b(_1)?\) \+ 1\) != 3\)\)\)", part)
+    assert "tl::mbarrier_wait((&tl_mbar[8]), (tl_tile_base[1] & 1));" in con
+    assert "tl::mbarrier_wait((&tl_mbar[9]), (1 - (tl_tile_base[1] & 1)));" in pro
+    assert re.search(r"tl::mbarrier_wait\(\(&tl_mbar\[\(\(tl_tile_base\[0\] \+ k\) & 1\)\]\)", con)
+    # an even number of q blocks: no skipped tiles, no guard
+    even = build(flash(True, S=512), "sm_90a", ON)["source"]
+    assert "tl_tile_base" in even and "!= 4" not in even and "(side == 0) ||" not in even
+
+
+SHAPES = {  # B, H, S, block_N, stages: over the emulator's 3 CTAs
+    "n64_s2_8tiles": (2, 2, 256, 64, 2),
+    "n64_s3_8tiles": (2, 2, 256, 64, 3),
+    "n128_9tiles": (1, 3, 384, 128, 2),
+    "odd_qblocks_12tiles": (2, 2, 384, 64, 2),  # causal: 8 pairs (3, 3, 2 per CTA), 4 middle tiles skipped
+    "even_qblocks_8tiles": (1, 2, 512, 64, 3),  # causal: 4 pairs (2, 1, 1 per CTA)
+}
 
 
 @requires_nvrtc
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("kind", KINDS)
-def test_persistent_plain_loop_values(kind):
-    """With TL_DISABLE_WGMMA_OVERLAP (the plain loop, persistent already) the switch makes Q the
-    producer's per-tile load too; it is released after the loop."""
+def test_persistent_flash_values(kind, causal, shape):
+    """Each CTA runs several tiles; the tile count is not a multiple of the CTA count (but for 9)."""
+    B, H, S, block_N, stages = SHAPES[shape]
+    f = flash(causal, B=B, H=H, S=S, block_N=block_N, stages=stages)
+    check_flash(kind, f, B, H, S, 64, causal, ON)
+
+
+@requires_nvrtc
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_persistent_plain_loop_values(kind, causal):
+    """With TL_DISABLE_WGMMA_OVERLAP (the plain loop, persistent already where not causal) the switch
+    makes Q the producer's per-tile load too; it is released after the loop."""
     cfg = dict(ON, **{"tl.disable_wgmma_overlap": True})
-    src = build(flash(False), "sm_90a", cfg)["source"]
+    f = flash(causal, S=384)
+    src = build(f, "sm_90a", cfg)["source"]
     con, _ = roles(src)
     assert "tile_iter" in con and "tl::mbarrier_arrive_warp((&tl_mbar[9]));" in con
-    check_flash(kind, flash(False), 2, 2, 256, 64, False, cfg)
+    assert "wgmma_wait_regs" not in src
+    check_flash(kind, f, 2, 2, 384, 64, causal, cfg)
 
 
 # ---- the emulator's checks fail where the per-tile Q protocol is broken ------------------------------
@@ -121,13 +154,13 @@ def q_barrier_lines(text):
 
 
 @requires_nvrtc
-@pytest.mark.parametrize("causal", [False])
+@pytest.mark.parametrize("causal", [False, True])
 def test_intact_per_tile_q_has_no_findings(causal):
     assert emulate(lowered_text(causal))["races"] == []
 
 
 @requires_nvrtc
-@pytest.mark.parametrize("causal", [False])
+@pytest.mark.parametrize("causal", [False, True])
 def test_loading_q_before_its_release_is_reported(causal):
     text = lowered_text(causal)
     wait, _ = q_barrier_lines(text)
@@ -136,7 +169,7 @@ def test_loading_q_before_its_release_is_reported(causal):
 
 
 @requires_nvrtc
-@pytest.mark.parametrize("causal", [False])
+@pytest.mark.parametrize("causal", [False, True])
 def test_releasing_q_before_the_last_q_kt_is_reported(causal):
     """The release moved to the start of the steady loop (the next tile's Q could land under a Q K^T)."""
     text = lowered_text(causal)
