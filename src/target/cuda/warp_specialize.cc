@@ -364,6 +364,24 @@ class Specializer : public StmtMutator {
       versions[b.get()] = Buffer(b.name(), b.dtype(), shape, b.scope(), {}, b->span);
     }
 
+    // The prologue copies, each on its own barrier (one CTA per tile: used once, phase 0;
+    // persistent: once per tile, with an empty barrier the consumers release).
+    TilePrologue tp;
+    if (P) {
+      std::vector<TilePrologueCopy> copies;
+      for (size_t p = 0; p < pre_.size(); ++p) {
+        const auto* op = top[pre_[p].first].stmt.as<TileOpNode>();
+        AttrMap attrs = op->attrs;
+        attrs["tma"] = Attr(true);
+        attrs["mbarrier"] = Attr(pre_bar(p));
+        copies.push_back({make_tile_op(op->op, op->args, attrs, op->span), pre_[p].second.bytes, pre_bar(p), pre_empty(p)});
+      }
+      // The tiles this CTA has run so far (tiles that a paired order skips do not count).
+      Expr tiles_run = !tile_pre ? Expr()
+                       : persistent_.base.defined() ? make_load(persistent_.base, {make_int(1)})
+                                                    : Expr(persistent_.iter);
+      tp = tile_prologue_protocol(copies, tiles_run);
+    }
     // Producer loop.
     Var kp(loop.var.name() + "_p", it);
     std::vector<Stmt> pbody;
@@ -382,26 +400,18 @@ class Specializer : public StmtMutator {
           Stmt cp = make_tile_op(op->op, op->args, attrs, op->span);
           pbody.push_back(rewrite_versions(substitute(cp, sub), versions, s));
         }
+        // Persistent: the tile's prologue loads follow its first group's (attention: Q after the
+        // first K), so that those, whose stage the consumers freed earlier, need not wait for the
+        // consumers' release of Q at the end of the previous tile.
+        if (g == 0 && tile_pre) pbody.push_back(make_if(eq(kp, loop.min), make_seq(tp.producer)));
       }
     }
     Stmt producer_loop = make_for(kp, loop.min, loop.extent, ForKind::kSerial, make_seq(pbody), {}, loop.span);
-    // The prologue copies first, each on its own barrier (one CTA per tile: used once, phase 0;
-    // persistent: once per tile, with an empty barrier the consumers release).
-    TilePrologue tp;
-    if (P) {
-      std::vector<TilePrologueCopy> copies;
-      for (size_t p = 0; p < pre_.size(); ++p) {
-        const auto* op = top[pre_[p].first].stmt.as<TileOpNode>();
-        AttrMap attrs = op->attrs;
-        attrs["tma"] = Attr(true);
-        attrs["mbarrier"] = Attr(pre_bar(p));
-        copies.push_back({make_tile_op(op->op, op->args, attrs, op->span), pre_[p].second.bytes, pre_bar(p), pre_empty(p)});
-      }
-      // The tiles this CTA has run so far (tiles that a paired order skips do not count).
-      Expr tiles_run = !tile_pre ? Expr()
-                       : persistent_.base.defined() ? make_load(persistent_.base, {make_int(1)})
-                                                    : Expr(persistent_.iter);
-      tp = tile_prologue_protocol(copies, tiles_run);
+    int64_t trip = 0;
+    if (tile_pre && !(is_const_int(loop.extent, &trip) && trip > 0))  // a tile without iterations loads
+      // them all the same: its consumers wait for them
+      producer_loop = make_seq({producer_loop, make_if(loop.extent <= make_int(0, it), make_seq(tp.producer))});
+    else if (P && !tile_pre) {  // one CTA per tile: the prologue copies first
       std::vector<Stmt> pre = tp.producer;
       pre.push_back(producer_loop);
       producer_loop = make_seq(pre);
