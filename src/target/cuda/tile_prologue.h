@@ -13,7 +13,10 @@
 //                          one arrival per warp on empty (the barrier counts the consumer warps)
 //
 // The first wait on `empty` (parity 1 of a fresh barrier) passes at once. Without a tile counter
-// (one CTA per tile) only the loads and the phase-0 waits are made, as before.
+// (one CTA per tile) only the loads and the phase-0 waits are made, as before. Where the statements
+// go is warp_specialize's choice: the producer's in the tile's first iteration after the first
+// group's loads (attention: after the first K, whose stage the consumers free earlier than Q), the
+// release after the tile's last read of the buffers.
 #pragma once
 
 #include <vector>
