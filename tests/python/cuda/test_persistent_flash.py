@@ -135,6 +135,20 @@ def test_persistent_plain_loop_values(kind, causal):
 @requires_nvrtc
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("kind", KINDS)
+def test_persistent_with_consumer_q_copy(kind, causal):
+    """With TL_DISABLE_PROLOGUE_TMA too, the consumers copy Q at each tile's start (thread stores;
+    the emulator checks the block barrier and the proxy fence before the next Q K^T)."""
+    cfg = dict(ON, **{"tl.disable_prologue_tma": True})
+    f = flash(causal, S=384)
+    src = build(f, "sm_90a", cfg)["source"]
+    assert "tile_iter" in src and "tl_mbar[9]" not in src
+    assert [ln for ln in src.splitlines() if "copy_vec" in ln and "(&Q_shared[" in ln]
+    check_flash(kind, f, 2, 2, 384, 64, causal, cfg)
+
+
+@requires_nvrtc
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
 def test_example_source(kind, causal):
     """examples/flash_attention ([B, H, S, D], O stored through shared memory: each tile's epilogue
     writes O_shared again) takes the same form from its unchanged source."""
