@@ -2,11 +2,11 @@
 // tile (causal attention: q block bx runs min(n_kv, ceil((bx + 1) * block_M / block_N)) KV blocks),
 // under TL_ENABLE_PERSISTENT_FLASH.
 //
-// A static round-robin over the tiles in grid order gives each CTA a fixed residue class of bx (the
-// CTA count and the number of q blocks share factors: 132 CTAs, 32 q blocks), so CTAs differ by
-// ~20% in work (B8 H16 S4096: 480 vs 576 KV blocks). A globally longest-first order balances but
-// runs the same q block of ~130 different heads at once, whose K / V (2 MiB each) do not stay in
-// L2. Here the tiles are paired instead: q blocks bx and g0 - 1 - bx of one head (together g0 + 1
+// A static round-robin over the tiles in grid order gives each CTA one residue class of bx (the CTA
+// count and the number of q blocks share factors: 132 CTAs, 32 q blocks, bx mod 4), so the busiest
+// CTA has 12% more work than the average (B8 H16 S4096: 451 to 576 KV blocks, average 512). A
+// globally longest-first order balances but runs the same q block of ~130 different heads at once,
+// whose K / V (2 MiB each) do not stay in L2. Here the tiles are paired instead: q blocks bx and g0 - 1 - bx of one head (together g0 + 1
 // KV blocks for the causal mask, whatever bx) form a pair, pairs are dealt round-robin to the CTAs,
 // and each CTA runs its pair's longer tile (the larger bx) first, then the shorter:
 //

@@ -61,7 +61,7 @@ TEST(PersistentOrder, EveryTileOnce) {
 
 TEST(PersistentOrder, CausalWorkIsBalanced) {
   // B8 H16 S4096, 128-row q blocks on 132 SMs: 2048 pairs of 33 KV blocks each, 15 or 16 per CTA
-  // (grid order round-robin: 480 to 576 per CTA).
+  // (grid order round-robin: 451 to 576 per CTA).
   OrderRun r = simulate(32, 16, 8, 132);
   std::set<int64_t> work(r.work.begin(), r.work.end());
   EXPECT_EQ(work, (std::set<int64_t>{15 * 33, 16 * 33}));
