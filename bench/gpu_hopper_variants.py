@@ -4,7 +4,7 @@ process. Not a benchmark of a shipped code path: it tells which code-generation 
 making before making it.
 
     python3 bench/gpu_hopper_variants.py [sizes...]
-    python3 bench/gpu_hopper_variants.py flash [--short]  (attention variants: see flash())
+    python3 bench/gpu_hopper_variants.py flash [--short | --persistent]  (attention variants: see flash())
 
 Variants (applied to the source of K.matmul(n, n, n, 128, 256, 64, 4 stages, 256 threads, panel 8)):
   base    the source as generated (the epilogue's lanes exchange pairs for 16-byte stores)
@@ -102,7 +102,13 @@ def flash():
     `previous` = the kernel of the session before (all three off), `fenced` =
     TL_DISABLE_LOOP_PROXY_FENCE_ELISION (causal only differs), `clearS` = TL_DISABLE_WGMMA_ZERO_INIT,
     `rowsum` = TL_DISABLE_DEFERRED_ROW_SUM. `--short` times only overlap / previous / fenced / clearS /
-    rowsum at 2 stages (and cuDNN), in 5 rounds: the A/B of these switches."""
+    rowsum / persistent at 2 stages (and cuDNN), in 5 rounds: the A/B of these switches.
+
+    The third session of 2026-11-27: `persistent` = TL_ENABLE_PERSISTENT_FLASH (one CTA per SM
+    looping over the tiles, Q the producer's per-tile TMA load, causal tiles in pairs of
+    complementary length). `--persistent` times only overlap / persistent at 2 and 3 stages (and
+    cuDNN), in 5 rounds. A kernel that fell back to one CTA per tile (its shared memory did not fit
+    the persistent form) is named with "(1/tile)"."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     B, H, S, D = 8, 16, 4096, 128
     torch.manual_seed(1)
@@ -111,8 +117,12 @@ def flash():
     short = "--short" in sys.argv
     modes = {"overlap": {}, "previous": dict(PREVIOUS),
              "fenced": {"tl.disable_loop_proxy_fence_elision": True},
-             "clearS": {"tl.disable_wgmma_zero_init": True}, "rowsum": {"tl.disable_deferred_row_sum": True}}
-    if not short:
+             "clearS": {"tl.disable_wgmma_zero_init": True}, "rowsum": {"tl.disable_deferred_row_sum": True},
+             "persistent": {"tl.enable_persistent_flash": True}}
+    only_persistent = "--persistent" in sys.argv
+    if only_persistent:
+        modes = {"overlap": {}, "persistent": {"tl.enable_persistent_flash": True}}
+    elif not short:
         modes.update({"noprologue": {"tl.disable_prologue_tma": True},
                       "plain": {"tl.disable_wgmma_overlap": True, "tl.disable_persistent": True},
                       "plain_persistent": {"tl.disable_wgmma_overlap": True}})
@@ -123,19 +133,20 @@ def flash():
             ref = fn()
         rec = dict(bench="hopper_flash_variants", causal=causal)
         kernels = {}
-        for stages in ((2,) if short else (2, 3)):
+        for stages in ((2,) if short and not only_persistent else (2, 3)):
             f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=128, num_stages=stages, threads=256)
             for mode, cfg in modes.items():
                 if causal is False and mode == "fenced":
                     continue  # the same kernel as overlap (Q comes by TMA: no fence to elide)
                 built = cuda.build_func(f.ir, device_arch(), cfg, [])
-                kernels[f"{mode}_s{stages}"] = SourceKernel(built, built["source"])
+                fell_back = mode == "persistent" and "tile_iter" not in built["source"]
+                kernels[f"{mode}_s{stages}" + ("(1/tile)" if fell_back else "")] = SourceKernel(built, built["source"])
                 if mode == "previous" and not short:  # the same kernel as generated before 2026-11-27
                     kernels[f"before_s{stages}"] = SourceKernel(built, flash_before(built["source"]))
-            if stages == 2 and not short:  # only exp2f's subnormal handling back
+            if stages == 2 and not short and not only_persistent:  # only exp2f's subnormal handling back
                 built = cuda.build_func(f.ir, device_arch(), {"tl.disable_exp2_ftz": True}, [])
                 kernels["exp2f_s2"] = SourceKernel(built, built["source"])
-        for rnd in range(5 if short else 3):
+        for rnd in range(5 if short or only_persistent else 3):
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                 t_peer = bench(fn)
             rec.setdefault("cudnn_ms", []).append(t_peer)

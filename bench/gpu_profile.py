@@ -2,6 +2,7 @@
 keeps the report): the main GEMM and flash-attention configurations of the benchmarks.
 
     ncu --profile-from-start off --launch-skip 1 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_cluster|gemm_mma|gemm_cublas|flash|flash_full|flash_cudnn|mla
+    (flash_persistent / flash_full_persistent: the flash kernels with TL_ENABLE_PERSISTENT_FLASH)
 """
 import sys
 
@@ -54,12 +55,13 @@ def main(which):
                 torch.nn.functional.scaled_dot_product_attention(*a)
         k.registers = "-"
         args = (q, kk, v)
-    else:  # flash (causal) / flash_full (non-causal)
+    else:  # flash (causal) / flash_full (non-causal); *_persistent: TL_ENABLE_PERSISTENT_FLASH
         B, H, S, D = 8, 16, 4096, 128
         q, kk, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
         o = torch.empty_like(q)
-        k = TorchKernel(K.flashattn(B, H, S, D, which != "flash_full", block_M=128, block_N=128, num_stages=2,
-                                    threads=256))
+        cfg = {"tl.enable_persistent_flash": True} if which.endswith("_persistent") else {}
+        k = TorchKernel(K.flashattn(B, H, S, D, not which.startswith("flash_full"), block_M=128, block_N=128,
+                                    num_stages=2, threads=256), cfg)
         args = (q, kk, v, o)
     k(*args)
     torch.cuda.synchronize()

@@ -1,5 +1,6 @@
 #include "target/cuda/warp_specialize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -10,6 +11,8 @@
 #include "layout/infer_layout.h"
 #include "op/tile_ops.h"
 #include "target/cuda/cuda_tma.h"
+#include "target/cuda/persistent_order.h"
+#include "target/cuda/tile_prologue.h"
 #include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
 
@@ -309,8 +312,14 @@ class Specializer : public StmtMutator {
     // arrives without the kernel's help) take the persistent form like a plain GEMM: the producer
     // thread waits per tile, the consumers never do.
     // Attention (the overlapped form) keeps one CTA per tile too: on an H100 (2026-11-26) the
-    // persistent flash-attention forward ran 9% slower, on an H200 6% (docs/PERFORMANCE.md).
-    if ((!has_dist_ || producer_waits_) && cluster_ <= 1 && !ov_.on) plan_persistent(k, top, *loop);
+    // persistent flash-attention forward ran 9% slower, on an H200 6% (docs/PERFORMANCE.md), with
+    // Q copied by the consumers at the start of each tile. TL_ENABLE_PERSISTENT_FLASH (off by
+    // default until measured) makes it persistent with Q the producer's per-tile TMA load
+    // (tile_prologue.h): the producer loads the next tile's Q, K and V while the consumers finish
+    // the current tile; causal attention too (plan_persistent).
+    persistent_prologue_ = config_bool(ctx_.configs, "tl.enable_persistent_flash");
+    if ((!has_dist_ || producer_waits_) && cluster_ <= 1 && (!ov_.on || persistent_prologue_))
+      plan_persistent(k, top, *loop);
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no
     // fence.proxy.async before their wgmma (1-4% of a 4096^3 GEMM on an H100). Last: it replaces
     // the gemm statements, which `lm` knows by address.
@@ -326,15 +335,22 @@ class Specializer : public StmtMutator {
     const Var& tid = k.thread_vars[0];
     const DataType it = loop.var.dtype();
     const int64_t P = static_cast<int64_t>(pre_.size());
-    Buffer mbar("tl_mbar", DataType::UInt(64), {make_int(2 * G * S + P)}, MemScope::kShared, {}, loop.span);
+    const bool tile_pre = persistent_.on && P > 0;  // the prologue loads per tile (tile_prologue.h)
+    Buffer mbar("tl_mbar", DataType::UInt(64), {make_int(2 * G * S + (tile_pre ? 2 : 1) * P)}, MemScope::kShared, {},
+                loop.span);
     auto bar = [&](const Expr& index) {
       return make_call(DataType::Handle(), "cuda.address_of", {make_load(mbar, {index}), make_int(3)});
     };
     auto full = [&](int64_t g, const Expr& s) { return bar(make_int(g * S, it) + s); };
     auto empty = [&](int64_t g, const Expr& s) { return bar(make_int((G + g) * S, it) + s); };
     auto pre_bar = [&](size_t p) { return bar(make_int(2 * G * S + static_cast<int64_t>(p), it)); };
+    auto pre_empty = [&](size_t p) { return bar(make_int(2 * G * S + P + static_cast<int64_t>(p), it)); };
     // Iteration number over the whole kernel (the stages and phases continue from tile to tile).
-    const Expr tile_base = persistent_.on ? Expr(persistent_.iter) * loop.extent : Expr();
+    // Where the trip count depends on the tile, the iterations of the CTA's earlier tiles are a
+    // running sum that each role keeps in a register (tile_loop).
+    const Expr tile_base = !persistent_.on        ? Expr()
+                           : persistent_.base.defined() ? make_load(persistent_.base, {make_int(0)})
+                                                        : Expr(persistent_.iter) * loop.extent;
     auto iter = [&](const Expr& kv) {
       Expr i = is_zero(loop.min) ? kv : kv - loop.min;
       return tile_base.defined() ? tile_base + i : i;
@@ -348,6 +364,24 @@ class Specializer : public StmtMutator {
       versions[b.get()] = Buffer(b.name(), b.dtype(), shape, b.scope(), {}, b->span);
     }
 
+    // The prologue copies, each on its own barrier (one CTA per tile: used once, phase 0;
+    // persistent: once per tile, with an empty barrier the consumers release).
+    TilePrologue tp;
+    if (P) {
+      std::vector<TilePrologueCopy> copies;
+      for (size_t p = 0; p < pre_.size(); ++p) {
+        const auto* op = top[pre_[p].first].stmt.as<TileOpNode>();
+        AttrMap attrs = op->attrs;
+        attrs["tma"] = Attr(true);
+        attrs["mbarrier"] = Attr(pre_bar(p));
+        copies.push_back({make_tile_op(op->op, op->args, attrs, op->span), pre_[p].second.bytes, pre_bar(p), pre_empty(p)});
+      }
+      // The tiles this CTA has run so far (tiles that a paired order skips do not count).
+      Expr tiles_run = !tile_pre ? Expr()
+                       : persistent_.base.defined() ? make_load(persistent_.base, {make_int(1)})
+                                                    : Expr(persistent_.iter);
+      tp = tile_prologue_protocol(copies, tiles_run);
+    }
     // Producer loop.
     Var kp(loop.var.name() + "_p", it);
     std::vector<Stmt> pbody;
@@ -366,21 +400,44 @@ class Specializer : public StmtMutator {
           Stmt cp = make_tile_op(op->op, op->args, attrs, op->span);
           pbody.push_back(rewrite_versions(substitute(cp, sub), versions, s));
         }
+        // Persistent: the tile's prologue loads follow its first group's (attention: Q after the
+        // first K), so that those, whose stage the consumers freed earlier, need not wait for the
+        // consumers' release of Q at the end of the previous tile.
+        if (g == 0 && tile_pre) pbody.push_back(make_if(eq(kp, loop.min), make_seq(tp.producer)));
       }
     }
     Stmt producer_loop = make_for(kp, loop.min, loop.extent, ForKind::kSerial, make_seq(pbody), {}, loop.span);
-    if (P) {  // the prologue copies first, each on its own barrier (used once: phase 0)
-      std::vector<Stmt> pre;
-      for (size_t p = 0; p < pre_.size(); ++p) {
-        const auto* op = top[pre_[p].first].stmt.as<TileOpNode>();
-        AttrMap attrs = op->attrs;
-        attrs["tma"] = Attr(true);
-        attrs["mbarrier"] = Attr(pre_bar(p));
-        pre.push_back(builtin("cuda.mbarrier_expect_tx", {pre_bar(p), make_int(pre_[p].second.bytes)}));
-        pre.push_back(make_tile_op(op->op, op->args, attrs, op->span));
-      }
+    int64_t trip = 0;
+    if (tile_pre && !(is_const_int(loop.extent, &trip) && trip > 0))  // a tile without iterations loads
+      // them all the same: its consumers wait for them
+      producer_loop = make_seq({producer_loop, make_if(loop.extent <= make_int(0, it), make_seq(tp.producer))});
+    else if (P && !tile_pre) {  // one CTA per tile: the prologue copies first
+      std::vector<Stmt> pre = tp.producer;
       pre.push_back(producer_loop);
       producer_loop = make_seq(pre);
+    }
+    // Where the consumers release the prologue's buffers (persistent form): after the last
+    // statement of the tile that uses them, or, in the overlapped loop where only statements up to
+    // its first GEMM use them (attention's Q), before the last iteration's second GEMM: the next
+    // tile's Q then loads under that GEMM and the epilogue.
+    size_t release_after = loop_at;
+    bool release_mid = false;
+    if (tile_pre) {
+      std::set<const BufferNode*> pre_bufs;
+      for (const auto& pc : pre_) pre_bufs.insert(top[pc.first].stmt.as<TileOpNode>()->args[1].region.buffer.get());
+      auto touches = [&](const BodyItem& b) {
+        std::set<const BufferNode*> used;
+        if (b.is_stmt()) collect_buffer_uses(b.stmt, &used);
+        else if (b.let_var.defined()) collect_buffer_uses(make_evaluate(b.let_value), &used);
+        for (const BufferNode* x : used)
+          if (pre_bufs.count(x)) return true;
+        return false;
+      };
+      for (size_t j = loop_at + 1; j < top.size(); ++j)
+        if (touches(top[j])) release_after = j;
+      release_mid = ov_.on && release_after == loop_at;
+      for (size_t j = ov_.g1 + 1; release_mid && j < items.size(); ++j)
+        if (!std::count(plan.producers.begin(), plan.producers.end(), j) && touches(items[j])) release_mid = false;
     }
 
     // Consumer loop.
@@ -388,7 +445,8 @@ class Specializer : public StmtMutator {
     std::vector<BodyItem> citems;
     Stmt consumer_loop;
     if (ov_.on) {
-      consumer_loop = overlapped_consumer(loop, items, is_producer, groups, versions, full, empty, iter, stage, parity);
+      consumer_loop = overlapped_consumer(loop, items, is_producer, groups, versions, full, empty, iter, stage, parity,
+                                          release_mid ? tp.release : std::vector<Stmt>{});
     } else {
       Expr i = iter(loop.var), s = stage(i), ph = parity(i);
       auto stmt_item = [&](const Stmt& x) {
@@ -443,17 +501,23 @@ class Specializer : public StmtMutator {
       if (top[j].is_stmt()) {
         if (pre_items.count(j)) continue;  // made by the producer
         if (j == loop_at)  // the prologue copies land before the loop starts
-          for (size_t p = 0; p < pre_.size(); ++p)
-            consumer.push_back(builtin("cuda.mbarrier_wait", {pre_bar(p), make_int(0, it)}));
+          consumer.insert(consumer.end(), tp.wait.begin(), tp.wait.end());
         if (j < loop_at && has_dist_op(top[j].stmt)) (producer_waits_ ? producer_waits : prologue).push_back(top[j].stmt);
         else consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
         if (j == loop_at) consumer.insert(consumer.end(), after_loop_.begin(), after_loop_.end());
+        if (j == release_after && !release_mid) consumer.insert(consumer.end(), tp.release.begin(), tp.release.end());
         continue;
       }
       BodyItem b = top[j];
       if (b.alloc.defined())
         if (auto v = versions.find(b.alloc.get()); v != versions.end()) b.alloc = v->second;
       (persistent_.on && b.let_var.defined() ? tile_bindings : bindings).push_back(b);
+    }
+    if (persistent_.base.defined()) {
+      BodyItem b;
+      b.alloc = persistent_.base;
+      b.span = loop.span;
+      bindings.push_back(b);
     }
     BodyItem mb;
     mb.alloc = mbar;
@@ -466,7 +530,10 @@ class Specializer : public StmtMutator {
                               make_seq({builtin("cuda.mbarrier_init", {full(g, si), make_int(1)}),
                                         builtin("cuda.mbarrier_init", {empty(g, si), make_int(groups[g].multicast ? nc / 32 * cluster_ : nc / 32)})})));
     }
-    for (size_t p = 0; p < pre_.size(); ++p) init.push_back(builtin("cuda.mbarrier_init", {pre_bar(p), make_int(1)}));
+    for (size_t p = 0; p < pre_.size(); ++p) {
+      init.push_back(builtin("cuda.mbarrier_init", {pre_bar(p), make_int(1)}));
+      if (tile_pre) init.push_back(builtin("cuda.mbarrier_init", {pre_empty(p), make_int(nc / 32)}));
+    }
     init.push_back(builtin("cuda.fence_barrier_init", {}));
     // Register budgets: the producer warpgroup gives registers to the consumers.
     std::vector<Stmt> pro, con;
@@ -660,7 +727,7 @@ class Specializer : public StmtMutator {
   Stmt overlapped_consumer(const ForNode& loop, const std::vector<BodyItem>& items, const std::set<size_t>& is_producer,
                            const std::vector<Group>& groups, const std::map<const BufferNode*, Buffer>& versions,
                            const Full& full, const Empty& empty, const Iter& iter, const Stage& stage,
-                           const Parity& parity) {
+                           const Parity& parity, const std::vector<Stmt>& mid_release) {
     const DataType it = loop.var.dtype();
     const int64_t G = static_cast<int64_t>(groups.size());
     const Expr i = iter(loop.var), s = stage(i), ph = parity(i);
@@ -731,8 +798,12 @@ class Specializer : public StmtMutator {
                           rewrite_versions(rebuild_body(a2), versions, s)});
     Stmt steady = make_for(loop.var, loop.min + one, loop.extent - one, ForKind::kSerial, body, {}, loop.span);
     const Expr any = loop.extent > make_int(0, it);
-    return make_seq({make_if(any, plain(0, ov_.split, loop.min)), steady,
-                     make_if(any, plain(ov_.split, items.size(), last))});
+    // `mid_release`: statements to run once every first GEMM has completed (the persistent form's
+    // release of the prologue's buffers, build).
+    std::vector<Stmt> seq = {make_if(any, plain(0, ov_.split, loop.min)), steady};
+    seq.insert(seq.end(), mid_release.begin(), mid_release.end());
+    seq.push_back(make_if(any, plain(ov_.split, items.size(), last)));
+    return make_seq(seq);
   }
 
   // Sets "async_proxy_operands" on each wgmma T.gemm of the loop whose shared operands (A unless it
@@ -981,11 +1052,14 @@ class Specializer : public StmtMutator {
   void plan_prologue(const KernelLaunchNode& k, const std::vector<BodyItem>& top, size_t loop_at, const ForNode& loop,
                      const std::vector<BodyItem>& items, const LayoutMap& lm) {
     pre_.clear();
-    if (persistent_.on || cluster_ > 1 || has_dist_ || config_bool(ctx_.configs, "tl.disable_prologue_tma")) return;
+    if ((persistent_.on && !persistent_prologue_) || cluster_ > 1 || has_dist_ ||
+        config_bool(ctx_.configs, "tl.disable_prologue_tma"))
+      return;
     // Not where the trip count depends on the block (causal attention): there it measured no
     // faster than the consumers' own copy on an H100 (2026-11-27, docs/PERFORMANCE.md: within
     // the few percent that interleaved rounds vary), so causal kernels keep the older form.
-    if (trip_depends_on_tile(k, top, loop)) return;
+    // The persistent form (TL_ENABLE_PERSISTENT_FLASH) loads Q per tile by TMA in either case.
+    if (!persistent_.on && trip_depends_on_tile(k, top, loop)) return;
     std::vector<std::set<const BufferNode*>> writes(top.size()), uses(top.size());
     std::set<const BufferNode*> loop_writes;
     Analyzer an;
@@ -1043,6 +1117,10 @@ class Specializer : public StmtMutator {
     Expr tiles;            // number of tiles (the original grid's size)
     std::vector<Stmt> tile_lets;  // per tile: let t, the original block variables (rasterized)
     Expr trip;             // iterations of the tile loop
+    // Where the pipelined loop's trip count depends on the tile (TL_ENABLE_PERSISTENT_FLASH only):
+    Expr valid;            // whether the tile loop's iteration runs a tile (persistent_order.h)
+    Buffer base;           // per thread: [0] the pipelined iterations of the CTA's earlier tiles, [1] their number
+    Expr extent;           // the pipelined loop's trip count (added to base after each tile)
   };
 
   // Whether `e` uses a variable of `vars`.
@@ -1065,10 +1143,13 @@ class Specializer : public StmtMutator {
   }
 
   // Decides the persistent form: every tile's pipelined loop runs the same iterations (its bounds do
-  // not depend on the block index), so a static round-robin over the tiles is balanced.
+  // not depend on the block index), so a static round-robin over the tiles is balanced. Where they
+  // do (causal attention), only with TL_ENABLE_PERSISTENT_FLASH: then the tiles run in pairs of
+  // complementary lengths (persistent_order.h), and the ring's position is a running sum.
   void plan_persistent(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
     if (config_bool(ctx_.configs, "tl.disable_persistent") || k.grid.empty() || k.grid.size() > 3) return;
-    if (trip_depends_on_tile(k, top, loop)) return;
+    const bool varying = trip_depends_on_tile(k, top, loop);
+    if (varying && !persistent_prologue_) return;
     Persistent& p = persistent_;
     p.on = true;
     p.cta = Var("cta", DataType::Int32());
@@ -1077,6 +1158,15 @@ class Specializer : public StmtMutator {
     while (g.size() < 3) g.push_back(make_int(1));
     p.tiles = g[0] * g[1] * g[2];
     Expr nctas = make_call(DataType::Int32(), "cuda.num_ctas", {});
+    if (varying) {
+      PairedTileOrder o = paired_tile_order(k.grid, k.block_vars, p.cta, p.iter, nctas);
+      p.trip = o.trip;
+      p.tile_lets = o.lets;
+      p.valid = o.valid;
+      p.base = Buffer("tl_tile_base", loop.var.dtype(), {make_int(2)}, MemScope::kLocal, {}, loop.span);
+      p.extent = loop.extent;
+      return;
+    }
     p.trip = ceildiv(p.tiles - p.cta, nctas);
     Var t("tile", DataType::Int32());
     p.tile_lets.push_back(make_let(t, p.cta + p.iter * nctas, make_nop()));
@@ -1119,11 +1209,21 @@ class Specializer : public StmtMutator {
     };
     for (const Stmt& l : persistent_.tile_lets) add_let(l.as<LetStmtNode>()->var, l.as<LetStmtNode>()->value);
     for (const BodyItem& l : lets) add_let(l.let_var, l.let_value);
+    const Buffer& base = persistent_.base;
+    Stmt tile = body;
+    auto add = [&](int64_t i, const Expr& v) {
+      return make_store(base, {make_int(i)}, make_load(base, {make_int(i)}) + v, span);
+    };
+    if (base.defined()) tile = make_seq({tile, add(0, persistent_.extent), add(1, make_int(1, base.dtype()))});
+    if (persistent_.valid.defined()) tile = make_if(persistent_.valid, tile);
     BodyItem b;
-    b.stmt = substitute(body, sub);
+    b.stmt = substitute(tile, sub);
     b.span = span;
     items.push_back(b);
-    return make_for(iter, make_int(0), persistent_.trip, ForKind::kSerial, rebuild_body(items), {}, span);
+    Stmt loop = make_for(iter, make_int(0), persistent_.trip, ForKind::kSerial, rebuild_body(items), {}, span);
+    if (!base.defined()) return loop;
+    const Expr zero = make_int(0, base.dtype());
+    return make_seq({make_store(base, {make_int(0)}, zero, span), make_store(base, {make_int(1)}, zero, span), loop});
   }
 
   // Whether the consumer part of the loop body may need a barrier of all consumer threads (which
@@ -1158,6 +1258,7 @@ class Specializer : public StmtMutator {
   }
 
   Persistent persistent_;
+  bool persistent_prologue_ = false;  // TL_ENABLE_PERSISTENT_FLASH: see tile_prologue.h
   bool pingpong_ = false;
   std::set<size_t> pingpong_items_;  // the loop body's GEMM items
   const PassContext& ctx_;
