@@ -4,7 +4,10 @@ remaining gaps"): if the gap to cuDNN is a fixed cost per CTA (each of our non-p
 its pipeline and stores its output, cuDNN's persistent CTAs overlap that with the previous tile),
 its share falls as S grows, since a CTA then runs S / block_N KV iterations for the same fixed cost.
 
-    python3 bench/gpu_flash_seqlen.py [--rounds 3]
+    python3 bench/gpu_flash_seqlen.py [--rounds 3] [--persistent]
+
+--persistent adds the persistent form (TL_ENABLE_PERSISTENT_FLASH: one CTA per SM, the next tile's
+Q, K and V loaded under the current tile's last GEMM) timed in the same rounds.
 """
 import argparse
 import statistics
@@ -23,6 +26,7 @@ SHAPES = [(32, 1024), (16, 2048), (8, 4096), (4, 8192), (2, 16384)]  # (batch, s
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--persistent", action="store_true")
     args = ap.parse_args()
     for causal in (False, True):
         for B, S in SHAPES:
@@ -35,22 +39,32 @@ def main():
                 with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                     return torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
             ref = cudnn().transpose(1, 2)
-            ours = TorchKernel(K.flashattn(B, H, S, D, causal, block_M=128, block_N=128, num_stages=2, threads=256))
-            ours(q, k, v, o)
-            torch.cuda.synchronize()
-            err = rel_err(o, ref)
-            ratios = []
+            src = K.flashattn(B, H, S, D, causal, block_M=128, block_N=128, num_stages=2, threads=256)
+            forms = {"default": TorchKernel(src)}
+            if args.persistent:
+                forms["persistent"] = TorchKernel(src, {"tl.enable_persistent_flash": True})
+            errs = {}
+            for name, ours in forms.items():
+                o.zero_()
+                ours(q, k, v, o)
+                torch.cuda.synchronize()
+                errs[name] = rel_err(o, ref)
+            ratios = {name: [] for name in forms}
+            times = {}
             for _ in range(args.rounds):
                 t_ref = bench(cudnn)
-                t_ours = bench(lambda: ours(q, k, v, o))
-                ratios.append(t_ref / t_ours)
+                for name, ours in forms.items():
+                    times[name] = bench(lambda: ours(q, k, v, o))
+                    ratios[name].append(t_ref / times[name])
             flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
-            med = statistics.median(ratios)
-            print(f"flash causal={causal} B{B} S{S}: {t_ours:.3f} ms ({flops / t_ours / 1e9:.0f} TFLOPS), cuDNN "
-                  f"{t_ref:.3f} ms; x cuDNN median {med:.3f} {[round(r, 3) for r in ratios]}, "
-                  f"CTAs {B * H * S // 128}, KV iterations per CTA {S // 128}, rel err vs cuDNN {err:.1e}", flush=True)
-            record(bench="flash_seqlen", causal=causal, batch=B, seq_len=S, ratios=ratios, ours_ms=t_ours,
-                   cudnn_ms=t_ref, rel_err=err)
+            for name in forms:
+                t_ours, med = times[name], statistics.median(ratios[name])
+                print(f"flash {name} causal={causal} B{B} S{S}: {t_ours:.3f} ms ({flops / t_ours / 1e9:.0f} TFLOPS), "
+                      f"cuDNN {t_ref:.3f} ms; x cuDNN median {med:.3f} {[round(r, 3) for r in ratios[name]]}, "
+                      f"tiles {B * H * S // 128}, KV iterations per tile {S // 128}, rel err vs cuDNN {errs[name]:.1e}",
+                      flush=True)
+                record(bench="flash_seqlen", form=name, causal=causal, batch=B, seq_len=S, ratios=ratios[name],
+                       ours_ms=t_ours, cudnn_ms=t_ref, rel_err=errs[name])
 
 
 if __name__ == "__main__":
