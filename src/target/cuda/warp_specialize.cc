@@ -313,11 +313,11 @@ class Specializer : public StmtMutator {
     // thread waits per tile, the consumers never do.
     // Attention (the overlapped form) keeps one CTA per tile too: on an H100 (2026-11-26) the
     // persistent flash-attention forward ran 9% slower, on an H200 6% (docs/PERFORMANCE.md), with
-    // Q copied by the consumers at the start of each tile. TL_ENABLE_PERSISTENT_FLASH (off by
-    // default until measured) makes it persistent with Q the producer's per-tile TMA load
-    // (tile_prologue.h): the producer loads the next tile's Q, K and V while the consumers finish
-    // the current tile; causal attention too (plan_persistent).
-    persistent_prologue_ = config_bool(ctx_.configs, "tl.enable_persistent_flash");
+    // Q copied by the consumers at the start of each tile. With Q the producer's per-tile TMA load
+    // (tile_prologue.h: the producer loads the next tile's Q, K and V while the consumers finish
+    // the current tile; causal attention too, plan_persistent) it is 2-3% faster than one CTA per
+    // tile (H100, 2026-11-27), so TL_ENABLE_PERSISTENT_FLASH is on unless set to False.
+    persistent_prologue_ = config_bool(ctx_.configs, "tl.enable_persistent_flash", true);
     if ((!has_dist_ || producer_waits_) && cluster_ <= 1 && (!ov_.on || persistent_prologue_))
       plan_persistent(k, top, *loop);
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no

@@ -107,12 +107,13 @@ def test_flash_attention(kind, causal):
     """K and V are two producer groups (Q K^T starts before V has landed)."""
     B, H, S, D = 1, 2, 256, 64
     f = K.flashattn(B, H, S, D, causal, block_M=128, block_N=64, num_stages=2, threads=256)
-    src = build(f, "sm_90a")["source"]
+    # One CTA per tile (the persistent default has its own tests: test_persistent_flash.py).
+    src = build(f, "sm_90a", ONE_CTA_PER_TILE)["source"]
     # K, V and, where every block runs the same iterations (not causal), Q before the loop
     assert src.count("tl::mbarrier_arrive_expect_tx(") == (2 if causal else 3)
     # No warpgroup ping-pong by default (slower than lockstep on an H100: docs/PERFORMANCE.md).
     assert "named_barrier_sync((2" not in src and "named_barrier_arrive" not in src
-    check_flash(kind, f, B, H, S, D, causal)
+    check_flash(kind, f, B, H, S, D, causal, ONE_CTA_PER_TILE)
 
 
 @pytest.mark.parametrize("disable", [False, True])
@@ -123,7 +124,7 @@ def test_flash_attention_q_by_tma(kind, disable):
     TL_DISABLE_PROLOGUE_TMA the consumers copy Q themselves (thread stores, a block barrier)."""
     B, H, S, D = 1, 2, 256, 64
     f = K.flashattn(B, H, S, D, False, block_M=128, block_N=64, num_stages=2, threads=256)
-    configs = {"tl.disable_prologue_tma": True} if disable else {}
+    configs = dict(ONE_CTA_PER_TILE, **({"tl.disable_prologue_tma": True} if disable else {}))
     src = build(f, "sm_90a", configs)["source"]
     q_tma = [ln for ln in src.splitlines() if "tl::tma_load(" in ln and "(&Q_shared[" in ln]
     q_threads = [ln for ln in src.splitlines() if "copy_vec" in ln and "(&Q_shared[" in ln]
@@ -203,7 +204,7 @@ def test_causal_loop_skips_the_proxy_fence(kind, elide):
     last store. TL_DISABLE_LOOP_PROXY_FENCE_ELISION keeps the fence in every iteration."""
     B, H, S, D = 1, 2, 384, 64
     f = K.flashattn(B, H, S, D, True, block_M=128, block_N=64, num_stages=2, threads=256)
-    configs = {} if elide else {"tl.disable_loop_proxy_fence_elision": True}
+    configs = dict(ONE_CTA_PER_TILE, **({} if elide else {"tl.disable_loop_proxy_fence_elision": True}))
     src = build(f, "sm_90a", configs)["source"]
     ss = [ln.strip() for ln in src.splitlines() if "tl::wgmma_gemm_ss<" in ln]
     assert len(ss) == 2 and ", -1" not in ss[0] and ", -1" in ss[1], ss
@@ -284,6 +285,9 @@ def test_reading_an_in_flight_accumulator_is_reported():
     races = emulate_flash_text(text.replace(wait + "\n", ""))["races"]
     assert any("in-flight wgmma owns" in r for r in races), races
 
+
+# The one-CTA-per-tile form of attention-like (overlapped) loops, which are persistent by default.
+ONE_CTA_PER_TILE = {"tl.enable_persistent_flash": False}
 
 def check_flash(kind, f, B, H, S, D, causal, configs=None):
     q, k, v = (rng.standard_normal((B, S, H, D)).astype(np.float16) for _ in range(3))
@@ -415,22 +419,27 @@ def load_example(name):
     return mod
 
 
+@pytest.mark.parametrize("persistent", [True, False])
 @pytest.mark.parametrize("kv_len", [192, 100])
 @pytest.mark.parametrize("kind", KINDS)
-def test_mla_decode(kind, kv_len):
+def test_mla_decode(kind, kv_len, persistent):
     """examples/mla_decode: three GEMMs, P through shared memory, reductions across warpgroups;
-    the latent cache (4-D TMA boxes of 8 panels) and the rotary keys are two producer groups."""
+    the latent cache (4-D TMA boxes of 8 panels) and the rotary keys are two producer groups. The
+    kernel is persistent either way; by default Q and its rotary part are the producer's TMA loads
+    per tile (two more groups), with TL_ENABLE_PERSISTENT_FLASH=False the consumers copy them."""
     ex = load_example("mla_decode")
     B, H, D, P = 2, 64, 512, 64
     f = ex.mla_decode(B, H, kv_len, D, P, block_N=64, block_H=64)
-    src = build(f, "sm_90a")["source"]
-    assert src.count("tl::mbarrier_arrive_expect_tx(") == 2 and "named_barrier_sync((2" not in src
+    configs = {} if persistent else ONE_CTA_PER_TILE
+    src = build(f, "sm_90a", configs)["source"]
+    assert src.count("tl::mbarrier_arrive_expect_tx(") == (4 if persistent else 2)
+    assert "tile_iter" in src and "named_barrier_sync((2" not in src
     q = rng.standard_normal((B, H, D)).astype(np.float16)
     q_pe = rng.standard_normal((B, H, P)).astype(np.float16)
     kv = rng.standard_normal((B, kv_len, D)).astype(np.float16)
     k_pe = rng.standard_normal((B, kv_len, P)).astype(np.float16)
     o = np.full((B, H, D), np.nan, np.float16)
-    out = run(kind, f, (q, q_pe, kv, k_pe, o))[4]
+    out = run(kind, f, (q, q_pe, kv, k_pe, o), configs)[4]
     check(out, ex.reference(q, q_pe, kv, k_pe), 1e-2)
 
 
@@ -446,8 +455,8 @@ def test_mla_decode_paged(kind):
     k_pe = rng.standard_normal((B, kv_len, P)).astype(np.float16)
     kv_pool, k_pe_pool, table, num_pages = ex.paged_cache(kv, k_pe, page, rng)
     f = ex.mla_decode(B, H, kv_len, D, P, block_N=64, block_H=64, page_size=page, num_pages=num_pages)
-    src = build(f, "sm_90a")["source"]
-    assert src.count("tl::mbarrier_arrive_expect_tx(") == 2 and "block_table[" in src
+    src = build(f, "sm_90a")["source"]  # persistent by default: Q and Q_pe per tile by TMA as well
+    assert src.count("tl::mbarrier_arrive_expect_tx(") == 4 and "block_table[" in src and "tile_iter" in src
     o = np.full((B, H, D), np.nan, np.float16)
     out = run(kind, f, (q, q_pe, kv_pool, k_pe_pool, table, o))[5]
     check(out, ex.reference(q, q_pe, kv, k_pe), 1e-2)
