@@ -15,7 +15,8 @@ Two ways in, as in TileLang:
               .run(warmup=3, rep=20))        # AutotuneResult: .config, .kernel, .latency, ...
 
 Configurations are built in the calling thread (the frontend runs Python), compiled in parallel
-threads (the system compiler runs in parallel processes), then checked and timed one at a time. A
+threads (the system compiler runs in parallel processes), then checked and timed one at a time
+(with top_k, each kept one as soon as it has compiled, while the others still compile). A
 configuration that fails to build, fails the check or exceeds `timeout` seconds is skipped and
 reported; if none survives, RuntimeError lists why each failed. With `verbose` and tqdm installed,
 progress bars show both phases with the best time so far (without tqdm: one log line per config).
@@ -27,7 +28,9 @@ configurations with TileSight (tilelang.tilesight: a cost model over the IR, not
 run), drops those that cannot fit the target (shared memory, registers, UB: status "does not fit",
 the reason in the message) and compiles and measures only the N best-ranked (a kept one that fails
 to compile is replaced by the next-ranked); the others are reported as "not measured" with their
-estimate.
+estimate. The ranking's compiler work (on sm_90a each estimate lowers its configuration) runs in a
+thread pool from the moment each IR is built; the estimates' Python model runs in the calling
+thread as those lowerings finish.
 """
 import concurrent.futures
 import dataclasses
