@@ -145,7 +145,7 @@ CPU_CONFIGS = [{"block_M": bm, "block_N": bn} for bm, bn in
 
 def test_picks_are_measured_while_the_others_compile_and_a_failure_is_replaced_at_once():
     # rank 1 fails, its replacement (rank 4) fails too, rank 5 replaces that; rank 2 compiles slowly
-    plan = {1: (0.05, None), 2: (0.8, 3.0), 3: (0.05, 2.5), 4: (0.05, None), 5: (0.05, 1.5)}
+    plan = {1: (0.05, None), 2: (1.5, 3.0), 3: (0.05, 2.5), 4: (0.05, None), 5: (0.05, 1.5)}
     tuner, rank_of, log = _fake_compiles(CPU_CONFIGS, plan)
     t0 = time.monotonic()
     result = tuner.run(warmup=1, rep=1)
@@ -167,7 +167,8 @@ def test_picks_are_measured_while_the_others_compile_and_a_failure_is_replaced_a
     p = tuner.phase_seconds
     assert p["compiled"] == 3 and p["overlap"] > 0.2 and p["measure"] >= 3 * 0.15
     total = p["build"] + p["rank"] + p["compile"] + p["measure"] - p["overlap"]
-    assert abs(total - wall) < 0.1, (p, wall)
+    # the phases do not count any second twice, and leave out only run()'s own bookkeeping
+    assert -0.02 < wall - total < 0.3, (p, wall)
 
 
 def test_exhaustive_measures_after_every_compile_and_agrees_on_the_best():
