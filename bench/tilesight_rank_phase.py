@@ -3,8 +3,10 @@ estimates themselves, so that a change to what the ranking costs can be shown no
 ranks.
 
     python bench/tilesight_rank_phase.py --rank [--rounds 3] [--workloads flash,gemm] [--threads N]
-        Each round runs the rank phase (AutoTuner._select_top_k: the phase_seconds["rank"] of a
-        tuning run, 24 sm_90a lowerings + estimates in the tuner's thread pool) in a fresh process,
+        Each round runs the rank phase (AutoTuner._select_top_k over IRs already built: 24 sm_90a
+        lowerings in the tuner's thread pool, the estimates' model in the calling thread; in a
+        tuning run the lowerings start while the IRs are built, so build + rank is what compares
+        with this) in a fresh process,
         with a fresh kernel cache, and prints its wall and CPU seconds and the machine's load.
         PYTHONPATH selects the build (e.g. a copy of python/ made before a change, alternated with
         this tree's).

@@ -15,7 +15,8 @@ Two ways in, as in TileLang:
               .run(warmup=3, rep=20))        # AutotuneResult: .config, .kernel, .latency, ...
 
 Configurations are built in the calling thread (the frontend runs Python), compiled in parallel
-threads (the system compiler runs in parallel processes), then checked and timed one at a time. A
+threads (the system compiler runs in parallel processes), then checked and timed one at a time
+(with top_k, each kept one as soon as it has compiled, while the others still compile). A
 configuration that fails to build, fails the check or exceeds `timeout` seconds is skipped and
 reported; if none survives, RuntimeError lists why each failed. With `verbose` and tqdm installed,
 progress bars show both phases with the best time so far (without tqdm: one log line per config).
@@ -27,7 +28,9 @@ configurations with TileSight (tilelang.tilesight: a cost model over the IR, not
 run), drops those that cannot fit the target (shared memory, registers, UB: status "does not fit",
 the reason in the message) and compiles and measures only the N best-ranked (a kept one that fails
 to compile is replaced by the next-ranked); the others are reported as "not measured" with their
-estimate.
+estimate. The ranking's compiler work (on sm_90a each estimate lowers its configuration) runs in a
+thread pool from the moment each IR is built; the estimates' Python model runs in the calling
+thread as those lowerings finish.
 """
 import concurrent.futures
 import dataclasses
@@ -90,6 +93,108 @@ def _same_kernel(kernel):
 
 def _param_signature(kernel):
     return [(p.name, p.dtype, tuple(p.shape)) for p in kernel.params if p.role == "input"]
+
+
+class _Measurements:
+    """Checks and times compiled configurations, one at a time, in the calling thread: the same calls
+    with the same arguments in both modes (exhaustive and top_k). Keeps the inputs (generated once
+    per signature), the reference's latency, the best time so far, and when it measured (for
+    AutoTuner.phase_seconds)."""
+
+    def __init__(self, tuner, warmup, rep, timeout, results):
+        self.tuner, self.warmup, self.rep, self.timeout, self.results = tuner, warmup, rep, timeout, results
+        self.inputs, self.inputs_sig = None, None
+        self.ref_latency = None
+        self.best_ms, self.failed, self.n_same = None, 0, 0
+        self.t_inputs = 0.0          # generating the profiler's inputs (once per signature)
+        self.timed = {}              # _same_kernel key -> the config measured for it
+        self.intervals = []          # (start, end) of each measure() call
+        self.progress = None
+
+    def seconds(self):
+        return sum(b - a for a, b in self.intervals)
+
+    def seconds_before(self, t):
+        """Seconds spent measuring before time `t` (while compiles were still running)."""
+        return sum(max(0.0, min(b, t) - a) for a, b in self.intervals)
+
+    def close(self):
+        if self.progress is not None:
+            self.progress.close()
+
+    def measure(self, i, kernel):
+        if self.progress is None:
+            tuner = self.tuner
+            total = tuner.top_k if tuner.top_k is not None else sum(1 for r in self.results if r.status == "ok")
+            self.progress = store.Progress(total, f"Tuning {tuner._name()}", tuner.verbose)
+        t0 = time.monotonic()
+        try:
+            self._measure(i, kernel)
+        finally:
+            self.intervals.append((t0, time.monotonic()))
+
+    def _measure(self, i, kernel):
+        results, tuner, progress = self.results, self.tuner, self.progress
+        p = tuner.profile_args
+        warmup, rep, timeout = self.warmup, self.rep, self.timeout
+        same = _same_kernel(kernel)
+        j = self.timed.get(same) if same is not None else None
+        if j is not None:
+            # The same kernel (source, target, options) as a config already measured: the same
+            # binary on the same inputs, so its check and time are that config's.
+            r = results[j]
+            results[i].status, results[i].latency = r.status, r.latency
+            results[i].message = f"compiled to the same kernel as config {r.config}; measured once"
+            if r.status != "ok":
+                results[i].message = r.message
+                self.failed += 1
+            self.n_same += 1
+            progress.step(self.best_ms, self.failed)
+            return
+        if same is not None:
+            self.timed[same] = i
+        profiler = kernel.get_profiler(p.supply_type)
+        try:
+            if p.supply_prog is not None:
+                args = list(p.supply_prog(profiler._get_params()))
+            else:
+                sig = _param_signature(kernel)
+                if self.inputs is None or sig != self.inputs_sig:
+                    t_in = time.monotonic()
+                    self.inputs, self.inputs_sig = profiler._get_inputs(), sig
+                    self.t_inputs += time.monotonic() - t_in
+                args = self.inputs
+        except Exception as e:  # noqa: BLE001
+            results[i].status, results[i].message = "run error", _short(e)
+            return
+        try:
+            if not p.skip_check and p.manual_check_prog is not None and p.ref_prog is not None:
+                tuner._with_timeout(lambda: profiler.manual_assert_close(
+                    p.ref_prog, input_tensors=args, manual_check_prog=p.manual_check_prog), timeout)
+            elif not p.skip_check and p.ref_prog is not None:
+                tuner._with_timeout(lambda: profiler.assert_allclose(
+                    p.ref_prog, atol=p.atol, rtol=p.rtol, max_mismatched_ratio=p.max_mismatched_ratio,
+                    input_tensors=args), timeout)
+            results[i].latency = tuner._with_timeout(
+                lambda: profiler.do_bench(warmup=warmup, rep=rep, input_tensors=args), timeout)
+            if self.ref_latency is None and p.ref_prog is not None:
+                try:
+                    self.ref_latency = profiler.do_bench(p.ref_prog, warmup=warmup, rep=rep, input_tensors=args)
+                except Exception:  # noqa: BLE001 - a reference that cannot be timed is fine
+                    self.ref_latency = None
+        except AssertionError as e:
+            results[i].status, results[i].message = "check failed", _short(e)
+        except TimeoutError as e:
+            results[i].status, results[i].message = "timeout", str(e)
+        except Exception as e:  # noqa: BLE001
+            results[i].status, results[i].message = "run error", _short(e)
+        if results[i].status == "ok":
+            self.best_ms = results[i].latency if self.best_ms is None else min(self.best_ms, results[i].latency)
+            if not progress.active:
+                tuner._log(f"config {results[i].config}: {results[i].latency:.4f} ms")
+        else:
+            self.failed += 1
+        progress.step(self.best_ms, self.failed)
 
 
 class AutoTuner:
@@ -277,109 +382,35 @@ class AutoTuner:
         configs = self._configs() if configs is None else configs
         results = [ConfigResult(dict(c)) for c in configs]
 
-        # 1. Build the IR of every config here (the frontend runs Python), then compile in parallel.
+        # 1. Build the IR of every config here (the frontend runs Python); with top_k, rank them
+        #    (their lowerings start while the next configs are built). 2. Compile in parallel and
+        #    check and time each compiled config: exhaustive, after all compiled; with top_k, each
+        #    as soon as it compiled, while the others still compile.
         t_start = time.monotonic()
         warm_up = self._warm_up_compiler()
-        prims = [None] * len(configs)
-        for i, c in enumerate(configs):
-            try:
-                prims[i] = self._elaborate(c)
-            except Exception as e:  # noqa: BLE001 - any failure skips the config
-                results[i].status, results[i].message = "compile error", _short(e)
-        t_elaborated = time.monotonic()
-        held = {}
-        if self.top_k is not None:
-            held = self._select_top_k(prims, results)
+        prims, held, t_elaborated = self._build_and_rank(configs, results)
         t_built = time.monotonic()
-        kernels = self._compile_all(configs, prims, results, timeout)
-        if held:
-            self._refill_top_k(configs, held, results, kernels, timeout)
+        meter = _Measurements(self, warmup, rep, timeout, results)
+        kernels, t_compiled = self._compile_and_measure(configs, prims, held, results, timeout, meter)
         if warm_up is not None:
             warm_up.join()  # long done (a trivial compile); not left running into interpreter exit
-        t_compiled = time.monotonic()
-        t_inputs = 0.0  # generating the profiler's inputs (once per signature), inside "measure"
-
-        # 2. Check and time each compiled config.
-        p = self.profile_args
-        inputs, inputs_sig = None, None
-        ref_latency = None
-        best_ms, failed = None, 0
-        progress = store.Progress(sum(1 for k in kernels if k is not None), f"Tuning {self._name()}", self.verbose)
-        timed = {}  # _same_kernel key -> the config measured for it
-        n_same = 0
-        for i, kernel in enumerate(kernels):
-            if kernel is None:
-                continue
-            same = _same_kernel(kernel)
-            j = timed.get(same) if same is not None else None
-            if j is not None:
-                # The same kernel (source, target, options) as a config already measured: the same
-                # binary on the same inputs, so its check and time are that config's.
-                r = results[j]
-                results[i].status, results[i].latency = r.status, r.latency
-                results[i].message = f"compiled to the same kernel as config {r.config}; measured once"
-                if r.status != "ok":
-                    results[i].message = r.message
-                    failed += 1
-                n_same += 1
-                progress.step(best_ms, failed)
-                continue
-            if same is not None:
-                timed[same] = i
-            profiler = kernel.get_profiler(p.supply_type)
-            try:
-                if p.supply_prog is not None:
-                    args = list(p.supply_prog(profiler._get_params()))
-                else:
-                    sig = _param_signature(kernel)
-                    if inputs is None or sig != inputs_sig:
-                        t_in = time.monotonic()
-                        inputs, inputs_sig = profiler._get_inputs(), sig
-                        t_inputs += time.monotonic() - t_in
-                    args = inputs
-            except Exception as e:  # noqa: BLE001
-                results[i].status, results[i].message = "run error", _short(e)
-                continue
-            try:
-                if not p.skip_check and p.manual_check_prog is not None and p.ref_prog is not None:
-                    self._with_timeout(lambda: profiler.manual_assert_close(
-                        p.ref_prog, input_tensors=args, manual_check_prog=p.manual_check_prog), timeout)
-                elif not p.skip_check and p.ref_prog is not None:
-                    self._with_timeout(lambda: profiler.assert_allclose(
-                        p.ref_prog, atol=p.atol, rtol=p.rtol, max_mismatched_ratio=p.max_mismatched_ratio,
-                        input_tensors=args), timeout)
-                results[i].latency = self._with_timeout(
-                    lambda: profiler.do_bench(warmup=warmup, rep=rep, input_tensors=args), timeout)
-                if ref_latency is None and p.ref_prog is not None:
-                    try:
-                        ref_latency = profiler.do_bench(p.ref_prog, warmup=warmup, rep=rep, input_tensors=args)
-                    except Exception:  # noqa: BLE001 - a reference that cannot be timed is fine
-                        ref_latency = None
-            except AssertionError as e:
-                results[i].status, results[i].message = "check failed", _short(e)
-            except TimeoutError as e:
-                results[i].status, results[i].message = "timeout", str(e)
-            except Exception as e:  # noqa: BLE001
-                results[i].status, results[i].message = "run error", _short(e)
-            if results[i].status == "ok":
-                best_ms = results[i].latency if best_ms is None else min(best_ms, results[i].latency)
-                if not progress.active:
-                    self._log(f"config {results[i].config}: {results[i].latency:.4f} ms")
-            else:
-                failed += 1
-            progress.step(best_ms, failed)
-        progress.close()
+        meter.close()
         n_built = sum(1 for k in kernels if k is not None)
-        # Where the wall time went (bench/tilesight_validate.py records it; docs/PERFORMANCE.md).
+        # Where the wall time went (bench/tilesight_validate.py records it; docs/PERFORMANCE.md):
+        # build + rank + compile + measure - overlap is the wall time of the run.
+        overlap = meter.seconds_before(t_compiled)
         self.phase_seconds = {"build": t_elaborated - t_start, "rank": t_built - t_elaborated,
-                              "compile": t_compiled - t_built, "measure": time.monotonic() - t_compiled,
-                              "inputs": t_inputs, "compiled": n_built, "compile_threads": self._num_workers(n_built)}
+                              "compile": t_compiled - t_built, "measure": meter.seconds(), "overlap": overlap,
+                              "inputs": meter.t_inputs, "compiled": n_built,
+                              "compile_threads": self._num_workers(n_built)}
         self._log(f"{len(configs)} configs: built in {t_elaborated - t_start:.1f} s"
                   + (f", ranked by TileSight in {t_built - t_elaborated:.1f} s" if self.top_k is not None else "")
                   + f", {n_built} compiled in "
                   f"{t_compiled - t_built:.1f} s ({self._num_workers(n_built)} threads), checked and timed in "
-                  f"{time.monotonic() - t_compiled:.1f} s (inputs generated in {t_inputs:.1f} s)"
-                  + (f" ({n_same} compiled to the kernel of another config and were measured once)" if n_same else ""))
+                  f"{meter.seconds():.1f} s (inputs generated in {meter.t_inputs:.1f} s"
+                  + (f"; {overlap:.1f} s of it while others compiled" if overlap else "") + ")"
+                  + (f" ({meter.n_same} compiled to the kernel of another config and were measured once)"
+                     if meter.n_same else ""))
 
         self._report_skipped(results)
         ok = [i for i, r in enumerate(results) if r.status == "ok" and r.latency is not None]
@@ -392,10 +423,190 @@ class AutoTuner:
         self._best_index = best
         self._log(f"best config {results[best].config}: {results[best].latency:.4f} ms")
         kernel = kernels[best]
+        ref_latency = meter.ref_latency
         kernel.update_tuner_result(results[best].latency, results[best].config, ref_latency)
         return AutotuneResult(latency=results[best].latency, config=results[best].config, ref_latency=ref_latency,
                               libcode=kernel.get_kernel_source(), func=kernel.prim_func, kernel=kernel,
                               results=results)
+
+    def _build_and_rank(self, configs, results):
+        """Builds every configuration's IR in this thread. With top_k, each built configuration's
+        lowering for its TileSight estimate starts in the pool at once (while the next ones are built),
+        the estimates' Python runs here as the lowerings finish, and the ranking marks what is not
+        compiled (_rank_top_k). Returns (prims, held, the time the last IR was built); prims[i] is
+        None for a configuration that is not compiled now, held the next-ranked ones (_rank_top_k)."""
+        prims = [None] * len(configs)
+
+        def build():
+            for i, c in enumerate(configs):
+                try:
+                    prims[i] = self._elaborate(c)
+                except Exception as e:  # noqa: BLE001 - any failure skips the config
+                    results[i].status, results[i].message = "compile error", _short(e)
+                    continue
+                yield i
+
+        if self.top_k is None:
+            for _ in build():
+                pass
+            return prims, {}, time.monotonic()
+        stamp = {}
+        outcomes = self._estimate_all(build(), prims, results, stamp, len(configs))
+        return prims, self._rank_top_k(prims, results, outcomes), stamp["built"]
+
+    def _select_top_k(self, prims, results):
+        """Ranks configurations already built (prims) with TileSight; marks those that do not fit and
+        those ranked below top_k so that they are not compiled (prims[i] = None). Returns held."""
+        todo = [i for i, prim in enumerate(prims) if prim is not None]
+        outcomes = self._estimate_all(iter(todo), prims, results, {}, len(todo))
+        return self._rank_top_k(prims, results, outcomes)
+
+    def _lower_for_rank(self, prim, config):
+        """A worker thread's part of one estimate: the target and compile options it is estimated and
+        lowered for, and the lowering itself (on sm_90a the C++ lowering, without the GIL; kept for
+        the compile of a kept configuration)."""
+        from .. import tilesight  # noqa: PLC0415
+        target = self._estimate_target(prim)
+        options = self._compile_options(config)
+        return target, options, tilesight.lower_for_estimate(prim, target=target, compile_options=options)
+
+    def _estimate_all(self, indices, prims, results, stamp, n):
+        """{i: (Estimate or None, the exception that prevented it)} for the configurations `indices`
+        yields (each once its prims[i] is built): the lowerings run in parallel threads, as compiling
+        does, from the moment each is yielded; the estimates' Python model runs in this thread as they
+        finish (one thread holding the GIL for it, not all of them taking turns). stamp["built"]: when
+        the last index was yielded."""
+        from .. import tilesight  # noqa: PLC0415
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self._num_workers(n))
+        futures = {}
+        try:
+            for i in indices:
+                futures[pool.submit(self._lower_for_rank, prims[i], results[i].config)] = i
+            stamp["built"] = time.monotonic()
+            outcomes = {}
+            for f in concurrent.futures.as_completed(futures):
+                i = futures[f]
+                try:
+                    target, options, lowering = f.result()
+                    outcomes[i] = tilesight.estimate(prims[i], target=target, compile_options=options,
+                                                     lowering=lowering), None
+                except Exception as e:  # noqa: BLE001 - an unestimable config is measured after the ranked ones
+                    outcomes[i] = None, e
+            return outcomes
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _rank_top_k(self, prims, results, outcomes):
+        """Orders the estimated configurations (fastest first, the unestimable after them); those that
+        do not fit get status "does not fit", those below top_k "not measured" (prims[i] = None).
+        self._top_k_order: the kept ones, best first. Returns held: {i: prim} of the not-measured ones
+        in rank order, the next candidates when a kept one fails to compile."""
+        ranked, unranked = [], []
+        for i in sorted(outcomes):
+            est, err = outcomes[i]
+            if err is not None:
+                results[i].message = f"TileSight could not estimate it: {_short(err)}"
+                unranked.append(i)
+                continue
+            results[i].estimate = est
+            if not est.fits:
+                results[i].status = "does not fit"
+                results[i].message = "; ".join(est.reasons)
+                prims[i] = None
+                continue
+            ranked.append((est.time_s, i))
+        ranked.sort()
+        order = [i for _, i in ranked] + unranked
+        self._top_k_order = order[:self.top_k]
+        keep = set(self._top_k_order)
+        held = {}   # rank order (dicts keep insertion order): the next candidates if a kept one fails
+        for rank_pos, i in enumerate(order):
+            if i in keep:
+                continue
+            est = results[i].estimate
+            held[i] = prims[i]
+            results[i].status = "not measured"
+            results[i].message = (f"TileSight rank {rank_pos + 1} of {len(order)}"
+                                  + (f", estimated {est.time_ms:.4f} ms ({est.bound}-bound)" if est else "")
+                                  + f"; top_k={self.top_k}")
+            prims[i] = None
+        dropped = sum(1 for r in results if r.status == "does not fit")
+        self._log(f"TileSight: {len(keep)} of {len(prims)} configs to measure (top_k={self.top_k}), "
+                  f"{dropped} do not fit")
+        return held
+
+    def _compile_and_measure(self, configs, prims, held, results, timeout, meter):
+        """Compiles the configurations whose prims are set and has `meter` check and time each one
+        (meter.measure(i, kernel)). Exhaustive: all compiled in parallel first, then measured in
+        order. top_k: the kept ones compile in parallel and each is measured as soon as it compiled,
+        while the others still compile (in the order they finish; the measurement itself is the same
+        as exhaustive's); one that fails to compile or times out is replaced at once by the next-ranked
+        held configuration, until top_k compiled or none is left. Returns (kernels, the time the last
+        compile finished)."""
+        if self.top_k is None:
+            kernels = self._compile_all(configs, prims, results, timeout)
+            t_compiled = time.monotonic()
+            for i, kernel in enumerate(kernels):
+                if kernel is not None:
+                    meter.measure(i, kernel)
+            return kernels, t_compiled
+        kernels = [None] * len(configs)
+        picks = [i for i in getattr(self, "_top_k_order", range(len(configs))) if prims[i] is not None]
+        queue = list(held)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self._num_workers(max(1, len(picks))))
+        started, finished, running, ready = {}, {}, {}, []
+        t_last = time.monotonic()
+
+        def build(i):
+            started[i] = time.monotonic()
+            try:
+                return self._compile(prims[i], configs[i])
+            finally:
+                finished[i] = time.monotonic()
+
+        def submit(i):
+            running[pool.submit(build, i)] = i
+
+        def replace():
+            if queue:
+                j = queue.pop(0)
+                prims[j] = held[j]
+                results[j].status = "ok"
+                results[j].message = "measured in place of a better-ranked configuration that failed to compile"
+                submit(j)
+
+        for i in picks:
+            submit(i)
+        try:
+            while running or ready:
+                if running:
+                    done, _ = concurrent.futures.wait(list(running), timeout=0 if ready else 0.05,
+                                                      return_when=concurrent.futures.FIRST_COMPLETED)
+                    for f in done:
+                        i = running.pop(f)
+                        try:
+                            kernels[i] = f.result()
+                            ready.append(i)
+                        except Exception as e:  # noqa: BLE001
+                            results[i].status, results[i].message = "compile error", _short(e)
+                            replace()
+                        t_last = max(t_last, finished.get(i, time.monotonic()))
+                    now = time.monotonic()
+                    for f, i in list(running.items()):
+                        if i in started and now - started[i] > timeout:
+                            results[i].status = "timeout"
+                            results[i].message = f"compiling took more than {timeout} s"
+                            f.cancel()
+                            del running[f]
+                            t_last = max(t_last, now)
+                            replace()
+                if ready:
+                    i = ready.pop(0)
+                    meter.measure(i, kernels[i])
+        finally:
+            # Abandoned (timed-out) builds finish in the background; their results are ignored.
+            pool.shutdown(wait=False, cancel_futures=True)
+        return kernels, t_last
 
     def _warm_up_compiler(self):
         """cuda: the first NVRTC compile of a process also loads the library and its builtins (about
@@ -434,74 +645,6 @@ class AutoTuner:
             return str(_core.resolve_target(target, _ir_of(prim)))
         except Exception:  # noqa: BLE001 - the estimate then resolves "auto" itself
             return target
-
-    def _select_top_k(self, prims, results):
-        """Ranks the built configurations with TileSight; marks those that do not fit and those ranked
-        below top_k so that they are not compiled (prims[i] = None)."""
-        from .. import tilesight  # noqa: PLC0415
-        ranked, unranked = [], []
-        todo = [i for i, prim in enumerate(prims) if prim is not None]
-
-        def one(i):
-            try:
-                return tilesight.estimate(prims[i], target=self._estimate_target(prims[i]),
-                                          compile_options=self._compile_options(results[i].config)), None
-            except Exception as e:  # noqa: BLE001 - an unestimable config is measured after the ranked ones
-                return None, e
-
-        # In parallel, as compiling is: on sm_90a each estimate lowers the config (the C++ lowering
-        # releases the GIL; the compile reuses its result), the bulk of the ranking's time.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=self._num_workers(len(todo))) as pool:
-            outcomes = dict(zip(todo, pool.map(one, todo)))
-        for i in todo:
-            est, err = outcomes[i]
-            if err is not None:
-                results[i].message = f"TileSight could not estimate it: {_short(err)}"
-                unranked.append(i)
-                continue
-            results[i].estimate = est
-            if not est.fits:
-                results[i].status = "does not fit"
-                results[i].message = "; ".join(est.reasons)
-                prims[i] = None
-                continue
-            ranked.append((est.time_s, i))
-        ranked.sort()
-        order = [i for _, i in ranked] + unranked
-        keep = set(order[:self.top_k])
-        held = {}   # rank order (dicts keep insertion order): the next candidates if a kept one fails
-        for rank_pos, i in enumerate(order):
-            if i in keep:
-                continue
-            est = results[i].estimate
-            held[i] = prims[i]
-            results[i].status = "not measured"
-            results[i].message = (f"TileSight rank {rank_pos + 1} of {len(order)}"
-                                  + (f", estimated {est.time_ms:.4f} ms ({est.bound}-bound)" if est else "")
-                                  + f"; top_k={self.top_k}")
-            prims[i] = None
-        dropped = sum(1 for r in results if r.status == "does not fit")
-        self._log(f"TileSight: {len(keep)} of {len(prims)} configs to measure (top_k={self.top_k}), "
-                  f"{dropped} do not fit")
-        return held
-
-    def _refill_top_k(self, configs, held, results, kernels, timeout):
-        """When some of the top_k configurations fail to compile, compiles the next-ranked ones in
-        their place until top_k compiled or none is left."""
-        queue = list(held)
-        while queue:
-            missing = self.top_k - sum(1 for k in kernels if k is not None)
-            if missing <= 0:
-                return
-            take, queue = queue[:missing], queue[missing:]
-            prims = [None] * len(configs)
-            for i in take:
-                prims[i] = held[i]
-                results[i].status = "ok"
-                results[i].message = "measured in place of a better-ranked configuration that failed to compile"
-            for i, k in enumerate(self._compile_all(configs, prims, results, timeout)):
-                if k is not None:
-                    kernels[i] = k
 
     @staticmethod
     def _num_workers(n):

@@ -8,6 +8,7 @@ Loop bounds that depend on the block index (causal attention) are evaluated at t
 dynamic dimensions need a value (`dyn={"M": 4096}`).
 """
 import dataclasses
+import functools
 import math
 from typing import Dict, List, Optional
 
@@ -23,8 +24,14 @@ _ASCEND_SCOPES = ("L1", "UB", "L0A", "L0B", "L0C", "L0")
 
 
 def _bits(dtype):
+    return _bits_of(str(dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def _bits_of(name):
+    # a handful of dtype names per process; each lookup was a call into _core per tile op
     try:
-        return int(_core.dtype_info(str(dtype))[1])
+        return int(_core.dtype_info(name)[1])
     except Exception:  # noqa: BLE001
         return 32
 
@@ -264,6 +271,8 @@ class _Walker:
         return avg
 
     def extent(self, e, what):
+        if getattr(e, "kind", None) == "int" and e.value is not None:
+            return max(0.0, float(e.value))   # a constant: the same for every block
         v = self.block_average(e)
         if v is None:
             raise ValueError(f"tilesight: the {what} '{e!r}' of kernel {self.p.name} has no static value; pass "

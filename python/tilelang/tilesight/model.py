@@ -4,6 +4,7 @@ Entry: `estimate_profile(profile, machine) -> Estimate`. One function per target
 (_cuda, _cpu, _ascend); docs/TILESIGHT.md states each formula.
 """
 import dataclasses
+import functools
 import math
 import operator
 from typing import Dict, List
@@ -131,6 +132,17 @@ def _wave_coords(grid, n, panel):
     return out
 
 
+@functools.lru_cache(maxsize=1024)
+def _distinct_tiles(grid, n, panel, dims):
+    """How many distinct values the grid coordinates `dims` take over the first `n` blocks in launch
+    order. Depends only on its arguments, which the configurations of one kernel share (same grid,
+    wave and buffers): kept per process, so that a ranking computes each once."""
+    if not dims:
+        return 1
+    # the coordinates the addresses depend on, per block (itemgetter: one value or a tuple)
+    return len(set(map(operator.itemgetter(*dims), _wave_coords(grid, n, panel))))
+
+
 def _dram_bytes(p, cache_bytes, wave_blocks):
     """(bytes that reach DRAM, bytes requested). The unique footprint when it fits the last-level
     cache. Otherwise each wave of `wave_blocks` concurrent blocks loads every distinct tile it touches
@@ -142,14 +154,9 @@ def _dram_bytes(p, cache_bytes, wave_blocks):
     if unique <= cache_bytes or not p.global_reads:
         return unique, requested
     w = max(1, min(int(wave_blocks), p.num_blocks, 1 << 16))
-    coords = _wave_coords(p.grid, w, p.swizzle_panel)
     per_wave = 0.0
     for nbytes, dims in p.global_reads.values():
-        if not dims:
-            distinct = 1
-        else:
-            # the coordinates the addresses depend on, per block (itemgetter: one value or a tuple)
-            distinct = len(set(map(operator.itemgetter(*sorted({min(d, 2) for d in dims})), coords)))
+        distinct = _distinct_tiles(tuple(p.grid), w, p.swizzle_panel, tuple(sorted({min(d, 2) for d in dims})))
         per_wave += distinct * nbytes
     waves = p.num_blocks / w
     reads = per_wave * waves
