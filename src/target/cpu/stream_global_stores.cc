@@ -59,7 +59,8 @@ class StreamRewriter : public StmtMutator {
     if (ld == nullptr) {  // a float32 value rounded to bfloat16: copy_stream's converting overload
       auto* c = st->value.as<CastNode>();
       ld = c != nullptr ? c->value.as<BufferLoadNode>() : nullptr;
-      if (ld == nullptr || c->dtype != DataType::BFloat16() || ld->buffer.dtype() != DataType::Float32())
+      if (ld == nullptr || c->dtype != DataType::BFloat16() || st->buffer.dtype() != DataType::BFloat16() ||
+          ld->buffer.dtype() != DataType::Float32())
         return std::nullopt;
     } else if (st->buffer.dtype() != ld->buffer.dtype()) {
       return std::nullopt;
