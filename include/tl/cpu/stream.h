@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "tl/cpu/isa.h"
+#include "tl/cpu/types.h"
 
 namespace tl {
 namespace cpu {
@@ -54,6 +55,39 @@ template <typename T> inline void copy_stream(T* __restrict dst, const T* __rest
   (void)d, (void)s, (void)bytes;
   for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
 #endif
+}
+
+/* copy_stream from float32 into bfloat16: each element rounded as bfloat16_t(float) rounds it (to
+ * nearest even; a NaN stays a NaN, quieted), 32 results per 64-byte line of dst streamed in AVX-512
+ * builds; plain converting stores for the ends and in builds without AVX-512. Half the bytes of a
+ * float32 C: the copy-out of a GEMM whose C is bfloat16 (TileLang's GEMM examples). */
+inline void copy_stream(bfloat16_t* __restrict dst, const float* __restrict src, int64_t n) {
+  int64_t i = 0;
+#if defined(__x86_64__) && TL_CPU_COMPILED_AVX512
+  const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) & 63);
+  if (mis % 2 == 0) {  // a bfloat16 array always is; then the line boundaries fall between elements
+    int64_t head = (64 - mis) % 64 / 2;
+    if (head > n) head = n;
+    for (; i < head; ++i) dst[i] = bfloat16_t(src[i]);
+    typedef uint32_t U __attribute__((vector_size(64)));
+    typedef uint16_t H __attribute__((vector_size(32)));
+    typedef long long V __attribute__((vector_size(64)));
+    for (; i + 32 <= n; i += 32) {
+      H h[2];
+      for (int q = 0; q < 2; ++q) {
+        U x;
+        __builtin_memcpy(&x, src + i + 16 * q, 64);
+        const U nearest = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;  // float_to_bfloat16_bits, lane-wise
+        const U quiet_nan = (x >> 16) | 0x40u;
+        h[q] = __builtin_convertvector((x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : nearest, H);
+      }
+      V v;
+      __builtin_memcpy(&v, h, 64);
+      __asm__ __volatile__("vmovntdq %1, %0" : "=m"(*reinterpret_cast<V*>(dst + i)) : "v"(v));
+    }
+  }
+#endif
+  for (; i < n; ++i) dst[i] = bfloat16_t(src[i]);
 }
 
 /* Orders this thread's streaming stores before its later stores (and the launch's completion). */

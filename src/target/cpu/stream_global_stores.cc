@@ -56,8 +56,17 @@ class StreamRewriter : public StmtMutator {
     int64_t ext = 0;
     if (!st || !is_const_int(n->extent, &ext) || ext <= 0) return std::nullopt;
     auto* ld = st->value.as<BufferLoadNode>();
-    if (!ld || st->buffer.scope() != MemScope::kGlobal || ld->buffer.scope() == MemScope::kGlobal ||
-        st->buffer.dtype() != ld->buffer.dtype() || st->indices.size() != 1 || ld->indices.size() != 1)
+    if (ld == nullptr) {  // a float32 value rounded to bfloat16: copy_stream's converting overload
+      auto* c = st->value.as<CastNode>();
+      ld = c != nullptr ? c->value.as<BufferLoadNode>() : nullptr;
+      if (ld == nullptr || c->dtype != DataType::BFloat16() || st->buffer.dtype() != DataType::BFloat16() ||
+          ld->buffer.dtype() != DataType::Float32())
+        return std::nullopt;
+    } else if (st->buffer.dtype() != ld->buffer.dtype()) {
+      return std::nullopt;
+    }
+    if (st->buffer.scope() != MemScope::kGlobal || ld->buffer.scope() == MemScope::kGlobal ||
+        st->indices.size() != 1 || ld->indices.size() != 1)
       return std::nullopt;
     const DataType t = st->buffer.dtype();
     if (t.bits % 8 != 0 || t.lanes != 1 || ext * t.bytes() < kMinRowBytes) return std::nullopt;

@@ -3,7 +3,8 @@ buffer into global memory (a GEMM's C tile at the end of a block) is emitted as
 tl::cpu::copy_stream, which writes whole cache lines with non-temporal stores and the unaligned
 ends with plain ones. Checked against numpy on random inputs, with destinations that start off a
 64-byte line (a column offset of 3 elements) and rows whose length is not a multiple of a line,
-in float32, bfloat16 and int8, against the same kernel with tl.disable_cpu_stream_stores, and on
+in float32, bfloat16 and int8 (and float32 rounded into bfloat16, special values included, as in
+TileLang's GEMM examples' copy-out), against the same kernel with tl.disable_cpu_stream_stores, and on
 the emitted C++ (the streaming copy and the fence after it are there, or not)."""
 import os
 
@@ -95,3 +96,94 @@ def test_streamed_copy_on_lower_isa_tiers(isa):
     kernel(a, c)
     np.testing.assert_array_equal(c[:, col0:col0 + N], a + 1)
     assert (c[:, :col0] == -7).all() and (c[:, col0 + N:] == -7).all()
+
+
+def round_copy(M, N, bm, col0):
+    """C (bfloat16)[:, col0:col0 + N] = A (float32) through a float32 fragment: the copy-out of a
+    float32 accumulator into a bfloat16 C, as in TileLang's GEMM examples."""
+
+    @T.prim_func
+    def k(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N + col0 + 5), "bfloat16")):
+        with T.Kernel(T.ceildiv(M, bm), threads=1) as bx:
+            L = T.alloc_fragment((bm, N), "float32")
+            T.copy(A[bx * bm, 0], L)
+            T.copy(L, C[bx * bm, col0])
+
+    return k
+
+
+def rounding_data(shape, rng):
+    """float32 bit patterns that exercise bfloat16 rounding: random values, exact ties (odd and even
+    kept bit), values that round up into the next binade or to infinity, denormals, infinities, NaNs."""
+    u = rng.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32)
+    flat = u.reshape(-1)
+    idx = np.arange(flat.size)
+    flat[idx % 7 == 1] = (flat[idx % 7 == 1] & 0xFFFF0000) | 0x8000  # ties
+    flat[idx % 11 == 2] = (flat[idx % 11 == 2] & 0x807FFFFF) | 0x7F800000  # infinities and NaNs
+    flat[idx % 13 == 3] &= 0x807FFFFF  # denormals and zeros
+    flat[idx % 17 == 4] = 0x7F7FFFFF  # the largest float: rounds to infinity
+    flat[idx % 19 == 5] = (flat[idx % 19 == 5] & 0x80000000) | 0x3F7FFFFF  # rounds up to 1.0
+    return u.view(np.float32)
+
+
+@pytest.mark.parametrize("isa", [None, "avx2"], ids=["host", "avx2"])
+@pytest.mark.parametrize("col0", [3, 0])
+def test_float32_to_bfloat16_copy_is_streamed_and_rounds_like_a_cast(isa, col0):
+    # rows of 520 bfloat16 (1040 bytes), blocks of 512 x 520 x 2 bytes (520 KiB): streamed
+    M, N, bm = 1024, 520, 512
+    a = rounding_data((M, N), np.random.default_rng(5))
+    out = {}
+    for name, cfg in (("stream", {}), ("plain", OFF)):
+        extra = {"tl.cpu_isa": isa} if isa else {}
+        kernel = tilelang.compile(round_copy(M, N, bm, col0), target="cpu",
+                                  pass_configs={"tl.cpu_num_threads": 2, **cfg, **extra})
+        assert ("tl::cpu::copy_stream(" in source(kernel)) == (name == "stream")
+        c = np.full((M, N + col0 + 5), 0xABCD, dtype=np.uint16).view(ml_dtypes.bfloat16)
+        kernel(a, c)
+        got = c[:, col0:col0 + N]
+        nan = np.isnan(a)
+        assert np.isnan(got.astype(np.float32))[nan].all()  # NaN stays NaN
+        expected = a.astype(ml_dtypes.bfloat16)  # round to nearest even (ml_dtypes)
+        np.testing.assert_array_equal(got.view(np.uint16)[~nan], expected.view(np.uint16)[~nan])
+        bits = c.view(np.uint16)
+        assert (bits[:, :col0] == 0xABCD).all() and (bits[:, col0 + N:] == 0xABCD).all()  # nothing outside
+        out[name] = c
+    np.testing.assert_array_equal(out["stream"].view(np.uint16), out["plain"].view(np.uint16))
+
+
+def gemm_bf16_out(M, N, K, bm, bn, bk):
+    """TileLang's GEMM example (bfloat16 A, B and C; float32 accumulator)."""
+
+    @T.prim_func
+    def k(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "bfloat16")
+            B_s = T.alloc_shared((bk, bn), "bfloat16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for kk in T.Pipelined(T.ceildiv(K, bk), num_stages=3):
+                T.copy(A[by * bm, kk * bk], A_s)
+                T.copy(B[kk * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return k
+
+
+def test_bfloat16_gemm_copy_out_is_streamed():
+    M, N, K = 1024, 1024, 256
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((M, K), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((K, N), dtype=np.float32).astype(ml_dtypes.bfloat16)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    out = {}
+    for name, cfg in (("stream", {}), ("plain", OFF)):
+        kernel = tilelang.compile(gemm_bf16_out(M, N, K, 512, 512, 128), target="cpu",
+                                  pass_configs={"tl.cpu_num_threads": 2, **cfg})
+        assert ("tl::cpu::copy_stream(" in source(kernel)) == (name == "stream")
+        c = np.empty((M, N), ml_dtypes.bfloat16)
+        kernel(a, b, c)
+        # float32 accumulation, then one rounding to bfloat16 (relative 2^-8) of each element
+        np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2**-8, atol=1e-5 * np.abs(ref).max())
+        out[name] = c
+    np.testing.assert_array_equal(out["stream"].view(np.uint16), out["plain"].view(np.uint16))

@@ -50,6 +50,60 @@ func @f(C: global float32[262144]) {
 })");
 }
 
+// A float32 accumulator copied into a bfloat16 C (TileLang's GEMM examples): rows of 512 bfloat16
+// (1 KiB) and 512 KiB in all count the destination's bytes; the copy is copy_stream's converting
+// overload (the arguments keep their element types).
+TEST(StreamGlobalStores, Float32ToBfloat16CopyOutIsStreamed) {
+  tl::testing::expect_pass("stream_global_stores", R"(
+func @f(C: global bfloat16[1048576]) {
+  kernel(grid=[2, 2], blocks=[bx: int32, by: int32], threads=[], thread_vars=[]) {
+    alloc C_l: fragment float32[262144]
+    for i0: int32 in serial(0, 512) {
+      for i1: int32 in vectorized(0, 512) {
+        C[by * 524288 + i0 * 1024 + bx * 512 + i1] = cast<bfloat16>(C_l[i0 * 512 + i1])
+      }
+    }
+  }
+})", R"(
+func @f(C: global bfloat16[1048576]) {
+  kernel(grid=[2, 2], blocks=[bx: int32, by: int32], threads=[], thread_vars=[]) {
+    alloc C_l: fragment float32[262144]
+    for i0: int32 in serial(0, 512) {
+      evaluate tl.cpu.copy_stream<void>(tl.address_of<handle>(C[by * 524288 + i0 * 1024 + bx * 512]), tl.address_of<handle>(C_l[i0 * 512]), 512)
+    }
+    evaluate tl.cpu.store_fence<void>()
+  }
+})");
+}
+
+// Other conversions stay plain stores: bfloat16 from float16 or int32, a float32 rounded twice,
+// and bfloat16 rows of 256 elements (512 bytes).
+TEST(StreamGlobalStores, LeavesOtherConversions) {
+  const char* src = R"(
+func @f(C: global bfloat16[524288]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc H: fragment float16[262144]
+    alloc I: fragment int32[262144]
+    alloc L: fragment float32[262144]
+    for i: int32 in vectorized(0, 262144) {
+      C[i] = cast<bfloat16>(H[i])
+    }
+    for i: int32 in vectorized(0, 262144) {
+      C[i] = cast<bfloat16>(I[i])
+    }
+    for i: int32 in vectorized(0, 262144) {
+      C[i] = cast<bfloat16>(L[i] * 2.0f32)
+    }
+    for r: int32 in serial(0, 2048) {
+      for i: int32 in vectorized(0, 256) {
+        C[r * 256 + i] = cast<bfloat16>(L[r * 128 + i])
+      }
+    }
+  }
+})";
+  tl::testing::expect_pass("stream_global_stores", src, src);
+}
+
 // Loops the rewrite leaves alone: rows below 1 KiB, a copy below 512 KiB in all, a conversion,
 // arithmetic on the value, a global source, a stride other than one, a trip count known only at
 // run time.
