@@ -261,6 +261,28 @@ def copy(*args, size=None, coalesced_width=None, disable_tma=False, eviction_pol
     emit_tile_op("copy", [s, d], attrs or None, "T.copy")
 
 
+def async_copy(src, dst, *, coalesced_width=None, annotations=None, loop_layout=None):
+    """Asynchronous global -> shared tile copy that the program waits for itself (TileLang's
+    T.async_copy): on cuda cp.async groups then one commit (cp.async.commit_group), with no wait;
+    write `T.ptx_wait_group(n)` before the data is used (a barrier before other threads read it
+    is inserted as for any shared-memory write). On the cpu and Ascend targets it is a plain copy
+    (complete when it returns; T.ptx_wait_group does nothing there). A T.Pipelined loop that
+    contains one is the program's own pipeline and runs as a serial loop. One element to one
+    element without annotations is a plain store, as in TileLang."""
+    if (src.__class__ is _core.BufferLoad and dst.__class__ is _core.BufferLoad and not annotations
+            and coalesced_width is None and loop_layout is None):
+        ctx = current("T.async_copy")
+        ctx.require_kernel("T.async_copy")
+        ctx.b.emit_store(dst.buffer, dst.indices, _core.make_cast(dst.buffer.dtype, src))
+        return
+    attrs = dict(annotations or {})
+    attrs.update({"async": True, "async_commit": True, "disable_tma": True})
+    if coalesced_width is not None:
+        attrs["coalesced_width"] = int(coalesced_width)
+    s, d = _pair(src, dst, "T.async_copy src", "T.async_copy dst")
+    emit_tile_op("copy", [s, d], attrs, "T.async_copy")
+
+
 _POLICIES = {"Square": "Square", "FullRow": "FullRow", "FullCol": "FullCol"}
 
 

@@ -55,6 +55,35 @@ const char* op_struct(const std::string& type) {
 bool allreduce_in_warp(int64_t extent, int64_t stride) { return extent * stride <= 32 && 32 % (extent * stride) == 0; }
 bool needs_workspace(int64_t extent, int64_t stride) { return extent > 1 && !allreduce_in_warp(extent, stride); }
 
+// The thread index tl::allreduce groups by, for a fragment on threads [offset, offset + n): the
+// block thread rotated by the offset, so that the groups (relative to the fragment's first thread)
+// start where the fragment does, and every thread of the block still has a distinct workspace slot.
+// The shuffle forms exchange physical lanes, so they need the offset to keep the groups whole:
+// inside a warp, a multiple of the group's span; across warps, a multiple of 32.
+Expr group_tid(const TileOpNode& op, const CudaLowerCtx& ctx, const Fragment& f, int64_t extent, int64_t stride) {
+  const int64_t off = f.thread_offset();
+  if (off == 0 || extent <= 1) return ctx.tid;
+  const int64_t n = ctx.num_threads;
+  const int64_t span = extent * stride;
+  auto reject = [&](const std::string& need) {
+    throw_error<LayoutError>(op_error_prefix(op), "reducing over ", extent, " threads ", stride == 1 ? std::string() :
+                             "of stride " + std::to_string(stride) + " ", "of a fragment on threads [", off, ", ",
+                             f.thread_end(), ") needs a warp-aligned participating thread range: ", need,
+                             "; let the fragment start at a multiple of 32 threads");
+  };
+  if (n % span != 0) reject("the block of " + std::to_string(n) + " threads is not whole groups of " + std::to_string(span));
+  if (allreduce_in_warp(extent, stride)) {
+    if (off % span != 0) reject("its groups of " + std::to_string(span) + " lanes would straddle the offset " +
+                                std::to_string(off));
+    if (n % 32 != 0) reject("the block has a partial warp (" + std::to_string(n) + " threads)");
+  } else if (32 % stride == 0 && span % 32 == 0 && n % 32 == 0) {
+    if (off % 32 != 0) reject("the offset " + std::to_string(off) + " is not a multiple of 32, so whole warps "
+                              "would mix participating and idle lanes");
+  }
+  const DataType it = ctx.tid.dtype();
+  return floormod(ctx.tid + make_int(n - off, it), make_int(n, it));
+}
+
 // The shared workspace of the cross-warp reductions: one element per thread, per type.
 Buffer workspace(CudaLowerCtx& ctx, DataType t) {
   for (const Buffer& b : ctx.extra_shared)
@@ -114,7 +143,8 @@ Stmt reduce_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion
     std::string callee = std::string("tl::allreduce<") + op_struct(type) + ", " + std::to_string(g.extent) + ", " +
                          std::to_string(g.stride) + ", " + std::to_string(ctx.num_threads) + ">";
     for (int64_t d = 0; d < ld.num_regs(); ++d) {
-      std::vector<Expr> args = {make_load(tmp, {make_int(d)}), make_cast(DataType::Int32(), ctx.tid)};
+      std::vector<Expr> args = {make_load(tmp, {make_int(d)}),
+                                make_cast(DataType::Int32(), group_tid(op, ctx, ls, g.extent, g.stride))};
       if (ws) args.push_back(ctx.address_of(wsb, {make_int(0)}, 3));
       args.insert(args.begin(), make_string(callee));
       Expr call = make_call(t, ws ? "cuda.call_sync" : "cuda.call", args);
@@ -236,7 +266,7 @@ Stmt lower_cuda_finalize_reducer(const TileOpNode& op, CudaLowerCtx& ctx) {
                          std::to_string(m.thread_stride) + ", " + std::to_string(ctx.num_threads) + ">";
     for (int64_t d = 0; d < f.num_regs(); ++d) {
       std::vector<Expr> args = {make_string(callee), make_load(regs, {make_int(d)}),
-                                make_cast(DataType::Int32(), ctx.tid)};
+                                make_cast(DataType::Int32(), group_tid(op, ctx, f, m.extent, m.thread_stride))};
       if (ws) args.push_back(ctx.address_of(wsb, {make_int(0)}, 3));
       out.push_back(make_store(regs, {make_int(d)}, make_call(t, ws ? "cuda.call_sync" : "cuda.call", args)));
     }
