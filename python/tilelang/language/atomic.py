@@ -22,7 +22,8 @@ def _order(memory_order, allowed, what):
     if memory_order is None:
         return None
     if memory_order not in allowed:
-        raise ValueError(f"{what}: memory_order must be one of {', '.join(allowed)}, got {memory_order!r}")
+        raise ValueError(f"{what}: {what[2:]} does not support memory_order {memory_order!r}; use one of "
+                         f"{', '.join(allowed)}")
     return _ORDERS[memory_order]
 
 

@@ -267,6 +267,10 @@ void Emulator::collective_store(const BufferStoreNode* st, const CallNode* c, co
       } else if (opname == "tl::MaxOp") {
         if (t.is_float()) r.f = std::isnan(r.f) ? o.f : std::isnan(o.f) ? r.f : std::max(r.f, o.f);
         else r.i = std::max(r.i, o.i);
+      } else if (opname == "tl::MaxOpNan" || opname == "tl::MinOpNan") {
+        const bool is_max = opname == "tl::MaxOpNan";
+        if (t.is_float()) r.f = std::isnan(r.f) ? r.f : std::isnan(o.f) ? o.f : is_max ? std::max(r.f, o.f) : std::min(r.f, o.f);
+        else r.i = is_max ? std::max(r.i, o.i) : std::min(r.i, o.i);
       } else {
         if (t.is_float()) r.f = std::isnan(r.f) ? o.f : std::isnan(o.f) ? r.f : std::min(r.f, o.f);
         else r.i = std::min(r.i, o.i);
