@@ -116,6 +116,19 @@ Fragment Fragment::make(std::vector<int64_t> shape, std::vector<FragmentMode> mo
   return Fragment(std::move(n));
 }
 
+Fragment Fragment::with_thread_offset(int64_t offset) const {
+  if (offset < 0) throw_error<LayoutError>("invalid fragment ", shape_str(shape()), ": thread offset ", offset, " < 0");
+  if (offset == thread_offset()) return *this;
+  auto n = std::make_shared<FragmentNode>();
+  n->shape = node_->shape;
+  n->modes = node_->modes;
+  n->num_threads = node_->num_threads;
+  n->num_regs = node_->num_regs;
+  n->replicate = node_->replicate;
+  n->thread_offset = offset;
+  return Fragment(std::move(n));
+}
+
 int64_t Fragment::num_elements() const {
   int64_t n = 1;
   for (int64_t s : shape()) n *= s;
@@ -172,6 +185,7 @@ Expr Fragment::thread_of(const std::vector<Expr>& indices, const Expr& replica) 
     out = out + scaled(d, reps[k].thread_stride);
     rep_base *= reps[k].extent;
   }
+  if (thread_offset() != 0) out = out + make_int(thread_offset(), t);
   return out;
 }
 
@@ -188,7 +202,8 @@ Expr Fragment::reg_of(const std::vector<Expr>& indices) const {
   return out;
 }
 
-std::vector<Expr> Fragment::index_of(const Expr& thread, const Expr& reg) const {
+std::vector<Expr> Fragment::index_of(const Expr& thread_in, const Expr& reg) const {
+  const Expr thread = thread_offset() ? thread_in - make_int(thread_offset(), thread_in.dtype()) : thread_in;
   std::vector<Expr> idx(shape().size());
   for (size_t d = 0; d < idx.size(); ++d) idx[d] = make_int(0, thread.dtype());
   for (const FragmentMode& m : modes()) {
@@ -204,7 +219,8 @@ std::vector<Expr> Fragment::index_of(const Expr& thread, const Expr& reg) const 
   return idx;
 }
 
-Expr Fragment::replica_of(const Expr& thread) const {
+Expr Fragment::replica_of(const Expr& thread_in) const {
+  const Expr thread = thread_offset() ? thread_in - make_int(thread_offset(), thread_in.dtype()) : thread_in;
   std::vector<FragmentMode> reps;
   for (const FragmentMode& m : modes())
     if (m.is_replica()) reps.push_back(m);
@@ -220,7 +236,8 @@ Expr Fragment::replica_of(const Expr& thread) const {
 
 Expr Fragment::is_valid(const Expr& thread, const Expr& reg, int64_t block_threads) const {
   Expr ok = make_bool(true);
-  if (block_threads > num_threads()) ok = thread < make_int(num_threads(), thread.dtype());
+  if (block_threads > thread_end()) ok = thread < make_int(thread_end(), thread.dtype());
+  if (thread_offset() > 0) ok = (thread >= make_int(thread_offset(), thread.dtype())) && ok;
   std::vector<Expr> idx = index_of(thread, reg);
   std::vector<int64_t> p = padded_shape();
   for (size_t d = 0; d < idx.size(); ++d)
@@ -247,7 +264,7 @@ int64_t Fragment::thread_at(const std::vector<int64_t>& index, int64_t replica) 
     t += (replica % m.extent) * m.thread_stride;
     replica /= m.extent;
   }
-  return t;
+  return t + thread_offset();
 }
 
 int64_t Fragment::reg_at_slow(const std::vector<int64_t>& index) const {
@@ -351,6 +368,10 @@ int64_t Fragment::reg_at(const std::vector<int64_t>& index) const {
 }
 
 bool Fragment::index_at(int64_t thread, int64_t reg, std::vector<int64_t>* index) const {
+  return index_at_rel(thread - thread_offset(), reg, index);
+}
+
+bool Fragment::index_at_rel(int64_t thread, int64_t reg, std::vector<int64_t>* index) const {
   index->assign(shape().size(), 0);
   if (thread < 0 || thread >= num_threads() || reg < 0 || reg >= num_regs()) return false;
   const FragmentTables* t = tables();
@@ -370,7 +391,7 @@ bool Fragment::holds_slow(int64_t thread, const int64_t* index, int64_t* reg) co
   if (thread < 0 || thread >= num_threads()) return false;
   std::vector<int64_t> idx(index, index + shape().size()), back;
   int64_t r = reg_at_slow(idx);
-  if (!index_at(thread, r, &back) || back != idx) return false;
+  if (!index_at_rel(thread, r, &back) || back != idx) return false;
   *reg = r;
   return true;
 }
@@ -393,7 +414,7 @@ Fragment Fragment::repeat(int dim, int64_t times, bool on_threads) const {
   else m.reg_stride = num_regs();
   ms.push_back(m);
   s[static_cast<size_t>(dim)] *= times;
-  return make(s, ms);
+  return make(s, ms).with_thread_offset(thread_offset());
 }
 
 Fragment Fragment::insert_register_dim(int dim, int64_t extent) const {
@@ -414,7 +435,7 @@ Fragment Fragment::insert_register_dim(int dim, int64_t extent) const {
     m.reg_stride = num_regs();
     ms.push_back(m);
   }
-  return make(s, ms);
+  return make(s, ms).with_thread_offset(thread_offset());
 }
 
 Fragment Fragment::replicate_on_threads(int64_t times) const {
@@ -424,7 +445,7 @@ Fragment Fragment::replicate_on_threads(int64_t times) const {
   m.extent = times;
   m.thread_stride = num_threads();
   ms.push_back(m);
-  return make(shape(), ms);
+  return make(shape(), ms).with_thread_offset(thread_offset());
 }
 
 namespace {
@@ -473,7 +494,7 @@ Fragment Fragment::reduce(int dim, std::vector<ThreadGroup>* groups) const {
   std::vector<int64_t> s = shape();
   s.erase(s.begin() + dim);
   if (s.empty()) s.push_back(1);
-  return make(s, out);
+  return make(s, out).with_thread_offset(thread_offset());
 }
 
 std::vector<int64_t> Fragment::reduce_reg_map(int dim) const {
@@ -506,7 +527,7 @@ Fragment Fragment::permute(const std::vector<int>& order) const {
   std::vector<FragmentMode> ms = modes();
   for (FragmentMode& m : ms)
     if (!m.is_replica()) m.dim = inverse[static_cast<size_t>(m.dim)];
-  return make(s, ms);
+  return make(s, ms).with_thread_offset(thread_offset());
 }
 
 Fragment Fragment::project(const std::vector<int>& dims) const {
@@ -538,7 +559,7 @@ Fragment Fragment::project(const std::vector<int>& dims) const {
 }
 
 bool Fragment::same_as(const Fragment& other) const {
-  return shape() == other.shape() && modes() == other.modes();
+  return shape() == other.shape() && modes() == other.modes() && thread_offset() == other.thread_offset();
 }
 
 bool Fragment::is_bijective(std::string* why) const {
@@ -548,7 +569,7 @@ bool Fragment::is_bijective(std::string* why) const {
   bool ok = true;
   for_each_index(shape(), [&](const std::vector<int64_t>& idx) {
     for (int64_t rep = 0; rep < replicate(); ++rep) {
-      int64_t t = thread_at(idx, rep), r = reg_at(idx);
+      int64_t t = thread_at(idx, rep) - thread_offset(), r = reg_at(idx);
       std::vector<int64_t> back;
       if (t < 0 || t >= num_threads() || r < 0 || r >= num_regs()) {
         if (why) *why = "an element maps out of the thread/register space";
@@ -556,7 +577,7 @@ bool Fragment::is_bijective(std::string* why) const {
       } else if (seen[static_cast<size_t>(t * num_regs() + r)]++) {
         if (why) *why = "two elements share thread " + std::to_string(t) + " register " + std::to_string(r);
         ok = false;
-      } else if (!index_at(t, r, &back) || back != idx) {
+      } else if (!index_at_rel(t, r, &back) || back != idx) {
         if (why) *why = "the inverse map disagrees at thread " + std::to_string(t) + " register " + std::to_string(r);
         ok = false;
       }
@@ -578,6 +599,7 @@ std::string Fragment::str() const {
   std::ostringstream os;
   os << "Fragment" << shape_str(shape()) << "(threads=" << num_threads() << ", regs=" << num_regs();
   if (replicate() > 1) os << ", replicate=" << replicate();
+  if (thread_offset() != 0) os << ", thread_offset=" << thread_offset();
   os << ":";
   for (const FragmentMode& m : modes()) os << " {" << mode_str(m) << "}";
   os << ")";

@@ -20,6 +20,11 @@
 // A dimension may be padded (its digits cover more than its extent, e.g. 50 rows over 64 slots);
 // the slots beyond the extent are invalid and lowering guards them.
 //
+// A fragment may sit on threads that do not start at 0 (a T.Fragment annotation whose thread map
+// is `32 + ...`): its threads are then [thread_offset, thread_offset + num_threads) of the block.
+// Every map that takes or returns a thread (thread_of, index_of, is_valid, holds, ...) speaks of
+// block threads; the digits, the tables and the ThreadGroups of reduce() are relative to the offset.
+//
 // The mma.sync operand and accumulator fragments are Fragments (mma_layout.h); reductions,
 // repeats (warp tiling) and equality are operations here.
 #pragma once
@@ -77,6 +82,7 @@ struct FragmentNode {
   int64_t num_threads = 1;
   int64_t num_regs = 1;
   int64_t replicate = 1;
+  int64_t thread_offset = 0;  // the first block thread holding data (see the file comment)
   // Built on first use by whichever thread asks first (nodes are shared and immutable otherwise;
   // concurrent lowerings may share one; a thread that loses the race frees its copy). Points to
   // a static table with tabulated == false when the fragment is too large to tabulate.
@@ -101,6 +107,10 @@ class Fragment {
   int64_t num_threads() const { return node_->num_threads; }  // threads holding data
   int64_t num_regs() const { return node_->num_regs; }        // elements per thread
   int64_t replicate() const { return node_->replicate; }      // copies of each element
+  int64_t thread_offset() const { return node_->thread_offset; }  // first thread holding data
+  int64_t thread_end() const { return thread_offset() + num_threads(); }  // one past the last
+  // The same map on threads [offset, offset + num_threads()) (offset >= 0).
+  Fragment with_thread_offset(int64_t offset) const;
   int64_t num_elements() const;
   // True when some dimension's digits cover more than its extent.
   bool padded() const;
@@ -131,6 +141,7 @@ class Fragment {
   }
   // The same for shape().size() indices at `index` (the loops that check every element use this).
   bool holds(int64_t thread, const int64_t* index, int64_t* reg) const {
+    thread -= thread_offset();
     const FragmentTables* t = tables();
     if (!t) return holds_slow(thread, index, reg);
     if (thread < 0 || thread >= num_threads()) return false;
@@ -150,13 +161,13 @@ class Fragment {
   bool index_at(int64_t thread, int64_t reg, int64_t* index) const {
     const FragmentTables* t = tables();
     const size_t rank = shape().size();
-    if (!t || thread < 0 || thread >= num_threads() || reg < 0 || reg >= num_regs()) {
+    if (!t || thread < thread_offset() || thread >= thread_end() || reg < 0 || reg >= num_regs()) {
       std::vector<int64_t> v;
       bool ok = index_at(thread, reg, &v);
       std::copy(v.begin(), v.end(), index);
       return ok;
     }
-    const int32_t* th = t->index_of_thread.data() + static_cast<size_t>(thread) * rank;
+    const int32_t* th = t->index_of_thread.data() + static_cast<size_t>(thread - thread_offset()) * rank;
     const int32_t* rg = t->index_of_reg.data() + static_cast<size_t>(reg) * rank;
     bool valid = true;
     for (size_t d = 0; d < rank; ++d) {
@@ -203,7 +214,8 @@ class Fragment {
 
  private:
   const FragmentTables* build_tables() const;
-  bool holds_slow(int64_t thread, const int64_t* index, int64_t* reg) const;
+  bool holds_slow(int64_t thread, const int64_t* index, int64_t* reg) const;  // thread relative to the offset
+  bool index_at_rel(int64_t thread, int64_t reg, std::vector<int64_t>* index) const;
   int64_t reg_at_slow(const std::vector<int64_t>& index) const;
   bool index_at_slow(int64_t thread, int64_t reg, std::vector<int64_t>* index) const;
   std::shared_ptr<const FragmentNode> node_;

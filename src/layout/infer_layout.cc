@@ -198,9 +198,10 @@ void LayoutInference::set_fragment(const Buffer& b, const Fragment& f, const std
         it->second.str(), ". One fragment cannot have two thread layouts: copy it to a shared-memory buffer "
         "(T.alloc_shared) and read it from there, or into a second fragment through shared memory");
   }
-  if (f.num_threads() > num_threads())
-    throw_error<LayoutError>(who, " needs fragment '", b.name(), "' spread over ", f.num_threads(),
-                             " threads, but the kernel has only ", num_threads(),
+  if (f.thread_end() > num_threads())
+    throw_error<LayoutError>(who, " needs fragment '", b.name(), "' spread over ", f.num_threads(), " threads",
+                             f.thread_offset() ? " from thread " + std::to_string(f.thread_offset()) : std::string(),
+                             ", but the kernel has only ", num_threads(),
                              " threads; raise T.Kernel(threads=...) or use smaller tiles");
   std::vector<int64_t> shape = const_shape(b, "fragment");
   if (shape != f.shape())
@@ -379,9 +380,10 @@ class LayoutSolver {
     auto lit = ctx_.map_.loops.find(n.root);
     TL_ICHECK(lit != ctx_.map_.loops.end());
     const Fragment& L = lit->second;
-    if (L.num_threads() > ctx_.num_threads())
-      throw_error<LayoutError>(nest_name(n), ": its layout ", L.str(), " needs ", L.num_threads(),
-                               " threads, but the kernel has only ", ctx_.num_threads());
+    if (L.thread_end() > ctx_.num_threads())
+      throw_error<LayoutError>(nest_name(n), ": its layout ", L.str(), " needs threads up to ", L.thread_end(),
+                               ", but the kernel has only ", ctx_.num_threads());
+    const int64_t t0 = L.thread_offset();  // slots below are relative to the layout's first thread
     // The loop layout's points, computed once for all accesses (every (thread, register) of the
     // tile: this check dominates the cost of lowering a large attention tile otherwise).
     const size_t rank = n.nest.vars.size();
@@ -418,7 +420,7 @@ class LayoutSolver {
         for (int64_t t = 0; t < L.num_threads(); ++t)
           for (int64_t r = 0; r < L.num_regs(); ++r) {
             size_t slot = static_cast<size_t>(t * L.num_regs() + r);
-            valid[slot] = L.index_at(t, r, points.data() + slot * rank);
+            valid[slot] = L.index_at(t0 + t, r, points.data() + slot * rank);
           }
       }
       std::vector<int64_t> idx(a.indices.size());  // reused: this runs for every (thread, register)
@@ -438,9 +440,9 @@ class LayoutSolver {
             throw LayoutError(os.str());
           }
           int64_t reg_of_idx = 0;
-          if (!F.holds(t, idx.data(), &reg_of_idx)) {
+          if (!F.holds(t0 + t, idx.data(), &reg_of_idx)) {
             std::ostringstream os;
-            os << nest_name(n) << ": thread " << t << " runs the iteration (";
+            os << nest_name(n) << ": thread " << t0 + t << " runs the iteration (";
             for (size_t k = 0; k < rank; ++k) os << (k ? ", " : "") << point[k];
             os << ") and needs element (";
             for (size_t k = 0; k < idx.size(); ++k) os << (k ? ", " : "") << idx[k];

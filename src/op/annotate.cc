@@ -54,8 +54,10 @@ Stmt lower_nothing(const TileOpNode&, const LowerContext&) { return make_nop(); 
 // 'replicate' > 1), evaluated element by element. Our fragments are mixed radices (fragment.h):
 // each digit of an index dimension (or of the replica) goes to threads or to registers with one
 // stride. The digits are read off the map along each axis, then the whole map is checked element
-// by element against the Fragment built from them; a map that is no such radix (a thread offset,
-// two elements on one register of one thread, a nonlinear map) raises LayoutError saying why.
+// by element against the Fragment built from them; a map that is no such radix (two elements on
+// one register of one thread, a nonlinear map) raises LayoutError saying why. The thread of element
+// 0 (replica 0) is the fragment's first thread: a map `32 + ...` puts the fragment on threads
+// [32, 32 + n) (Fragment::thread_offset); its register must be 0.
 Fragment annotated_fragment(const TileOpNode& op, const Buffer& b) {
   const std::string where = op_error_prefix(op);
   std::vector<int64_t> shape = const_shape(b, "fragment");
@@ -91,6 +93,7 @@ Fragment annotated_fragment(const TileOpNode& op, const Buffer& b) {
       }
     return false;
   };
+  int64_t base_thread = 0;  // the thread of element 0: subtracted, it is the fragment's offset
   auto at = [&](const std::vector<int64_t>& idx, int64_t rep) {
     for (size_t i = 0; i < shape.size(); ++i) vals[i] = idx[i];
     if (has_rep_var) vals.back() = rep;
@@ -98,18 +101,20 @@ Fragment annotated_fragment(const TileOpNode& op, const Buffer& b) {
     if (eval_int(thread, lookup, &t) != IntEval::kOk || eval_int(regs[0], lookup, &r) != IntEval::kOk)
       fail("has a thread or register map that is not integer arithmetic of its index variables (" + print_expr(thread) +
            ", " + print_expr(regs[0]) + ")");
-    return std::pair<int64_t, int64_t>(t, r);
+    return std::pair<int64_t, int64_t>(t - base_thread, r);
   };
   auto idx_str = [&](const std::vector<int64_t>& idx, int64_t rep) {
     std::string s = shape_str(idx);
     return replicate > 1 ? s + " (replica " + std::to_string(rep) + ")" : s;
   };
   const std::vector<int64_t> zero(shape.size(), 0);
-  if (at(zero, 0) != std::pair<int64_t, int64_t>(0, 0)) {
+  {
     auto [t0, r0] = at(zero, 0);
-    return fail("puts element " + idx_str(zero, 0) + " on thread " + std::to_string(t0) + ", register " +
-                std::to_string(r0) + "; fragments here start at thread 0, register 0 (thread offsets are not "
-                "supported: let the fragment span the threads from 0)");
+    if (t0 < 0 || r0 != 0)
+      return fail("puts element " + idx_str(zero, 0) + " on thread " + std::to_string(t0) + ", register " +
+                  std::to_string(r0) + "; its first element must be on register 0 of the fragment's first thread "
+                  "(a thread >= 0)");
+    base_thread = t0;
   }
   // Digits along each axis: dimension d (axis d) and the replica (axis rank).
   std::vector<FragmentMode> modes;
@@ -161,14 +166,15 @@ Fragment annotated_fragment(const TileOpNode& op, const Buffer& b) {
       auto [t, r] = at(idx, rep);
       if (f.thread_at(idx, rep) != t || f.reg_at(idx) != r)
         return fail("is not a mixed radix of thread and register digits: element " + idx_str(idx, rep) + " is on thread " +
-                    std::to_string(t) + ", register " + std::to_string(r) + ", where its digits put it on thread " +
-                    std::to_string(f.thread_at(idx, rep)) + ", register " + std::to_string(f.reg_at(idx)));
+                    std::to_string(t + base_thread) + ", register " + std::to_string(r) +
+                    ", where its digits put it on thread " + std::to_string(f.thread_at(idx, rep) + base_thread) +
+                    ", register " + std::to_string(f.reg_at(idx)));
     }
     size_t d = shape.size();
     while (d > 0 && ++idx[d - 1] == shape[d - 1]) idx[--d] = 0;
     if (d == 0) break;
   }
-  return f;
+  return f.with_thread_offset(base_thread);
 }
 
 }  // namespace

@@ -310,6 +310,16 @@ Expr min_value_of(DataType t) {
   return make_int(t.bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (t.bits - 1)), t);
 }
 
+Expr max_propagating_nan(const Expr& a, const Expr& b) {
+  if (!a.dtype().is_float()) return max(a, b);
+  return make_select(a < b, b, make_select(b <= a, a, a + b));
+}
+
+Expr min_propagating_nan(const Expr& a, const Expr& b) {
+  if (!a.dtype().is_float()) return min(a, b);
+  return make_select(b < a, b, make_select(a <= b, a, a + b));
+}
+
 AccessRegions dst_first_access(const TileOpNode& op, size_t num_writes) {
   AccessRegions acc;
   size_t seen = 0;

@@ -107,6 +107,11 @@ DataType compute_dtype(DataType t);
 // The largest / smallest value of a type (infinities for floats).
 Expr max_value_of(DataType t);
 Expr min_value_of(DataType t);
+// max(a, b) / min(a, b) that are NaN when either operand is (floats; the plain max / min otherwise):
+// T.reduce_max / reduce_min / reduce_absmax with nan_propagate=True. Written with ordered
+// comparisons only (both false for a NaN, which then propagates through a + b).
+Expr max_propagating_nan(const Expr& a, const Expr& b);
+Expr min_propagating_nan(const Expr& a, const Expr& b);
 
 // Access regions of an op whose first `num_writes` region arguments are written and the other
 // region arguments are read.

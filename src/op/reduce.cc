@@ -24,6 +24,7 @@ struct ReduceInfo {
   int64_t dim = 0;
   bool clear = true;
   std::vector<Expr> src_extents;  // squeezed
+  bool nan_propagate = false;     // max / min / absmax: a NaN element makes the result NaN
 };
 
 ReduceInfo analyze_reduce(const TileOpNode& op) {
@@ -35,6 +36,7 @@ ReduceInfo analyze_reduce(const TileOpNode& op) {
   check_region_well_formed(op, r.dst, "dst");
   r.type = checked_str_attr(op, "type", kReduceTypes, "sum");
   r.clear = attr_bool(op.attrs, "clear", true);
+  r.nan_propagate = attr_bool(op.attrs, "nan_propagate", false);
   r.src_extents = r.src.squeezed_extents();
   int64_t rank = static_cast<int64_t>(r.src_extents.size());
   r.dim = squeezed_dim_attr(op, r.src, r.src_extents, -1, "reduce");
@@ -78,9 +80,9 @@ Expr reduce_element(const std::string& type, const Expr& x, DataType t) {
   return v;
 }
 
-Expr reduce_combine(const std::string& type, const Expr& acc, const Expr& v) {
-  if (type == "max" || type == "absmax") return max(acc, v);
-  if (type == "min") return min(acc, v);
+Expr reduce_combine(const std::string& type, const Expr& acc, const Expr& v, bool nan_propagate) {
+  if (type == "max" || type == "absmax") return nan_propagate ? max_propagating_nan(acc, v) : max(acc, v);
+  if (type == "min") return nan_propagate ? min_propagating_nan(acc, v) : min(acc, v);
   return acc + v;
 }
 
@@ -116,7 +118,7 @@ Stmt lower_reduce(const TileOpNode& op, const LowerContext&) {
     Stmt body = make_seq({
         make_store(acc, {make_int(0)}, init),
         make_for(rv, make_int(0, rv.dtype()), red_extent, ForKind::kSerial,
-                 make_store(acc, {make_int(0)}, reduce_combine(r.type, a, x))),
+                 make_store(acc, {make_int(0)}, reduce_combine(r.type, a, x, r.nan_propagate))),
         make_store(r.dst.buffer, dst_idx, make_cast(dst_t, a), op.span),
     });
     return out.wrap(make_allocate(acc, body));
@@ -136,7 +138,7 @@ Stmt lower_reduce(const TileOpNode& op, const LowerContext&) {
   // Loops in src order: outer output dims parallel, the reduction serial, inner output dims parallel.
   Expr x = reduce_element(r.type, region_load(r.src, src_index(rv)), acc_t);
   Expr cur = make_load(acc, acc_index(out.indices()));
-  Stmt body = make_store(acc, acc_index(out.indices()), reduce_combine(r.type, cur, x));
+  Stmt body = make_store(acc, acc_index(out.indices()), reduce_combine(r.type, cur, x, r.nan_propagate));
   for (size_t d = rank; d-- > 0;) {
     if (d == dim) {
       body = make_for(rv, make_int(0, rv.dtype()), red_extent, ForKind::kSerial, body);

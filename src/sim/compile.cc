@@ -541,7 +541,8 @@ class ProgramCompiler {
       emit(b);
       return;
     }
-    if (c && (c->op == "tl.sync_threads")) return;  // a no-op on the NPU
+    if (c && (c->op == "tl.sync_threads" || c->op == "cuda.cp_async_commit" || c->op == "cuda.cp_async_wait"))
+      return;  // no-ops on the NPU (T.async_copy is a plain copy there)
     b.op = BOp::kEval;
     b.x0 = expr(ev->value);
     b.visible = reads_memory(ev->value);

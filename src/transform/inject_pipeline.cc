@@ -26,6 +26,19 @@ class AllocationHoister : public StmtMutator {
   }
 };
 
+// Whether `body` schedules cp.async itself (T.async_copy, T.ptx_commit_group, T.ptx_wait_group):
+// such a loop is the program's own pipeline, left serial.
+bool schedules_async_copies(const Stmt& body) {
+  bool found = false;
+  post_order_visit(body, [&](const Stmt& s) {
+    if (const auto* t = s.as<TileOpNode>()) found |= attr_bool(t->attrs, "async_commit", false);
+    if (const auto* e = s.as<EvaluateNode>())
+      if (const auto* c = e->value.as<CallNode>())
+        found |= c->op == "cuda.cp_async_commit" || c->op == "cuda.cp_async_wait";
+  });
+  return found;
+}
+
 class Injector : public StmtMutator {
  public:
   Injector(const Stmt& root, const PassContext& ctx)
@@ -46,6 +59,8 @@ class Injector : public StmtMutator {
       return loop;
     };
     std::vector<BodyItem> items = flatten_body(body);
+    if (schedules_async_copies(body))
+      return allocated_around(make_for(n->var, n->min, n->extent, ForKind::kSerial, body, {}, n->span));
     PipelinePlan plan = plan_pipeline(*n, items, buffers_used_outside(root_, n));
     if (plan.producers.empty())
       return allocated_around(make_for(n->var, n->min, n->extent, ForKind::kSerial, body, {}, n->span));

@@ -39,13 +39,28 @@ struct AccessLess {
 
 struct State {
   std::set<Access, AccessLess> pending;  // accesses since the last barrier (a set: merges stay small)
-  void merge(const State& o) { pending.insert(o.pending.begin(), o.pending.end()); }
+  // cp.async writes not yet waited for: the open group (issued since the last commit) and the
+  // committed groups, oldest first; cp_async_wait(n) completes all but the newest n groups.
+  std::set<Access, AccessLess> open_group;
+  std::vector<std::set<Access, AccessLess>> groups;
+  void merge(const State& o) {
+    pending.insert(o.pending.begin(), o.pending.end());
+    open_group.insert(o.open_group.begin(), o.open_group.end());
+    // Aligned at the newest group (a wait counts groups from the newest); the longer history stays.
+    if (o.groups.size() > groups.size()) groups.insert(groups.begin(), o.groups.size() - groups.size(), {});
+    for (size_t k = 0; k < o.groups.size(); ++k) {
+      const auto& src = o.groups[o.groups.size() - 1 - k];
+      groups[groups.size() - 1 - k].insert(src.begin(), src.end());
+    }
+  }
 };
 
 struct StmtEffects {
   std::vector<Access> reads, writes, async_writes;
   bool barrier = false;       // tl.sync_threads
   bool syncing_call = false;  // cuda.call_sync
+  int64_t async_wait = -1;    // cuda.cp_async_wait(n): n
+  bool async_commit = false;  // cuda.cp_async_commit
 };
 
 bool is_shared(const Buffer& b) { return b.scope() == MemScope::kShared; }
@@ -85,6 +100,11 @@ class SyncInserter {
             c->op.rfind("cuda.named_barrier_", 0) == 0)
           return;
         if (c->op == "cuda.call_sync") e.syncing_call = true;
+        if (c->op == "cuda.cp_async_wait") {
+          e.async_wait = 0;
+          if (!c->args.empty()) is_const_int(c->args[0], &e.async_wait);
+        }
+        if (c->op == "cuda.cp_async_commit") e.async_commit = true;
         if (c->op == "cuda.address_of" && !c->args.empty()) {
           const auto* l = c->args[0].as<BufferLoadNode>();
           int64_t mode = 3;
@@ -209,6 +229,24 @@ class SyncInserter {
       st.pending.clear();
       return s;
     }
+    if (e.async_commit) {
+      st.groups.push_back(std::move(st.open_group));
+      st.open_group.clear();
+      return s;
+    }
+    if (e.async_wait >= 0) {
+      // The writes of the completed groups have landed: from here on they are ordinary writes of
+      // this thread, which other threads may read only after a barrier (T.async_copy +
+      // T.ptx_wait_group; the pipeliner puts its own barrier right after its waits).
+      while (static_cast<int64_t>(st.groups.size()) > e.async_wait) {
+        for (Access a : st.groups.front()) {
+          a.group = -1;
+          st.pending.insert(a);
+        }
+        st.groups.erase(st.groups.begin());
+      }
+      return s;
+    }
     std::vector<Stmt> out;
     bool shared_conflict = conflicts(e, st);
     if (shared_conflict || conflicts(e, st, true)) {
@@ -239,6 +277,10 @@ class SyncInserter {
         a.group = group_;
         st.pending.insert(a);
       }
+    }
+    for (Access a : e.async_writes) {
+      a.group = group_;
+      st.open_group.insert(a);
     }
     out.push_back(s);
     return make_seq(out);

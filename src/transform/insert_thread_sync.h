@@ -20,10 +20,11 @@
 // Accesses of one tile op never conflict with each other (each thread owns its elements), and
 // a global-memory conflict inside a thread-dependent condition is not an error.
 //
-// Asynchronous copies (cp.async, issued by inject_pipeline) are ordered by the pipeline itself: a
-// cp_async_wait followed by a barrier before the data is read. Here they count as writes only
-// against earlier pending accesses (a barrier goes before a cp.async that would overwrite data
-// still being read).
+// Asynchronous copies (cp.async, issued by inject_pipeline or T.async_copy) count as writes against
+// earlier pending accesses (a barrier goes before a cp.async that would overwrite data still being
+// read); their own writes become pending at the next cp_async_wait (the pipeline places a barrier
+// right after its waits; after a T.ptx_wait_group of the program, the first read by another
+// thread gets one here).
 //
 // No barrier is ever placed under a condition that depends on the thread: when a branch of such
 // an `if` needs one, it goes before the `if`; a conflict inside one branch of a thread-dependent

@@ -112,6 +112,24 @@ struct MinOp {
     }
   }
 };
+// max / min that return NaN when either operand is NaN (T.reduce_max / reduce_min / reduce_absmax
+// with nan_propagate=True; MaxOp / MinOp skip NaNs as fmaxf does).
+struct MaxOpNan {
+  template <typename T>
+  TL_DEVICE static T apply(T a, T b) {
+    const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+    if (fa != fa || fb != fb) return fa != fa ? a : b;
+    return MaxOp::apply(a, b);
+  }
+};
+struct MinOpNan {
+  template <typename T>
+  TL_DEVICE static T apply(T a, T b) {
+    const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+    if (fa != fa || fb != fb) return fa != fa ? a : b;
+    return MinOp::apply(a, b);
+  }
+};
 struct BitAndOp {
   template <typename T>
   TL_DEVICE static T apply(T a, T b) {

@@ -63,6 +63,8 @@ from .builtins import (  # noqa: F401
     pipe_barrier,
     print,
     printf,
+    ptx_commit_group,
+    ptx_wait_group,
     set_cross_flag,
     rs,
     set_flag,
@@ -179,6 +181,7 @@ from .npuir import (  # noqa: F401  (TileLang-Ascend npuir spellings, destinatio
 from .parser import Macro, PrimFunc, Ref, macro, prim_func  # noqa: F401
 from .tile_ops import (  # noqa: F401
     GemmWarpPolicy,
+    async_copy,
     atomic_add,
     clear,
     copy,

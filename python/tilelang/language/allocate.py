@@ -349,9 +349,14 @@ def reducer_update(target, value):
 def finalize_reducer(reducer, dst=None, batch=1, annotations=None):
     """Combines the copies of the reducer (all threads end with the result). With `dst` (TileLang's
     second form) the result, combined with the T.reducer_init value, is copied into `dst`."""
-    from .tile_ops import emit_tile_op  # noqa: PLC0415 (cycle)
+    from .tile_ops import check_batch, emit_tile_op  # noqa: PLC0415 (cycle)
     ctx = current("T.finalize_reducer")
     op, init = _reducer(ctx, reducer, "T.finalize_reducer")
+    total = 1
+    for d in reducer.shape:
+        e = _core.to_expr(d)
+        total = total * e.value if (total is not None and e.kind == "int") else None
+    check_batch(batch, total, "T.finalize_reducer")
     emit_tile_op("finalize_reducer", [_core.BufferRegion.full(reducer)], {"op": op}, "T.finalize_reducer")
     if dst is None:
         return

@@ -22,7 +22,8 @@ def _order(memory_order, allowed, what):
     if memory_order is None:
         return None
     if memory_order not in allowed:
-        raise ValueError(f"{what}: memory_order must be one of {', '.join(allowed)}, got {memory_order!r}")
+        raise ValueError(f"{what}: {what[2:]} does not support memory_order {memory_order!r}; use one of "
+                         f"{', '.join(allowed)}")
     return _ORDERS[memory_order]
 
 
@@ -68,9 +69,6 @@ def atomic_min(dst, value, memory_order=None, return_prev=False):
 def _addxn(n, dst, value, return_prev):
     """`n` consecutive elements along the last dimension, starting at the element `dst`."""
     what = f"T.atomic_addx{n}"
-    if return_prev:
-        raise NotImplementedError(f"not implemented: {what}(return_prev=True); use T.atomic_add(..., "
-                                  "return_prev=True) element by element")
 
     def run_of(x, role):
         if x.__class__ is BufferLoad:
@@ -83,17 +81,49 @@ def _addxn(n, dst, value, return_prev):
         s = run_of(value, "value")
     else:
         s = _core.to_expr(value)
+    if return_prev:
+        return _addxn_prev(n, d, s, what)
     emit_tile_op("atomic_add", [d, s], None, what)
 
 
+def _lane(region, k, n, what, role):
+    """Element k of a run of n elements along the last dimension of `region`."""
+    ext = [_core.to_expr(e) for e in region.extents]
+    if any(e.kind != "int" for e in ext) or ext[-1].value != n or any(e.value != 1 for e in ext[:-1]):
+        raise ValueError(f"{what}: the {role} must be {n} consecutive elements along the last dimension, "
+                         f"got {region!r}")
+    idx = list(region.mins)
+    idx[-1] = idx[-1] + k
+    return region.buffer[tuple(idx)]
+
+
+def _addxn_prev(n, d, s, what):
+    """return_prev=True: each lane's atomic add, returning its old value, issued once here; the old
+    values are returned as a per-thread array of n elements (assign it to a slice, `Prev[0:2] = ...`).
+    Each lane is its own atomic (TileLang's 16-bit x4 form is per pair too): the old values are
+    those each lane's add saw."""
+    from .allocate import alloc_local  # noqa: PLC0415
+    ctx = current(what)
+    ctx.require_kernel(what)
+    dtype = d.buffer.dtype
+    prev = alloc_local([n], dtype)
+    for k in range(n):
+        dk = _lane(d, k, n, what, "destination")
+        vk = _lane(s, k, n, what, "value") if s.__class__ is _core.BufferRegion else s
+        call = _core.make_call(dtype, "tl.atomic_add_scalar", [dk, _core.make_cast(dtype, _core.to_expr(vk))])
+        ctx.b.emit_store(prev, [k], call)
+    return _core.BufferRegion.full(prev)
+
+
 def atomic_addx2(dst, value, return_prev=False):
-    """Adds value[k:k+2] to dst[..., j:j+2] atomically (a packed atomic on GPUs that have one)."""
-    _addxn(2, dst, value, return_prev)
+    """Adds value[k:k+2] to dst[..., j:j+2] atomically (a packed atomic on GPUs that have one).
+    return_prev=True returns the two old values (`Prev[0:2] = T.atomic_addx2(D[0:2], V[0:2], return_prev=True)`)."""
+    return _addxn(2, dst, value, return_prev)
 
 
 def atomic_addx4(dst, value, return_prev=False):
-    """Adds value[k:k+4] to dst[..., j:j+4] atomically."""
-    _addxn(4, dst, value, return_prev)
+    """Adds value[k:k+4] to dst[..., j:j+4] atomically; return_prev=True returns the four old values."""
+    return _addxn(4, dst, value, return_prev)
 
 
 def atomic_load(src, memory_order="seq_cst"):

@@ -70,6 +70,22 @@ def sync_threads():
     _emit_call("tl.sync_threads", [], "T.sync_threads")
 
 
+def ptx_commit_group():
+    """Closes the group of cp.async copies issued since the last commit (cuda); nothing on the
+    cpu and Ascend targets, where T.async_copy completes at once."""
+    _emit_call("cuda.cp_async_commit", [], "T.ptx_commit_group")
+
+
+def ptx_wait_group(num=0):
+    """Waits until at most `num` committed cp.async groups are still in flight (cuda
+    cp.async.wait_group; `num` a Python int). The copies' data is then visible to the thread that
+    issued them; a barrier before other threads read it is inserted by the compiler. Nothing on
+    the cpu and Ascend targets."""
+    if num.__class__ is not int or num < 0:
+        raise TypeError(f"T.ptx_wait_group(num): num must be a non-negative Python int, got {num!r}")
+    _emit_call("cuda.cp_async_wait", [_core.make_int(num)], "T.ptx_wait_group")
+
+
 def dp4a(A, B, C):
     """C += A[j] * B[j] + ... + A[j + 3] * B[j + 3]: TileLang's int8x4 dot product. `A` and `B` name
     the first of four consecutive elements along their last dimension (`A_local[i, k * 4]`), `C`

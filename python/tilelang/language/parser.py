@@ -338,7 +338,9 @@ class _Rewriter:
             ctx_expr = _call("with_", _name(_N), self.expr(item.context_expr), _const(names))
             var = None
             if item.optional_vars is not None:
-                var = _name(names[0], True) if isinstance(item.optional_vars, ast.Name) else \
+                # `as (pid,)`: the one variable of a one-dimensional T.Kernel, as `as pid`
+                one = isinstance(item.optional_vars, ast.Name) or len(names) == 1
+                var = _name(names[0], True) if one else \
                     ast.Tuple(elts=[_name(n, True) for n in names], ctx=ast.Store())
             items.append(ast.withitem(context_expr=ctx_expr, optional_vars=var))
         return [ast.With(items=items, body=self.body(s.body), type_comment=None)]

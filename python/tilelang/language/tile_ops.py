@@ -261,6 +261,28 @@ def copy(*args, size=None, coalesced_width=None, disable_tma=False, eviction_pol
     emit_tile_op("copy", [s, d], attrs or None, "T.copy")
 
 
+def async_copy(src, dst, *, coalesced_width=None, annotations=None, loop_layout=None):
+    """Asynchronous global -> shared tile copy that the program waits for itself (TileLang's
+    T.async_copy): on cuda cp.async groups then one commit (cp.async.commit_group), with no wait;
+    write `T.ptx_wait_group(n)` before the data is used (a barrier before other threads read it
+    is inserted as for any shared-memory write). On the cpu and Ascend targets it is a plain copy
+    (complete when it returns; T.ptx_wait_group does nothing there). A T.Pipelined loop that
+    contains one is the program's own pipeline and runs as a serial loop. One element to one
+    element without annotations is a plain store, as in TileLang."""
+    if (src.__class__ is _core.BufferLoad and dst.__class__ is _core.BufferLoad and not annotations
+            and coalesced_width is None and loop_layout is None):
+        ctx = current("T.async_copy")
+        ctx.require_kernel("T.async_copy")
+        ctx.b.emit_store(dst.buffer, dst.indices, _core.make_cast(dst.buffer.dtype, src))
+        return
+    attrs = dict(annotations or {})
+    attrs.update({"async": True, "async_commit": True, "disable_tma": True})
+    if coalesced_width is not None:
+        attrs["coalesced_width"] = int(coalesced_width)
+    s, d = _pair(src, dst, "T.async_copy src", "T.async_copy dst")
+    emit_tile_op("copy", [s, d], attrs, "T.async_copy")
+
+
 _POLICIES = {"Square": "Square", "FullRow": "FullRow", "FullCol": "FullCol"}
 
 
@@ -374,21 +396,54 @@ def _real_shape(src, dst, dim, real_shape, what):
     return src, dst
 
 
-def reduce(buffer, out, reduce_type, dim=-1, clear=True, real_shape=None):
+def check_batch(batch, total, what):
+    """TileLang's `batch=` (output elements per batched all-reduce): an int >= 1 dividing the
+    number of output elements (`total`, when constant). Only checked here: every all-reduce is
+    per element (the result is the same)."""
+    if batch.__class__ is not int:
+        raise TypeError(f"{what}: batch must be a Python int, got {batch!r}")
+    if batch < 1:
+        raise ValueError(f"{what}: batch must be >= 1, got {batch}")
+    if batch > 1 and total is not None:
+        if batch > total:
+            raise ValueError(f"{what}: batch={batch} exceeds total output elements ({total})")
+        if total % batch:
+            raise ValueError(f"{what}: batch={batch} must evenly divide the {total} output elements")
+
+
+def reduce(buffer, out, reduce_type, dim=-1, clear=True, real_shape=None, batch=1, nan_propagate=False,
+           annotations=None):
     """Generic reduction: reduce_type is sum, max, min, abssum or absmax. `real_shape=[rows, cols]`
-    (TileLang-Ascend) reduces only that leading part of a 2-D source."""
+    (TileLang-Ascend) reduces only that leading part of a 2-D source. `nan_propagate=True` (max,
+    min, absmax): a NaN in the reduced elements makes the result NaN (by default NaNs are skipped,
+    as fmax does). `batch` is checked (check_batch) and otherwise has no effect; `annotations`
+    are kept on the op."""
     if reduce_type not in ("sum", "max", "min", "abssum", "absmax"):
         raise ValueError(f"T.reduce: reduce_type must be sum, max, min, abssum or absmax, got {reduce_type!r}")
     what = f"T.reduce_{reduce_type}"
     src = region_of(buffer, f"{what} source")
     dst = region_of(out, f"{what} destination")
+    out_ext = _squeezed_consts(dst)
+    total = None
+    if out_ext is not None:
+        total = 1
+        for e in out_ext:
+            total *= e
+    check_batch(batch, total, what)
+    if nan_propagate and reduce_type not in ("max", "min", "absmax"):
+        raise ValueError(f"{what}: nan_propagate applies to max, min and absmax reductions")
     if real_shape is not None:
         src, dst = _real_shape(src, dst, dim, real_shape, what)
     d = norm_dim(src, dim, what, unit_dim_ok=True)
     if d is None:  # along a dimension of extent 1 (e.g. a tile of N=1 columns): element-wise
         _reduce_unit_dim(src, dst, reduce_type, bool(clear), what)
         return
-    attrs = {"type": reduce_type, "dim": d, "clear": bool(clear)}
+    attrs = dict(annotations or {})
+    attrs.update({"type": reduce_type, "dim": d, "clear": bool(clear)})
+    if nan_propagate:
+        attrs["nan_propagate"] = True
+    if batch > 1:
+        attrs["batch"] = batch
     emit_tile_op("reduce", [src, dst], attrs, what)
 
 
@@ -424,24 +479,24 @@ def _reduce_unit_dim(src, dst, reduce_type, clear, what):
         emit_tile_op(combine, [dst, dst, src], None, what)
 
 
-def reduce_sum(buffer, out, dim=-1, clear=True, real_shape=None):
-    reduce(buffer, out, "sum", dim, clear, real_shape)
+def reduce_sum(buffer, out, dim=-1, clear=True, real_shape=None, batch=1, annotations=None):
+    reduce(buffer, out, "sum", dim, clear, real_shape, batch=batch, annotations=annotations)
 
 
-def reduce_max(buffer, out, dim=-1, clear=True, real_shape=None):
-    reduce(buffer, out, "max", dim, clear, real_shape)
+def reduce_max(buffer, out, dim=-1, clear=True, real_shape=None, batch=1, nan_propagate=False, annotations=None):
+    reduce(buffer, out, "max", dim, clear, real_shape, batch, nan_propagate, annotations)
 
 
-def reduce_min(buffer, out, dim=-1, clear=True, real_shape=None):
-    reduce(buffer, out, "min", dim, clear, real_shape)
+def reduce_min(buffer, out, dim=-1, clear=True, real_shape=None, batch=1, nan_propagate=False, annotations=None):
+    reduce(buffer, out, "min", dim, clear, real_shape, batch, nan_propagate, annotations)
 
 
-def reduce_abssum(buffer, out, dim=-1, clear=True):
-    reduce(buffer, out, "abssum", dim, clear)
+def reduce_abssum(buffer, out, dim=-1, clear=True, batch=1, annotations=None):
+    reduce(buffer, out, "abssum", dim, clear, batch=batch, annotations=annotations)
 
 
-def reduce_absmax(buffer, out, dim=-1, clear=True):
-    reduce(buffer, out, "absmax", dim, clear)
+def reduce_absmax(buffer, out, dim=-1, clear=True, batch=1, nan_propagate=False, annotations=None):
+    reduce(buffer, out, "absmax", dim, clear, batch=batch, nan_propagate=nan_propagate, annotations=annotations)
 
 
 def cumsum(src, dst=None, dim=0, reverse=False):

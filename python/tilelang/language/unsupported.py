@@ -41,7 +41,7 @@ _add("mbarrier_wait_parity mbarrier_arrive mbarrier_expect_tx mbarrier_arrive_ex
      "named_barrier_arrive", _HW + " (mbarriers, thread-block clusters)",
      "write the loop with T.Pipelined(n, num_stages=...): copies, barriers and warp specialization are generated")
 _add("tma_copy tma_load tma_store_arrive tma_store_wait tma_gather4 tma_gather4_bytes tma_scatter4 "
-     "create_tma_descriptor async_copy ptx_cp_async ptx_commit_group ptx_wait_group", _HW + " (TMA / cp.async)",
+     "create_tma_descriptor ptx_cp_async", _HW + " (TMA / cp.async)",
      "use T.copy; inside T.Pipelined it becomes cp.async (and TMA where the target has it)")
 _add("wgmma_gemm wgmma_mma wait_wgmma warpgroup_arrive warpgroup_commit_batch warpgroup_wait "
      "warpgroup_fence_operand initialize_wgmma_descriptor alloc_wgmma_desc ptx_wgmma_ss ptx_mma_block_scale "

@@ -225,6 +225,11 @@ void CodeGenCPU::evaluate(const EvaluateNode* n) {
     line("// T.sync_threads(): nothing to do, a cpu block is one thread");
     return;
   }
+  if (call && (call->op == "cuda.cp_async_commit" || call->op == "cuda.cp_async_wait")) {
+    // T.ptx_commit_group / T.ptx_wait_group: a cpu T.async_copy is a plain copy, complete on return
+    line("// " + call->op + ": nothing to do, copies on the cpu complete at once");
+    return;
+  }
   line(expr(n->value) + ";");
 }
 

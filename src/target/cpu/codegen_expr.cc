@@ -484,7 +484,7 @@ std::string CodeGenCPU::call(const CallNode* n) {
     if (op == "ieee_fsqrt" && a.size() == 1) return "tl::cpu::ieee_sqrt(" + a[0] + ")";
     throw_error<TypeError>("builtin '", op, "' called with ", n->args.size(), " arguments");
   }
-  if (op == "tl.sync_threads") return "(void)0";
+  if (op == "tl.sync_threads" || op == "cuda.cp_async_commit" || op == "cuda.cp_async_wait") return "(void)0";
   if (op == "tl.cluster_sync")
     throw_error<NotImplemented>("not implemented: T.cluster_sync on target cpu (the blocks of a cluster do not run "
                                 "at the same time there); synchronize through separate kernels, or use target cuda");

@@ -73,6 +73,7 @@ Stmt lower_reduce_cpu_call(const TileOpNode& op) {
                                                            {"abssum", "abssum"}, {"absmax", "absmax"}};
   auto kind = kinds.find(attr_str(op.attrs, "type", "sum"));
   if (kind == kinds.end()) return Stmt();
+  if (attr_bool(op.attrs, "nan_propagate", false)) return Stmt();  // the loop form propagates NaNs
   std::vector<Expr> ext = src.squeezed_extents();
   int64_t rank = static_cast<int64_t>(ext.size());
   int64_t dim = attr_int(op.attrs, "dim", -1);

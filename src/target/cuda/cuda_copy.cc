@@ -434,6 +434,10 @@ Stmt lower_cuda_copy(const TileOpNode& op, CudaLowerCtx& ctx) {
     throw_error<ValueError>(op_error_prefix(op), "source tile ", str(se), " of '", src.buffer.name(),
                             "' and destination tile ", str(de), " of '", dst.buffer.name(), "' differ in shape");
   }
+  const bool user_async = attr_bool(op.attrs, "async_commit", false);  // T.async_copy
+  if (user_async && (src.buffer.scope() != MemScope::kGlobal || dst.buffer.scope() != MemScope::kShared))
+    throw_error<TypeError>(op_error_prefix(op), "T.async_copy copies global memory into shared memory (cp.async); '",
+                           src.buffer.name(), "' -> '", dst.buffer.name(), "' is not such a copy: use T.copy");
   bool fs = is_frag(src.buffer), fd = is_frag(dst.buffer);
   bool ls = src.buffer.scope() == MemScope::kLocal || src.buffer.scope() == MemScope::kLocalVar;
   bool ld = dst.buffer.scope() == MemScope::kLocal || dst.buffer.scope() == MemScope::kLocalVar;
@@ -444,6 +448,11 @@ Stmt lower_cuda_copy(const TileOpNode& op, CudaLowerCtx& ctx) {
   if (fd) return copy_with_fragment(op, ctx, dst, src, true);
   if (fs) return copy_with_fragment(op, ctx, src, dst, false);
   if (ls || ld) return copy_per_thread(op, ctx, src, dst, se);
+  if (user_async) {
+    // T.async_copy: cp.async groups of 4, 8 or 16 bytes (narrower or unaligned tiles fall back to
+    // plain stores), then one commit; the program waits itself (T.ptx_wait_group).
+    return make_seq({copy_tiles(op, ctx, src, dst, se), builtin_stmt("cuda.cp_async_commit", {})}, op.span);
+  }
   return copy_tiles(op, ctx, src, dst, se);
 }
 

@@ -11,6 +11,7 @@
 
 #include "ir/error.h"
 #include "ir/tile_op.h"
+#include "op/op_util.h"
 #include "target/cuda/cuda_ops.h"
 
 namespace tl {
@@ -19,7 +20,11 @@ namespace {
 
 bool is_frag(const Buffer& b) { return b.scope() == MemScope::kFragment; }
 
-Expr identity(const std::string& type, DataType t) {
+// A reduction type: sum, max, min, abssum or absmax, with the suffix "_nan" for nan_propagate.
+bool propagates_nan(const std::string& type) { return type.size() > 4 && type.compare(type.size() - 4, 4, "_nan") == 0; }
+
+Expr identity(const std::string& type_in, DataType t) {
+  const std::string type = propagates_nan(type_in) ? type_in.substr(0, type_in.size() - 4) : type_in;
   if (type == "sum" || type == "abssum" || type == "absmax") return make_const(t, 0);
   bool is_max = type == "max";
   if (t.is_float()) return make_float(is_max ? -INFINITY : INFINITY, t);
@@ -38,22 +43,55 @@ Expr identity(const std::string& type, DataType t) {
 Expr combine(const std::string& type, const Expr& a, const Expr& b) {
   if (type == "sum" || type == "abssum") return a + b;
   if (type == "max" || type == "absmax") return max(a, b);
+  if (type == "max_nan" || type == "absmax_nan") return max_propagating_nan(a, b);
+  if (type == "min_nan") return min_propagating_nan(a, b);
   return min(a, b);
 }
 
 Expr prepare(const std::string& type, const Expr& v) {
-  if (type == "abssum" || type == "absmax") return make_call(v.dtype(), "abs", {v});
+  if (type == "abssum" || type == "absmax" || type == "absmax_nan") return make_call(v.dtype(), "abs", {v});
   return v;
 }
 
 const char* op_struct(const std::string& type) {
   if (type == "sum" || type == "abssum") return "tl::SumOp";
   if (type == "max" || type == "absmax") return "tl::MaxOp";
+  if (type == "max_nan" || type == "absmax_nan") return "tl::MaxOpNan";
+  if (type == "min_nan") return "tl::MinOpNan";
   return "tl::MinOp";
 }
 
 bool allreduce_in_warp(int64_t extent, int64_t stride) { return extent * stride <= 32 && 32 % (extent * stride) == 0; }
 bool needs_workspace(int64_t extent, int64_t stride) { return extent > 1 && !allreduce_in_warp(extent, stride); }
+
+// The thread index tl::allreduce groups by, for a fragment on threads [offset, offset + n): the
+// block thread rotated by the offset, so that the groups (relative to the fragment's first thread)
+// start where the fragment does, and every thread of the block still has a distinct workspace slot.
+// The shuffle forms exchange physical lanes, so they need the offset to keep the groups whole:
+// inside a warp, a multiple of the group's span; across warps, a multiple of 32.
+Expr group_tid(const TileOpNode& op, const CudaLowerCtx& ctx, const Fragment& f, int64_t extent, int64_t stride) {
+  const int64_t off = f.thread_offset();
+  if (off == 0 || extent <= 1) return ctx.tid;
+  const int64_t n = ctx.num_threads;
+  const int64_t span = extent * stride;
+  auto reject = [&](const std::string& need) {
+    throw_error<LayoutError>(op_error_prefix(op), "reducing over ", extent, " threads ", stride == 1 ? std::string() :
+                             "of stride " + std::to_string(stride) + " ", "of a fragment on threads [", off, ", ",
+                             f.thread_end(), ") needs a warp-aligned participating thread range: ", need,
+                             "; let the fragment start at a multiple of 32 threads");
+  };
+  if (n % span != 0) reject("the block of " + std::to_string(n) + " threads is not whole groups of " + std::to_string(span));
+  if (allreduce_in_warp(extent, stride)) {
+    if (off % span != 0) reject("its groups of " + std::to_string(span) + " lanes would straddle the offset " +
+                                std::to_string(off));
+    if (n % 32 != 0) reject("the block has a partial warp (" + std::to_string(n) + " threads)");
+  } else if (32 % stride == 0 && span % 32 == 0 && n % 32 == 0) {
+    if (off % 32 != 0) reject("the offset " + std::to_string(off) + " is not a multiple of 32, so whole warps "
+                              "would mix participating and idle lanes");
+  }
+  const DataType it = ctx.tid.dtype();
+  return floormod(ctx.tid + make_int(n - off, it), make_int(n, it));
+}
 
 // The shared workspace of the cross-warp reductions: one element per thread, per type.
 Buffer workspace(CudaLowerCtx& ctx, DataType t) {
@@ -90,21 +128,34 @@ Stmt reduce_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion
   // instructions the compiler must keep (they differ from x for NaN and -0).
   std::vector<Expr> partial(static_cast<size_t>(ld.num_regs()));
   const bool padded = ls.padded();
+  std::vector<Stmt> out;
+  // One temporary per destination register, reduced across the thread groups in place.
+  Buffer tmp(ctx.fresh("red"), t, {make_int(ld.num_regs())}, MemScope::kLocal);
+  // The NaN-propagating combination names each operand three times: its partials are stored
+  // register by register (a nested expression would grow exponentially with the registers).
+  const bool stepwise = propagates_nan(type);
+  std::vector<char> started(static_cast<size_t>(ld.num_regs()), 0);
   for (int64_t r = 0; r < ls.num_regs(); ++r) {
     Expr v = prepare(type, make_cast(t, make_load(sregs, {make_int(r)})));
     if (padded) {
       Expr valid = ctx.simplify_cond(ls.is_valid(ctx.tid, make_int(r), ctx.num_threads));
       if (!is_one(valid)) v = make_select(valid, v, identity(type, t));
     }
-    Expr& p = partial[static_cast<size_t>(reg_map[static_cast<size_t>(r)])];
+    const int64_t d = reg_map[static_cast<size_t>(r)];
+    if (stepwise) {
+      Expr cur = make_load(tmp, {make_int(d)});
+      out.push_back(make_store(tmp, {make_int(d)}, started[static_cast<size_t>(d)]++ ? combine(type, cur, v) : v));
+      continue;
+    }
+    Expr& p = partial[static_cast<size_t>(d)];
     p = p.defined() ? combine(type, p, v) : v;
   }
-  for (Expr& p : partial)
+  for (int64_t d = 0; d < ld.num_regs(); ++d) {
+    if (stepwise && started[static_cast<size_t>(d)]) continue;
+    Expr& p = partial[static_cast<size_t>(d)];
     if (!p.defined()) p = identity(type, t);
-  std::vector<Stmt> out;
-  // One temporary per destination register, reduced across the thread groups in place.
-  Buffer tmp(ctx.fresh("red"), t, {make_int(ld.num_regs())}, MemScope::kLocal);
-  for (int64_t d = 0; d < ld.num_regs(); ++d) out.push_back(make_store(tmp, {make_int(d)}, partial[static_cast<size_t>(d)]));
+    out.push_back(make_store(tmp, {make_int(d)}, p));
+  }
   // thread_partial (warp_specialize's deferred row sum): each thread keeps its own partial; a
   // T.finalize_reducer of the value it is accumulated into combines the threads later.
   if (attr_bool(op.attrs, "thread_partial", false)) groups.clear();
@@ -114,7 +165,8 @@ Stmt reduce_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion
     std::string callee = std::string("tl::allreduce<") + op_struct(type) + ", " + std::to_string(g.extent) + ", " +
                          std::to_string(g.stride) + ", " + std::to_string(ctx.num_threads) + ">";
     for (int64_t d = 0; d < ld.num_regs(); ++d) {
-      std::vector<Expr> args = {make_load(tmp, {make_int(d)}), make_cast(DataType::Int32(), ctx.tid)};
+      std::vector<Expr> args = {make_load(tmp, {make_int(d)}),
+                                make_cast(DataType::Int32(), group_tid(op, ctx, ls, g.extent, g.stride))};
       if (ws) args.push_back(ctx.address_of(wsb, {make_int(0)}, 3));
       args.insert(args.begin(), make_string(callee));
       Expr call = make_call(t, ws ? "cuda.call_sync" : "cuda.call", args);
@@ -205,6 +257,8 @@ Stmt lower_cuda_reduce(const TileOpNode& op, CudaLowerCtx& ctx) {
   std::string type = attr_str(op.attrs, "type", "sum");
   if (type != "sum" && type != "max" && type != "min" && type != "abssum" && type != "absmax")
     throw_error<NotImplemented>(op_error_prefix(op), "not implemented: reduction '", type, "' on target cuda");
+  if (attr_bool(op.attrs, "nan_propagate", false) && (type == "max" || type == "min" || type == "absmax"))
+    type += "_nan";
   int dim = static_cast<int>(attr_int(op.attrs, "dim", 0));
   bool clear = attr_bool(op.attrs, "clear", true);
   if (is_frag(src.buffer)) {
@@ -236,7 +290,7 @@ Stmt lower_cuda_finalize_reducer(const TileOpNode& op, CudaLowerCtx& ctx) {
                          std::to_string(m.thread_stride) + ", " + std::to_string(ctx.num_threads) + ">";
     for (int64_t d = 0; d < f.num_regs(); ++d) {
       std::vector<Expr> args = {make_string(callee), make_load(regs, {make_int(d)}),
-                                make_cast(DataType::Int32(), ctx.tid)};
+                                make_cast(DataType::Int32(), group_tid(op, ctx, f, m.extent, m.thread_stride))};
       if (ws) args.push_back(ctx.address_of(wsb, {make_int(0)}, 3));
       out.push_back(make_store(regs, {make_int(d)}, make_call(t, ws ? "cuda.call_sync" : "cuda.call", args)));
     }

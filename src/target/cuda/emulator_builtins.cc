@@ -229,9 +229,20 @@ void Emulator::collective_store(const BufferStoreNode* st, const CallNode* c, co
   const DataType t = c->dtype;
   const std::string& opname = tp.args[0];
   int64_t extent = std::stoll(tp.args[1]), stride = std::stoll(tp.args[2]);
+  // The groups are formed over the `tid` argument (the block thread, or the thread rotated by a
+  // fragment's thread offset: cuda_reduce.cc): in[] and the groups are indexed by it.
   std::vector<Val> in(static_cast<size_t>(threads_));
-  for (int64_t x = 0; x < threads_; ++x)
-    if (act[static_cast<size_t>(x)]) in[static_cast<size_t>(x)] = eval(c->args[1], x);
+  std::vector<int64_t> tid_of(static_cast<size_t>(threads_), -1);
+  std::vector<char> seen(static_cast<size_t>(threads_), 0);
+  for (int64_t x = 0; x < threads_; ++x) {
+    if (!act[static_cast<size_t>(x)]) continue;
+    const int64_t tid = eval(c->args[2], x).i;
+    if (tid < 0 || tid >= threads_ || seen[static_cast<size_t>(tid)]++)
+      throw_error<RuntimeError>("emulator: tl::allreduce called with thread index ", tid, " by thread ", x,
+                                " (not a permutation of the block's threads)");
+    tid_of[static_cast<size_t>(x)] = tid;
+    in[static_cast<size_t>(tid)] = eval(c->args[1], x);
+  }
   if (c->op == "cuda.call_sync") {
     if (!whole_block(act)) throw_error<RuntimeError>("emulator: a block-wide reduction reached by only some threads");
     // ws[tid] = v; __syncthreads(); ... read ...; __syncthreads()
@@ -239,13 +250,14 @@ void Emulator::collective_store(const BufferStoreNode* st, const CallNode* c, co
       for (int64_t x = 0; x < threads_; ++x) {
         if (!act[static_cast<size_t>(x)]) continue;
         Val ws = address(c->args[3], x);
-        shared_write(ws.mem, ws.off + x * t.element_bytes(), t.element_bytes(), x, false);
+        shared_write(ws.mem, ws.off + tid_of[static_cast<size_t>(x)] * t.element_bytes(), t.element_bytes(), x, false);
       }
     ++epoch_;
   }
   for (int64_t x = 0; x < threads_; ++x) {
     if (!act[static_cast<size_t>(x)]) continue;
-    int64_t base = x - ((x / stride) % extent) * stride;
+    const int64_t tid = tid_of[static_cast<size_t>(x)];
+    int64_t base = tid - ((tid / stride) % extent) * stride;
     Val r = in[static_cast<size_t>(base)];
     for (int64_t i = 1; i < extent; ++i) {
       const Val& o = in[static_cast<size_t>(base + i * stride)];
@@ -255,6 +267,10 @@ void Emulator::collective_store(const BufferStoreNode* st, const CallNode* c, co
       } else if (opname == "tl::MaxOp") {
         if (t.is_float()) r.f = std::isnan(r.f) ? o.f : std::isnan(o.f) ? r.f : std::max(r.f, o.f);
         else r.i = std::max(r.i, o.i);
+      } else if (opname == "tl::MaxOpNan" || opname == "tl::MinOpNan") {
+        const bool is_max = opname == "tl::MaxOpNan";
+        if (t.is_float()) r.f = std::isnan(r.f) ? r.f : std::isnan(o.f) ? o.f : is_max ? std::max(r.f, o.f) : std::min(r.f, o.f);
+        else r.i = is_max ? std::max(r.i, o.i) : std::min(r.i, o.i);
       } else {
         if (t.is_float()) r.f = std::isnan(r.f) ? o.f : std::isnan(o.f) ? r.f : std::min(r.f, o.f);
         else r.i = std::min(r.i, o.i);

@@ -48,7 +48,7 @@ struct NestPoints {
     for (int64_t t = 0; t < T; ++t)
       for (int64_t r = 0; r < R; ++r) {
         const size_t slot = static_cast<size_t>(t * R + r);
-        valid[slot] = layout.index_at(t, r, coords.data() + slot * rank);
+        valid[slot] = layout.index_at(layout.thread_offset() + t, r, coords.data() + slot * rank);
       }
   }
 };
@@ -77,10 +77,11 @@ class NestAccessRewriter : public StmtMutator {
         if (!points_->valid[slot]) continue;
         eval_at.eval(points_->coords.data() + slot * rank, idx.data());
         int64_t r = 0;
-        if (idx.size() != F.shape().size() || !F.holds(t, idx.data(), &r)) {
+        const int64_t bt = L.thread_offset() + t;  // the block thread
+        if (idx.size() != F.shape().size() || !F.holds(bt, idx.data(), &r)) {
           std::string at;
           for (size_t k = 0; k < idx.size(); ++k) at += (k ? ", " : "") + std::to_string(idx[k]);
-          throw_error<LayoutError>("thread ", t, " needs element (", at, ") of fragment '", f.name(),
+          throw_error<LayoutError>("thread ", bt, " needs element (", at, ") of fragment '", f.name(),
                                    "' (layout ", F.str(), ") in a loop laid out as ", L.str(),
                                    ", but does not hold it; copy '", f.name(),
                                    "' to a shared-memory buffer (T.alloc_shared) and read it from there");
@@ -322,9 +323,9 @@ void check_no_cross_thread_accumulation(const CudaLowerCtx& ctx, const std::vect
 Stmt lower_parallel_nest(CudaLowerCtx& ctx, const std::vector<Var>& vars, const std::vector<int64_t>& extents,
                          const Stmt& body, const Fragment& layout, const Span& span) {
   TL_ICHECK(vars.size() == extents.size() && layout.shape() == extents, "nest and layout disagree");
-  if (layout.num_threads() > ctx.num_threads)
-    throw_error<LayoutError>(span.prefix(), "a T.Parallel loop laid out over ",
-                             layout.num_threads(), " threads in a kernel of ", ctx.num_threads, " threads");
+  if (layout.thread_end() > ctx.num_threads)
+    throw_error<LayoutError>(span.prefix(), "a T.Parallel loop laid out over threads up to ",
+                             layout.thread_end(), " in a kernel of ", ctx.num_threads, " threads");
   check_no_cross_thread_accumulation(ctx, vars, body, layout, span);
   // The hoisted test runs before the nest, where nothing bound inside the body exists: values
   // bound by lets are replaced by their definitions (in the nest's variables), and a condition

@@ -223,5 +223,39 @@ TEST(Fragment, IntegerMapsMatchTheModes) {
   }
 }
 
+// A fragment on threads [32, 96): every map speaks of block threads, the digits stay relative, and
+// the algebra keeps the offset.
+TEST(Fragment, ThreadOffsetShiftsTheThreads) {
+  Fragment base = make_parallel_fragment({2, 512}, 64, 8);
+  Fragment f = base.with_thread_offset(32);
+  EXPECT_EQ(f.thread_offset(), 32);
+  EXPECT_EQ(f.thread_end(), 96);
+  EXPECT_FALSE(f.same_as(base));
+  EXPECT_TRUE(f.with_thread_offset(0).same_as(base));
+  EXPECT_TRUE(f.is_bijective());
+  int64_t reg = 0;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 512; j += 37) {
+      const int64_t t = f.thread_at({i, j});
+      EXPECT_EQ(t, base.thread_at({i, j}) + 32);
+      EXPECT_TRUE(f.holds(t, std::vector<int64_t>{i, j}, &reg));
+      EXPECT_EQ(reg, base.reg_at({i, j}));
+      EXPECT_FALSE(f.holds(t - 32, std::vector<int64_t>{i, j}, &reg));
+      std::vector<int64_t> back;
+      EXPECT_TRUE(f.index_at(t, reg, &back));
+      EXPECT_EQ(back, (std::vector<int64_t>{i, j}));
+    }
+  std::vector<int64_t> none;
+  EXPECT_FALSE(f.index_at(31, 0, &none));
+  EXPECT_FALSE(f.index_at(96, 0, &none));
+  std::vector<ThreadGroup> groups;
+  Fragment r = f.reduce(1, &groups);
+  EXPECT_EQ(r.thread_offset(), 32);
+  EXPECT_TRUE(r.same_as(base.reduce(1).with_thread_offset(32)));
+  EXPECT_EQ(f.project({0}).thread_offset(), 32);
+  EXPECT_NE(f.str().find("thread_offset=32"), std::string::npos);
+  EXPECT_THROW(base.with_thread_offset(-1), LayoutError);
+}
+
 }  // namespace
 }  // namespace tl

@@ -264,7 +264,7 @@ def test_conflict_with_gemm_raises_layout_error_at_the_annotation():
 
 @pytest.mark.parametrize("fn, why", [
     (lambda i, j: (j % 128, 0), "distinct"),                        # two elements on one register
-    (lambda i, j: (32 + j // 8, i * 8 + j % 8), "thread offset"),   # does not start at thread 0
+    (lambda i, j: (32 + j // 8, 1 + i * 8 + j % 8), "register 0"),  # element 0 not on register 0
     (lambda i, j: ((i * 512 + j) % 97, (i * 512 + j) // 97), "mixed radix"),  # not a radix of digits
 ])
 def test_invalid_fragment_layouts(fn, why):
@@ -331,3 +331,81 @@ def test_gemm_fragment_helpers_annotate_fragments(name):
     x = rng.standard_normal((16, 16)).astype(np.float32)
     out = emulate(_gemm_fragment_annotated(getattr(L, name)), x, np.zeros_like(x))[1]
     np.testing.assert_array_equal(out, x + 1)
+
+
+# ---- fragments on threads that do not start at 0 -------------------------------------------------
+
+def offset_reduce(offset=32, rows=2, width=512, vector=8, threads=128):
+    # TileLang's offset-thread reduction: x_frag on threads [offset, offset + width // vector) of the
+    # block, the row sums and maxima replicated over the same threads; the others hold nothing.
+    n = width // vector
+
+    @T.prim_func
+    def main(x: T.Tensor((rows, width), "float32"), out: T.Tensor((2, rows, width), "float32")):
+        with T.Kernel(1, threads=threads):
+            x_frag = T.alloc_fragment((rows, width), "float32")
+            s = T.alloc_fragment((rows,), "float32")
+            m = T.alloc_fragment((rows,), "float32")
+            T.annotate_layout({
+                x_frag: T.Fragment(x_frag.shape, forward_fn=lambda i, j: (offset + j // vector, i * vector + j % vector)),
+                s: T.Fragment(s.shape, forward_fn=lambda i, rep: (offset + rep, i), replicate=n),
+                m: T.Fragment(m.shape, forward_fn=lambda i, rep: (offset + rep, i), replicate=n),
+            })
+            for i, j in T.Parallel(rows, width):
+                x_frag[i, j] = x[i, j]
+            T.reduce_sum(x_frag, s, dim=1)
+            T.reduce_max(x_frag, m, dim=1)
+            for i, j in T.Parallel(rows, width):
+                out[0, i, j] = x_frag[i, j] / s[i]
+                out[1, i, j] = x_frag[i, j] - m[i]
+
+    return main
+
+
+def offset_reduce_ref(x):
+    x = x.astype(np.float64)
+    return np.stack([x / x.sum(1, keepdims=True), x - x.max(1, keepdims=True)])
+
+
+@requires_nvrtc
+@pytest.mark.parametrize("arch", COMPILE_ARCHS)
+@pytest.mark.parametrize("offset, threads", [(32, 128), (64, 128), (128, 256)])
+def test_offset_fragment_compiles(offset, threads, arch):
+    r = build(offset_reduce(offset=offset, threads=threads), arch)
+    assert r["cubin"][:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("offset, threads, width", [(32, 128, 512), (64, 128, 512), (128, 256, 1024), (32, 64, 64),
+                                                    (16, 64, 128)])
+def test_offset_fragment_reduce_on_emulator(offset, threads, width):
+    # (16, 64, 128): 16 threads inside one warp from lane 16, a butterfly of whole 16-lane groups
+    x = rng.uniform(0.5, 1.5, (2, width)).astype(np.float32)
+    out = emulate(offset_reduce(offset=offset, width=width, threads=threads), x, np.zeros((2, 2, width), np.float32))[1]
+    np.testing.assert_allclose(out, offset_reduce_ref(x), rtol=1e-5, atol=1e-6)
+
+
+def test_offset_fragment_parallel_loops_on_emulator():
+    # No reduction: a fragment on threads [16, 80) written and read by T.Parallel loops and T.copy
+    @T.prim_func
+    def main(x: T.Tensor((4, 256), "float32"), out: T.Tensor((4, 256), "float32")):
+        with T.Kernel(1, threads=128):
+            f = T.alloc_fragment((4, 256), "float32")
+            T.annotate_layout({f: T.Fragment(f.shape, forward_fn=lambda i, j: (16 + j // 4, i * 4 + j % 4))})
+            T.copy(x, f)
+            for i, j in T.Parallel(4, 256):
+                f[i, j] = f[i, j] * 3 + 1
+            T.copy(f, out)
+
+    x = rng.standard_normal((4, 256)).astype(np.float32)
+    np.testing.assert_allclose(emulate(main, x, np.zeros_like(x))[1], x.astype(np.float64) * 3 + 1, rtol=1e-6, atol=1e-6)
+
+
+def test_offset_fragment_misaligned_cross_warp_reduce_raises():
+    # Threads [16, 80): the warps would mix participating and idle lanes (TileLang refuses it too)
+    with pytest.raises(tilelang.LayoutError, match="warp-aligned participating thread range"):
+        build(offset_reduce(offset=16), "sm_80")
+
+
+def test_offset_fragment_beyond_the_block_raises():
+    with pytest.raises(tilelang.LayoutError, match="from thread 96"):
+        build(offset_reduce(offset=96), "sm_80")
