@@ -6,7 +6,7 @@ import pytest
 
 import tilelang
 import tilelang.language as T
-from lang_util import close, randn, torch
+from lang_util import DEVICE, close, randn, torch
 
 
 @tilelang.jit
@@ -28,9 +28,9 @@ def test_addxn_return_prev(n, dtype):
     blocks = 8
     tdt = getattr(torch, dtype)
     # small integers: every order of the adds gives the same exact sums in float16 too
-    dst0 = torch.randint(-8, 8, (n,), generator=torch.Generator().manual_seed(n)).to(tdt)
-    val = torch.randint(-8, 8, (blocks, n), generator=torch.Generator().manual_seed(n + 1)).to(tdt)
-    dst, prev = dst0.clone(), torch.zeros(blocks, n, dtype=tdt)
+    dst0 = torch.randint(-8, 8, (n,), generator=torch.Generator().manual_seed(n)).to(tdt).to(DEVICE)
+    val = torch.randint(-8, 8, (blocks, n), generator=torch.Generator().manual_seed(n + 1)).to(tdt).to(DEVICE)
+    dst, prev = dst0.clone(), torch.zeros(blocks, n, dtype=tdt, device=DEVICE)
     addxn_prev(n, blocks, dtype)(dst, val, prev)
     close(dst, dst0.double() + val.double().sum(0), rtol=0, atol=0)
     # Each block's old value plus its value is the value the next add saw (or the final one): per
@@ -53,7 +53,7 @@ def test_addx2_return_prev_element_origin():
         return main
 
     dst0, val = randn(3, 4, seed=3), randn(2, seed=4)
-    dst, prev = dst0.clone(), torch.zeros(2)
+    dst, prev = dst0.clone(), torch.zeros(2, device=DEVICE)
     k()(dst, val, prev)
     ref = dst0.double().clone()
     ref[1, 2:4] += val.double()
