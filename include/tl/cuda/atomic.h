@@ -26,20 +26,27 @@ TL_DEVICE half_t atomic_add(half_t* addr, half_t v) {
   return old;
 }
 
-// Replaces the 16-bit half of the aligned 32-bit word holding `addr` with f(old16) atomically.
-template <typename F>
-TL_DEVICE uint16_t atomic_update16(uint16_t* addr, F f) {
+// Replaces the 8- or 16-bit value at `addr` (U = uint8_t / uint16_t, naturally aligned) inside its
+// aligned 32-bit word with f(old) atomically, by compare-and-swap on the word; returns the old value.
+template <typename U, typename F>
+TL_DEVICE U atomic_update_narrow(U* addr, F f) {
+  static_assert(sizeof(U) == 1 || sizeof(U) == 2, "narrow atomics are 8 or 16 bits");
+  constexpr uint32_t kMask = sizeof(U) == 1 ? 0xffu : 0xffffu;
   uint32_t* word = reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(addr) & ~uintptr_t(3));
-  const uint32_t shift = (reinterpret_cast<uintptr_t>(addr) & 2u) * 8u;
+  const uint32_t shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(addr) & (4u - sizeof(U))) * 8u;
   uint32_t old = *word, assumed;
   do {
     assumed = old;
-    uint16_t cur = static_cast<uint16_t>((assumed >> shift) & 0xffffu);
-    uint32_t next = (assumed & ~(0xffffu << shift)) | (static_cast<uint32_t>(f(cur)) << shift);
+    U cur = static_cast<U>((assumed >> shift) & kMask);
+    uint32_t next = (assumed & ~(kMask << shift)) | (static_cast<uint32_t>(f(cur)) << shift);
     old = atomicCAS(word, assumed, next);
   } while (old != assumed);
-  return static_cast<uint16_t>((old >> shift) & 0xffffu);
+  return static_cast<U>((old >> shift) & kMask);
 }
+template <typename F>
+TL_DEVICE uint16_t atomic_update16(uint16_t* addr, F f) { return atomic_update_narrow(addr, f); }
+template <typename F>
+TL_DEVICE uint8_t atomic_update8(uint8_t* addr, F f) { return atomic_update_narrow(addr, f); }
 
 TL_DEVICE bfloat16_t atomic_add(bfloat16_t* addr, bfloat16_t v) {
 #if TL_ARCH >= 900
@@ -149,22 +156,9 @@ TL_DEVICE uint16_t atomic_min(uint16_t* addr, uint16_t v) {
   return atomic_update16(addr, [v](uint16_t cur) { return cur < v ? cur : v; });
 }
 
-// 8-bit values: no native atomic either; compare-and-swap on the enclosing 32-bit word. Integer
-// adds wrap; fp8 adds are computed in float and rounded once (as a store would), fp8 max/min
-// compare in float with fmaxf/fminf's NaN handling and store the winner unchanged.
-template <typename F>
-TL_DEVICE uint8_t atomic_update8(uint8_t* addr, F f) {
-  uint32_t* word = reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(addr) & ~uintptr_t(3));
-  const uint32_t shift = (reinterpret_cast<uintptr_t>(addr) & 3u) * 8u;
-  uint32_t old = *word, assumed;
-  do {
-    assumed = old;
-    uint8_t cur = static_cast<uint8_t>((assumed >> shift) & 0xffu);
-    uint32_t next = (assumed & ~(0xffu << shift)) | (static_cast<uint32_t>(f(cur)) << shift);
-    old = atomicCAS(word, assumed, next);
-  } while (old != assumed);
-  return static_cast<uint8_t>((old >> shift) & 0xffu);
-}
+// 8-bit values: no native atomic either (atomic_update8 above). Integer adds wrap; fp8 adds are
+// computed in float and rounded once (as a store would), fp8 max/min compare in float with
+// fmaxf/fminf's NaN handling and store the winner unchanged.
 TL_DEVICE int8_t atomic_add(int8_t* addr, int8_t v) {
   return static_cast<int8_t>(atomic_update8(reinterpret_cast<uint8_t*>(addr), [v](uint8_t cur) {
     return static_cast<uint8_t>(cur + static_cast<uint8_t>(v));
