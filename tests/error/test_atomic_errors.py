@@ -65,3 +65,17 @@ def test_bitwise_atomic_misuse(kind, dtype, exc, marker, fragment):
     assert msg.startswith(at(marker)), msg
     assert fragment in msg, msg
     still_works()
+
+
+def test_bitwise_atomic_on_ascend_is_not_implemented():
+    """The Ascend simulator has no scalar atomics (as for T.atomic_add / T.atomic_max's element form):
+    running one raises NotImplementedError naming the builtin, not a wrong result."""
+    @T.prim_func
+    def k(A: T.Tensor((64,), "int32"), B: T.Tensor((1,), "int32")):
+        with T.Kernel(1, is_npu=True) as (cid, vid):
+            for i in T.serial(64):
+                T.atomic_or(B[0], A[i])
+    kern = tilelang.compile(k, target="ascend")
+    with pytest.raises(NotImplementedError, match="tl.atomic_or_scalar"):
+        kern(np.arange(64, dtype=np.int32), np.zeros(1, np.int32))
+    still_works()
