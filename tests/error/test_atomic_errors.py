@@ -1,6 +1,7 @@
 """Bitwise atomics used wrongly: T.atomic_or / atomic_and / atomic_xor on a float element, with a
-float value, on a tile, with an unknown memory_order. Each raises a typed error that names the op
-and points at the kernel line; the frontend keeps working afterwards."""
+float value, on a tile, with an unknown memory_order; and vector dtypes (T.float32x2, ...) as
+element types. Each raises a typed error that names the construct and points at the kernel line;
+the frontend keeps working afterwards."""
 import os
 
 import numpy as np
@@ -78,4 +79,36 @@ def test_bitwise_atomic_on_ascend_is_not_implemented():
     kern = tilelang.compile(k, target="ascend")
     with pytest.raises(NotImplementedError, match="tl.atomic_or_scalar"):
         kern(np.arange(64, dtype=np.int32), np.zeros(1, np.int32))
+    still_works()
+
+
+def vector_kernel(where):
+    @T.prim_func
+    def k(A: T.Tensor((8,), T.float32x2 if where == "param" else T.float32), B: T.Tensor((8,), T.float32)):  # vec-param
+        with T.Kernel(1, threads=8):
+            if where == "shared":
+                s = T.alloc_shared((4,), "float16x2")  # vec-shared
+                s[0] = T.float16(0)
+            for i in T.Parallel(8):
+                if where == "cast":
+                    B[i] = T.cast(A[i], T.float32x2)  # vec-cast
+                else:
+                    B[i] = A[i]
+    return k
+
+
+@pytest.mark.parametrize("where,marker,fragment", [
+    ("param", "vec-param", "T.Tensor: the vector element type float32x2 (2 x float32) is not implemented; declare the "
+                           "buffer with the scalar type float32 and a last dimension 2 times longer"),
+    ("shared", "vec-shared", "T.alloc_shared: the vector element type float16x2 (2 x float16)"),
+    ("cast", "vec-cast", "T.cast: casting to the vector type float32x2 is not implemented"),
+])
+def test_vector_dtypes_are_not_implemented_at_their_line(where, marker, fragment):
+    """TileLang programs name T.float32x2-style types; as element types no target here has them: a
+    NotImplementedError at the line (before: a location-less error from code generation)."""
+    with pytest.raises(NotImplementedError) as info:
+        vector_kernel(where)
+    msg = str(info.value)
+    assert msg.startswith(at(marker)), msg
+    assert fragment in msg, msg
     still_works()
