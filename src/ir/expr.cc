@@ -322,6 +322,7 @@ Expr make_cast(DataType dtype, Expr value) {
 
 bool is_atomic_write_builtin(const std::string& op) {
   return op == "tl.atomic_add_scalar" || op == "tl.atomic_max_scalar" || op == "tl.atomic_min_scalar" ||
+         op == "tl.atomic_or_scalar" || op == "tl.atomic_and_scalar" || op == "tl.atomic_xor_scalar" ||
          op == "tl.atomic_store";
 }
 

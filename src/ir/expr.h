@@ -247,7 +247,8 @@ Expr make_select(Expr cond, Expr t, Expr f);
 Expr make_cast(DataType dtype, Expr value);  // no-op when the type already matches
 Expr make_call(DataType dtype, std::string op, std::vector<Expr> args);
 // The builtins that write their first argument (a BufferLoad naming the element) atomically:
-// tl.atomic_add_scalar / tl.atomic_max_scalar / tl.atomic_min_scalar / tl.atomic_store.
+// tl.atomic_add_scalar / tl.atomic_max_scalar / tl.atomic_min_scalar, the bitwise
+// tl.atomic_or_scalar / tl.atomic_and_scalar / tl.atomic_xor_scalar (integer elements), tl.atomic_store.
 bool is_atomic_write_builtin(const std::string& op);
 Expr make_ramp(Expr base, Expr stride, int lanes);
 Expr make_broadcast(Expr value, int lanes);

@@ -94,6 +94,15 @@ TL_CPU_SMALL_FLOAT_MINMAX(float8_e4m3_t)
 TL_CPU_SMALL_FLOAT_MINMAX(float8_e5m2_t)
 #undef TL_CPU_SMALL_FLOAT_MINMAX
 
+/* T.atomic_or / T.atomic_and / T.atomic_xor: integer elements only (the frontend rejects others);
+ * the hardware fetch-op, relaxed like the adds above. */
+template <typename T>
+inline T atomic_or(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
+template <typename T>
+inline T atomic_and(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }
+template <typename T>
+inline T atomic_xor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }
+
 /* T.atomic_load / T.atomic_store: Order is the C++ memory order number, which GCC's __ATOMIC_*
  * constants equal (0 relaxed, 1 consume, 2 acquire, 3 release, 4 acq_rel, 5 seq_cst). */
 template <int Order, typename T>

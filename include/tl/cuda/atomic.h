@@ -268,4 +268,45 @@ TL_DEVICE void atomic_store(T* addr, T v) {
   if (Order == 5) __threadfence();
 }
 
+// Bitwise or / and / xor on integer elements (T.atomic_or / atomic_and / atomic_xor). 32- and 64-bit:
+// the native atomics. 8- and 16-bit: the native 32-bit atomic on the enclosing aligned word, with the
+// operand placed at the element's bits and the other bits left alone (0 for or/xor, 1 for and), so no
+// compare-and-swap loop is needed.
+template <typename U>
+TL_DEVICE uint32_t* narrow_word(U* addr, uint32_t* shift) {
+  static_assert(sizeof(U) == 1 || sizeof(U) == 2, "narrow atomics are 8 or 16 bits");
+  *shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(addr) & (4u - sizeof(U))) * 8u;
+  return reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(addr) & ~uintptr_t(3));
+}
+#define TL_CUDA_BITWISE_ATOMIC(NAME, NATIVE, KEEP)                                                      \
+  TL_DEVICE int32_t NAME(int32_t* addr, int32_t v) { return NATIVE(addr, v); }                        \
+  TL_DEVICE uint32_t NAME(uint32_t* addr, uint32_t v) { return NATIVE(addr, v); }                     \
+  TL_DEVICE uint64_t NAME(uint64_t* addr, uint64_t v) {                                               \
+    return NATIVE(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(v));   \
+  }                                                                                                   \
+  TL_DEVICE int64_t NAME(int64_t* addr, int64_t v) {                                                  \
+    return static_cast<int64_t>(NAME(reinterpret_cast<uint64_t*>(addr), static_cast<uint64_t>(v)));   \
+  }                                                                                                   \
+  template <typename U>                                                                               \
+  TL_DEVICE U NAME##_narrow(U* addr, U v) {                                                           \
+    constexpr uint32_t kMask = sizeof(U) == 1 ? 0xffu : 0xffffu;                                      \
+    uint32_t shift;                                                                                   \
+    uint32_t* word = narrow_word(addr, &shift);                                                       \
+    uint32_t operand = (static_cast<uint32_t>(v) & kMask) << shift;                                   \
+    if (KEEP) operand |= ~(kMask << shift);                                                           \
+    return static_cast<U>((NATIVE(word, operand) >> shift) & kMask);                                  \
+  }                                                                                                   \
+  TL_DEVICE uint16_t NAME(uint16_t* addr, uint16_t v) { return NAME##_narrow(addr, v); }              \
+  TL_DEVICE uint8_t NAME(uint8_t* addr, uint8_t v) { return NAME##_narrow(addr, v); }                 \
+  TL_DEVICE int16_t NAME(int16_t* addr, int16_t v) {                                                  \
+    return static_cast<int16_t>(NAME##_narrow(reinterpret_cast<uint16_t*>(addr), static_cast<uint16_t>(v))); \
+  }                                                                                                   \
+  TL_DEVICE int8_t NAME(int8_t* addr, int8_t v) {                                                     \
+    return static_cast<int8_t>(NAME##_narrow(reinterpret_cast<uint8_t*>(addr), static_cast<uint8_t>(v)));    \
+  }
+TL_CUDA_BITWISE_ATOMIC(atomic_or, atomicOr, false)
+TL_CUDA_BITWISE_ATOMIC(atomic_and, atomicAnd, true)
+TL_CUDA_BITWISE_ATOMIC(atomic_xor, atomicXor, false)
+#undef TL_CUDA_BITWISE_ATOMIC
+
 }  // namespace tl

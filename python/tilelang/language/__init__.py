@@ -41,6 +41,7 @@ from .allocate import (  # noqa: F401
     view,
 )
 from .atomic import atomic_addx2, atomic_addx4, atomic_load, atomic_max, atomic_min, atomic_store  # noqa: F401
+from .atomic import atomic_and, atomic_or, atomic_xor  # noqa: F401
 from .builtins import (  # noqa: F401
     all_of,
     any_of,

@@ -4,7 +4,7 @@ import sys
 from .. import _core
 from .._core import PrimExpr, Var
 from .context import current
-from .dtypes import to_dtype
+from .dtypes import element_dtype, to_dtype
 
 __all__ = ["alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_barrier", "alloc_L1",
            "alloc_ub", "alloc_UB", "alloc_L0A", "alloc_L0B", "alloc_L0C", "alloc_l1", "alloc_l0a", "alloc_l0b",
@@ -29,7 +29,7 @@ def _alloc(shape, dtype, scope, what, default_name):
             if e.kind == "int" and e.value <= 0:
                 raise ValueError(f"{what}: dimension {k} of buffer '{name}' is {e.value}; tile dimensions must be "
                                  f"positive (shape {_shape_text(shape)})")
-    buf = ctx.b.make_buffer(name, to_dtype(dtype), _shape(shape), scope, None)
+    buf = ctx.b.make_buffer(name, element_dtype(dtype, what), _shape(shape), scope, None)
     ctx.b.alloc(buf)
     return buf
 
@@ -124,6 +124,7 @@ class TensorSpec:
         self.scope = scope
 
     def make(self, name, span):
+        element_dtype(self.dtype, "T.Tensor")  # a vector dtype: NotImplementedError, located by the caller
         return _core.Buffer(name, self.dtype, list(self.shape), self.scope, None if self.strides is None
                             else list(self.strides), span)
 

@@ -1,4 +1,5 @@
 """Atomics beyond T.atomic_add (tile_ops.py): T.atomic_max / T.atomic_min (scalar and tile forms),
+T.atomic_or / T.atomic_and / T.atomic_xor (bitwise, scalar form on integer elements, as in TileLang),
 T.atomic_addx2 / T.atomic_addx4 (two / four consecutive elements), T.atomic_load, T.atomic_store.
 
 As in TileLang, an element `A[i, j]` is a value, never a tile origin: with an element destination
@@ -10,7 +11,8 @@ from .._core import BufferLoad
 from .context import current
 from .tile_ops import _pair, emit_tile_op, is_tile_arg, region_of
 
-__all__ = ["atomic_max", "atomic_min", "atomic_addx2", "atomic_addx4", "atomic_load", "atomic_store"]
+__all__ = ["atomic_max", "atomic_min", "atomic_or", "atomic_and", "atomic_xor", "atomic_addx2", "atomic_addx4",
+           "atomic_load", "atomic_store"]
 
 # The C++ memory-order numbers (TileLang's ids): 0 relaxed ... 5 seq_cst.
 _ORDERS = {"relaxed": 0, "consume": 1, "acquire": 2, "release": 3, "acq_rel": 4, "seq_cst": 5}
@@ -64,6 +66,46 @@ def atomic_max(dst, value, memory_order=None, return_prev=False):
 def atomic_min(dst, value, memory_order=None, return_prev=False):
     """dst = min(dst, value) atomically (element or tile form)."""
     return _rmw("min", dst, value, memory_order, return_prev)
+
+
+def _bitwise(kind, dst, value, memory_order, return_prev):
+    """The scalar bitwise atomic `tl.atomic_<kind>_scalar(dst, value)` on one integer element.
+    TileLang provides only the scalar form (an element destination, a scalar value)."""
+    what = f"T.atomic_{kind}"
+    _order(memory_order, tuple(_ORDERS), what)
+    if dst.__class__ is not BufferLoad or is_tile_arg(value):
+        raise NotImplementedError(f"{what}: only the scalar form is supported (an element destination such as "
+                                  f"A[i] and a scalar value), as in TileLang; loop over the tile with T.Parallel "
+                                  f"and apply {what} per element")
+    from .dtypes import is_int_dtype  # noqa: PLC0415
+    dt = str(dst.dtype)
+    if not is_int_dtype(dt):
+        raise TypeError(f"{what}: the destination must have an integer dtype (int8-64, uint8-64), got {dt}; "
+                        f"bitwise atomics have no meaning on {dt} (reinterpret the bits as an integer tensor, or "
+                        f"use T.atomic_add / T.atomic_max / T.atomic_min)")
+    val = _core.to_expr(value)
+    if not is_int_dtype(str(val.dtype)) and str(val.dtype) != "bool":
+        raise TypeError(f"{what}: the value must be an integer, got {val.dtype}")
+    call = _core.make_call(dst.dtype, f"tl.atomic_{kind}_scalar", [dst, _core.make_cast(dst.dtype, val)])
+    if return_prev:
+        return call
+    _emit(call, what)
+    return None
+
+
+def atomic_or(dst, value, memory_order=None, return_prev=False):
+    """dst |= value atomically on one integer element; return_prev=True returns the old value."""
+    return _bitwise("or", dst, value, memory_order, return_prev)
+
+
+def atomic_and(dst, value, memory_order=None, return_prev=False):
+    """dst &= value atomically on one integer element; return_prev=True returns the old value."""
+    return _bitwise("and", dst, value, memory_order, return_prev)
+
+
+def atomic_xor(dst, value, memory_order=None, return_prev=False):
+    """dst ^= value atomically on one integer element; return_prev=True returns the old value."""
+    return _bitwise("xor", dst, value, memory_order, return_prev)
 
 
 def _addxn(n, dst, value, return_prev):

@@ -133,7 +133,11 @@ def cast(value, dtype):
     """Converts `value` to `dtype`."""
     if isinstance(value, str) and not isinstance(dtype, str):
         value, dtype = dtype, value  # T.Cast(dtype, value) spelling
-    return _core.make_cast(to_dtype(dtype), value)
+    dt = to_dtype(dtype)
+    if _core.dtype_info(str(dt))[2] > 1:
+        raise NotImplementedError(f"T.cast: casting to the vector type {dt} is not implemented; cast each lane to its "
+                                  f"scalar type and store the lanes as consecutive elements")
+    return _core.make_cast(dt, value)
 
 
 Cast = cast  # TVM's spelling: T.Cast(dtype, value)

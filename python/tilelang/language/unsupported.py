@@ -69,8 +69,6 @@ _add("int4 float4_e2m1fnx2 float4_e2m1_unpacked float8_e4m3fnuz float8_e5m2fnuz 
      "store the data in a supported type (e.g. uint8 for packed 4-bit values) and convert with T.cast")
 _add("reduce_bitand reduce_bitor reduce_bitxor cummax cummin", "a reduction / scan operator not provided",
      "use T.reduce_sum/max/min/abssum/absmax and T.cumsum, or combine element-wise in T.Parallel / T.serial loops")
-_add("atomic_or atomic_and atomic_xor", "a bitwise atomic not provided", "use T.atomic_add / T.atomic_max / "
-     "T.atomic_min, or T.atomic_load + T.atomic_store where one writer owns the element")
 _add("transpose", "the tile transpose of TileLang's cpu backend", "write dst[..., i, j] = src[..., j, i] in a "
      "T.Parallel loop (or T.copy through a transposed T.gemm operand)")
 _add("thread_return align_up extract_lane", "a low-level TVM / CUDA helper", "express it with T.* control flow and "

@@ -394,11 +394,14 @@ std::string CodeGenCPU::call(const CallNode* n) {
                       " value=" + conv + "\n";
     return "tl::cpu::print(api, " + c_string_literal(fmt) + ", " + arg + ")";
   }
-  if (op == "tl.atomic_add_scalar" || op == "tl.atomic_max_scalar" || op == "tl.atomic_min_scalar") {
+  if (is_atomic_write_builtin(op) && op != "tl.atomic_store") {  // tl.atomic_<add|max|min|or|and|xor>_scalar
     const BufferLoadNode* dst = load_arg(n, 0);
     if (n->args.size() != 2) throw_error<TypeError>(op, " expects (dst, value)");
     DataType t = dst->buffer.dtype();
-    std::string fn = op.substr(3, op.size() - 3 - 7);  // atomic_add / atomic_max / atomic_min
+    std::string fn = op.substr(3, op.size() - 3 - 7);  // atomic_add / atomic_max / ... / atomic_xor
+    bool bitwise = fn == "atomic_or" || fn == "atomic_and" || fn == "atomic_xor";
+    if (bitwise && !t.is_integer())
+      throw_error<TypeError>("T.", fn, " needs an integer element, got ", t.str());
     std::string tmpl = t.is_integer() ? "<" + storage_type(t) + ">" : "";
     return "tl::cpu::" + fn + tmpl + "(&" + element_ref(dst->buffer, dst->indices) + ", " +
            as_value(n->args[1], t) + ")";

@@ -185,9 +185,12 @@ std::string CudaCodegen::call(const CallNode* c) {
     return "tl::device_assert(" + expr(c->args[0]) + ", " + c_string_literal(file) + ", " + std::to_string(cur_span_.line) +
            ", " + msg + ")";
   }
-  if (op == "tl.atomic_add_scalar" || op == "tl.atomic_max_scalar" || op == "tl.atomic_min_scalar") {
+  if (is_atomic_write_builtin(op) && op != "tl.atomic_store") {  // tl.atomic_<add|max|min|or|and|xor>_scalar
     const auto* l = c->args[0].as<BufferLoadNode>();
     TL_ICHECK(l, op + " needs a load");
+    if ((op == "tl.atomic_or_scalar" || op == "tl.atomic_and_scalar" || op == "tl.atomic_xor_scalar") &&
+        !l->buffer.dtype().is_integer())
+      throw_error<TypeError>("T.", op.substr(3, op.size() - 10), " needs an integer element, got ", l->buffer.dtype().str());
     return "tl::" + op.substr(3, op.size() - 3 - 7) + "(&" + access(l->buffer, l->indices) + ", static_cast<" +
            cuda_type_name(l->buffer.dtype()) + ">(" + expr(c->args[1]) + "))";
   }

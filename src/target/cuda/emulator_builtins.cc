@@ -56,6 +56,9 @@ Val Emulator::atomic_update(const std::string& kind, const Expr& ref, const Val&
     else out.f = std::isnan(a) ? b : std::isnan(b) ? a : std::min(a, b);
   } else {
     if (kind == "add") out.i = wrap_int(at, old.i + v.i);
+    else if (kind == "or") out.i = wrap_int(at, old.i | v.i);
+    else if (kind == "and") out.i = wrap_int(at, old.i & v.i);
+    else if (kind == "xor") out.i = wrap_int(at, old.i ^ v.i);
     else if (kind == "max") out.i = at.is_uint() ? static_cast<int64_t>(std::max<uint64_t>(old.i, v.i)) : std::max(old.i, v.i);
     else out.i = at.is_uint() ? static_cast<int64_t>(std::min<uint64_t>(old.i, v.i)) : std::min(old.i, v.i);
   }
@@ -68,6 +71,9 @@ static std::string atomic_kind(const std::string& op) {
   if (op == "tl.atomic_add_scalar") return "add";
   if (op == "tl.atomic_max_scalar") return "max";
   if (op == "tl.atomic_min_scalar") return "min";
+  if (op == "tl.atomic_or_scalar") return "or";
+  if (op == "tl.atomic_and_scalar") return "and";
+  if (op == "tl.atomic_xor_scalar") return "xor";
   if (op == "tl.atomic_store") return "store";
   if (op == "tl.atomic_load") return "load";
   return "";

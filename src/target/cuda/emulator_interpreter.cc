@@ -242,8 +242,8 @@ Val Emulator::call(const CallNode* c, int64_t t) {
     return v;
   }
   if (op == "cuda.address_of") return address(make_call(dt, op, c->args), t);
-  if (op == "tl.atomic_add_scalar" || op == "tl.atomic_max_scalar" || op == "tl.atomic_min_scalar")
-    return atomic_update(op.substr(10, 3), c->args[0], eval(c->args[1], t), t);
+  if (is_atomic_write_builtin(op) && op != "tl.atomic_store")  // tl.atomic_<kind>_scalar, its old value
+    return atomic_update(op.substr(10, op.size() - 10 - 7), c->args[0], eval(c->args[1], t), t);
   if (op == "tl.atomic_load") return atomic_update("load", c->args[0], Val(), t);
   if (op == "cuda.num_ctas") {
     Val v;
