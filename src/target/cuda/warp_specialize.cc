@@ -11,8 +11,12 @@
 #include "layout/infer_layout.h"
 #include "op/tile_ops.h"
 #include "target/cuda/cuda_tma.h"
-#include "target/cuda/persistent_order.h"
 #include "target/cuda/tile_prologue.h"
+#include "target/cuda/warp_specialize_common.h"
+#include "target/cuda/ws_accumulator_init.h"
+#include "target/cuda/ws_deferred_row_sum.h"
+#include "target/cuda/ws_overlap.h"
+#include "target/cuda/ws_persistent.h"
 #include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
 
@@ -26,103 +30,6 @@ Stmt builtin(const std::string& op, std::vector<Expr> args) {
   return make_evaluate(make_call(DataType::Void(), op, std::move(args)));
 }
 
-// One group of producer copies (first used by the same consumer statement).
-struct Group {
-  std::vector<size_t> copies;  // body item indices
-  size_t first_use = 0, last_use = 0;
-  int64_t bytes = 0;
-  bool late_release = false;   // its last use is a GEMM left in flight: release the previous stage
-  bool multicast = false;      // a copy is shared by the CTAs of the cluster: every CTA's consumers release it
-};
-
-// Whether `r` covers the whole of its buffer (constant shape).
-bool whole_buffer(const BufferRegion& r) {
-  if (r.region.size() != r.buffer.ndim()) return false;
-  for (size_t d = 0; d < r.region.size(); ++d) {
-    int64_t e = 0, n = 0;
-    if (!is_zero(r.region[d].min) || !is_const_int(r.region[d].extent, &e) || !is_const_int(r.buffer.shape()[d], &n) ||
-        e != n)
-      return false;
-  }
-  return true;
-}
-
-// An initialization of a GEMM's accumulator `c` in the loop body just before the GEMM that the GEMM
-// can do itself: T.clear / T.fill(c, 0) of the whole of c, or a T.Parallel nest over all of c storing
-// select(cond, 0, -inf) (or +inf) into each element (attention's causal mask). Returns the statement
-// to run after the GEMM instead (the mask, applied to the GEMM's result: select(cond, c, -inf)), a
-// no-op for a clear, or undefined where `init` is neither. Equal values: 0 + x = x, -inf + x = -inf
-// for finite x (only a non-finite product differs: inf or NaN there gives -inf instead of NaN).
-Stmt fold_accumulator_init(const Stmt& init, const Buffer& c) {
-  if (const auto* op = init.as<TileOpNode>()) {
-    if (!is_tile_op(*op, TileOpKind::kFill) || op->args.size() != 2 || !op->args[0].is_region() ||
-        !op->args[1].is_expr() || !op->args[0].region.buffer.same_as(c) || !whole_buffer(op->args[0].region))
-      return Stmt();
-    const Expr& v = op->args[1].expr;
-    const auto* f = v.as<FloatImmNode>();
-    if (!(is_zero(v) || (f && f->value == 0.0))) return Stmt();
-    return make_evaluate(make_int(0));
-  }
-  std::vector<const ForNode*> loops;
-  Stmt s = init;
-  while (const auto* f = s.as<ForNode>()) {
-    if (f->for_kind != ForKind::kParallel || !is_zero(f->min)) return Stmt();
-    loops.push_back(f);
-    s = f->body;
-  }
-  const auto* st = s.as<BufferStoreNode>();
-  if (!st || !st->buffer.same_as(c) || loops.size() != c.ndim() || st->indices.size() != c.ndim()) return Stmt();
-  for (size_t d = 0; d < loops.size(); ++d) {
-    int64_t e = 0, n = 0;
-    const auto* v = st->indices[d].as<VarNode>();
-    if (!v || v != loops[d]->var.get() || !is_const_int(loops[d]->extent, &e) || !is_const_int(c.shape()[d], &n) ||
-        e != n)
-      return Stmt();
-  }
-  const auto* sel = st->value.as<SelectNode>();
-  if (!sel) return Stmt();
-  const auto* zero = sel->true_value.as<FloatImmNode>();
-  const auto* inf = sel->false_value.as<FloatImmNode>();
-  if (!zero || zero->value != 0.0 || !inf || !std::isinf(inf->value)) return Stmt();
-  bool reads_c = false;
-  for_each_subexpr(sel->cond, [&](const Expr& y) {
-    if (const auto* l = y.as<BufferLoadNode>()) reads_c |= l->buffer.same_as(c);
-  });
-  if (reads_c) return Stmt();
-  Stmt body = make_store(c, st->indices, make_select(sel->cond, make_load(c, st->indices), sel->false_value), st->span);
-  for (size_t d = loops.size(); d-- > 0;)
-    body = make_for(loops[d]->var, loops[d]->min, loops[d]->extent, loops[d]->for_kind, body, loops[d]->annotations,
-                    loops[d]->span);
-  return body;
-}
-
-// Folds each foldable accumulator initialization (fold_accumulator_init) directly before a T.gemm of
-// the loop body (producer copies may lie between) into the GEMM: the GEMM takes the init's place with
-// clear_accum (its wgmma starts from zero, scale-d = 0, instead of the registers being cleared or
-// masked first: 32 CS2R per KV block in causal attention's unmasked blocks), and the mask, if any,
-// runs in the GEMM's place on its result. Off with TL_DISABLE_WGMMA_ZERO_INIT.
-void fold_gemm_accumulator_inits(std::vector<BodyItem>* items, const std::set<size_t>& is_producer) {
-  for (size_t g = 0; g < items->size(); ++g) {
-    const auto* op = (*items)[g].is_stmt() ? (*items)[g].stmt.as<TileOpNode>() : nullptr;
-    if (!op || !is_gemm_form(*op, GemmForm::kGemm) || op->args.size() < 3 || !op->args[2].is_region()) continue;
-    if (op->args[0].is_region() && op->args[0].region.buffer.scope() == MemScope::kFragment) continue;  // rs form
-    auto ca = op->attrs.find("clear_accum");
-    if (ca != op->attrs.end() && !ca->second.is_none() && !is_zero(ca->second.as_expr())) continue;
-    const BufferRegion& c = op->args[2].region;
-    if (c.buffer.scope() != MemScope::kFragment || !whole_buffer(c)) continue;
-    size_t j = g;
-    while (j > 0 && is_producer.count(j - 1)) --j;
-    if (j == 0 || !(*items)[j - 1].is_stmt()) continue;
-    --j;
-    Stmt after = fold_accumulator_init((*items)[j].stmt, c.buffer);
-    if (!after.defined()) continue;
-    AttrMap attrs = op->attrs;
-    attrs["clear_accum"] = Attr(make_bool(true));
-    (*items)[j].stmt = make_tile_op(op->op, op->args, attrs, op->span);
-    (*items)[g].stmt = after;
-  }
-}
-
 class Specializer : public StmtMutator {
  public:
   explicit Specializer(const PassContext& ctx) : ctx_(ctx) {}
@@ -130,7 +37,7 @@ class Specializer : public StmtMutator {
  protected:
   Stmt mutate_kernel(const KernelLaunchNode* k, const Stmt& s) override {
     std::string why;
-    persistent_ = Persistent();
+    persistent_ = PersistentPlan();
     cluster_ = attr_int(k->attrs, "cluster_dims", 1);
     Stmt body = specialize(*k, &why);
     AttrMap attrs = k->attrs;
@@ -240,7 +147,7 @@ class Specializer : public StmtMutator {
       else if (items[j].let_var.defined()) collect_buffer_uses(make_evaluate(items[j].let_value), &uses[j]);
     }
     std::map<size_t, size_t> group_of_first;  // first use -> group index
-    std::vector<Group> groups;
+    std::vector<ProducerGroup> groups;
     for (size_t i : plan.producers) {
       const BufferNode* b = items[i].stmt.as<TileOpNode>()->args[1].region.buffer.get();
       size_t first = items.size(), last = 0;
@@ -253,9 +160,9 @@ class Specializer : public StmtMutator {
       auto it = group_of_first.find(first);
       if (it == group_of_first.end()) {
         it = group_of_first.emplace(first, groups.size()).first;
-        groups.push_back(Group{{}, first, last, 0, false});
+        groups.push_back(ProducerGroup{{}, first, last, 0, false});
       }
-      Group& g = groups[it->second];
+      ProducerGroup& g = groups[it->second];
       g.copies.push_back(i);
       g.multicast = g.multicast || multicast_.count(i);
       g.last_use = std::max(g.last_use, last);
@@ -273,7 +180,7 @@ class Specializer : public StmtMutator {
           attrs["wgmma_async"] = Attr(true);
           items[j].stmt = make_tile_op(async_gemm->op, async_gemm->args, attrs, async_gemm->span);
         }
-      for (Group& g : groups) g.late_release = g.last_use == async_at;
+      for (ProducerGroup& g : groups) g.late_release = g.last_use == async_at;
     }
     // Ping-pong between the two consumer warpgroups (opt-in, TL_ENABLE_WARPGROUP_PINGPONG): a loop
     // body with two (synchronous) GEMMs and work between them (attention), each GEMM split by rows
@@ -303,8 +210,8 @@ class Specializer : public StmtMutator {
     // Also where the trip count depends on the block (causal attention): measured flat there
     // before the loop's instruction count fell by a third; since (2026-11-27, H100) 8-13% faster
     // than the plain schedule (docs/PERFORMANCE.md).
-    plan_overlap(items, is_producer, async_at, gemm_count, lm, nc);
-    plan_deferred_row_sums(top, loop_at, &items, is_producer, lm);
+    ov_ = plan_overlap(items, is_producer, async_at, gemm_count, lm, nc, ctx_.configs, pingpong_);
+    after_loop_ = plan_deferred_row_sums(top, loop_at, &items, is_producer, lm, ctx_.configs);
     // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
     // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
     // and GEMM + reduce-scatter 5% slower than one CTA per tile. Kernels whose only distributed
@@ -319,7 +226,7 @@ class Specializer : public StmtMutator {
     // tile (H100, 2026-11-27), so TL_ENABLE_PERSISTENT_FLASH is on unless set to False.
     persistent_prologue_ = config_bool(ctx_.configs, "tl.enable_persistent_flash", true);
     if ((!has_dist_ || producer_waits_) && cluster_ <= 1 && (!ov_.on || persistent_prologue_))
-      plan_persistent(k, top, *loop);
+      persistent_ = plan_persistent(k, top, *loop, ctx_.configs, persistent_prologue_);
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no
     // fence.proxy.async before their wgmma (1-4% of a 4096^3 GEMM on an H100). Last: it replaces
     // the gemm statements, which `lm` knows by address.
@@ -330,7 +237,7 @@ class Specializer : public StmtMutator {
 
   Stmt build(const KernelLaunchNode& k, int64_t nc, const std::vector<BodyItem>& top, size_t loop_at,
              const ForNode& loop, const std::vector<BodyItem>& items, const PipelinePlan& plan,
-             const std::map<size_t, TmaBoxPlan>& boxes, const std::vector<Group>& groups, bool async) {
+             const std::map<size_t, TmaBoxPlan>& boxes, const std::vector<ProducerGroup>& groups, bool async) {
     const int64_t S = plan.num_stages, G = static_cast<int64_t>(groups.size());
     const Var& tid = k.thread_vars[0];
     const DataType it = loop.var.dtype();
@@ -445,8 +352,9 @@ class Specializer : public StmtMutator {
     std::vector<BodyItem> citems;
     Stmt consumer_loop;
     if (ov_.on) {
-      consumer_loop = overlapped_consumer(loop, items, is_producer, groups, versions, full, empty, iter, stage, parity,
-                                          release_mid ? tp.release : std::vector<Stmt>{});
+      consumer_loop = overlapped_consumer(ov_, loop, items, is_producer, groups, versions,
+                                          StageRing{full, empty, iter, stage, parity},
+                                          release_mid ? tp.release : std::vector<Stmt>{}, steady_fence_free_, cluster_);
     } else {
       Expr i = iter(loop.var), s = stage(i), ph = parity(i);
       auto stmt_item = [&](const Stmt& x) {
@@ -470,9 +378,9 @@ class Specializer : public StmtMutator {
         for (int64_t g = 0; g < G; ++g) {
           if (groups[g].last_use != j) continue;
           if (!groups[g].late_release) {
-            citems.push_back(stmt_item(release(groups[g], empty(g, s))));
+            citems.push_back(stmt_item(release_stage(groups[g], empty(g, s), cluster_)));
           } else {
-            Stmt rel = release(groups[g], empty(g, stage(i - make_int(1, it))));
+            Stmt rel = release_stage(groups[g], empty(g, stage(i - make_int(1, it))), cluster_);
             citems.push_back(stmt_item(make_if(loop.var > loop.min, rel)));
           }
         }
@@ -486,7 +394,8 @@ class Specializer : public StmtMutator {
       std::vector<Stmt> final_release;
       for (int64_t g = 0; g < G; ++g)
         if (groups[g].late_release)
-          final_release.push_back(release(groups[g], empty(g, stage(iter(loop.min + loop.extent - make_int(1, it))))));
+          final_release.push_back(
+              release_stage(groups[g], empty(g, stage(iter(loop.min + loop.extent - make_int(1, it)))), cluster_));
       if (!final_release.empty())
         consumer_loop = make_seq({consumer_loop, make_if(loop.extent > make_int(0, it), make_seq(final_release))});
     }
@@ -549,12 +458,13 @@ class Specializer : public StmtMutator {
       producer_waits.push_back(producer_loop);
       producer_loop = make_seq(producer_waits);
     }
-    pro.push_back(make_if(eq(tid, make_int(nc, tid.dtype())), tile_loop(tile_bindings, producer_loop, loop.span, true)));
+    pro.push_back(make_if(eq(tid, make_int(nc, tid.dtype())),
+                          persistent_tile_loop(persistent_, tile_bindings, producer_loop, loop.span, true)));
     // Ping-pong: warpgroup 0 goes first (warpgroup 1 lets it); at the end it takes that last
     // arrival of warpgroup 1 so that both barriers end balanced.
     Expr wg1 = tid >= make_int(128, tid.dtype());
     if (pingpong_) con.push_back(make_if(wg1, builtin("cuda.named_barrier_arrive", {make_int(2), make_int(256)})));
-    con.push_back(tile_loop(tile_bindings, make_seq(consumer), loop.span, false));
+    con.push_back(persistent_tile_loop(persistent_, tile_bindings, make_seq(consumer), loop.span, false));
     if (pingpong_)
       con.push_back(make_if(tid < make_int(128, tid.dtype()), builtin("cuda.named_barrier_sync", {make_int(2), make_int(256)})));
     Stmt roles = make_if(tid < make_int(nc, tid.dtype()),
@@ -646,165 +556,7 @@ class Specializer : public StmtMutator {
     return any_wait;
   }
 
-  // FA3's intra-warpgroup overlap, for a loop body of two GEMMs with element-wise work between them
-  // (attention: S = Q K^T; softmax of S into P; O = O * scale + P V). The body splits into
-  //   A1 = items [0, g1]           (up to and including the first GEMM),
-  //   A2 = items (g1, split)       (the work that ends writing the second GEMM's A operand, P),
-  //   C  = items [split, g2]       (what follows: the rescale of O and the second GEMM).
-  // Iteration k runs A1(k), C(k - 1), A2(k): the first GEMM of k and the second of k - 1 are only
-  // issued (wgmma, kPending = -1), so the second runs on the tensor cores while A2(k) (the
-  // softmax) runs on the other units. A wait for the first GEMM precedes A2; the wait for the
-  // second precedes the first item of A2 that touches its operands (P's cast). Legal when A1 and C
-  // touch no common buffer with a write (they trade places). Iteration min runs A1, A2 alone, the
-  // last iteration's C runs after the loop. Off with TL_DISABLE_WGMMA_OVERLAP.
-  struct Overlap {
-    bool on = false;
-    size_t g1 = 0, g2 = 0, split = 0, wait0 = 0;  // item indices (see above); wait0 in (g1, split)
-    Buffer acc1, acc2;                            // the GEMMs' accumulators
-  };
-  Overlap ov_;
-
-  void plan_overlap(const std::vector<BodyItem>& items, const std::set<size_t>& is_producer, size_t async_at,
-                    int gemm_count, const LayoutMap& lm, int64_t nc) {
-    ov_ = Overlap();
-    if (pingpong_ || async_at != items.size() || gemm_count != 2 || config_bool(ctx_.configs, "tl.disable_wgmma_overlap"))
-      return;
-    std::vector<size_t> cons, gemms;
-    for (size_t j = 0; j < items.size(); ++j) {
-      if (!items[j].is_stmt()) return;  // a let or an allocation in the body: its scope would split
-      if (is_producer.count(j)) continue;
-      cons.push_back(j);
-      const auto* op = items[j].stmt.as<TileOpNode>();
-      if (op && is_gemm_form(*op, GemmForm::kGemm)) gemms.push_back(j);
-    }
-    if (gemms.size() != 2 || cons.back() != gemms[1]) return;
-    const size_t g1 = gemms[0], g2 = gemms[1];
-    const auto* op1 = items[g1].stmt.as<TileOpNode>();
-    const auto* op2 = items[g2].stmt.as<TileOpNode>();
-    // Every consumer thread takes part in both GEMMs (the issue-only wgmma calls have no early exit
-    // for threads outside the GEMM: include/tl/cuda/wgmma.h).
-    for (const TileOpNode* op : {op1, op2}) {
-      auto gp = lm.gemms.find(op);
-      if (gp == lm.gemms.end() || gp->second.warpgroups.wg_m * gp->second.warpgroups.wg_n * 128 != nc) return;
-    }
-    const Buffer& acc1 = op1->args[2].region.buffer;
-    const Buffer& acc2 = op2->args[2].region.buffer;
-    if (acc1.scope() != MemScope::kFragment || acc2.scope() != MemScope::kFragment || acc1.same_as(acc2)) return;
-    std::map<size_t, std::set<const BufferNode*>> R, W;
-    for (size_t j : cons) {
-      Analyzer an;
-      AccessRegions a = collect_access_regions(items[j].stmt, an);
-      for (const BufferRegion& r : a.reads) R[j].insert(r.buffer.get());
-      for (const BufferRegion& w : a.writes) W[j].insert(w.buffer.get());
-    }
-    auto meets = [](const std::set<const BufferNode*>& x, const std::set<const BufferNode*>& y) {
-      for (const BufferNode* b : x)
-        if (y.count(b)) return true;
-      return false;
-    };
-    auto conflict = [&](size_t x, size_t y) {
-      return meets(W[x], R[y]) || meets(W[x], W[y]) || meets(W[y], R[x]);
-    };
-    size_t split = 0;
-    for (size_t j : cons)
-      if (j > g1 && j < g2 && W[j].count(op2->args[0].region.buffer.get())) split = j + 1;
-    if (split == 0) return;  // nothing between the GEMMs produces the second one's A operand
-    for (size_t a : cons)
-      for (size_t c : cons)
-        if (a <= g1 && c >= split && conflict(a, c)) return;
-    size_t wait0 = 0;
-    for (size_t j : cons)
-      if (j > g1 && j < split && conflict(j, g2)) {
-        wait0 = j;
-        break;
-      }
-    if (wait0 == 0) return;
-    ov_ = Overlap{true, g1, g2, split, wait0, acc1, acc2};
-  }
-
-  // The consumers' loop in the overlapped form (see Overlap).
-  template <typename Full, typename Empty, typename Iter, typename Stage, typename Parity>
-  Stmt overlapped_consumer(const ForNode& loop, const std::vector<BodyItem>& items, const std::set<size_t>& is_producer,
-                           const std::vector<Group>& groups, const std::map<const BufferNode*, Buffer>& versions,
-                           const Full& full, const Empty& empty, const Iter& iter, const Stage& stage,
-                           const Parity& parity, const std::vector<Stmt>& mid_release) {
-    const DataType it = loop.var.dtype();
-    const int64_t G = static_cast<int64_t>(groups.size());
-    const Expr i = iter(loop.var), s = stage(i), ph = parity(i);
-    auto item = [&](const Stmt& x) {
-      BodyItem b;
-      b.stmt = x;
-      b.span = loop.span;
-      return b;
-    };
-    auto waits_at = [&](size_t j, std::vector<BodyItem>* out) {
-      for (int64_t g = 0; g < G; ++g)
-        if (groups[g].first_use == j) out->push_back(item(builtin("cuda.mbarrier_wait", {full(g, s), ph})));
-    };
-    auto releases_at = [&](size_t j, const Expr& st, std::vector<BodyItem>* out) {
-      for (int64_t g = 0; g < G; ++g)
-        if (groups[g].last_use == j) out->push_back(item(release(groups[g], empty(g, st))));
-    };
-    auto issue_only = [&](size_t j) {
-      const auto* op = items[j].stmt.as<TileOpNode>();
-      AttrMap attrs = op->attrs;
-      attrs["wgmma_issue"] = Attr(true);
-      if (steady_fence_free_.count(j)) attrs["async_proxy_operands"] = Attr(true);
-      return item(make_tile_op(op->op, op->args, attrs, op->span));
-    };
-    auto wait = [&](int64_t pending, const Buffer& acc) {
-      std::vector<Expr> zeros(acc.shape().size(), make_int(0));
-      Expr handle = make_call(DataType::Handle(), "tl.buffer_handle", {make_load(acc, zeros)});
-      return item(builtin("cuda.wgmma_wait", {make_int(pending), handle}));
-    };
-    // Items [lo, hi) as the plain schedule runs them (each GEMM waited for), for iteration `kv`.
-    auto plain = [&](size_t lo, size_t hi, const Expr& kv) {
-      std::vector<BodyItem> out;
-      for (size_t j = lo; j < hi; ++j) {
-        if (is_producer.count(j)) continue;
-        waits_at(j, &out);
-        out.push_back(items[j]);
-        releases_at(j, s, &out);
-      }
-      return substitute(rewrite_versions(rebuild_body(out), versions, s), {{loop.var, kv}});
-    };
-    // Items [lo, gemm] with the GEMM at `gemm` only issued (its stages are released after its wait).
-    auto issued = [&](size_t lo, size_t gemm) {
-      std::vector<BodyItem> out;
-      for (size_t j = lo; j <= gemm; ++j) {
-        if (is_producer.count(j)) continue;
-        waits_at(j, &out);
-        out.push_back(j == gemm ? issue_only(j) : items[j]);
-        if (j != gemm) releases_at(j, s, &out);
-      }
-      return out;
-    };
-    std::vector<BodyItem> a1 = issued(0, ov_.g1), c = issued(ov_.split, ov_.g2), a2;
-    a2.push_back(wait(1, ov_.acc1));
-    releases_at(ov_.g1, s, &a2);
-    for (size_t j = ov_.g1 + 1; j < ov_.split; ++j) {
-      if (is_producer.count(j)) continue;
-      if (j == ov_.wait0) {
-        a2.push_back(wait(0, ov_.acc2));
-        releases_at(ov_.g2, stage(i - make_int(1, it)), &a2);
-      }
-      waits_at(j, &a2);
-      a2.push_back(items[j]);
-      releases_at(j, s, &a2);
-    }
-    const Expr one = make_int(1, it), last = loop.min + loop.extent - one;
-    Stmt body = make_seq({rewrite_versions(rebuild_body(a1), versions, s),
-                          substitute(rewrite_versions(rebuild_body(c), versions, s), {{loop.var, loop.var - one}}),
-                          rewrite_versions(rebuild_body(a2), versions, s)});
-    Stmt steady = make_for(loop.var, loop.min + one, loop.extent - one, ForKind::kSerial, body, {}, loop.span);
-    const Expr any = loop.extent > make_int(0, it);
-    // `mid_release`: statements to run once every first GEMM has completed (the persistent form's
-    // release of the prologue's buffers, build).
-    std::vector<Stmt> seq = {make_if(any, plain(0, ov_.split, loop.min)), steady};
-    seq.insert(seq.end(), mid_release.begin(), mid_release.end());
-    seq.push_back(make_if(any, plain(ov_.split, items.size(), last)));
-    return make_seq(seq);
-  }
+  OverlapPlan ov_;  // FA3's overlap of the two GEMMs (ws_overlap.h)
 
   // Sets "async_proxy_operands" on each wgmma T.gemm of the loop whose shared operands (A unless it
   // is a fragment, and B) are filled by the producer's TMA copies (the loop's or the prologue's) and written by
@@ -872,120 +624,7 @@ class Specializer : public StmtMutator {
   }
   std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms
 
-  // Attention's running row sum, FA3's way: the loop body's `T.reduce_sum(P, s)` followed by
-  // `l[i] = l[i] * a[i] + s[i]` (or `l[i] + s[i]`) keeps per-thread partial sums (the reduce skips
-  // its quad shuffles: "thread_partial"), and one T.finalize_reducer(l) after the loop sums the
-  // threads' copies of l. Equal in exact arithmetic (a[i] is the same on every thread holding row
-  // i, and l starts from 0 on each), the fp32 additions only grouped differently (each thread's
-  // partial first, then across threads). Only where s is used by nothing else, l by nothing else
-  // in the loop and only by a T.fill(l, 0) before it, and the reduce's thread groups are the
-  // replicas of l's layout inside one warp. 8 shuffles (and their adds) per KV block fewer.
-  // Off with TL_DISABLE_DEFERRED_ROW_SUM.
-  std::vector<Stmt> after_loop_;
-  void plan_deferred_row_sums(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
-                              const std::set<size_t>& is_producer, const LayoutMap& lm) {
-    after_loop_.clear();
-    if (config_bool(ctx_.configs, "tl.disable_deferred_row_sum")) return;
-    std::vector<size_t> cons;
-    for (size_t j = 0; j < items->size(); ++j)
-      if (!is_producer.count(j)) cons.push_back(j);
-    for (size_t ci = 0; ci + 1 < cons.size(); ++ci) {
-      const size_t r = cons[ci], u = cons[ci + 1];
-      if (!(*items)[r].is_stmt() || !(*items)[u].is_stmt()) continue;
-      const auto* red = (*items)[r].stmt.as<TileOpNode>();
-      if (!red || !is_tile_op(*red, TileOpKind::kReduce) || red->args.size() != 2 || !red->args[0].is_region() ||
-          !red->args[1].is_region() || attr_str(red->attrs, "type", "sum") != "sum" ||
-          !attr_bool(red->attrs, "clear", true))
-        continue;
-      const Buffer& src = red->args[0].region.buffer;
-      const Buffer& sum = red->args[1].region.buffer;
-      if (src.scope() != MemScope::kFragment || sum.scope() != MemScope::kFragment || sum.ndim() != 1 ||
-          !whole_buffer(red->args[0].region) || !whole_buffer(red->args[1].region))
-        continue;
-      // u: for i in T.Parallel(n): l[i] = l[i] * a + s[i]  (or l[i] + s[i])
-      const auto* loop = (*items)[u].stmt.as<ForNode>();
-      if (!loop || loop->for_kind != ForKind::kParallel) continue;
-      const auto* st = loop->body.as<BufferStoreNode>();
-      if (!st || st->indices.size() != 1 || st->indices[0].as<VarNode>() != loop->var.get()) continue;
-      const Buffer& l = st->buffer;
-      if (l.scope() != MemScope::kFragment || l.same_as(sum) || l.same_as(src)) continue;
-      auto is_at_i = [&](const Expr& e, const Buffer& b) {
-        const auto* ld = e.as<BufferLoadNode>();
-        return ld && ld->buffer.same_as(b) && ld->indices.size() == 1 && ld->indices[0].as<VarNode>() == loop->var.get();
-      };
-      const auto* add = st->value.as<BinaryNode>();
-      if (!add || add->op != BinOp::kAdd || !is_at_i(add->b, sum)) continue;
-      Expr scale;
-      if (!is_at_i(add->a, l)) {
-        const auto* mul = add->a.as<BinaryNode>();
-        if (!mul || mul->op != BinOp::kMul || !is_at_i(mul->a, l)) continue;
-        scale = mul->b;
-      }
-      bool bad = false;
-      if (scale.defined())
-        for_each_subexpr(scale, [&](const Expr& y) {
-          if (const auto* ld = y.as<BufferLoadNode>())
-            bad |= ld->buffer.same_as(l) || ld->buffer.same_as(sum) || ld->buffer.scope() != MemScope::kFragment;
-        });
-      if (bad) continue;
-      // Layouts: the reduce's thread groups are exactly l's (and s's) replicas, all inside a warp.
-      auto fs = lm.fragments.find(src), fsum = lm.fragments.find(sum), fl = lm.fragments.find(l);
-      if (fs == lm.fragments.end() || fsum == lm.fragments.end() || fl == lm.fragments.end() ||
-          !fl->second.same_as(fsum->second))
-        continue;
-      std::vector<ThreadGroup> groups;
-      const int dim = static_cast<int>(attr_int(red->attrs, "dim", 0));
-      if (dim < 0 || static_cast<size_t>(dim) >= src.ndim() || !fs->second.reduce(dim, &groups).same_as(fsum->second))
-        continue;
-      std::multiset<std::pair<int64_t, int64_t>> g1, g2;
-      for (const ThreadGroup& g : groups)
-        if (g.extent > 1) g1.insert({g.extent, g.stride});
-      for (const FragmentMode& m : fl->second.modes())
-        if (m.is_replica() && m.on_threads() && m.extent > 1) g2.insert({m.extent, m.thread_stride});
-      bool in_warp = !g1.empty();
-      for (const auto& [e, st2] : g1) in_warp = in_warp && e * st2 <= 32 && 32 % (e * st2) == 0;
-      if (!in_warp || g1 != g2) continue;
-      // Uses: s only by r and u, l only by u in the loop; outside the loop, s nowhere and l written
-      // before it only by one whole T.fill(l, 0).
-      for (size_t j = 0; j < items->size() && !bad; ++j) {
-        if (j == r || j == u || is_producer.count(j)) continue;
-        std::set<const BufferNode*> used;
-        if ((*items)[j].is_stmt()) collect_buffer_uses((*items)[j].stmt, &used);
-        else if ((*items)[j].let_var.defined()) collect_buffer_uses(make_evaluate((*items)[j].let_value), &used);
-        bad = used.count(sum.get()) || used.count(l.get());
-      }
-      const TileOpNode* fill = nullptr;
-      for (size_t j = 0; j < top.size() && !bad; ++j) {
-        if (j == loop_at || !top[j].is_stmt()) continue;
-        std::set<const BufferNode*> used;
-        collect_buffer_uses(top[j].stmt, &used);
-        if (used.count(sum.get())) bad = true;
-        if (j > loop_at || !used.count(l.get())) continue;
-        const auto* op = top[j].stmt.as<TileOpNode>();
-        const auto* zero = op && op->args.size() == 2 && op->args[1].is_expr() ? op->args[1].expr.as<FloatImmNode>() : nullptr;
-        if (fill || !op || !is_tile_op(*op, TileOpKind::kFill) || !op->args[0].region.buffer.same_as(l) ||
-            !whole_buffer(op->args[0].region) || !(zero ? zero->value == 0.0 : is_zero(op->args[1].expr)))
-          bad = true;
-        fill = op;
-      }
-      if (bad || !fill) continue;
-      AttrMap attrs = red->attrs;
-      attrs["thread_partial"] = Attr(true);
-      (*items)[r].stmt = make_tile_op(red->op, red->args, attrs, red->span);
-      AttrMap fin;
-      fin["op"] = Attr(std::string("sum"));
-      after_loop_.push_back(make_tile_op("finalize_reducer", {fill->args[0].region}, fin, red->span));
-    }
-  }
-
-  // The consumers' release of a stage of group `g`: one arrival per warp on its empty barrier (per
-  // thread ran 2-3% slower on an H100, bench/gpu_hopper_variants.py), or, when the group holds
-  // multicast copies, one per warp on that barrier in every CTA of the cluster (each CTA's producer
-  // writes the stage in all of them).
-  Stmt release(const Group& g, const Expr& empty_bar) const {
-    if (!g.multicast) return builtin("cuda.mbarrier_arrive_warp", {empty_bar});
-    return builtin("cuda.mbarrier_arrive_cluster_warps", {empty_bar, make_int(cluster_)});
-  }
+  std::vector<Stmt> after_loop_;  // the deferred row sums' T.finalize_reducer (ws_deferred_row_sum.h)
 
   // Marks the producer copies the CTAs of a cluster can share (multicast_): the source region does
   // not depend on the block's x index (the CTAs of a cluster differ only there), and the box splits
@@ -997,7 +636,7 @@ class Specializer : public StmtMutator {
     std::set<const VarNode*> x_vars = {k.block_vars[0].get()};
     auto add_lets = [&](const std::vector<BodyItem>& v) {
       for (const BodyItem& it : v)
-        if (it.let_var.defined() && uses_any(it.let_value, x_vars)) x_vars.insert(it.let_var.get());
+        if (it.let_var.defined() && uses_any_var(it.let_value, x_vars)) x_vars.insert(it.let_var.get());
     };
     add_lets(top);
     add_lets(items);
@@ -1005,7 +644,7 @@ class Specializer : public StmtMutator {
       const auto* op = items[i].stmt.as<TileOpNode>();
       const BufferRegion& src = op->args[0].region;
       bool depends = false;
-      for (const Range& r : src.region) depends = depends || uses_any(r.min, x_vars) || uses_any(r.extent, x_vars);
+      for (const Range& r : src.region) depends = depends || uses_any_var(r.min, x_vars) || uses_any_var(r.extent, x_vars);
       const TmaBoxPlan& b = boxes->at(i);
       if (depends || b.box.size() < 2 || b.box.size() > 4 || b.box[1] % cluster_) continue;
       bool flat = true;
@@ -1109,123 +748,6 @@ class Specializer : public StmtMutator {
   int64_t cluster_ = 1;           // CTAs per cluster (T.Kernel cluster_dims)
   std::set<size_t> multicast_;    // loop body items: producer copies multicast across the cluster
 
-
-  // Persistent form: CTA `cta` of cuda.num_ctas() runs tiles cta, cta + num_ctas, ... of `tiles`.
-  struct Persistent {
-    bool on = false;
-    Var cta, iter;         // the CTA index (the kernel's block variable) and the tile loop's counter
-    Expr tiles;            // number of tiles (the original grid's size)
-    std::vector<Stmt> tile_lets;  // per tile: let t, the original block variables (rasterized)
-    Expr trip;             // iterations of the tile loop
-    // Where the pipelined loop's trip count depends on the tile (TL_ENABLE_PERSISTENT_FLASH only):
-    Expr valid;            // whether the tile loop's iteration runs a tile (persistent_order.h)
-    Buffer base;           // per thread: [0] the pipelined iterations of the CTA's earlier tiles, [1] their number
-    Expr extent;           // the pipelined loop's trip count (added to base after each tile)
-  };
-
-  // Whether `e` uses a variable of `vars`.
-  static bool uses_any(const Expr& e, const std::set<const VarNode*>& vars) {
-    bool hit = false;
-    for_each_subexpr(e, [&](const Expr& x) {
-      if (const auto* v = x.as<VarNode>(); v && vars.count(v)) hit = true;
-    });
-    return hit;
-  }
-
-  // Whether the loop's bounds depend on the block index (through the kernel's lets), as a causal
-  // attention's do.
-  static bool trip_depends_on_tile(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
-    std::set<const VarNode*> tile_vars;
-    for (const Var& v : k.block_vars) tile_vars.insert(v.get());
-    for (const BodyItem& it : top)
-      if (it.let_var.defined() && uses_any(it.let_value, tile_vars)) tile_vars.insert(it.let_var.get());
-    return uses_any(loop.min, tile_vars) || uses_any(loop.extent, tile_vars);
-  }
-
-  // Decides the persistent form: every tile's pipelined loop runs the same iterations (its bounds do
-  // not depend on the block index), so a static round-robin over the tiles is balanced. Where they
-  // do (causal attention), only with TL_ENABLE_PERSISTENT_FLASH: then the tiles run in pairs of
-  // complementary lengths (persistent_order.h), and the ring's position is a running sum.
-  void plan_persistent(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
-    if (config_bool(ctx_.configs, "tl.disable_persistent") || k.grid.empty() || k.grid.size() > 3) return;
-    const bool varying = trip_depends_on_tile(k, top, loop);
-    if (varying && !persistent_prologue_) return;
-    Persistent& p = persistent_;
-    p.on = true;
-    p.cta = Var("cta", DataType::Int32());
-    p.iter = Var("tile_iter", DataType::Int32());
-    std::vector<Expr> g = k.grid;
-    while (g.size() < 3) g.push_back(make_int(1));
-    p.tiles = g[0] * g[1] * g[2];
-    Expr nctas = make_call(DataType::Int32(), "cuda.num_ctas", {});
-    if (varying) {
-      PairedTileOrder o = paired_tile_order(k.grid, k.block_vars, p.cta, p.iter, nctas);
-      p.trip = o.trip;
-      p.tile_lets = o.lets;
-      p.valid = o.valid;
-      p.base = Buffer("tl_tile_base", loop.var.dtype(), {make_int(2)}, MemScope::kLocal, {}, loop.span);
-      p.extent = loop.extent;
-      return;
-    }
-    p.trip = ceildiv(p.tiles - p.cta, nctas);
-    Var t("tile", DataType::Int32());
-    p.tile_lets.push_back(make_let(t, p.cta + p.iter * nctas, make_nop()));
-    Expr xy = g[0] * g[1], r = floormod(Expr(t), xy);
-    Expr bx = floormod(r, g[0]), by = floordiv(r, g[0]);
-    const int64_t panel = attr_int(k.attrs, "use_swizzle_panel", 0);
-    if (panel > 0 && k.block_vars.size() >= 2) {  // tl::rasterize2d on the tile index
-      const bool row = attr_str(k.attrs, "use_swizzle_order", "row") == "row";
-      Expr P = make_int(panel), gx = row ? g[0] : g[1], gy = row ? g[1] : g[0];
-      Expr group = P * gx, first = floordiv(r, group) * P, rows = min(gy - first, P);
-      Expr minor = first + floormod(floormod(r, group), rows), major = floordiv(floormod(r, group), rows);
-      bx = row ? major : minor;
-      by = row ? minor : major;
-    }
-    std::vector<Expr> ids = {bx, by, floordiv(Expr(t), xy)};
-    for (size_t i = 0; i < k.block_vars.size(); ++i)
-      p.tile_lets.push_back(make_let(k.block_vars[i], ids[i], make_nop()));
-  }
-
-  // `body` inside the tile loop (persistent form) after the tile's bindings; unchanged otherwise.
-  // With `fresh`, the loop and its bindings get new variables (the producer's copy: the emulator
-  // runs the two roles interleaved, so they must not share bound variables).
-  Stmt tile_loop(const std::vector<BodyItem>& lets, const Stmt& body, const Span& span, bool fresh) const {
-    if (!persistent_.on) return body;
-    std::map<Var, Expr, VarLess> sub;
-    auto bind = [&](const Var& v) {
-      if (!fresh) return v;
-      Var n(v.name(), v.dtype());
-      sub[v] = n;
-      return n;
-    };
-    Var iter = bind(persistent_.iter);
-    std::vector<BodyItem> items;
-    auto add_let = [&](const Var& v, const Expr& value) {
-      BodyItem b;
-      b.let_value = substitute(value, sub);
-      b.let_var = bind(v);
-      b.span = span;
-      items.push_back(b);
-    };
-    for (const Stmt& l : persistent_.tile_lets) add_let(l.as<LetStmtNode>()->var, l.as<LetStmtNode>()->value);
-    for (const BodyItem& l : lets) add_let(l.let_var, l.let_value);
-    const Buffer& base = persistent_.base;
-    Stmt tile = body;
-    auto add = [&](int64_t i, const Expr& v) {
-      return make_store(base, {make_int(i)}, make_load(base, {make_int(i)}) + v, span);
-    };
-    if (base.defined()) tile = make_seq({tile, add(0, persistent_.extent), add(1, make_int(1, base.dtype()))});
-    if (persistent_.valid.defined()) tile = make_if(persistent_.valid, tile);
-    BodyItem b;
-    b.stmt = substitute(tile, sub);
-    b.span = span;
-    items.push_back(b);
-    Stmt loop = make_for(iter, make_int(0), persistent_.trip, ForKind::kSerial, rebuild_body(items), {}, span);
-    if (!base.defined()) return loop;
-    const Expr zero = make_int(0, base.dtype());
-    return make_seq({make_store(base, {make_int(0)}, zero, span), make_store(base, {make_int(1)}, zero, span), loop});
-  }
-
   // Whether the consumer part of the loop body may need a barrier of all consumer threads (which
   // ping-pong would deadlock: the warpgroups are half an iteration apart): it writes shared memory,
   // or reduces a fragment across warps (tl::allreduce through shared memory).
@@ -1257,7 +779,7 @@ class Specializer : public StmtMutator {
     return hit;
   }
 
-  Persistent persistent_;
+  PersistentPlan persistent_;  // the persistent tile schedule (ws_persistent.h)
   bool persistent_prologue_ = false;  // TL_ENABLE_PERSISTENT_FLASH: see tile_prologue.h
   bool pingpong_ = false;
   std::set<size_t> pingpong_items_;  // the loop body's GEMM items
