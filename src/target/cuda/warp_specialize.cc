@@ -16,7 +16,11 @@
 #include "target/cuda/ws_accumulator_init.h"
 #include "target/cuda/ws_deferred_row_sum.h"
 #include "target/cuda/ws_overlap.h"
+#include "target/cuda/ws_distributed.h"
 #include "target/cuda/ws_persistent.h"
+#include "target/cuda/ws_prologue.h"
+#include "target/cuda/ws_proxy_fence.h"
+#include "target/cuda/ws_tma_copies.h"
 #include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
 
@@ -132,12 +136,12 @@ class Specializer : public StmtMutator {
     std::map<size_t, TmaBoxPlan> boxes;
     for (size_t i : plan.producers) {
       std::string w;
-      if (!tma_box_for(*items[i].stmt.as<TileOpNode>(), lm, &boxes[i], &w)) return no(w);
+      if (!tma_box_for(*items[i].stmt.as<TileOpNode>(), lm, params_, &boxes[i], &w)) return no(w);
     }
     // Copies that every CTA of a cluster makes alike (their region does not depend on the block's x
     // index): each CTA loads 1/cluster of the tile and multicasts it to all.
     multicast_.clear();
-    if (cluster_ > 1 && !config_bool(ctx_.configs, "tl.disable_tma_multicast")) plan_multicast(k, top, items, plan.producers, &boxes);
+    if (cluster_ > 1 && !config_bool(ctx_.configs, "tl.disable_tma_multicast")) multicast_ = plan_multicast(k, top, items, plan.producers, boxes, cluster_);
     // Groups by first use.
     std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
     std::vector<std::set<const BufferNode*>> uses(items.size());
@@ -230,8 +234,9 @@ class Specializer : public StmtMutator {
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no
     // fence.proxy.async before their wgmma (1-4% of a 4096^3 GEMM on an H100). Last: it replaces
     // the gemm statements, which `lm` knows by address.
-    plan_prologue(k, top, loop_at, *loop, items, lm);
-    mark_async_proxy_gemms(top, loop_at, &items, is_producer);
+    pre_ = plan_prologue(k, params_, top, loop_at, *loop, items, lm, ctx_.configs, persistent_.on, persistent_prologue_,
+                         cluster_, has_dist_);
+    steady_fence_free_ = mark_async_proxy_gemms(top, loop_at, &items, is_producer, pre_, ov_, ctx_.configs);
     return build(k, nc, top, loop_at, *loop, items, plan, boxes, groups, async_at != items.size());
   }
 
@@ -489,261 +494,16 @@ class Specializer : public StmtMutator {
   std::vector<Param> params_;
 
  private:
-  // Whether `s` holds a distributed operator: a tile op dist.* (src/op/distributed.cc) or the
-  // tl.dist.* builtin it lowers to (cuda.expand_tile_ops may have lowered it already).
-  static bool has_dist_op(const Stmt& s) {
-    bool hit = false;
-    post_order_visit(s, [&](const Stmt& x) {
-      if (const auto* op = x.as<TileOpNode>(); op && is_tile_op(*op, TileOpKind::kDistributed)) hit = true;
-    });
-    if (!hit)
-      for_each_expr(s, [&](const Expr& e) {
-        for_each_subexpr(e, [&](const Expr& y) {
-          const auto* c = y.as<CallNode>();
-          if (c && c->op.rfind("tl.dist.", 0) == 0 && c->op != "tl.dist.rank" && c->op != "tl.dist.world") hit = true;
-        });
-      });
-    return hit;
-  }
   bool has_dist_ = false;
   bool producer_waits_ = false;  // the kernel's T.waits go to the producer thread (waits_gate_producer_only)
 
-  // Whether the kernel's distributed operators are only T.waits at the top level before the loop
-  // and nothing but the loop's producer copies reads global memory: then the waits only gate what
-  // the producer loads, and the producer thread alone runs them (per tile when persistent). What
-  // the consumers read arrives through the stages' mbarriers, which the producer arrives on after
-  // its wait (release / acquire through the mbarrier orders the peer's data before their reads).
-  static bool waits_gate_producer_only(const std::vector<BodyItem>& top, size_t loop_at, const ForNode& loop) {
-    bool any_wait = false;
-    Analyzer an;
-    auto reads_global = [&](const Stmt& st) {
-      for (const BufferRegion& r : collect_access_regions(st, an).reads)
-        if (r.buffer.scope() == MemScope::kGlobal) return true;
-      return false;
-    };
-    for (size_t j = 0; j < top.size(); ++j) {
-      if (!top[j].is_stmt() || j == loop_at) continue;
-      const auto* op = top[j].stmt.as<TileOpNode>();
-      const auto* ev = top[j].stmt.as<EvaluateNode>();
-      const auto* call = ev ? ev->value.as<CallNode>() : nullptr;  // lowered already (cuda.expand_tile_ops)
-      if ((op && op->op == "dist.wait") || (call && call->op == "tl.dist.wait")) {
-        if (j > loop_at) return false;
-        any_wait = true;
-        continue;
-      }
-      if (has_dist_op(top[j].stmt) || reads_global(top[j].stmt)) return false;
-    }
-    auto let_reads_global = [](const BodyItem& it) {
-      bool hit = false;
-      if (it.let_var.defined())
-        for_each_subexpr(it.let_value, [&](const Expr& y) {
-          if (const auto* l = y.as<BufferLoadNode>(); l && l->buffer.scope() == MemScope::kGlobal) hit = true;
-        });
-      return hit;
-    };
-    for (const BodyItem& it : top)
-      if (let_reads_global(it)) return false;
-    std::vector<BodyItem> items = flatten_body(loop.body);
-    for (const BodyItem& it : items) {
-      if (let_reads_global(it)) return false;
-      if (!it.is_stmt()) continue;
-      const auto* op = it.stmt.as<TileOpNode>();
-      const bool load = op && is_tile_op(*op, TileOpKind::kCopy) && op->args.size() >= 2 && op->args[0].is_region() &&
-                        op->args[0].region.buffer.scope() == MemScope::kGlobal && op->args[1].is_region() &&
-                        op->args[1].region.buffer.scope() == MemScope::kShared;
-      if (!load && reads_global(it.stmt)) return false;
-    }
-    return any_wait;
-  }
-
   OverlapPlan ov_;  // FA3's overlap of the two GEMMs (ws_overlap.h)
 
-  // Sets "async_proxy_operands" on each wgmma T.gemm of the loop whose shared operands (A unless it
-  // is a fragment, and B) are filled by the producer's TMA copies (the loop's or the prologue's) and written by
-  // nothing else in the kernel: no statement outside the loop and no other statement of the loop writes them.
-  void mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
-                              const std::set<size_t>& is_producer) {
-    std::set<const BufferNode*> tma_filled, written;
-    for (size_t i : is_producer) tma_filled.insert((*items)[i].stmt.as<TileOpNode>()->args[1].region.buffer.get());
-    std::set<size_t> pre_items;
-    for (const auto& pc : pre_) {
-      pre_items.insert(pc.first);
-      tma_filled.insert(top[pc.first].stmt.as<TileOpNode>()->args[1].region.buffer.get());
-    }
-    auto note_writes = [&](const Stmt& s) {
-      Analyzer an;
-      for (const BufferRegion& w : collect_access_regions(s, an).writes) written.insert(w.buffer.get());
-    };
-    for (size_t j = 0; j < top.size(); ++j)
-      if (j != loop_at && !pre_items.count(j) && top[j].is_stmt()) note_writes(top[j].stmt);
-    for (size_t j = 0; j < items->size(); ++j)
-      if (!is_producer.count(j) && (*items)[j].is_stmt()) note_writes((*items)[j].stmt);
-    for (BodyItem& it : *items) {
-      const auto* op = it.is_stmt() ? it.stmt.as<TileOpNode>() : nullptr;
-      if (!op || !is_gemm_form(*op, GemmForm::kGemm)) continue;
-      bool ok = true;
-      for (int a = 0; a < 2; ++a) {
-        const Buffer& b = op->args[static_cast<size_t>(a)].region.buffer;
-        if (a == 0 && b.scope() == MemScope::kFragment) continue;  // A in registers (wgmma_gemm_rs)
-        ok = ok && tma_filled.count(b.get()) && !written.count(b.get());
-      }
-      if (!ok) continue;
-      AttrMap attrs = op->attrs;
-      attrs["async_proxy_operands"] = Attr(true);
-      it.stmt = make_tile_op(op->op, op->args, attrs, op->span);
-    }
-    // The overlapped loop's first GEMM, where an operand is written by thread stores only before the
-    // loop (causal attention's Q, copied by the consumers): the peeled first iteration's wgmma fences
-    // after those stores and the block barrier, nothing writes the operand again, so the steady
-    // loop's copies of that GEMM need no fence.proxy.async (one MEMBAR + FENCE.VIEW.ASYNC per KV block).
-    // Off with TL_DISABLE_LOOP_PROXY_FENCE_ELISION.
-    steady_fence_free_.clear();
-    if (!ov_.on || config_bool(ctx_.configs, "tl.disable_loop_proxy_fence_elision")) return;
-    std::set<const BufferNode*> written_before, written_after;
-    for (size_t j = 0; j < top.size(); ++j) {
-      if (j == loop_at || pre_items.count(j) || !top[j].is_stmt()) continue;
-      Analyzer an;
-      for (const BufferRegion& w : collect_access_regions(top[j].stmt, an).writes)
-        (j < loop_at ? written_before : written_after).insert(w.buffer.get());
-    }
-    std::set<const BufferNode*> loop_written;
-    for (size_t j = 0; j < items->size(); ++j)
-      if (!is_producer.count(j) && (*items)[j].is_stmt()) {
-        Analyzer an;
-        for (const BufferRegion& w : collect_access_regions((*items)[j].stmt, an).writes) loop_written.insert(w.buffer.get());
-      }
-    const auto* op = (*items)[ov_.g1].stmt.as<TileOpNode>();
-    if (!op || attr_bool(op->attrs, "async_proxy_operands", false)) return;
-    for (int a = 0; a < 2; ++a) {
-      const Buffer& b = op->args[static_cast<size_t>(a)].region.buffer;
-      if (b.scope() == MemScope::kFragment) continue;
-      if (tma_filled.count(b.get()) && !written.count(b.get())) continue;
-      if (loop_written.count(b.get()) || written_after.count(b.get()) || tma_filled.count(b.get())) return;
-    }
-    steady_fence_free_.insert(ov_.g1);
-  }
-  std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms
+  std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms (ws_proxy_fence.h)
 
   std::vector<Stmt> after_loop_;  // the deferred row sums' T.finalize_reducer (ws_deferred_row_sum.h)
 
-  // Marks the producer copies the CTAs of a cluster can share (multicast_): the source region does
-  // not depend on the block's x index (the CTAs of a cluster differ only there), and the box splits
-  // along its rows into `cluster_` shares that keep the shared layout's swizzle pattern (each share
-  // a multiple of 1024 bytes) and are contiguous in shared memory (no box dimension beyond the rows).
-  void plan_multicast(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const std::vector<BodyItem>& items,
-                      const std::vector<size_t>& producers, std::map<size_t, TmaBoxPlan>* boxes) {
-    if (k.block_vars.empty()) return;
-    std::set<const VarNode*> x_vars = {k.block_vars[0].get()};
-    auto add_lets = [&](const std::vector<BodyItem>& v) {
-      for (const BodyItem& it : v)
-        if (it.let_var.defined() && uses_any_var(it.let_value, x_vars)) x_vars.insert(it.let_var.get());
-    };
-    add_lets(top);
-    add_lets(items);
-    for (size_t i : producers) {
-      const auto* op = items[i].stmt.as<TileOpNode>();
-      const BufferRegion& src = op->args[0].region;
-      bool depends = false;
-      for (const Range& r : src.region) depends = depends || uses_any_var(r.min, x_vars) || uses_any_var(r.extent, x_vars);
-      const TmaBoxPlan& b = boxes->at(i);
-      if (depends || b.box.size() < 2 || b.box.size() > 4 || b.box[1] % cluster_) continue;
-      bool flat = true;
-      for (size_t d = 2; d < b.box.size(); ++d) flat = flat && b.box[d] == 1;
-      const int64_t share_bytes = b.box[1] / cluster_ * b.box[0] * src.buffer.dtype().element_bytes();
-      if (!flat || share_bytes % 1024) continue;
-      multicast_.insert(i);
-    }
-  }
-  // Whether TMA can make the global -> shared copy `op` (no disable_tma, zero padding, no type
-  // conversion, a kernel parameter as source, a row-major or gmma-swizzled tile as laid out by `lm`):
-  // fills `box`, or says in `why` what prevents it. For the loop's producers and the prologue's copies.
-  bool tma_box_for(const TileOpNode& op, const LayoutMap& lm, TmaBoxPlan* box, std::string* why) const {
-    if (attr_bool(op.attrs, "disable_tma", false)) return *why = "a producer copy has disable_tma", false;
-    if (auto pv = op.attrs.find("pad_value"); pv != op.attrs.end() && !pv->second.is_none() &&
-                                               !is_zero(pv->second.as_expr()))
-      return *why = "a producer copy fills out-of-bounds reads with a value other than 0 (TMA fills 0)", false;
-    const BufferRegion& src = op.args[0].region;
-    const Buffer& dst = op.args[1].region.buffer;
-    if (src.buffer.dtype() != dst.dtype()) return *why = "a producer copy converts types", false;
-    bool is_param = false;
-    for (const Param& p : params_) is_param |= p.is_buffer() && p.buffer.same_as(src.buffer);
-    if (!is_param) return *why = "'" + src.buffer.name() + "' is not a kernel parameter", false;
-    int swizzle = 0;
-    if (auto it = lm.shared.find(dst); it != lm.shared.end()) {
-      const std::string& n = it->second->name;
-      if (n.rfind("gmma", 0) != 0 && n != "row_major") return *why = "'" + dst.name() + "' is laid out as " + n, false;
-      if (n != "row_major") swizzle = std::stoi(n.substr(4));
-    }
-    std::string w;
-    if (!plan_tma_box(src, const_shape(dst, "shared buffer"), swizzle, box, &w))
-      return *why = "copy into '" + dst.name() + "': " + w, false;
-    return true;
-  }
-
-  // Copies before the pipelined loop that the producer makes with TMA, each on an mbarrier of its own
-  // that the consumers wait for just before the loop (attention's Q: FA3 and TileLang load it so;
-  // thread copies cost the consumers the load, a block barrier and a proxy fence before the first
-  // wgmma). A top-level copy qualifies when the kernel is one CTA per tile without clusters or
-  // distributed operators whose loop runs the same iterations in every block, it copies a kernel parameter into a whole shared tile that TMA can fill
-  // (same type, zero padding), nothing else in the kernel writes that tile or the source tensor,
-  // no statement between it and the loop touches the tile, and its source position reads no memory.
-  // Off with TL_DISABLE_PROLOGUE_TMA.
-  void plan_prologue(const KernelLaunchNode& k, const std::vector<BodyItem>& top, size_t loop_at, const ForNode& loop,
-                     const std::vector<BodyItem>& items, const LayoutMap& lm) {
-    pre_.clear();
-    if ((persistent_.on && !persistent_prologue_) || cluster_ > 1 || has_dist_ ||
-        config_bool(ctx_.configs, "tl.disable_prologue_tma"))
-      return;
-    // Not where the trip count depends on the block (causal attention): there it measured no
-    // faster than the consumers' own copy on an H100 (2026-11-27, docs/PERFORMANCE.md: within
-    // the few percent that interleaved rounds vary), so causal kernels keep the older form.
-    // The persistent form (TL_ENABLE_PERSISTENT_FLASH) loads Q per tile by TMA in either case.
-    if (!persistent_.on && trip_depends_on_tile(k, top, loop)) return;
-    std::vector<std::set<const BufferNode*>> writes(top.size()), uses(top.size());
-    std::set<const BufferNode*> loop_writes;
-    Analyzer an;
-    for (size_t j = 0; j < top.size(); ++j) {
-      if (!top[j].is_stmt() || j == loop_at) continue;
-      for (const BufferRegion& w : collect_access_regions(top[j].stmt, an).writes) writes[j].insert(w.buffer.get());
-      collect_buffer_uses(top[j].stmt, &uses[j]);
-    }
-    for (const BodyItem& it : items)
-      if (it.is_stmt())
-        for (const BufferRegion& w : collect_access_regions(it.stmt, an).writes) loop_writes.insert(w.buffer.get());
-    for (size_t j = 0; j < loop_at; ++j) {
-      const auto* op = top[j].is_stmt() ? top[j].stmt.as<TileOpNode>() : nullptr;
-      if (!op || !is_tile_op(*op, TileOpKind::kCopy) || op->args.size() < 2 || !op->args[0].is_region() ||
-          !op->args[1].is_region())
-        continue;
-      const BufferRegion& src = op->args[0].region;
-      const BufferRegion& dst = op->args[1].region;
-      if (src.buffer.scope() != MemScope::kGlobal || dst.buffer.scope() != MemScope::kShared) continue;
-      bool whole = dst.region.size() == dst.buffer.ndim();
-      for (size_t d = 0; whole && d < dst.region.size(); ++d) {
-        int64_t e = 0, n = 0;
-        whole = is_zero(dst.region[d].min) && is_const_int(dst.region[d].extent, &e) &&
-                is_const_int(dst.buffer.shape()[d], &n) && e == n;
-      }
-      if (!whole) continue;
-      const BufferNode* db = dst.buffer.get();
-      const BufferNode* sb = src.buffer.get();
-      bool clash = loop_writes.count(db) || loop_writes.count(sb);
-      for (size_t x = 0; x < top.size() && !clash; ++x) {
-        if (x == j) continue;
-        clash = writes[x].count(db) || writes[x].count(sb) || (x > j && x < loop_at && uses[x].count(db));
-      }
-      bool reads_memory = false;
-      for (const Range& r : src.region)
-        for (const Expr& e : {r.min, r.extent})
-          for_each_subexpr(e, [&](const Expr& y) { reads_memory |= y.kind() == ExprKind::kBufferLoad; });
-      if (clash || reads_memory) continue;
-      TmaBoxPlan box;
-      std::string w;
-      if (!tma_box_for(*op, lm, &box, &w)) continue;
-      pre_.emplace_back(j, box);
-    }
-  }
-  std::vector<std::pair<size_t, TmaBoxPlan>> pre_;  // top-level items the producer copies before its loop
+  std::vector<PrologueCopy> pre_;  // top-level items the producer copies before its loop (ws_prologue.h)
 
   int64_t cluster_ = 1;           // CTAs per cluster (T.Kernel cluster_dims)
   std::set<size_t> multicast_;    // loop body items: producer copies multicast across the cluster
