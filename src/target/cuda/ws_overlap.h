@@ -12,7 +12,6 @@
 // runs after the loop. Off with TL_DISABLE_WGMMA_OVERLAP.
 #pragma once
 
-#include <functional>
 #include <map>
 #include <set>
 #include <vector>
@@ -36,13 +35,6 @@ struct OverlapPlan {
 // `gemm_count` == 2 GEMMs, `configs` has TL_DISABLE_WGMMA_OVERLAP, or the conditions above fail.
 OverlapPlan plan_overlap(const std::vector<BodyItem>& items, const std::set<size_t>& is_producer, size_t async_at,
                          int gemm_count, const LayoutMap& lm, int64_t nc, const AttrMap& configs, bool pingpong);
-
-// The stage ring as the driver numbers it: the full / empty barrier of group g at stage s, the
-// iteration number over the whole kernel of a loop counter value, its stage and its parity.
-struct StageRing {
-  std::function<Expr(int64_t, const Expr&)> full, empty;
-  std::function<Expr(const Expr&)> iter, stage, parity;
-};
 
 // The consumers' loop in the overlapped form of `ov` (`groups`: the producer groups, `versions`: the
 // multi-versioned buffers, `cluster`: CTAs per cluster). `mid_release`: statements to run once every
