@@ -1,12 +1,16 @@
+// warp_specialize (warp_specialize.h): the driver of the pass. It checks a kernel's conditions, groups
+// the pipelined loop's producer copies by first use, asks the planning files what to do (ws_*.h, listed
+// in warp_specialize_common.h: persistent schedule, FA3 overlap, prologue copies, multicast, proxy
+// fences, deferred row sums, accumulator inits), and builds the kernel body: the mbarriers, the
+// producer's and the consumers' loops (ws_roles.h, ws_overlap.h) and the two roles around them.
 #include "target/cuda/warp_specialize.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 
-#include "ir/error.h"
 #include "arith/region.h"
+#include "ir/error.h"
 #include "ir/functor.h"
 #include "layout/infer_layout.h"
 #include "op/tile_ops.h"
@@ -15,8 +19,8 @@
 #include "target/cuda/warp_specialize_common.h"
 #include "target/cuda/ws_accumulator_init.h"
 #include "target/cuda/ws_deferred_row_sum.h"
-#include "target/cuda/ws_overlap.h"
 #include "target/cuda/ws_distributed.h"
+#include "target/cuda/ws_overlap.h"
 #include "target/cuda/ws_persistent.h"
 #include "target/cuda/ws_prologue.h"
 #include "target/cuda/ws_proxy_fence.h"
@@ -260,7 +264,7 @@ class Specializer : public StmtMutator {
     auto pre_empty = [&](size_t p) { return bar(make_int(2 * G * S + P + static_cast<int64_t>(p), it)); };
     // Iteration number over the whole kernel (the stages and phases continue from tile to tile).
     // Where the trip count depends on the tile, the iterations of the CTA's earlier tiles are a
-    // running sum that each role keeps in a register (tile_loop).
+    // running sum that each role keeps in a register (persistent_tile_loop, ws_persistent.h).
     const Expr tile_base = !persistent_.on        ? Expr()
                            : persistent_.base.defined() ? make_load(persistent_.base, {make_int(0)})
                                                         : Expr(persistent_.iter) * loop.extent;
@@ -432,19 +436,15 @@ class Specializer : public StmtMutator {
   std::vector<Param> params_;
 
  private:
+  // What the planning steps decided for the kernel at hand (ws_*.h).
   bool has_dist_ = false;
   bool producer_waits_ = false;  // the kernel's T.waits go to the producer thread (waits_gate_producer_only)
-
-  OverlapPlan ov_;  // FA3's overlap of the two GEMMs (ws_overlap.h)
-
+  OverlapPlan ov_;                      // FA3's overlap of the two GEMMs (ws_overlap.h)
   std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms (ws_proxy_fence.h)
-
-  std::vector<Stmt> after_loop_;  // the deferred row sums' T.finalize_reducer (ws_deferred_row_sum.h)
-
-  std::vector<PrologueCopy> pre_;  // top-level items the producer copies before its loop (ws_prologue.h)
-
-  int64_t cluster_ = 1;           // CTAs per cluster (T.Kernel cluster_dims)
-  std::set<size_t> multicast_;    // loop body items: producer copies multicast across the cluster
+  std::vector<Stmt> after_loop_;        // the deferred row sums' T.finalize_reducer (ws_deferred_row_sum.h)
+  std::vector<PrologueCopy> pre_;       // top-level items the producer copies before its loop (ws_prologue.h)
+  int64_t cluster_ = 1;                 // CTAs per cluster (T.Kernel cluster_dims)
+  std::set<size_t> multicast_;          // loop body items: producer copies multicast across the cluster (ws_tma_copies.h)
 
   // Whether the consumer part of the loop body may need a barrier of all consumer threads (which
   // ping-pong would deadlock: the warpgroups are half an iteration apart): it writes shared memory,
