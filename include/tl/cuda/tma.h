@@ -131,7 +131,7 @@ TL_DEVICE void tma_load(const TmaDescriptor& d, void* smem, uint64_t* bar, int c
 // Thread-block clusters (sm_90). Multicast form of tma_load: the box lands at the same shared
 // offset in every CTA of the cluster whose bit is set in `mask`, and completes its bytes on the
 // mbarrier at `bar`'s offset in each of them. The CTAs of a cluster each load a share of a tile they
-// all need (src/target/cuda/warp_specialize.cc), so each full barrier expects the whole tile.
+// all need (src/target/cuda/ws_tma_copies.cc), so each full barrier expects the whole tile.
 TL_DEVICE void tma_load_multicast(const TmaDescriptor& d, void* smem, uint64_t* bar, uint16_t mask, int c0, int c1) {
 #if TL_ARCH >= 900
   asm volatile(

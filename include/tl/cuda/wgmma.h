@@ -140,7 +140,7 @@ struct Operand {
 // kPending = 1 (pipelined loops, see src/transform/inject_pipeline.h): return with this call's
 // instructions still in flight, having waited for the previous call's; C and the two tiles stay in
 // use until the next call returns or tl::wgmma_drain. kPending = -1 (overlapped GEMMs of a
-// warp-specialized loop, src/target/cuda/warp_specialize.cc): issue only, wait for nothing; C and
+// warp-specialized loop, src/target/cuda/ws_overlap.cc): issue only, wait for nothing; C and
 // the tiles stay in use until a tl::wgmma_wait_regs that covers this call. T (A's type) and TB: f16 or bf16 (equal),
 // or fp8 e4m3 / e5m2 (any pair; then both operands K-major, m64nNk32 instructions). kProxyFence:
 // fence.proxy.async first, so that shared-memory writes of threads (generic proxy) are visible to

@@ -1,5 +1,5 @@
 // T.copy from a global tensor into a whole shared tile through Hopper's bulk tensor copy engine
-// (TMA): the plan of the boxes (shared by src/transform/warp_specialize.cc, which decides, and the
+// (TMA): the plan of the boxes (shared by src/target/cuda/ws_tma_copies.cc, which decides, and the
 // copy lowering, which emits), and the lowering itself.
 //
 // A tensor map describes the whole global tensor (its shape and strides, read at launch) and a

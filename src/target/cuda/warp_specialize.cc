@@ -1,18 +1,31 @@
+// warp_specialize (warp_specialize.h): the driver of the pass. It checks a kernel's conditions, groups
+// the pipelined loop's producer copies by first use, asks the planning files what to do (ws_*.h, listed
+// in warp_specialize_common.h: persistent schedule, FA3 overlap, prologue copies, multicast, proxy
+// fences, deferred row sums, accumulator inits), and builds the kernel body: the mbarriers, the
+// producer's and the consumers' loops (ws_roles.h, ws_overlap.h) and the two roles around them.
 #include "target/cuda/warp_specialize.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 
-#include "ir/error.h"
 #include "arith/region.h"
+#include "ir/error.h"
 #include "ir/functor.h"
 #include "layout/infer_layout.h"
 #include "op/tile_ops.h"
 #include "target/cuda/cuda_tma.h"
-#include "target/cuda/persistent_order.h"
 #include "target/cuda/tile_prologue.h"
+#include "target/cuda/warp_specialize_common.h"
+#include "target/cuda/ws_accumulator_init.h"
+#include "target/cuda/ws_deferred_row_sum.h"
+#include "target/cuda/ws_distributed.h"
+#include "target/cuda/ws_overlap.h"
+#include "target/cuda/ws_persistent.h"
+#include "target/cuda/ws_prologue.h"
+#include "target/cuda/ws_proxy_fence.h"
+#include "target/cuda/ws_roles.h"
+#include "target/cuda/ws_tma_copies.h"
 #include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
 
@@ -26,103 +39,6 @@ Stmt builtin(const std::string& op, std::vector<Expr> args) {
   return make_evaluate(make_call(DataType::Void(), op, std::move(args)));
 }
 
-// One group of producer copies (first used by the same consumer statement).
-struct Group {
-  std::vector<size_t> copies;  // body item indices
-  size_t first_use = 0, last_use = 0;
-  int64_t bytes = 0;
-  bool late_release = false;   // its last use is a GEMM left in flight: release the previous stage
-  bool multicast = false;      // a copy is shared by the CTAs of the cluster: every CTA's consumers release it
-};
-
-// Whether `r` covers the whole of its buffer (constant shape).
-bool whole_buffer(const BufferRegion& r) {
-  if (r.region.size() != r.buffer.ndim()) return false;
-  for (size_t d = 0; d < r.region.size(); ++d) {
-    int64_t e = 0, n = 0;
-    if (!is_zero(r.region[d].min) || !is_const_int(r.region[d].extent, &e) || !is_const_int(r.buffer.shape()[d], &n) ||
-        e != n)
-      return false;
-  }
-  return true;
-}
-
-// An initialization of a GEMM's accumulator `c` in the loop body just before the GEMM that the GEMM
-// can do itself: T.clear / T.fill(c, 0) of the whole of c, or a T.Parallel nest over all of c storing
-// select(cond, 0, -inf) (or +inf) into each element (attention's causal mask). Returns the statement
-// to run after the GEMM instead (the mask, applied to the GEMM's result: select(cond, c, -inf)), a
-// no-op for a clear, or undefined where `init` is neither. Equal values: 0 + x = x, -inf + x = -inf
-// for finite x (only a non-finite product differs: inf or NaN there gives -inf instead of NaN).
-Stmt fold_accumulator_init(const Stmt& init, const Buffer& c) {
-  if (const auto* op = init.as<TileOpNode>()) {
-    if (!is_tile_op(*op, TileOpKind::kFill) || op->args.size() != 2 || !op->args[0].is_region() ||
-        !op->args[1].is_expr() || !op->args[0].region.buffer.same_as(c) || !whole_buffer(op->args[0].region))
-      return Stmt();
-    const Expr& v = op->args[1].expr;
-    const auto* f = v.as<FloatImmNode>();
-    if (!(is_zero(v) || (f && f->value == 0.0))) return Stmt();
-    return make_evaluate(make_int(0));
-  }
-  std::vector<const ForNode*> loops;
-  Stmt s = init;
-  while (const auto* f = s.as<ForNode>()) {
-    if (f->for_kind != ForKind::kParallel || !is_zero(f->min)) return Stmt();
-    loops.push_back(f);
-    s = f->body;
-  }
-  const auto* st = s.as<BufferStoreNode>();
-  if (!st || !st->buffer.same_as(c) || loops.size() != c.ndim() || st->indices.size() != c.ndim()) return Stmt();
-  for (size_t d = 0; d < loops.size(); ++d) {
-    int64_t e = 0, n = 0;
-    const auto* v = st->indices[d].as<VarNode>();
-    if (!v || v != loops[d]->var.get() || !is_const_int(loops[d]->extent, &e) || !is_const_int(c.shape()[d], &n) ||
-        e != n)
-      return Stmt();
-  }
-  const auto* sel = st->value.as<SelectNode>();
-  if (!sel) return Stmt();
-  const auto* zero = sel->true_value.as<FloatImmNode>();
-  const auto* inf = sel->false_value.as<FloatImmNode>();
-  if (!zero || zero->value != 0.0 || !inf || !std::isinf(inf->value)) return Stmt();
-  bool reads_c = false;
-  for_each_subexpr(sel->cond, [&](const Expr& y) {
-    if (const auto* l = y.as<BufferLoadNode>()) reads_c |= l->buffer.same_as(c);
-  });
-  if (reads_c) return Stmt();
-  Stmt body = make_store(c, st->indices, make_select(sel->cond, make_load(c, st->indices), sel->false_value), st->span);
-  for (size_t d = loops.size(); d-- > 0;)
-    body = make_for(loops[d]->var, loops[d]->min, loops[d]->extent, loops[d]->for_kind, body, loops[d]->annotations,
-                    loops[d]->span);
-  return body;
-}
-
-// Folds each foldable accumulator initialization (fold_accumulator_init) directly before a T.gemm of
-// the loop body (producer copies may lie between) into the GEMM: the GEMM takes the init's place with
-// clear_accum (its wgmma starts from zero, scale-d = 0, instead of the registers being cleared or
-// masked first: 32 CS2R per KV block in causal attention's unmasked blocks), and the mask, if any,
-// runs in the GEMM's place on its result. Off with TL_DISABLE_WGMMA_ZERO_INIT.
-void fold_gemm_accumulator_inits(std::vector<BodyItem>* items, const std::set<size_t>& is_producer) {
-  for (size_t g = 0; g < items->size(); ++g) {
-    const auto* op = (*items)[g].is_stmt() ? (*items)[g].stmt.as<TileOpNode>() : nullptr;
-    if (!op || !is_gemm_form(*op, GemmForm::kGemm) || op->args.size() < 3 || !op->args[2].is_region()) continue;
-    if (op->args[0].is_region() && op->args[0].region.buffer.scope() == MemScope::kFragment) continue;  // rs form
-    auto ca = op->attrs.find("clear_accum");
-    if (ca != op->attrs.end() && !ca->second.is_none() && !is_zero(ca->second.as_expr())) continue;
-    const BufferRegion& c = op->args[2].region;
-    if (c.buffer.scope() != MemScope::kFragment || !whole_buffer(c)) continue;
-    size_t j = g;
-    while (j > 0 && is_producer.count(j - 1)) --j;
-    if (j == 0 || !(*items)[j - 1].is_stmt()) continue;
-    --j;
-    Stmt after = fold_accumulator_init((*items)[j].stmt, c.buffer);
-    if (!after.defined()) continue;
-    AttrMap attrs = op->attrs;
-    attrs["clear_accum"] = Attr(make_bool(true));
-    (*items)[j].stmt = make_tile_op(op->op, op->args, attrs, op->span);
-    (*items)[g].stmt = after;
-  }
-}
-
 class Specializer : public StmtMutator {
  public:
   explicit Specializer(const PassContext& ctx) : ctx_(ctx) {}
@@ -130,7 +46,7 @@ class Specializer : public StmtMutator {
  protected:
   Stmt mutate_kernel(const KernelLaunchNode* k, const Stmt& s) override {
     std::string why;
-    persistent_ = Persistent();
+    persistent_ = PersistentPlan();
     cluster_ = attr_int(k->attrs, "cluster_dims", 1);
     Stmt body = specialize(*k, &why);
     AttrMap attrs = k->attrs;
@@ -225,12 +141,12 @@ class Specializer : public StmtMutator {
     std::map<size_t, TmaBoxPlan> boxes;
     for (size_t i : plan.producers) {
       std::string w;
-      if (!tma_box_for(*items[i].stmt.as<TileOpNode>(), lm, &boxes[i], &w)) return no(w);
+      if (!tma_box_for(*items[i].stmt.as<TileOpNode>(), lm, params_, &boxes[i], &w)) return no(w);
     }
     // Copies that every CTA of a cluster makes alike (their region does not depend on the block's x
     // index): each CTA loads 1/cluster of the tile and multicasts it to all.
     multicast_.clear();
-    if (cluster_ > 1 && !config_bool(ctx_.configs, "tl.disable_tma_multicast")) plan_multicast(k, top, items, plan.producers, &boxes);
+    if (cluster_ > 1 && !config_bool(ctx_.configs, "tl.disable_tma_multicast")) multicast_ = plan_multicast(k, top, items, plan.producers, boxes, cluster_);
     // Groups by first use.
     std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
     std::vector<std::set<const BufferNode*>> uses(items.size());
@@ -240,7 +156,7 @@ class Specializer : public StmtMutator {
       else if (items[j].let_var.defined()) collect_buffer_uses(make_evaluate(items[j].let_value), &uses[j]);
     }
     std::map<size_t, size_t> group_of_first;  // first use -> group index
-    std::vector<Group> groups;
+    std::vector<ProducerGroup> groups;
     for (size_t i : plan.producers) {
       const BufferNode* b = items[i].stmt.as<TileOpNode>()->args[1].region.buffer.get();
       size_t first = items.size(), last = 0;
@@ -253,9 +169,9 @@ class Specializer : public StmtMutator {
       auto it = group_of_first.find(first);
       if (it == group_of_first.end()) {
         it = group_of_first.emplace(first, groups.size()).first;
-        groups.push_back(Group{{}, first, last, 0, false});
+        groups.push_back(ProducerGroup{{}, first, last, 0, false});
       }
-      Group& g = groups[it->second];
+      ProducerGroup& g = groups[it->second];
       g.copies.push_back(i);
       g.multicast = g.multicast || multicast_.count(i);
       g.last_use = std::max(g.last_use, last);
@@ -273,7 +189,7 @@ class Specializer : public StmtMutator {
           attrs["wgmma_async"] = Attr(true);
           items[j].stmt = make_tile_op(async_gemm->op, async_gemm->args, attrs, async_gemm->span);
         }
-      for (Group& g : groups) g.late_release = g.last_use == async_at;
+      for (ProducerGroup& g : groups) g.late_release = g.last_use == async_at;
     }
     // Ping-pong between the two consumer warpgroups (opt-in, TL_ENABLE_WARPGROUP_PINGPONG): a loop
     // body with two (synchronous) GEMMs and work between them (attention), each GEMM split by rows
@@ -303,8 +219,8 @@ class Specializer : public StmtMutator {
     // Also where the trip count depends on the block (causal attention): measured flat there
     // before the loop's instruction count fell by a third; since (2026-11-27, H100) 8-13% faster
     // than the plain schedule (docs/PERFORMANCE.md).
-    plan_overlap(items, is_producer, async_at, gemm_count, lm, nc);
-    plan_deferred_row_sums(top, loop_at, &items, is_producer, lm);
+    ov_ = plan_overlap(items, is_producer, async_at, gemm_count, lm, nc, ctx_.configs, pingpong_);
+    after_loop_ = plan_deferred_row_sums(top, loop_at, &items, is_producer, lm, ctx_.configs);
     // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
     // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
     // and GEMM + reduce-scatter 5% slower than one CTA per tile. Kernels whose only distributed
@@ -319,18 +235,19 @@ class Specializer : public StmtMutator {
     // tile (H100, 2026-11-27), so TL_ENABLE_PERSISTENT_FLASH is on unless set to False.
     persistent_prologue_ = config_bool(ctx_.configs, "tl.enable_persistent_flash", true);
     if ((!has_dist_ || producer_waits_) && cluster_ <= 1 && (!ov_.on || persistent_prologue_))
-      plan_persistent(k, top, *loop);
+      persistent_ = plan_persistent(k, top, *loop, ctx_.configs, persistent_prologue_);
     // GEMMs whose shared operands only TMA writes (the async proxy, as wgmma reads) need no
     // fence.proxy.async before their wgmma (1-4% of a 4096^3 GEMM on an H100). Last: it replaces
     // the gemm statements, which `lm` knows by address.
-    plan_prologue(k, top, loop_at, *loop, items, lm);
-    mark_async_proxy_gemms(top, loop_at, &items, is_producer);
+    pre_ = plan_prologue(k, params_, top, loop_at, *loop, items, lm, ctx_.configs, persistent_.on, persistent_prologue_,
+                         cluster_, has_dist_);
+    steady_fence_free_ = mark_async_proxy_gemms(top, loop_at, &items, is_producer, pre_, ov_, ctx_.configs);
     return build(k, nc, top, loop_at, *loop, items, plan, boxes, groups, async_at != items.size());
   }
 
   Stmt build(const KernelLaunchNode& k, int64_t nc, const std::vector<BodyItem>& top, size_t loop_at,
              const ForNode& loop, const std::vector<BodyItem>& items, const PipelinePlan& plan,
-             const std::map<size_t, TmaBoxPlan>& boxes, const std::vector<Group>& groups, bool async) {
+             const std::map<size_t, TmaBoxPlan>& boxes, const std::vector<ProducerGroup>& groups, bool async) {
     const int64_t S = plan.num_stages, G = static_cast<int64_t>(groups.size());
     const Var& tid = k.thread_vars[0];
     const DataType it = loop.var.dtype();
@@ -347,7 +264,7 @@ class Specializer : public StmtMutator {
     auto pre_empty = [&](size_t p) { return bar(make_int(2 * G * S + P + static_cast<int64_t>(p), it)); };
     // Iteration number over the whole kernel (the stages and phases continue from tile to tile).
     // Where the trip count depends on the tile, the iterations of the CTA's earlier tiles are a
-    // running sum that each role keeps in a register (tile_loop).
+    // running sum that each role keeps in a register (persistent_tile_loop, ws_persistent.h).
     const Expr tile_base = !persistent_.on        ? Expr()
                            : persistent_.base.defined() ? make_load(persistent_.base, {make_int(0)})
                                                         : Expr(persistent_.iter) * loop.extent;
@@ -382,31 +299,10 @@ class Specializer : public StmtMutator {
                                                     : Expr(persistent_.iter);
       tp = tile_prologue_protocol(copies, tiles_run);
     }
+    const StageRing ring{full, empty, iter, stage, parity};
     // Producer loop.
-    Var kp(loop.var.name() + "_p", it);
-    std::vector<Stmt> pbody;
-    {
-      Expr i = iter(kp), s = stage(i), ph = parity(i);
-      std::map<Var, Expr, VarLess> sub = {{loop.var, kp}};
-      for (int64_t g = 0; g < G; ++g) {
-        pbody.push_back(builtin("cuda.mbarrier_wait", {empty(g, s), make_int(1, it) - ph}));
-        pbody.push_back(builtin("cuda.mbarrier_expect_tx", {full(g, s), make_int(groups[g].bytes)}));
-        for (size_t c : groups[g].copies) {
-          const auto* op = items[c].stmt.as<TileOpNode>();
-          AttrMap attrs = op->attrs;
-          attrs["tma"] = Attr(true);
-          attrs["mbarrier"] = Attr(full(g, s));
-          if (multicast_.count(c)) attrs["multicast"] = Attr(cluster_);
-          Stmt cp = make_tile_op(op->op, op->args, attrs, op->span);
-          pbody.push_back(rewrite_versions(substitute(cp, sub), versions, s));
-        }
-        // Persistent: the tile's prologue loads follow its first group's (attention: Q after the
-        // first K), so that those, whose stage the consumers freed earlier, need not wait for the
-        // consumers' release of Q at the end of the previous tile.
-        if (g == 0 && tile_pre) pbody.push_back(make_if(eq(kp, loop.min), make_seq(tp.producer)));
-      }
-    }
-    Stmt producer_loop = make_for(kp, loop.min, loop.extent, ForKind::kSerial, make_seq(pbody), {}, loop.span);
+    Stmt producer_loop = producer_tma_loop(loop, items, groups, versions, ring, multicast_, cluster_,
+                                           tile_pre ? &tp.producer : nullptr);
     int64_t trip = 0;
     if (tile_pre && !(is_const_int(loop.extent, &trip) && trip > 0))  // a tile without iterations loads
       // them all the same: its consumers wait for them
@@ -442,53 +338,13 @@ class Specializer : public StmtMutator {
 
     // Consumer loop.
     std::set<size_t> is_producer(plan.producers.begin(), plan.producers.end());
-    std::vector<BodyItem> citems;
     Stmt consumer_loop;
     if (ov_.on) {
-      consumer_loop = overlapped_consumer(loop, items, is_producer, groups, versions, full, empty, iter, stage, parity,
-                                          release_mid ? tp.release : std::vector<Stmt>{});
+      consumer_loop = overlapped_consumer(ov_, loop, items, is_producer, groups, versions, ring,
+                                          release_mid ? tp.release : std::vector<Stmt>{}, steady_fence_free_, cluster_);
     } else {
-      Expr i = iter(loop.var), s = stage(i), ph = parity(i);
-      auto stmt_item = [&](const Stmt& x) {
-        BodyItem b;
-        b.stmt = x;
-        b.span = loop.span;
-        return b;
-      };
-      // Ping-pong: warpgroup w waits on named barrier 2 + w before each GEMM and lets the other
-      // one go (arrives on 3 - w) after it.
-      Expr wg = floordiv(Expr(tid), make_int(128, tid.dtype()));
-      Expr my_bar = make_int(2, tid.dtype()) + wg, other_bar = make_int(3, tid.dtype()) - wg;
-      for (size_t j = 0; j < items.size(); ++j) {
-        if (is_producer.count(j)) continue;
-        for (int64_t g = 0; g < G; ++g)
-          if (groups[g].first_use == j) citems.push_back(stmt_item(builtin("cuda.mbarrier_wait", {full(g, s), ph})));
-        const bool pp = pingpong_ && pingpong_items_.count(j);
-        if (pp) citems.push_back(stmt_item(builtin("cuda.named_barrier_sync", {my_bar, make_int(256)})));
-        citems.push_back(items[j]);
-        if (pp) citems.push_back(stmt_item(builtin("cuda.named_barrier_arrive", {other_bar, make_int(256)})));
-        for (int64_t g = 0; g < G; ++g) {
-          if (groups[g].last_use != j) continue;
-          if (!groups[g].late_release) {
-            citems.push_back(stmt_item(release(groups[g], empty(g, s))));
-          } else {
-            Stmt rel = release(groups[g], empty(g, stage(i - make_int(1, it))));
-            citems.push_back(stmt_item(make_if(loop.var > loop.min, rel)));
-          }
-        }
-      }
-      Stmt cbody = rewrite_versions(rebuild_body(citems), versions, stage(iter(loop.var)));
-      AttrMap cann;
-      if (async) cann["cuda.async_mma"] = Attr(true);
-      consumer_loop = make_for(loop.var, loop.min, loop.extent, ForKind::kSerial, cbody, cann, loop.span);
-      // After the loop (and the lowering's wgmma drain), release the stages still held by GEMMs left
-      // in flight: the producer refills them for the next tile.
-      std::vector<Stmt> final_release;
-      for (int64_t g = 0; g < G; ++g)
-        if (groups[g].late_release)
-          final_release.push_back(release(groups[g], empty(g, stage(iter(loop.min + loop.extent - make_int(1, it))))));
-      if (!final_release.empty())
-        consumer_loop = make_seq({consumer_loop, make_if(loop.extent > make_int(0, it), make_seq(final_release))});
+      consumer_loop = plain_consumer(loop, items, is_producer, groups, versions, ring, tid,
+                                     pingpong_ ? &pingpong_items_ : nullptr, async, cluster_);
     }
 
     // Kernel body: bindings (versioned allocations), the mbarriers, then the two roles.
@@ -549,12 +405,13 @@ class Specializer : public StmtMutator {
       producer_waits.push_back(producer_loop);
       producer_loop = make_seq(producer_waits);
     }
-    pro.push_back(make_if(eq(tid, make_int(nc, tid.dtype())), tile_loop(tile_bindings, producer_loop, loop.span, true)));
+    pro.push_back(make_if(eq(tid, make_int(nc, tid.dtype())),
+                          persistent_tile_loop(persistent_, tile_bindings, producer_loop, loop.span, true)));
     // Ping-pong: warpgroup 0 goes first (warpgroup 1 lets it); at the end it takes that last
     // arrival of warpgroup 1 so that both barriers end balanced.
     Expr wg1 = tid >= make_int(128, tid.dtype());
     if (pingpong_) con.push_back(make_if(wg1, builtin("cuda.named_barrier_arrive", {make_int(2), make_int(256)})));
-    con.push_back(tile_loop(tile_bindings, make_seq(consumer), loop.span, false));
+    con.push_back(persistent_tile_loop(persistent_, tile_bindings, make_seq(consumer), loop.span, false));
     if (pingpong_)
       con.push_back(make_if(tid < make_int(128, tid.dtype()), builtin("cuda.named_barrier_sync", {make_int(2), make_int(256)})));
     Stmt roles = make_if(tid < make_int(nc, tid.dtype()),
@@ -579,652 +436,15 @@ class Specializer : public StmtMutator {
   std::vector<Param> params_;
 
  private:
-  // Whether `s` holds a distributed operator: a tile op dist.* (src/op/distributed.cc) or the
-  // tl.dist.* builtin it lowers to (cuda.expand_tile_ops may have lowered it already).
-  static bool has_dist_op(const Stmt& s) {
-    bool hit = false;
-    post_order_visit(s, [&](const Stmt& x) {
-      if (const auto* op = x.as<TileOpNode>(); op && is_tile_op(*op, TileOpKind::kDistributed)) hit = true;
-    });
-    if (!hit)
-      for_each_expr(s, [&](const Expr& e) {
-        for_each_subexpr(e, [&](const Expr& y) {
-          const auto* c = y.as<CallNode>();
-          if (c && c->op.rfind("tl.dist.", 0) == 0 && c->op != "tl.dist.rank" && c->op != "tl.dist.world") hit = true;
-        });
-      });
-    return hit;
-  }
+  // What the planning steps decided for the kernel at hand (ws_*.h).
   bool has_dist_ = false;
   bool producer_waits_ = false;  // the kernel's T.waits go to the producer thread (waits_gate_producer_only)
-
-  // Whether the kernel's distributed operators are only T.waits at the top level before the loop
-  // and nothing but the loop's producer copies reads global memory: then the waits only gate what
-  // the producer loads, and the producer thread alone runs them (per tile when persistent). What
-  // the consumers read arrives through the stages' mbarriers, which the producer arrives on after
-  // its wait (release / acquire through the mbarrier orders the peer's data before their reads).
-  static bool waits_gate_producer_only(const std::vector<BodyItem>& top, size_t loop_at, const ForNode& loop) {
-    bool any_wait = false;
-    Analyzer an;
-    auto reads_global = [&](const Stmt& st) {
-      for (const BufferRegion& r : collect_access_regions(st, an).reads)
-        if (r.buffer.scope() == MemScope::kGlobal) return true;
-      return false;
-    };
-    for (size_t j = 0; j < top.size(); ++j) {
-      if (!top[j].is_stmt() || j == loop_at) continue;
-      const auto* op = top[j].stmt.as<TileOpNode>();
-      const auto* ev = top[j].stmt.as<EvaluateNode>();
-      const auto* call = ev ? ev->value.as<CallNode>() : nullptr;  // lowered already (cuda.expand_tile_ops)
-      if ((op && op->op == "dist.wait") || (call && call->op == "tl.dist.wait")) {
-        if (j > loop_at) return false;
-        any_wait = true;
-        continue;
-      }
-      if (has_dist_op(top[j].stmt) || reads_global(top[j].stmt)) return false;
-    }
-    auto let_reads_global = [](const BodyItem& it) {
-      bool hit = false;
-      if (it.let_var.defined())
-        for_each_subexpr(it.let_value, [&](const Expr& y) {
-          if (const auto* l = y.as<BufferLoadNode>(); l && l->buffer.scope() == MemScope::kGlobal) hit = true;
-        });
-      return hit;
-    };
-    for (const BodyItem& it : top)
-      if (let_reads_global(it)) return false;
-    std::vector<BodyItem> items = flatten_body(loop.body);
-    for (const BodyItem& it : items) {
-      if (let_reads_global(it)) return false;
-      if (!it.is_stmt()) continue;
-      const auto* op = it.stmt.as<TileOpNode>();
-      const bool load = op && is_tile_op(*op, TileOpKind::kCopy) && op->args.size() >= 2 && op->args[0].is_region() &&
-                        op->args[0].region.buffer.scope() == MemScope::kGlobal && op->args[1].is_region() &&
-                        op->args[1].region.buffer.scope() == MemScope::kShared;
-      if (!load && reads_global(it.stmt)) return false;
-    }
-    return any_wait;
-  }
-
-  // FA3's intra-warpgroup overlap, for a loop body of two GEMMs with element-wise work between them
-  // (attention: S = Q K^T; softmax of S into P; O = O * scale + P V). The body splits into
-  //   A1 = items [0, g1]           (up to and including the first GEMM),
-  //   A2 = items (g1, split)       (the work that ends writing the second GEMM's A operand, P),
-  //   C  = items [split, g2]       (what follows: the rescale of O and the second GEMM).
-  // Iteration k runs A1(k), C(k - 1), A2(k): the first GEMM of k and the second of k - 1 are only
-  // issued (wgmma, kPending = -1), so the second runs on the tensor cores while A2(k) (the
-  // softmax) runs on the other units. A wait for the first GEMM precedes A2; the wait for the
-  // second precedes the first item of A2 that touches its operands (P's cast). Legal when A1 and C
-  // touch no common buffer with a write (they trade places). Iteration min runs A1, A2 alone, the
-  // last iteration's C runs after the loop. Off with TL_DISABLE_WGMMA_OVERLAP.
-  struct Overlap {
-    bool on = false;
-    size_t g1 = 0, g2 = 0, split = 0, wait0 = 0;  // item indices (see above); wait0 in (g1, split)
-    Buffer acc1, acc2;                            // the GEMMs' accumulators
-  };
-  Overlap ov_;
-
-  void plan_overlap(const std::vector<BodyItem>& items, const std::set<size_t>& is_producer, size_t async_at,
-                    int gemm_count, const LayoutMap& lm, int64_t nc) {
-    ov_ = Overlap();
-    if (pingpong_ || async_at != items.size() || gemm_count != 2 || config_bool(ctx_.configs, "tl.disable_wgmma_overlap"))
-      return;
-    std::vector<size_t> cons, gemms;
-    for (size_t j = 0; j < items.size(); ++j) {
-      if (!items[j].is_stmt()) return;  // a let or an allocation in the body: its scope would split
-      if (is_producer.count(j)) continue;
-      cons.push_back(j);
-      const auto* op = items[j].stmt.as<TileOpNode>();
-      if (op && is_gemm_form(*op, GemmForm::kGemm)) gemms.push_back(j);
-    }
-    if (gemms.size() != 2 || cons.back() != gemms[1]) return;
-    const size_t g1 = gemms[0], g2 = gemms[1];
-    const auto* op1 = items[g1].stmt.as<TileOpNode>();
-    const auto* op2 = items[g2].stmt.as<TileOpNode>();
-    // Every consumer thread takes part in both GEMMs (the issue-only wgmma calls have no early exit
-    // for threads outside the GEMM: include/tl/cuda/wgmma.h).
-    for (const TileOpNode* op : {op1, op2}) {
-      auto gp = lm.gemms.find(op);
-      if (gp == lm.gemms.end() || gp->second.warpgroups.wg_m * gp->second.warpgroups.wg_n * 128 != nc) return;
-    }
-    const Buffer& acc1 = op1->args[2].region.buffer;
-    const Buffer& acc2 = op2->args[2].region.buffer;
-    if (acc1.scope() != MemScope::kFragment || acc2.scope() != MemScope::kFragment || acc1.same_as(acc2)) return;
-    std::map<size_t, std::set<const BufferNode*>> R, W;
-    for (size_t j : cons) {
-      Analyzer an;
-      AccessRegions a = collect_access_regions(items[j].stmt, an);
-      for (const BufferRegion& r : a.reads) R[j].insert(r.buffer.get());
-      for (const BufferRegion& w : a.writes) W[j].insert(w.buffer.get());
-    }
-    auto meets = [](const std::set<const BufferNode*>& x, const std::set<const BufferNode*>& y) {
-      for (const BufferNode* b : x)
-        if (y.count(b)) return true;
-      return false;
-    };
-    auto conflict = [&](size_t x, size_t y) {
-      return meets(W[x], R[y]) || meets(W[x], W[y]) || meets(W[y], R[x]);
-    };
-    size_t split = 0;
-    for (size_t j : cons)
-      if (j > g1 && j < g2 && W[j].count(op2->args[0].region.buffer.get())) split = j + 1;
-    if (split == 0) return;  // nothing between the GEMMs produces the second one's A operand
-    for (size_t a : cons)
-      for (size_t c : cons)
-        if (a <= g1 && c >= split && conflict(a, c)) return;
-    size_t wait0 = 0;
-    for (size_t j : cons)
-      if (j > g1 && j < split && conflict(j, g2)) {
-        wait0 = j;
-        break;
-      }
-    if (wait0 == 0) return;
-    ov_ = Overlap{true, g1, g2, split, wait0, acc1, acc2};
-  }
-
-  // The consumers' loop in the overlapped form (see Overlap).
-  template <typename Full, typename Empty, typename Iter, typename Stage, typename Parity>
-  Stmt overlapped_consumer(const ForNode& loop, const std::vector<BodyItem>& items, const std::set<size_t>& is_producer,
-                           const std::vector<Group>& groups, const std::map<const BufferNode*, Buffer>& versions,
-                           const Full& full, const Empty& empty, const Iter& iter, const Stage& stage,
-                           const Parity& parity, const std::vector<Stmt>& mid_release) {
-    const DataType it = loop.var.dtype();
-    const int64_t G = static_cast<int64_t>(groups.size());
-    const Expr i = iter(loop.var), s = stage(i), ph = parity(i);
-    auto item = [&](const Stmt& x) {
-      BodyItem b;
-      b.stmt = x;
-      b.span = loop.span;
-      return b;
-    };
-    auto waits_at = [&](size_t j, std::vector<BodyItem>* out) {
-      for (int64_t g = 0; g < G; ++g)
-        if (groups[g].first_use == j) out->push_back(item(builtin("cuda.mbarrier_wait", {full(g, s), ph})));
-    };
-    auto releases_at = [&](size_t j, const Expr& st, std::vector<BodyItem>* out) {
-      for (int64_t g = 0; g < G; ++g)
-        if (groups[g].last_use == j) out->push_back(item(release(groups[g], empty(g, st))));
-    };
-    auto issue_only = [&](size_t j) {
-      const auto* op = items[j].stmt.as<TileOpNode>();
-      AttrMap attrs = op->attrs;
-      attrs["wgmma_issue"] = Attr(true);
-      if (steady_fence_free_.count(j)) attrs["async_proxy_operands"] = Attr(true);
-      return item(make_tile_op(op->op, op->args, attrs, op->span));
-    };
-    auto wait = [&](int64_t pending, const Buffer& acc) {
-      std::vector<Expr> zeros(acc.shape().size(), make_int(0));
-      Expr handle = make_call(DataType::Handle(), "tl.buffer_handle", {make_load(acc, zeros)});
-      return item(builtin("cuda.wgmma_wait", {make_int(pending), handle}));
-    };
-    // Items [lo, hi) as the plain schedule runs them (each GEMM waited for), for iteration `kv`.
-    auto plain = [&](size_t lo, size_t hi, const Expr& kv) {
-      std::vector<BodyItem> out;
-      for (size_t j = lo; j < hi; ++j) {
-        if (is_producer.count(j)) continue;
-        waits_at(j, &out);
-        out.push_back(items[j]);
-        releases_at(j, s, &out);
-      }
-      return substitute(rewrite_versions(rebuild_body(out), versions, s), {{loop.var, kv}});
-    };
-    // Items [lo, gemm] with the GEMM at `gemm` only issued (its stages are released after its wait).
-    auto issued = [&](size_t lo, size_t gemm) {
-      std::vector<BodyItem> out;
-      for (size_t j = lo; j <= gemm; ++j) {
-        if (is_producer.count(j)) continue;
-        waits_at(j, &out);
-        out.push_back(j == gemm ? issue_only(j) : items[j]);
-        if (j != gemm) releases_at(j, s, &out);
-      }
-      return out;
-    };
-    std::vector<BodyItem> a1 = issued(0, ov_.g1), c = issued(ov_.split, ov_.g2), a2;
-    a2.push_back(wait(1, ov_.acc1));
-    releases_at(ov_.g1, s, &a2);
-    for (size_t j = ov_.g1 + 1; j < ov_.split; ++j) {
-      if (is_producer.count(j)) continue;
-      if (j == ov_.wait0) {
-        a2.push_back(wait(0, ov_.acc2));
-        releases_at(ov_.g2, stage(i - make_int(1, it)), &a2);
-      }
-      waits_at(j, &a2);
-      a2.push_back(items[j]);
-      releases_at(j, s, &a2);
-    }
-    const Expr one = make_int(1, it), last = loop.min + loop.extent - one;
-    Stmt body = make_seq({rewrite_versions(rebuild_body(a1), versions, s),
-                          substitute(rewrite_versions(rebuild_body(c), versions, s), {{loop.var, loop.var - one}}),
-                          rewrite_versions(rebuild_body(a2), versions, s)});
-    Stmt steady = make_for(loop.var, loop.min + one, loop.extent - one, ForKind::kSerial, body, {}, loop.span);
-    const Expr any = loop.extent > make_int(0, it);
-    // `mid_release`: statements to run once every first GEMM has completed (the persistent form's
-    // release of the prologue's buffers, build).
-    std::vector<Stmt> seq = {make_if(any, plain(0, ov_.split, loop.min)), steady};
-    seq.insert(seq.end(), mid_release.begin(), mid_release.end());
-    seq.push_back(make_if(any, plain(ov_.split, items.size(), last)));
-    return make_seq(seq);
-  }
-
-  // Sets "async_proxy_operands" on each wgmma T.gemm of the loop whose shared operands (A unless it
-  // is a fragment, and B) are filled by the producer's TMA copies (the loop's or the prologue's) and written by
-  // nothing else in the kernel: no statement outside the loop and no other statement of the loop writes them.
-  void mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
-                              const std::set<size_t>& is_producer) {
-    std::set<const BufferNode*> tma_filled, written;
-    for (size_t i : is_producer) tma_filled.insert((*items)[i].stmt.as<TileOpNode>()->args[1].region.buffer.get());
-    std::set<size_t> pre_items;
-    for (const auto& pc : pre_) {
-      pre_items.insert(pc.first);
-      tma_filled.insert(top[pc.first].stmt.as<TileOpNode>()->args[1].region.buffer.get());
-    }
-    auto note_writes = [&](const Stmt& s) {
-      Analyzer an;
-      for (const BufferRegion& w : collect_access_regions(s, an).writes) written.insert(w.buffer.get());
-    };
-    for (size_t j = 0; j < top.size(); ++j)
-      if (j != loop_at && !pre_items.count(j) && top[j].is_stmt()) note_writes(top[j].stmt);
-    for (size_t j = 0; j < items->size(); ++j)
-      if (!is_producer.count(j) && (*items)[j].is_stmt()) note_writes((*items)[j].stmt);
-    for (BodyItem& it : *items) {
-      const auto* op = it.is_stmt() ? it.stmt.as<TileOpNode>() : nullptr;
-      if (!op || !is_gemm_form(*op, GemmForm::kGemm)) continue;
-      bool ok = true;
-      for (int a = 0; a < 2; ++a) {
-        const Buffer& b = op->args[static_cast<size_t>(a)].region.buffer;
-        if (a == 0 && b.scope() == MemScope::kFragment) continue;  // A in registers (wgmma_gemm_rs)
-        ok = ok && tma_filled.count(b.get()) && !written.count(b.get());
-      }
-      if (!ok) continue;
-      AttrMap attrs = op->attrs;
-      attrs["async_proxy_operands"] = Attr(true);
-      it.stmt = make_tile_op(op->op, op->args, attrs, op->span);
-    }
-    // The overlapped loop's first GEMM, where an operand is written by thread stores only before the
-    // loop (causal attention's Q, copied by the consumers): the peeled first iteration's wgmma fences
-    // after those stores and the block barrier, nothing writes the operand again, so the steady
-    // loop's copies of that GEMM need no fence.proxy.async (one MEMBAR + FENCE.VIEW.ASYNC per KV block).
-    // Off with TL_DISABLE_LOOP_PROXY_FENCE_ELISION.
-    steady_fence_free_.clear();
-    if (!ov_.on || config_bool(ctx_.configs, "tl.disable_loop_proxy_fence_elision")) return;
-    std::set<const BufferNode*> written_before, written_after;
-    for (size_t j = 0; j < top.size(); ++j) {
-      if (j == loop_at || pre_items.count(j) || !top[j].is_stmt()) continue;
-      Analyzer an;
-      for (const BufferRegion& w : collect_access_regions(top[j].stmt, an).writes)
-        (j < loop_at ? written_before : written_after).insert(w.buffer.get());
-    }
-    std::set<const BufferNode*> loop_written;
-    for (size_t j = 0; j < items->size(); ++j)
-      if (!is_producer.count(j) && (*items)[j].is_stmt()) {
-        Analyzer an;
-        for (const BufferRegion& w : collect_access_regions((*items)[j].stmt, an).writes) loop_written.insert(w.buffer.get());
-      }
-    const auto* op = (*items)[ov_.g1].stmt.as<TileOpNode>();
-    if (!op || attr_bool(op->attrs, "async_proxy_operands", false)) return;
-    for (int a = 0; a < 2; ++a) {
-      const Buffer& b = op->args[static_cast<size_t>(a)].region.buffer;
-      if (b.scope() == MemScope::kFragment) continue;
-      if (tma_filled.count(b.get()) && !written.count(b.get())) continue;
-      if (loop_written.count(b.get()) || written_after.count(b.get()) || tma_filled.count(b.get())) return;
-    }
-    steady_fence_free_.insert(ov_.g1);
-  }
-  std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms
-
-  // Attention's running row sum, FA3's way: the loop body's `T.reduce_sum(P, s)` followed by
-  // `l[i] = l[i] * a[i] + s[i]` (or `l[i] + s[i]`) keeps per-thread partial sums (the reduce skips
-  // its quad shuffles: "thread_partial"), and one T.finalize_reducer(l) after the loop sums the
-  // threads' copies of l. Equal in exact arithmetic (a[i] is the same on every thread holding row
-  // i, and l starts from 0 on each), the fp32 additions only grouped differently (each thread's
-  // partial first, then across threads). Only where s is used by nothing else, l by nothing else
-  // in the loop and only by a T.fill(l, 0) before it, and the reduce's thread groups are the
-  // replicas of l's layout inside one warp. 8 shuffles (and their adds) per KV block fewer.
-  // Off with TL_DISABLE_DEFERRED_ROW_SUM.
-  std::vector<Stmt> after_loop_;
-  void plan_deferred_row_sums(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
-                              const std::set<size_t>& is_producer, const LayoutMap& lm) {
-    after_loop_.clear();
-    if (config_bool(ctx_.configs, "tl.disable_deferred_row_sum")) return;
-    std::vector<size_t> cons;
-    for (size_t j = 0; j < items->size(); ++j)
-      if (!is_producer.count(j)) cons.push_back(j);
-    for (size_t ci = 0; ci + 1 < cons.size(); ++ci) {
-      const size_t r = cons[ci], u = cons[ci + 1];
-      if (!(*items)[r].is_stmt() || !(*items)[u].is_stmt()) continue;
-      const auto* red = (*items)[r].stmt.as<TileOpNode>();
-      if (!red || !is_tile_op(*red, TileOpKind::kReduce) || red->args.size() != 2 || !red->args[0].is_region() ||
-          !red->args[1].is_region() || attr_str(red->attrs, "type", "sum") != "sum" ||
-          !attr_bool(red->attrs, "clear", true))
-        continue;
-      const Buffer& src = red->args[0].region.buffer;
-      const Buffer& sum = red->args[1].region.buffer;
-      if (src.scope() != MemScope::kFragment || sum.scope() != MemScope::kFragment || sum.ndim() != 1 ||
-          !whole_buffer(red->args[0].region) || !whole_buffer(red->args[1].region))
-        continue;
-      // u: for i in T.Parallel(n): l[i] = l[i] * a + s[i]  (or l[i] + s[i])
-      const auto* loop = (*items)[u].stmt.as<ForNode>();
-      if (!loop || loop->for_kind != ForKind::kParallel) continue;
-      const auto* st = loop->body.as<BufferStoreNode>();
-      if (!st || st->indices.size() != 1 || st->indices[0].as<VarNode>() != loop->var.get()) continue;
-      const Buffer& l = st->buffer;
-      if (l.scope() != MemScope::kFragment || l.same_as(sum) || l.same_as(src)) continue;
-      auto is_at_i = [&](const Expr& e, const Buffer& b) {
-        const auto* ld = e.as<BufferLoadNode>();
-        return ld && ld->buffer.same_as(b) && ld->indices.size() == 1 && ld->indices[0].as<VarNode>() == loop->var.get();
-      };
-      const auto* add = st->value.as<BinaryNode>();
-      if (!add || add->op != BinOp::kAdd || !is_at_i(add->b, sum)) continue;
-      Expr scale;
-      if (!is_at_i(add->a, l)) {
-        const auto* mul = add->a.as<BinaryNode>();
-        if (!mul || mul->op != BinOp::kMul || !is_at_i(mul->a, l)) continue;
-        scale = mul->b;
-      }
-      bool bad = false;
-      if (scale.defined())
-        for_each_subexpr(scale, [&](const Expr& y) {
-          if (const auto* ld = y.as<BufferLoadNode>())
-            bad |= ld->buffer.same_as(l) || ld->buffer.same_as(sum) || ld->buffer.scope() != MemScope::kFragment;
-        });
-      if (bad) continue;
-      // Layouts: the reduce's thread groups are exactly l's (and s's) replicas, all inside a warp.
-      auto fs = lm.fragments.find(src), fsum = lm.fragments.find(sum), fl = lm.fragments.find(l);
-      if (fs == lm.fragments.end() || fsum == lm.fragments.end() || fl == lm.fragments.end() ||
-          !fl->second.same_as(fsum->second))
-        continue;
-      std::vector<ThreadGroup> groups;
-      const int dim = static_cast<int>(attr_int(red->attrs, "dim", 0));
-      if (dim < 0 || static_cast<size_t>(dim) >= src.ndim() || !fs->second.reduce(dim, &groups).same_as(fsum->second))
-        continue;
-      std::multiset<std::pair<int64_t, int64_t>> g1, g2;
-      for (const ThreadGroup& g : groups)
-        if (g.extent > 1) g1.insert({g.extent, g.stride});
-      for (const FragmentMode& m : fl->second.modes())
-        if (m.is_replica() && m.on_threads() && m.extent > 1) g2.insert({m.extent, m.thread_stride});
-      bool in_warp = !g1.empty();
-      for (const auto& [e, st2] : g1) in_warp = in_warp && e * st2 <= 32 && 32 % (e * st2) == 0;
-      if (!in_warp || g1 != g2) continue;
-      // Uses: s only by r and u, l only by u in the loop; outside the loop, s nowhere and l written
-      // before it only by one whole T.fill(l, 0).
-      for (size_t j = 0; j < items->size() && !bad; ++j) {
-        if (j == r || j == u || is_producer.count(j)) continue;
-        std::set<const BufferNode*> used;
-        if ((*items)[j].is_stmt()) collect_buffer_uses((*items)[j].stmt, &used);
-        else if ((*items)[j].let_var.defined()) collect_buffer_uses(make_evaluate((*items)[j].let_value), &used);
-        bad = used.count(sum.get()) || used.count(l.get());
-      }
-      const TileOpNode* fill = nullptr;
-      for (size_t j = 0; j < top.size() && !bad; ++j) {
-        if (j == loop_at || !top[j].is_stmt()) continue;
-        std::set<const BufferNode*> used;
-        collect_buffer_uses(top[j].stmt, &used);
-        if (used.count(sum.get())) bad = true;
-        if (j > loop_at || !used.count(l.get())) continue;
-        const auto* op = top[j].stmt.as<TileOpNode>();
-        const auto* zero = op && op->args.size() == 2 && op->args[1].is_expr() ? op->args[1].expr.as<FloatImmNode>() : nullptr;
-        if (fill || !op || !is_tile_op(*op, TileOpKind::kFill) || !op->args[0].region.buffer.same_as(l) ||
-            !whole_buffer(op->args[0].region) || !(zero ? zero->value == 0.0 : is_zero(op->args[1].expr)))
-          bad = true;
-        fill = op;
-      }
-      if (bad || !fill) continue;
-      AttrMap attrs = red->attrs;
-      attrs["thread_partial"] = Attr(true);
-      (*items)[r].stmt = make_tile_op(red->op, red->args, attrs, red->span);
-      AttrMap fin;
-      fin["op"] = Attr(std::string("sum"));
-      after_loop_.push_back(make_tile_op("finalize_reducer", {fill->args[0].region}, fin, red->span));
-    }
-  }
-
-  // The consumers' release of a stage of group `g`: one arrival per warp on its empty barrier (per
-  // thread ran 2-3% slower on an H100, bench/gpu_hopper_variants.py), or, when the group holds
-  // multicast copies, one per warp on that barrier in every CTA of the cluster (each CTA's producer
-  // writes the stage in all of them).
-  Stmt release(const Group& g, const Expr& empty_bar) const {
-    if (!g.multicast) return builtin("cuda.mbarrier_arrive_warp", {empty_bar});
-    return builtin("cuda.mbarrier_arrive_cluster_warps", {empty_bar, make_int(cluster_)});
-  }
-
-  // Marks the producer copies the CTAs of a cluster can share (multicast_): the source region does
-  // not depend on the block's x index (the CTAs of a cluster differ only there), and the box splits
-  // along its rows into `cluster_` shares that keep the shared layout's swizzle pattern (each share
-  // a multiple of 1024 bytes) and are contiguous in shared memory (no box dimension beyond the rows).
-  void plan_multicast(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const std::vector<BodyItem>& items,
-                      const std::vector<size_t>& producers, std::map<size_t, TmaBoxPlan>* boxes) {
-    if (k.block_vars.empty()) return;
-    std::set<const VarNode*> x_vars = {k.block_vars[0].get()};
-    auto add_lets = [&](const std::vector<BodyItem>& v) {
-      for (const BodyItem& it : v)
-        if (it.let_var.defined() && uses_any(it.let_value, x_vars)) x_vars.insert(it.let_var.get());
-    };
-    add_lets(top);
-    add_lets(items);
-    for (size_t i : producers) {
-      const auto* op = items[i].stmt.as<TileOpNode>();
-      const BufferRegion& src = op->args[0].region;
-      bool depends = false;
-      for (const Range& r : src.region) depends = depends || uses_any(r.min, x_vars) || uses_any(r.extent, x_vars);
-      const TmaBoxPlan& b = boxes->at(i);
-      if (depends || b.box.size() < 2 || b.box.size() > 4 || b.box[1] % cluster_) continue;
-      bool flat = true;
-      for (size_t d = 2; d < b.box.size(); ++d) flat = flat && b.box[d] == 1;
-      const int64_t share_bytes = b.box[1] / cluster_ * b.box[0] * src.buffer.dtype().element_bytes();
-      if (!flat || share_bytes % 1024) continue;
-      multicast_.insert(i);
-    }
-  }
-  // Whether TMA can make the global -> shared copy `op` (no disable_tma, zero padding, no type
-  // conversion, a kernel parameter as source, a row-major or gmma-swizzled tile as laid out by `lm`):
-  // fills `box`, or says in `why` what prevents it. For the loop's producers and the prologue's copies.
-  bool tma_box_for(const TileOpNode& op, const LayoutMap& lm, TmaBoxPlan* box, std::string* why) const {
-    if (attr_bool(op.attrs, "disable_tma", false)) return *why = "a producer copy has disable_tma", false;
-    if (auto pv = op.attrs.find("pad_value"); pv != op.attrs.end() && !pv->second.is_none() &&
-                                               !is_zero(pv->second.as_expr()))
-      return *why = "a producer copy fills out-of-bounds reads with a value other than 0 (TMA fills 0)", false;
-    const BufferRegion& src = op.args[0].region;
-    const Buffer& dst = op.args[1].region.buffer;
-    if (src.buffer.dtype() != dst.dtype()) return *why = "a producer copy converts types", false;
-    bool is_param = false;
-    for (const Param& p : params_) is_param |= p.is_buffer() && p.buffer.same_as(src.buffer);
-    if (!is_param) return *why = "'" + src.buffer.name() + "' is not a kernel parameter", false;
-    int swizzle = 0;
-    if (auto it = lm.shared.find(dst); it != lm.shared.end()) {
-      const std::string& n = it->second->name;
-      if (n.rfind("gmma", 0) != 0 && n != "row_major") return *why = "'" + dst.name() + "' is laid out as " + n, false;
-      if (n != "row_major") swizzle = std::stoi(n.substr(4));
-    }
-    std::string w;
-    if (!plan_tma_box(src, const_shape(dst, "shared buffer"), swizzle, box, &w))
-      return *why = "copy into '" + dst.name() + "': " + w, false;
-    return true;
-  }
-
-  // Copies before the pipelined loop that the producer makes with TMA, each on an mbarrier of its own
-  // that the consumers wait for just before the loop (attention's Q: FA3 and TileLang load it so;
-  // thread copies cost the consumers the load, a block barrier and a proxy fence before the first
-  // wgmma). A top-level copy qualifies when the kernel is one CTA per tile without clusters or
-  // distributed operators whose loop runs the same iterations in every block, it copies a kernel parameter into a whole shared tile that TMA can fill
-  // (same type, zero padding), nothing else in the kernel writes that tile or the source tensor,
-  // no statement between it and the loop touches the tile, and its source position reads no memory.
-  // Off with TL_DISABLE_PROLOGUE_TMA.
-  void plan_prologue(const KernelLaunchNode& k, const std::vector<BodyItem>& top, size_t loop_at, const ForNode& loop,
-                     const std::vector<BodyItem>& items, const LayoutMap& lm) {
-    pre_.clear();
-    if ((persistent_.on && !persistent_prologue_) || cluster_ > 1 || has_dist_ ||
-        config_bool(ctx_.configs, "tl.disable_prologue_tma"))
-      return;
-    // Not where the trip count depends on the block (causal attention): there it measured no
-    // faster than the consumers' own copy on an H100 (2026-11-27, docs/PERFORMANCE.md: within
-    // the few percent that interleaved rounds vary), so causal kernels keep the older form.
-    // The persistent form (TL_ENABLE_PERSISTENT_FLASH) loads Q per tile by TMA in either case.
-    if (!persistent_.on && trip_depends_on_tile(k, top, loop)) return;
-    std::vector<std::set<const BufferNode*>> writes(top.size()), uses(top.size());
-    std::set<const BufferNode*> loop_writes;
-    Analyzer an;
-    for (size_t j = 0; j < top.size(); ++j) {
-      if (!top[j].is_stmt() || j == loop_at) continue;
-      for (const BufferRegion& w : collect_access_regions(top[j].stmt, an).writes) writes[j].insert(w.buffer.get());
-      collect_buffer_uses(top[j].stmt, &uses[j]);
-    }
-    for (const BodyItem& it : items)
-      if (it.is_stmt())
-        for (const BufferRegion& w : collect_access_regions(it.stmt, an).writes) loop_writes.insert(w.buffer.get());
-    for (size_t j = 0; j < loop_at; ++j) {
-      const auto* op = top[j].is_stmt() ? top[j].stmt.as<TileOpNode>() : nullptr;
-      if (!op || !is_tile_op(*op, TileOpKind::kCopy) || op->args.size() < 2 || !op->args[0].is_region() ||
-          !op->args[1].is_region())
-        continue;
-      const BufferRegion& src = op->args[0].region;
-      const BufferRegion& dst = op->args[1].region;
-      if (src.buffer.scope() != MemScope::kGlobal || dst.buffer.scope() != MemScope::kShared) continue;
-      bool whole = dst.region.size() == dst.buffer.ndim();
-      for (size_t d = 0; whole && d < dst.region.size(); ++d) {
-        int64_t e = 0, n = 0;
-        whole = is_zero(dst.region[d].min) && is_const_int(dst.region[d].extent, &e) &&
-                is_const_int(dst.buffer.shape()[d], &n) && e == n;
-      }
-      if (!whole) continue;
-      const BufferNode* db = dst.buffer.get();
-      const BufferNode* sb = src.buffer.get();
-      bool clash = loop_writes.count(db) || loop_writes.count(sb);
-      for (size_t x = 0; x < top.size() && !clash; ++x) {
-        if (x == j) continue;
-        clash = writes[x].count(db) || writes[x].count(sb) || (x > j && x < loop_at && uses[x].count(db));
-      }
-      bool reads_memory = false;
-      for (const Range& r : src.region)
-        for (const Expr& e : {r.min, r.extent})
-          for_each_subexpr(e, [&](const Expr& y) { reads_memory |= y.kind() == ExprKind::kBufferLoad; });
-      if (clash || reads_memory) continue;
-      TmaBoxPlan box;
-      std::string w;
-      if (!tma_box_for(*op, lm, &box, &w)) continue;
-      pre_.emplace_back(j, box);
-    }
-  }
-  std::vector<std::pair<size_t, TmaBoxPlan>> pre_;  // top-level items the producer copies before its loop
-
-  int64_t cluster_ = 1;           // CTAs per cluster (T.Kernel cluster_dims)
-  std::set<size_t> multicast_;    // loop body items: producer copies multicast across the cluster
-
-
-  // Persistent form: CTA `cta` of cuda.num_ctas() runs tiles cta, cta + num_ctas, ... of `tiles`.
-  struct Persistent {
-    bool on = false;
-    Var cta, iter;         // the CTA index (the kernel's block variable) and the tile loop's counter
-    Expr tiles;            // number of tiles (the original grid's size)
-    std::vector<Stmt> tile_lets;  // per tile: let t, the original block variables (rasterized)
-    Expr trip;             // iterations of the tile loop
-    // Where the pipelined loop's trip count depends on the tile (TL_ENABLE_PERSISTENT_FLASH only):
-    Expr valid;            // whether the tile loop's iteration runs a tile (persistent_order.h)
-    Buffer base;           // per thread: [0] the pipelined iterations of the CTA's earlier tiles, [1] their number
-    Expr extent;           // the pipelined loop's trip count (added to base after each tile)
-  };
-
-  // Whether `e` uses a variable of `vars`.
-  static bool uses_any(const Expr& e, const std::set<const VarNode*>& vars) {
-    bool hit = false;
-    for_each_subexpr(e, [&](const Expr& x) {
-      if (const auto* v = x.as<VarNode>(); v && vars.count(v)) hit = true;
-    });
-    return hit;
-  }
-
-  // Whether the loop's bounds depend on the block index (through the kernel's lets), as a causal
-  // attention's do.
-  static bool trip_depends_on_tile(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
-    std::set<const VarNode*> tile_vars;
-    for (const Var& v : k.block_vars) tile_vars.insert(v.get());
-    for (const BodyItem& it : top)
-      if (it.let_var.defined() && uses_any(it.let_value, tile_vars)) tile_vars.insert(it.let_var.get());
-    return uses_any(loop.min, tile_vars) || uses_any(loop.extent, tile_vars);
-  }
-
-  // Decides the persistent form: every tile's pipelined loop runs the same iterations (its bounds do
-  // not depend on the block index), so a static round-robin over the tiles is balanced. Where they
-  // do (causal attention), only with TL_ENABLE_PERSISTENT_FLASH: then the tiles run in pairs of
-  // complementary lengths (persistent_order.h), and the ring's position is a running sum.
-  void plan_persistent(const KernelLaunchNode& k, const std::vector<BodyItem>& top, const ForNode& loop) {
-    if (config_bool(ctx_.configs, "tl.disable_persistent") || k.grid.empty() || k.grid.size() > 3) return;
-    const bool varying = trip_depends_on_tile(k, top, loop);
-    if (varying && !persistent_prologue_) return;
-    Persistent& p = persistent_;
-    p.on = true;
-    p.cta = Var("cta", DataType::Int32());
-    p.iter = Var("tile_iter", DataType::Int32());
-    std::vector<Expr> g = k.grid;
-    while (g.size() < 3) g.push_back(make_int(1));
-    p.tiles = g[0] * g[1] * g[2];
-    Expr nctas = make_call(DataType::Int32(), "cuda.num_ctas", {});
-    if (varying) {
-      PairedTileOrder o = paired_tile_order(k.grid, k.block_vars, p.cta, p.iter, nctas);
-      p.trip = o.trip;
-      p.tile_lets = o.lets;
-      p.valid = o.valid;
-      p.base = Buffer("tl_tile_base", loop.var.dtype(), {make_int(2)}, MemScope::kLocal, {}, loop.span);
-      p.extent = loop.extent;
-      return;
-    }
-    p.trip = ceildiv(p.tiles - p.cta, nctas);
-    Var t("tile", DataType::Int32());
-    p.tile_lets.push_back(make_let(t, p.cta + p.iter * nctas, make_nop()));
-    Expr xy = g[0] * g[1], r = floormod(Expr(t), xy);
-    Expr bx = floormod(r, g[0]), by = floordiv(r, g[0]);
-    const int64_t panel = attr_int(k.attrs, "use_swizzle_panel", 0);
-    if (panel > 0 && k.block_vars.size() >= 2) {  // tl::rasterize2d on the tile index
-      const bool row = attr_str(k.attrs, "use_swizzle_order", "row") == "row";
-      Expr P = make_int(panel), gx = row ? g[0] : g[1], gy = row ? g[1] : g[0];
-      Expr group = P * gx, first = floordiv(r, group) * P, rows = min(gy - first, P);
-      Expr minor = first + floormod(floormod(r, group), rows), major = floordiv(floormod(r, group), rows);
-      bx = row ? major : minor;
-      by = row ? minor : major;
-    }
-    std::vector<Expr> ids = {bx, by, floordiv(Expr(t), xy)};
-    for (size_t i = 0; i < k.block_vars.size(); ++i)
-      p.tile_lets.push_back(make_let(k.block_vars[i], ids[i], make_nop()));
-  }
-
-  // `body` inside the tile loop (persistent form) after the tile's bindings; unchanged otherwise.
-  // With `fresh`, the loop and its bindings get new variables (the producer's copy: the emulator
-  // runs the two roles interleaved, so they must not share bound variables).
-  Stmt tile_loop(const std::vector<BodyItem>& lets, const Stmt& body, const Span& span, bool fresh) const {
-    if (!persistent_.on) return body;
-    std::map<Var, Expr, VarLess> sub;
-    auto bind = [&](const Var& v) {
-      if (!fresh) return v;
-      Var n(v.name(), v.dtype());
-      sub[v] = n;
-      return n;
-    };
-    Var iter = bind(persistent_.iter);
-    std::vector<BodyItem> items;
-    auto add_let = [&](const Var& v, const Expr& value) {
-      BodyItem b;
-      b.let_value = substitute(value, sub);
-      b.let_var = bind(v);
-      b.span = span;
-      items.push_back(b);
-    };
-    for (const Stmt& l : persistent_.tile_lets) add_let(l.as<LetStmtNode>()->var, l.as<LetStmtNode>()->value);
-    for (const BodyItem& l : lets) add_let(l.let_var, l.let_value);
-    const Buffer& base = persistent_.base;
-    Stmt tile = body;
-    auto add = [&](int64_t i, const Expr& v) {
-      return make_store(base, {make_int(i)}, make_load(base, {make_int(i)}) + v, span);
-    };
-    if (base.defined()) tile = make_seq({tile, add(0, persistent_.extent), add(1, make_int(1, base.dtype()))});
-    if (persistent_.valid.defined()) tile = make_if(persistent_.valid, tile);
-    BodyItem b;
-    b.stmt = substitute(tile, sub);
-    b.span = span;
-    items.push_back(b);
-    Stmt loop = make_for(iter, make_int(0), persistent_.trip, ForKind::kSerial, rebuild_body(items), {}, span);
-    if (!base.defined()) return loop;
-    const Expr zero = make_int(0, base.dtype());
-    return make_seq({make_store(base, {make_int(0)}, zero, span), make_store(base, {make_int(1)}, zero, span), loop});
-  }
+  OverlapPlan ov_;                      // FA3's overlap of the two GEMMs (ws_overlap.h)
+  std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms (ws_proxy_fence.h)
+  std::vector<Stmt> after_loop_;        // the deferred row sums' T.finalize_reducer (ws_deferred_row_sum.h)
+  std::vector<PrologueCopy> pre_;       // top-level items the producer copies before its loop (ws_prologue.h)
+  int64_t cluster_ = 1;                 // CTAs per cluster (T.Kernel cluster_dims)
+  std::set<size_t> multicast_;          // loop body items: producer copies multicast across the cluster (ws_tma_copies.h)
 
   // Whether the consumer part of the loop body may need a barrier of all consumer threads (which
   // ping-pong would deadlock: the warpgroups are half an iteration apart): it writes shared memory,
@@ -1257,7 +477,7 @@ class Specializer : public StmtMutator {
     return hit;
   }
 
-  Persistent persistent_;
+  PersistentPlan persistent_;  // the persistent tile schedule (ws_persistent.h)
   bool persistent_prologue_ = false;  // TL_ENABLE_PERSISTENT_FLASH: see tile_prologue.h
   bool pingpong_ = false;
   std::set<size_t> pingpong_items_;  // the loop body's GEMM items

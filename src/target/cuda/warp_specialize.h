@@ -21,7 +21,7 @@
 //             for k: for each group g: wait(empty[g][s], parity ^ 1); arrive_expect_tx(full[g][s], bytes);
 //                    its copies as {tma, mbarrier = full[g][s]} into stage s
 //
-// Copies before the loop that TMA can make (attention's Q; plan_prologue in the .cc says when) are
+// Copies before the loop that TMA can make (attention's Q; plan_prologue in ws_prologue.h says when) are
 // the producer's too: it issues them first, each on an mbarrier of its own, and the consumers wait
 // for those barriers just before the loop (TL_DISABLE_PROLOGUE_TMA: they stay the consumers' copies).
 //

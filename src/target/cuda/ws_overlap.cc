@@ -1,0 +1,165 @@
+// FA3's intra-warpgroup overlap of warp_specialize's consumer loop (ws_overlap.h).
+#include "target/cuda/ws_overlap.h"
+
+#include "arith/region.h"
+#include "ir/functor.h"
+#include "op/tile_ops.h"
+#include "transform/pass_config.h"
+
+namespace tl {
+
+namespace {
+
+Stmt builtin(const std::string& op, std::vector<Expr> args) {
+  return make_evaluate(make_call(DataType::Void(), op, std::move(args)));
+}
+
+}  // namespace
+
+OverlapPlan plan_overlap(const std::vector<BodyItem>& items, const std::set<size_t>& is_producer, size_t async_at,
+                         int gemm_count, const LayoutMap& lm, int64_t nc, const AttrMap& configs, bool pingpong) {
+  OverlapPlan none;
+  if (pingpong || async_at != items.size() || gemm_count != 2 || config_bool(configs, "tl.disable_wgmma_overlap"))
+    return none;
+  std::vector<size_t> cons, gemms;
+  for (size_t j = 0; j < items.size(); ++j) {
+    if (!items[j].is_stmt()) return none;  // a let or an allocation in the body: its scope would split
+    if (is_producer.count(j)) continue;
+    cons.push_back(j);
+    const auto* op = items[j].stmt.as<TileOpNode>();
+    if (op && is_gemm_form(*op, GemmForm::kGemm)) gemms.push_back(j);
+  }
+  if (gemms.size() != 2 || cons.back() != gemms[1]) return none;
+  const size_t g1 = gemms[0], g2 = gemms[1];
+  const auto* op1 = items[g1].stmt.as<TileOpNode>();
+  const auto* op2 = items[g2].stmt.as<TileOpNode>();
+  // Every consumer thread takes part in both GEMMs (the issue-only wgmma calls have no early exit
+  // for threads outside the GEMM: include/tl/cuda/wgmma.h).
+  for (const TileOpNode* op : {op1, op2}) {
+    auto gp = lm.gemms.find(op);
+    if (gp == lm.gemms.end() || gp->second.warpgroups.wg_m * gp->second.warpgroups.wg_n * 128 != nc) return none;
+  }
+  const Buffer& acc1 = op1->args[2].region.buffer;
+  const Buffer& acc2 = op2->args[2].region.buffer;
+  if (acc1.scope() != MemScope::kFragment || acc2.scope() != MemScope::kFragment || acc1.same_as(acc2)) return none;
+  std::map<size_t, std::set<const BufferNode*>> R, W;
+  for (size_t j : cons) {
+    Analyzer an;
+    AccessRegions a = collect_access_regions(items[j].stmt, an);
+    for (const BufferRegion& r : a.reads) R[j].insert(r.buffer.get());
+    for (const BufferRegion& w : a.writes) W[j].insert(w.buffer.get());
+  }
+  auto meets = [](const std::set<const BufferNode*>& x, const std::set<const BufferNode*>& y) {
+    for (const BufferNode* b : x)
+      if (y.count(b)) return true;
+    return false;
+  };
+  auto conflict = [&](size_t x, size_t y) {
+    return meets(W[x], R[y]) || meets(W[x], W[y]) || meets(W[y], R[x]);
+  };
+  size_t split = 0;
+  for (size_t j : cons)
+    if (j > g1 && j < g2 && W[j].count(op2->args[0].region.buffer.get())) split = j + 1;
+  if (split == 0) return none;  // nothing between the GEMMs produces the second one's A operand
+  for (size_t a : cons)
+    for (size_t c : cons)
+      if (a <= g1 && c >= split && conflict(a, c)) return none;
+  size_t wait0 = 0;
+  for (size_t j : cons)
+    if (j > g1 && j < split && conflict(j, g2)) {
+      wait0 = j;
+      break;
+    }
+  if (wait0 == 0) return none;
+  return OverlapPlan{true, g1, g2, split, wait0, acc1, acc2};
+}
+
+Stmt overlapped_consumer(const OverlapPlan& ov, const ForNode& loop, const std::vector<BodyItem>& items,
+                         const std::set<size_t>& is_producer, const std::vector<ProducerGroup>& groups,
+                         const std::map<const BufferNode*, Buffer>& versions, const StageRing& ring,
+                         const std::vector<Stmt>& mid_release, const std::set<size_t>& steady_fence_free,
+                         int64_t cluster) {
+  const auto& full = ring.full;
+  const auto& empty = ring.empty;
+  const auto& iter = ring.iter;
+  const auto& stage = ring.stage;
+  const auto& parity = ring.parity;
+  const DataType it = loop.var.dtype();
+  const int64_t G = static_cast<int64_t>(groups.size());
+  const Expr i = iter(loop.var), s = stage(i), ph = parity(i);
+  auto item = [&](const Stmt& x) {
+    BodyItem b;
+    b.stmt = x;
+    b.span = loop.span;
+    return b;
+  };
+  auto waits_at = [&](size_t j, std::vector<BodyItem>* out) {
+    for (int64_t g = 0; g < G; ++g)
+      if (groups[g].first_use == j) out->push_back(item(builtin("cuda.mbarrier_wait", {full(g, s), ph})));
+  };
+  auto releases_at = [&](size_t j, const Expr& st, std::vector<BodyItem>* out) {
+    for (int64_t g = 0; g < G; ++g)
+      if (groups[g].last_use == j) out->push_back(item(release_stage(groups[g], empty(g, st), cluster)));
+  };
+  auto issue_only = [&](size_t j) {
+    const auto* op = items[j].stmt.as<TileOpNode>();
+    AttrMap attrs = op->attrs;
+    attrs["wgmma_issue"] = Attr(true);
+    if (steady_fence_free.count(j)) attrs["async_proxy_operands"] = Attr(true);
+    return item(make_tile_op(op->op, op->args, attrs, op->span));
+  };
+  auto wait = [&](int64_t pending, const Buffer& acc) {
+    std::vector<Expr> zeros(acc.shape().size(), make_int(0));
+    Expr handle = make_call(DataType::Handle(), "tl.buffer_handle", {make_load(acc, zeros)});
+    return item(builtin("cuda.wgmma_wait", {make_int(pending), handle}));
+  };
+  // Items [lo, hi) as the plain schedule runs them (each GEMM waited for), for iteration `kv`.
+  auto plain = [&](size_t lo, size_t hi, const Expr& kv) {
+    std::vector<BodyItem> out;
+    for (size_t j = lo; j < hi; ++j) {
+      if (is_producer.count(j)) continue;
+      waits_at(j, &out);
+      out.push_back(items[j]);
+      releases_at(j, s, &out);
+    }
+    return substitute(rewrite_versions(rebuild_body(out), versions, s), {{loop.var, kv}});
+  };
+  // Items [lo, gemm] with the GEMM at `gemm` only issued (its stages are released after its wait).
+  auto issued = [&](size_t lo, size_t gemm) {
+    std::vector<BodyItem> out;
+    for (size_t j = lo; j <= gemm; ++j) {
+      if (is_producer.count(j)) continue;
+      waits_at(j, &out);
+      out.push_back(j == gemm ? issue_only(j) : items[j]);
+      if (j != gemm) releases_at(j, s, &out);
+    }
+    return out;
+  };
+  std::vector<BodyItem> a1 = issued(0, ov.g1), c = issued(ov.split, ov.g2), a2;
+  a2.push_back(wait(1, ov.acc1));
+  releases_at(ov.g1, s, &a2);
+  for (size_t j = ov.g1 + 1; j < ov.split; ++j) {
+    if (is_producer.count(j)) continue;
+    if (j == ov.wait0) {
+      a2.push_back(wait(0, ov.acc2));
+      releases_at(ov.g2, stage(i - make_int(1, it)), &a2);
+    }
+    waits_at(j, &a2);
+    a2.push_back(items[j]);
+    releases_at(j, s, &a2);
+  }
+  const Expr one = make_int(1, it), last = loop.min + loop.extent - one;
+  Stmt body = make_seq({rewrite_versions(rebuild_body(a1), versions, s),
+                        substitute(rewrite_versions(rebuild_body(c), versions, s), {{loop.var, loop.var - one}}),
+                        rewrite_versions(rebuild_body(a2), versions, s)});
+  Stmt steady = make_for(loop.var, loop.min + one, loop.extent - one, ForKind::kSerial, body, {}, loop.span);
+  const Expr any = loop.extent > make_int(0, it);
+  // `mid_release`: statements to run once every first GEMM has completed (the persistent form's
+  // release of the prologue's buffers, build).
+  std::vector<Stmt> seq = {make_if(any, plain(0, ov.split, loop.min)), steady};
+  seq.insert(seq.end(), mid_release.begin(), mid_release.end());
+  seq.push_back(make_if(any, plain(ov.split, items.size(), last)));
+  return make_seq(seq);
+}
+
+}  // namespace tl

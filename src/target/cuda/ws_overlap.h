@@ -1,0 +1,49 @@
+// FA3's intra-warpgroup overlap of warp_specialize's consumer loop (warp_specialize.h), for a loop
+// body of two GEMMs with element-wise work between them (attention: S = Q K^T; softmax of S into P;
+// O = O * scale + P V). The body splits into
+//   A1 = items [0, g1]           (up to and including the first GEMM),
+//   A2 = items (g1, split)       (the work that ends writing the second GEMM's A operand, P),
+//   C  = items [split, g2]       (what follows: the rescale of O and the second GEMM).
+// Iteration k runs A1(k), C(k - 1), A2(k): the first GEMM of k and the second of k - 1 are only
+// issued (wgmma, kPending = -1), so the second runs on the tensor cores while A2(k) (the softmax)
+// runs on the other units. A wait for the first GEMM precedes A2; the wait for the second precedes
+// the first item of A2 that touches its operands (P's cast). Legal when A1 and C touch no common
+// buffer with a write (they trade places). Iteration min runs A1, A2 alone, the last iteration's C
+// runs after the loop. Off with TL_DISABLE_WGMMA_OVERLAP.
+#pragma once
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "ir/stmt.h"
+#include "layout/infer_layout.h"
+#include "target/cuda/warp_specialize_common.h"
+#include "transform/plan_pipeline.h"
+
+namespace tl {
+
+struct OverlapPlan {
+  bool on = false;
+  size_t g1 = 0, g2 = 0, split = 0, wait0 = 0;  // item indices (see above); wait0 in (g1, split)
+  Buffer acc1, acc2;                            // the GEMMs' accumulators
+};
+
+// Decides the overlap for the loop body `items` (the producer copies at `is_producer`) of a kernel of
+// `nc` consumer threads with layouts `lm`: off where `pingpong` (warpgroup ping-pong) is on, a GEMM is
+// left in flight across iterations (`async_at` < items.size()), the loop has other than
+// `gemm_count` == 2 GEMMs, `configs` has TL_DISABLE_WGMMA_OVERLAP, or the conditions above fail.
+OverlapPlan plan_overlap(const std::vector<BodyItem>& items, const std::set<size_t>& is_producer, size_t async_at,
+                         int gemm_count, const LayoutMap& lm, int64_t nc, const AttrMap& configs, bool pingpong);
+
+// The consumers' loop in the overlapped form of `ov` (`groups`: the producer groups, `versions`: the
+// multi-versioned buffers, `cluster`: CTAs per cluster). `mid_release`: statements to run once every
+// first GEMM has completed (the persistent form's release of the prologue's buffers). The first
+// GEMM's copies in the steady loop skip fence.proxy.async where `steady_fence_free` holds its item.
+Stmt overlapped_consumer(const OverlapPlan& ov, const ForNode& loop, const std::vector<BodyItem>& items,
+                         const std::set<size_t>& is_producer, const std::vector<ProducerGroup>& groups,
+                         const std::map<const BufferNode*, Buffer>& versions, const StageRing& ring,
+                         const std::vector<Stmt>& mid_release, const std::set<size_t>& steady_fence_free,
+                         int64_t cluster);
+
+}  // namespace tl
