@@ -26,14 +26,22 @@ TL_DEVICE half_t atomic_add(half_t* addr, half_t v) {
   return old;
 }
 
-// Replaces the 8- or 16-bit value at `addr` (U = uint8_t / uint16_t, naturally aligned) inside its
-// aligned 32-bit word with f(old) atomically, by compare-and-swap on the word; returns the old value.
+// The aligned 32-bit word holding the 8- or 16-bit value at `addr` (U = uint8_t / uint16_t, naturally
+// aligned), and in *shift the value's bit offset inside it.
+template <typename U>
+TL_DEVICE uint32_t* narrow_word(U* addr, uint32_t* shift) {
+  static_assert(sizeof(U) == 1 || sizeof(U) == 2, "narrow atomics are 8 or 16 bits");
+  *shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(addr) & (4u - sizeof(U))) * 8u;
+  return reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(addr) & ~uintptr_t(3));
+}
+
+// Replaces the 8- or 16-bit value at `addr` inside its 32-bit word with f(old) atomically, by
+// compare-and-swap on the word; returns the old value.
 template <typename U, typename F>
 TL_DEVICE U atomic_update_narrow(U* addr, F f) {
-  static_assert(sizeof(U) == 1 || sizeof(U) == 2, "narrow atomics are 8 or 16 bits");
   constexpr uint32_t kMask = sizeof(U) == 1 ? 0xffu : 0xffffu;
-  uint32_t* word = reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(addr) & ~uintptr_t(3));
-  const uint32_t shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(addr) & (4u - sizeof(U))) * 8u;
+  uint32_t shift;
+  uint32_t* word = narrow_word(addr, &shift);
   uint32_t old = *word, assumed;
   do {
     assumed = old;
@@ -130,59 +138,38 @@ TL_DEVICE bfloat16_t atomic_min(bfloat16_t* addr, bfloat16_t v) {
   }));
 }
 
-// 16-bit integers: no native atomic; compare-and-swap on the enclosing 32-bit word (adds wrap).
-TL_DEVICE int16_t atomic_add(int16_t* addr, int16_t v) {
-  return static_cast<int16_t>(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
-    return static_cast<uint16_t>(cur + static_cast<uint16_t>(v));
-  }));
-}
-TL_DEVICE uint16_t atomic_add(uint16_t* addr, uint16_t v) {
-  return atomic_update16(addr, [v](uint16_t cur) { return static_cast<uint16_t>(cur + v); });
-}
-TL_DEVICE int16_t atomic_max(int16_t* addr, int16_t v) {
-  return static_cast<int16_t>(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
-    return static_cast<uint16_t>(static_cast<int16_t>(cur) > v ? static_cast<int16_t>(cur) : v);
-  }));
-}
-TL_DEVICE int16_t atomic_min(int16_t* addr, int16_t v) {
-  return static_cast<int16_t>(atomic_update16(reinterpret_cast<uint16_t*>(addr), [v](uint16_t cur) {
-    return static_cast<uint16_t>(static_cast<int16_t>(cur) < v ? static_cast<int16_t>(cur) : v);
-  }));
-}
-TL_DEVICE uint16_t atomic_max(uint16_t* addr, uint16_t v) {
-  return atomic_update16(addr, [v](uint16_t cur) { return cur > v ? cur : v; });
-}
-TL_DEVICE uint16_t atomic_min(uint16_t* addr, uint16_t v) {
-  return atomic_update16(addr, [v](uint16_t cur) { return cur < v ? cur : v; });
-}
+// 8- and 16-bit integers: no native atomic; compare-and-swap on the enclosing 32-bit word (adds
+// wrap). S / U: the signed and the unsigned element type of one width.
+#define TL_CUDA_NARROW_INT_ATOMICS(S, U)                                                              \
+  TL_DEVICE S atomic_add(S* addr, S v) {                                                              \
+    return static_cast<S>(atomic_update_narrow(reinterpret_cast<U*>(addr),                            \
+                                               [v](U cur) { return static_cast<U>(cur + static_cast<U>(v)); })); \
+  }                                                                                                   \
+  TL_DEVICE U atomic_add(U* addr, U v) {                                                              \
+    return atomic_update_narrow(addr, [v](U cur) { return static_cast<U>(cur + v); });                \
+  }                                                                                                   \
+  TL_DEVICE S atomic_max(S* addr, S v) {                                                              \
+    return static_cast<S>(atomic_update_narrow(reinterpret_cast<U*>(addr), [v](U cur) {               \
+      return static_cast<U>(static_cast<S>(cur) > v ? static_cast<S>(cur) : v);                       \
+    }));                                                                                              \
+  }                                                                                                   \
+  TL_DEVICE S atomic_min(S* addr, S v) {                                                              \
+    return static_cast<S>(atomic_update_narrow(reinterpret_cast<U*>(addr), [v](U cur) {               \
+      return static_cast<U>(static_cast<S>(cur) < v ? static_cast<S>(cur) : v);                       \
+    }));                                                                                              \
+  }                                                                                                   \
+  TL_DEVICE U atomic_max(U* addr, U v) {                                                              \
+    return atomic_update_narrow(addr, [v](U cur) { return cur > v ? cur : v; });                      \
+  }                                                                                                   \
+  TL_DEVICE U atomic_min(U* addr, U v) {                                                              \
+    return atomic_update_narrow(addr, [v](U cur) { return cur < v ? cur : v; });                      \
+  }
+TL_CUDA_NARROW_INT_ATOMICS(int16_t, uint16_t)
+TL_CUDA_NARROW_INT_ATOMICS(int8_t, uint8_t)
+#undef TL_CUDA_NARROW_INT_ATOMICS
 
-// 8-bit values: no native atomic either (atomic_update8 above). Integer adds wrap; fp8 adds are
-// computed in float and rounded once (as a store would), fp8 max/min compare in float with
-// fmaxf/fminf's NaN handling and store the winner unchanged.
-TL_DEVICE int8_t atomic_add(int8_t* addr, int8_t v) {
-  return static_cast<int8_t>(atomic_update8(reinterpret_cast<uint8_t*>(addr), [v](uint8_t cur) {
-    return static_cast<uint8_t>(cur + static_cast<uint8_t>(v));
-  }));
-}
-TL_DEVICE uint8_t atomic_add(uint8_t* addr, uint8_t v) {
-  return atomic_update8(addr, [v](uint8_t cur) { return static_cast<uint8_t>(cur + v); });
-}
-TL_DEVICE int8_t atomic_max(int8_t* addr, int8_t v) {
-  return static_cast<int8_t>(atomic_update8(reinterpret_cast<uint8_t*>(addr), [v](uint8_t cur) {
-    return static_cast<uint8_t>(static_cast<int8_t>(cur) > v ? static_cast<int8_t>(cur) : v);
-  }));
-}
-TL_DEVICE int8_t atomic_min(int8_t* addr, int8_t v) {
-  return static_cast<int8_t>(atomic_update8(reinterpret_cast<uint8_t*>(addr), [v](uint8_t cur) {
-    return static_cast<uint8_t>(static_cast<int8_t>(cur) < v ? static_cast<int8_t>(cur) : v);
-  }));
-}
-TL_DEVICE uint8_t atomic_max(uint8_t* addr, uint8_t v) {
-  return atomic_update8(addr, [v](uint8_t cur) { return cur > v ? cur : v; });
-}
-TL_DEVICE uint8_t atomic_min(uint8_t* addr, uint8_t v) {
-  return atomic_update8(addr, [v](uint8_t cur) { return cur < v ? cur : v; });
-}
+// fp8: no native atomic either; fp8 adds are computed in float and rounded once (as a store would),
+// fp8 max/min compare in float with fmaxf/fminf's NaN handling and store the winner unchanged.
 #define TL_CUDA_FP8_ATOMICS(T)                                                                        \
   TL_DEVICE T atomic_add(T* addr, T v) {                                                              \
     const float fv = static_cast<float>(v);                                                           \
@@ -272,12 +259,6 @@ TL_DEVICE void atomic_store(T* addr, T v) {
 // the native atomics. 8- and 16-bit: the native 32-bit atomic on the enclosing aligned word, with the
 // operand placed at the element's bits and the other bits left alone (0 for or/xor, 1 for and), so no
 // compare-and-swap loop is needed.
-template <typename U>
-TL_DEVICE uint32_t* narrow_word(U* addr, uint32_t* shift) {
-  static_assert(sizeof(U) == 1 || sizeof(U) == 2, "narrow atomics are 8 or 16 bits");
-  *shift = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(addr) & (4u - sizeof(U))) * 8u;
-  return reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(addr) & ~uintptr_t(3));
-}
 #define TL_CUDA_BITWISE_ATOMIC(NAME, NATIVE, KEEP)                                                      \
   TL_DEVICE int32_t NAME(int32_t* addr, int32_t v) { return NATIVE(addr, v); }                        \
   TL_DEVICE uint32_t NAME(uint32_t* addr, uint32_t v) { return NATIVE(addr, v); }                     \
