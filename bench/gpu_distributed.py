@@ -51,6 +51,48 @@ def _slowest(ms):
     return max(out)
 
 
+def _clock_probe(fn, rank, seconds=1.5):
+    """Runs fn back to back for about `seconds` on every rank while rank 0 samples all GPUs' SM clock
+    (MHz) and power draw (W) with nvidia-smi every 100 ms; returns their means over the samples taken
+    while the work ran (rank 0; None elsewhere or without nvidia-smi)."""
+    import subprocess
+    tld.barrier()
+    proc = None
+    if rank == 0:
+        try:
+            proc = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw",
+                                     "--format=csv,noheader,nounits", "-lms", "100"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            proc = None
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.time()
+    calls = 0
+    while time.time() - t0 < seconds:
+        for _ in range(4):
+            fn()
+        torch.cuda.synchronize()
+        calls += 4
+    tld.barrier()
+    if proc is None:
+        return None
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    clocks, watts = [], []
+    for line in out.splitlines():
+        parts = [x.strip() for x in line.split(",")]
+        try:
+            clocks.append(float(parts[0]))
+            watts.append(float(parts[1]))
+        except (ValueError, IndexError):
+            continue
+    if not clocks:
+        return None
+    return {"sm_mhz": round(sum(clocks) / len(clocks)), "power_w": round(sum(watts) / len(watts)),
+            "samples": len(clocks), "calls": calls}
+
+
 def _cfg_str(c):
     return "x".join(str(v) for v in c)
 
@@ -199,6 +241,14 @@ def run(args):
                 round_rows.append({k: round(v, 4) for k, v in got.items()})
                 round_ratios.append(got["base"] / got["ours"])
             rr = sorted(round_ratios)
+            # --clock-probe: each side run alone for about a second and a half while nvidia-smi samples
+            # every GPU's SM clock and power draw (the board's power cap lowers the clock under
+            # sustained GEMMs; work overlapped with the GEMM, such as NVLink copies, draws power too).
+            probe = {}
+            if args.clock_probe:
+                for name, fn in [("ours", ours_best), ("plain", lambda: g(A_nccl, B, C_ref)), ("base", base_ag),
+                                 ("cublas", lambda: torch.matmul(A_nccl, B, out=C_ref))]:
+                    probe[name] = _clock_probe(fn, r)
             emit({"workload": "allgather_gemm_ce", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
                   "config": _cfg_str(best[1]), "configs_ms": {c: round(m, 4) for c, m, _ in ce_rows},
                   "nccl_cublas_ms": min(ms_base, ms_base2), "cublas_gemm_ms": min(ms_gemm, ms_gemm2),
@@ -209,7 +259,7 @@ def run(args):
                   "ours_tflops": flops / best[0] / 1e9, "max_abs_diff": best[2],
                   "max_abs_diff_all_configs": max(e for _, _, e in ce_rows),
                   "rounds": round_rows, "round_speedups": [round(x, 4) for x in round_ratios],
-                  "median_round_speedup": rr[len(rr) // 2] if rr else None})
+                  "median_round_speedup": rr[len(rr) // 2] if rr else None, "clock_probe": probe})
 
     if "rs" not in only and "ar" not in only:
         return rows
@@ -292,6 +342,8 @@ def main():
     p.add_argument("--size", type=int, default=8192)
     p.add_argument("--ar-mib", type=int, default=512)
     p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--clock-probe", action="store_true",
+                   help="sample SM clock and power while each side of the copy-engine row runs alone")
     p.add_argument("--rounds", type=int, default=5,
                    help="interleaved rounds of the copy-engine row against NCCL + cuBLAS (median ratio)")
     p.add_argument("--only", default="ag,ce,rs,ar",
