@@ -9,6 +9,7 @@ Every result is checked against torch first (float32 reference; NaN-poisoned out
 fp8: C (bf16) = A (e4m3) B^T (e4m3) against torch._scaled_mm.
 """
 import collections
+import os
 import re
 import shutil
 import subprocess
@@ -184,6 +185,31 @@ def load_example(name):
     return mod
 
 
+_FLASHMLA = []
+
+
+def _flashmla():
+    """FlashMLA built from the checkout named by TL_FLASHMLA_SRC (bench/peers/flashmla.py;
+    TL_FLASHMLA_CUTLASS: CUTLASS's include directory), or None."""
+    if not _FLASHMLA:
+        src = os.environ.get("TL_FLASHMLA_SRC")
+        fm = None
+        if src:
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+            import time as _t
+            t0 = _t.time()
+            try:
+                import flashmla
+                fm = flashmla.load(src, os.environ.get("TL_FLASHMLA_CUTLASS"), os.environ.get("TL_FLASHMLA_BUILD"))
+                print(f"mla FlashMLA built from {src} in {_t.time() - t0:.0f} s", flush=True)
+            except Exception as e:  # noqa: BLE001 - the peer is optional; say why it is missing
+                msg = str(e)
+                errs = [ln for ln in msg.splitlines() if "error" in ln.lower() and "-Werror" not in ln][:25]
+                print(f"mla FlashMLA unavailable: {type(e).__name__}: " + ("\n".join(errs) or msg[-1500:]), flush=True)
+        _FLASHMLA.append(fm)
+    return _FLASHMLA[0]
+
+
 def mla(quick):
     """examples/mla_decode (absorbed MLA decode: 128 heads, latent dim 512 + rope 64) against torch
     SDPA with the query heads grouped over the one latent head (whichever backend takes it; on
@@ -239,6 +265,22 @@ def mla(quick):
                       f"{flops / peers[name] / 1e9:.0f} TFLOPS, rel err {err:.1e}", flush=True)
             except Exception as e:  # noqa: BLE001
                 print(f"mla B{batch} S{kv_len} torch {name} unavailable: {type(e).__name__}: {str(e)[:160]}", flush=True)
+        fm = _flashmla()
+        if fm is not None and kv_len % 64 == 0:
+            # FlashMLA's dense decode on the same cache as pages of 64 tokens in order ([pages, 64, 1, 576]).
+            per = kv_len // 64
+            qf = torch.cat([q, q_pe], -1).unsqueeze(1)
+            kc = cache.reshape(batch * per, 64, 1, D + P)
+            tab = torch.arange(batch * per, device="cuda", dtype=torch.int32).reshape(batch, per)
+            lens = torch.full((batch,), kv_len, device="cuda", dtype=torch.int32)
+            fn = lambda: fm.decode(qf, kc, tab, lens, (D + P) ** -0.5)  # noqa: E731
+            try:
+                err = rel_err(fn().squeeze(1), ref)
+                peers["flashmla"] = bench(fn)
+                print(f"mla B{batch} S{kv_len} FlashMLA: {peers['flashmla']:.3f} ms, "
+                      f"{flops / peers['flashmla'] / 1e9:.0f} TFLOPS, rel err {err:.1e}", flush=True)
+            except Exception as e:  # noqa: BLE001
+                print(f"mla B{batch} S{kv_len} FlashMLA failed: {type(e).__name__}: {str(e)[:300]}", flush=True)
         best = None
         for mode, bn, st in (("ws", 64, 2), ("wsnp", 64, 2), ("cp", 64, 2)):
             tg = f"{mode} block_N{bn}/s{st}"
