@@ -17,19 +17,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 class FlashMLA:
     def __init__(self, mod):
         self._mod = mod
-        self._meta = {}
+        self._meta = []
 
     def decode(self, q, kcache, block_table, seqlens, softmax_scale, head_dim_v=512):
         """q [B, s_q, H, 576]; kcache [pages, 64, 1, 576] (page_block_size 64, one latent head); block_table
         [B, pages per sequence] int32; seqlens [B] int32. Returns out [B, s_q, H, 512]. The scheduler
         metadata is computed on the first call for given shapes and lengths tensor and reused afterwards, as FlashMLA's
         flash_mla_with_kvcache does with its sched_meta."""
-        # The metadata splits the work by the sequence lengths: one entry per (shapes, lengths tensor).
-        key = (tuple(q.shape), tuple(kcache.shape), seqlens.data_ptr(), q.device)
-        meta, splits = self._meta.get(key, (None, None))
-        out, _lse, meta, splits = self._mod.dense_decode_fwd(q, kcache, head_dim_v, seqlens, block_table,
-                                                             softmax_scale, False, meta, splits)
-        self._meta[key] = (meta, splits)
+        # The metadata splits the work by the sequence lengths: one entry per (shapes, lengths tensor
+        # object); the entry keeps that tensor alive, so its memory cannot come back as another's.
+        shapes = (tuple(q.shape), tuple(kcache.shape))
+        for lens, shp, meta, splits in self._meta:
+            if lens is seqlens and shp == shapes:
+                break
+        else:
+            meta = splits = None
+        out, _lse, new_meta, new_splits = self._mod.dense_decode_fwd(q, kcache, head_dim_v, seqlens, block_table,
+                                                                     softmax_scale, False, meta, splits)
+        if meta is None:
+            self._meta.append((seqlens, shapes, new_meta, new_splits))
         return out
 
 
