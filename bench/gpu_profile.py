@@ -1,7 +1,7 @@
 """One kernel launched a few times for Nsight Compute (scripts/gpu_check.sh runs it under ncu and
 keeps the report): the main GEMM and flash-attention configurations of the benchmarks.
 
-    ncu --profile-from-start off --launch-skip 1 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_cluster|gemm_mma|gemm_cublas|flash|flash_full|flash_cudnn|mla
+    ncu --profile-from-start off --launch-skip 1 --launch-count 1 python3 bench/gpu_profile.py gemm|gemm_cluster|gemm_mma|gemm_cublas|flash|flash_full|flash_cudnn|mla|mla_flashmla
     (flash_persistent / flash_full_persistent: the flash kernels with TL_ENABLE_PERSISTENT_FLASH)
 """
 import sys
@@ -45,6 +45,22 @@ def main(which):
         o = torch.empty(B, H, D, device="cuda", dtype=torch.float16)
         k = TorchKernel(ex.mla_decode(B, H, S, D, P))
         args = (q, q_pe, kv, k_pe, o)
+    elif which == "mla_flashmla":  # the peer: FlashMLA's dense decode (bench/peers/flashmla.py, TL_FLASHMLA_SRC)
+        import os
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+        import flashmla
+        fm = flashmla.load(os.environ["TL_FLASHMLA_SRC"], os.environ.get("TL_FLASHMLA_CUTLASS"),
+                           os.environ.get("TL_FLASHMLA_BUILD"))
+        B, H, S, D, P = 132, 128, 8192, 512, 64
+        qf = torch.randn(B, 1, H, D + P, device="cuda", dtype=torch.float16)
+        kc = torch.randn(B * S // 64, 64, 1, D + P, device="cuda", dtype=torch.float16)
+        tab = torch.arange(B * S // 64, device="cuda", dtype=torch.int32).reshape(B, S // 64)
+        lens = torch.full((B,), S, device="cuda", dtype=torch.int32)
+
+        def k(*a):
+            fm.decode(*a, (D + P) ** -0.5)
+        k.registers = "-"
+        args = (qf, kc, tab, lens)
     elif which == "flash_cudnn":  # the peer: torch SDPA on cuDNN, non-causal
         from torch.nn.attention import SDPBackend, sdpa_kernel
         B, H, S, D = 8, 16, 4096, 128
