@@ -233,8 +233,13 @@ def run(args):
 
             round_ratios, round_rows = [], []
             for i in range(args.rounds):
+                # flags_set: the CE kernel with every chunk's flag already set (no copies under it);
+                # plain_heap: our plain GEMM reading A from the symmetric heap. With ours and plain they
+                # split ours - plain into placement, the kernel's own changes, and the copies under it.
                 sides = [("ours", ours_best), ("base", base_ag), ("plain", lambda: g(A_nccl, B, C_ref)),
-                         ("cublas", lambda: torch.matmul(A_nccl, B, out=C_ref))]
+                         ("cublas", lambda: torch.matmul(A_nccl, B, out=C_ref)),
+                         ("flags_set", lambda: k_ce(A_ce, B, C, ag.flags, ag.epoch)),
+                         ("plain_heap", lambda: g(A_ce, B, C))]
                 if i % 2:
                     sides.reverse()
                 got = {name: _slowest(_time(fn, args.iters)) for name, fn in sides}
