@@ -231,6 +231,11 @@ def run(args):
                 k_ce(A_ce, B, C, ag.flags, e)
                 ag.finish()
 
+            def plain_under_copies():  # the copies' interference alone: our plain GEMM (torch memory, no
+                ag.start()              # waits) on the current stream while the copy engines gather A
+                g(A_nccl, B, C_ref)
+                ag.finish()
+
             round_ratios, round_rows = [], []
             for i in range(args.rounds):
                 # flags_set: the CE kernel with every chunk's flag already set (no copies under it);
@@ -239,7 +244,8 @@ def run(args):
                 sides = [("ours", ours_best), ("base", base_ag), ("plain", lambda: g(A_nccl, B, C_ref)),
                          ("cublas", lambda: torch.matmul(A_nccl, B, out=C_ref)),
                          ("flags_set", lambda: k_ce(A_ce, B, C, ag.flags, ag.epoch)),
-                         ("plain_heap", lambda: g(A_ce, B, C))]
+                         ("plain_heap", lambda: g(A_ce, B, C)),
+                         ("plain_under_copies", plain_under_copies)]
                 if i % 2:
                     sides.reverse()
                 got = {name: _slowest(_time(fn, args.iters)) for name, fn in sides}
