@@ -258,7 +258,8 @@ def run(args):
             probe = {}
             if args.clock_probe:
                 for name, fn in [("ours", ours_best), ("plain", lambda: g(A_nccl, B, C_ref)), ("base", base_ag),
-                                 ("cublas", lambda: torch.matmul(A_nccl, B, out=C_ref))]:
+                                 ("cublas", lambda: torch.matmul(A_nccl, B, out=C_ref)),
+                                 ("plain_under_copies", plain_under_copies)]:
                     probe[name] = _clock_probe(fn, r)
             emit({"workload": "allgather_gemm_ce", "world": w, "M": n, "N": n, "K": n, "ours_ms": best[0],
                   "config": _cfg_str(best[1]), "configs_ms": {c: round(m, 4) for c, m, _ in ce_rows},
