@@ -100,27 +100,30 @@ def attn_flops(b, h, s, d, causal):
     return 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
 
 
-def main(threads=2, rounds=3, rep=5, timer="wall"):
+def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"), shapes=None, blocks=BLOCKS,
+         causal_modes=(False, True)):
     import ml_dtypes
     import torch
     torch.set_num_threads(threads)
     if timer == "thread_cpu" and threads != 1:
         raise ValueError("--timer thread_cpu needs --threads 1")
     name = "cpu_flash" if timer == "wall" else "cpu_flash_1t_cputime"
+    if tuple(dtypes) != ("bfloat16", "float32") or shapes or tuple(blocks) != BLOCKS or len(causal_modes) != 2:
+        name += "_subset"  # a partial run does not replace the full run's results
     what = "wall clock" if timer == "wall" else "thread CPU time"
     table = common.Table(name, f"cpu flash-attention forward, {threads} thread{'s' if threads > 1 else ''}, {what} "
                          "(GFLOP/s; ratio = ours / torch SDPA, same process)",
                          ["workload", "ours GFLOP/s", "torch SDPA GFLOP/s", "vs torch"])
     rng = np.random.default_rng(0)
-    for (b, h, s, d) in SHAPES:
-        for dtype in ("bfloat16", "float32"):
+    for (b, h, s, d) in (shapes or SHAPES):
+        for dtype in dtypes:
             npdt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32
             tdt = torch.bfloat16 if dtype == "bfloat16" else torch.float32
             q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float32).astype(npdt) for _ in range(3))
             tq, tk, tv = (torch.from_numpy(x.astype(np.float32)).to(tdt) for x in (q, k, v))
-            for causal in (False, True):
+            for causal in causal_modes:
                 label = f"{dtype} B{b} H{h} S{s} D{d}{' causal' if causal else ''}"
-                kernel = tilelang.compile(flashattn(b, h, s, d, causal, *BLOCKS, dtype), target="cpu",
+                kernel = tilelang.compile(flashattn(b, h, s, d, causal, *blocks, dtype), target="cpu",
                                           pass_configs={"tl.cpu_num_threads": threads})
                 o = np.empty((b, h, s, d), npdt)
                 kernel(q, k, v, o)
@@ -141,7 +144,7 @@ def main(threads=2, rounds=3, rep=5, timer="wall"):
                 print(f"  {label}: ours {common.gflops(fl, ms['ours']):.1f}, torch {common.gflops(fl, ms['torch']):.1f}"
                       f" GFLOP/s; vs torch {ratio}", flush=True)
     m = common.machine()
-    table.note(f"torch {torch.__version__} scaled_dot_product_attention (cpu); blocks {BLOCKS[0]}x{BLOCKS[1]}; "
+    table.note(f"torch {torch.__version__} scaled_dot_product_attention (cpu); blocks {blocks[0]}x{blocks[1]}; "
                f"GFLOP/s count 4*B*H*S^2*D (half when causal)")
     table.note(f"GFLOP/s from median {what} per call; ratio = median over rounds of paired time ratios; "
                f"{threads} thread(s) for ours (tl.cpu_num_threads) and torch")
@@ -156,5 +159,14 @@ if __name__ == "__main__":
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rep", type=int, default=5)
     ap.add_argument("--timer", choices=["wall", "thread_cpu"], default="wall")
+    ap.add_argument("--only", nargs="+", choices=["bfloat16", "float32"], default=["bfloat16", "float32"],
+                    help="element types to run")
+    ap.add_argument("--shapes", nargs="+", default=None, metavar="B,H,S,D",
+                    help="shapes to run (default: " + " ".join(",".join(map(str, x)) for x in SHAPES) + ")")
+    ap.add_argument("--blocks", default="%d,%d" % BLOCKS, metavar="M,N", help="block_M,block_N")
+    ap.add_argument("--causal", choices=["both", "no", "yes"], default="both")
     args = ap.parse_args()
-    main(threads=args.threads, rounds=args.rounds, rep=args.rep, timer=args.timer)
+    main(threads=args.threads, rounds=args.rounds, rep=args.rep, timer=args.timer, dtypes=tuple(args.only),
+         shapes=[tuple(int(x) for x in s.split(",")) for s in args.shapes] if args.shapes else None,
+         blocks=tuple(int(x) for x in args.blocks.split(",")),
+         causal_modes={"both": (False, True), "no": (False,), "yes": (True,)}[args.causal])
