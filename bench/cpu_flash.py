@@ -6,10 +6,12 @@ scaled_dot_product_attention in the same dtype and process (issue 17, item 5).
   dtypes bfloat16 (T.gemm on AMX tiles where the CPU has them) and float32.
 
   python bench/cpu_flash.py [--threads 2] [--rounds 3] [--timer thread_cpu --threads 1]
+      [--only bfloat16|float32] [--shapes B,H,S,D ...] [--blocks M,N] [--causal no|yes]
+      [--old-include DIR]   (also the same kernels built with an earlier tree's headers, same process)
 
 Both results are checked against numpy in float64 first (relative error bound per dtype). Ratios
 are medians of per-round paired time ratios (bench/common.py). Results: bench/results/cpu_flash.json
-(cpu_flash_1t_cputime.json with --timer thread_cpu).
+(cpu_flash_1t_cputime.json with --timer thread_cpu; a partial run adds _subset, an A/B run _ab).
 """
 import argparse
 import math
@@ -100,48 +102,71 @@ def attn_flops(b, h, s, d, causal):
     return 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
 
 
-def main(threads=2, rounds=3, rep=5, timer="wall"):
+def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"), shapes=None, blocks=BLOCKS,
+         causal_modes=(False, True), old_include=None):
     import ml_dtypes
     import torch
     torch.set_num_threads(threads)
     if timer == "thread_cpu" and threads != 1:
         raise ValueError("--timer thread_cpu needs --threads 1")
     name = "cpu_flash" if timer == "wall" else "cpu_flash_1t_cputime"
+    if old_include:
+        name += "_ab"
+    elif tuple(dtypes) != ("bfloat16", "float32") or shapes or tuple(blocks) != BLOCKS or len(causal_modes) != 2:
+        name += "_subset"  # a partial run does not replace the full run's results
     what = "wall clock" if timer == "wall" else "thread CPU time"
     table = common.Table(name, f"cpu flash-attention forward, {threads} thread{'s' if threads > 1 else ''}, {what} "
                          "(GFLOP/s; ratio = ours / torch SDPA, same process)",
-                         ["workload", "ours GFLOP/s", "torch SDPA GFLOP/s", "vs torch"])
+                         ["workload", "ours GFLOP/s", "torch SDPA GFLOP/s", "vs torch"] +
+                         (["old headers GFLOP/s", "vs old", "old vs torch"] if old_include else []))
     rng = np.random.default_rng(0)
-    for (b, h, s, d) in SHAPES:
-        for dtype in ("bfloat16", "float32"):
+    for (b, h, s, d) in (shapes or SHAPES):
+        for dtype in dtypes:
             npdt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32
             tdt = torch.bfloat16 if dtype == "bfloat16" else torch.float32
             q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float32).astype(npdt) for _ in range(3))
             tq, tk, tv = (torch.from_numpy(x.astype(np.float32)).to(tdt) for x in (q, k, v))
-            for causal in (False, True):
+            for causal in causal_modes:
                 label = f"{dtype} B{b} H{h} S{s} D{d}{' causal' if causal else ''}"
-                kernel = tilelang.compile(flashattn(b, h, s, d, causal, *BLOCKS, dtype), target="cpu",
-                                          pass_configs={"tl.cpu_num_threads": threads})
+                prog = flashattn(b, h, s, d, causal, *blocks, dtype)
+                kernel = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_num_threads": threads})
                 o = np.empty((b, h, s, d), npdt)
                 kernel(q, k, v, o)
+                outs = [("ours", o)]
+                if old_include:  # the same program built with an earlier tree's headers (the cache keys on them)
+                    os.environ["TILELANG_INCLUDE_DIR"] = old_include
+                    try:
+                        old_kernel = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_num_threads": threads})
+                    finally:
+                        os.environ.pop("TILELANG_INCLUDE_DIR", None)
+                    o_old = np.empty((b, h, s, d), npdt)
+                    old_kernel(q, k, v, o_old)
+                    outs.append(("old headers", o_old))
                 ref = reference(q, k, v, causal)
                 tol = 2e-2 if dtype == "bfloat16" else 1e-4
-                for who, out in (("ours", o.astype(np.float64)),
-                                 ("torch", torch.nn.functional.scaled_dot_product_attention(
-                                     tq, tk, tv, is_causal=causal).float().numpy().astype(np.float64))):
-                    err = np.abs(out - ref).max() / np.abs(ref).max()
+                for who, out in outs + [("torch", torch.nn.functional.scaled_dot_product_attention(
+                        tq, tk, tv, is_causal=causal).float().numpy())]:
+                    err = np.abs(out.astype(np.float64) - ref).max() / np.abs(ref).max()
                     if not err < tol:
                         raise AssertionError(f"{label} ({who}): relative error {err:.2e} exceeds {tol:.0e}")
                 fns = {"ours": lambda: kernel(q, k, v, o),
                        "torch": lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)}
+                if old_include:
+                    fns["old"] = lambda: old_kernel(q, k, v, o_old)
                 ms = common.interleaved(fns, rounds=rounds, warmup=2, rep=rep, timer=timer)
                 fl = attn_flops(b, h, s, d, causal)
                 ratio = round(ms.ratio("torch", "ours"), 3)
-                table.add(label, common.gflops(fl, ms["ours"]), common.gflops(fl, ms["torch"]), ratio)
+                row = [label, common.gflops(fl, ms["ours"]), common.gflops(fl, ms["torch"]), ratio]
+                extra = ""
+                if old_include:
+                    row += [common.gflops(fl, ms["old"]), round(ms.ratio("old", "ours"), 3),
+                            round(ms.ratio("torch", "old"), 3)]
+                    extra = f"; old headers {row[4]:.1f}, ours/old {row[5]}, old vs torch {row[6]}"
+                table.add(*row)
                 print(f"  {label}: ours {common.gflops(fl, ms['ours']):.1f}, torch {common.gflops(fl, ms['torch']):.1f}"
-                      f" GFLOP/s; vs torch {ratio}", flush=True)
+                      f" GFLOP/s; vs torch {ratio}{extra}", flush=True)
     m = common.machine()
-    table.note(f"torch {torch.__version__} scaled_dot_product_attention (cpu); blocks {BLOCKS[0]}x{BLOCKS[1]}; "
+    table.note(f"torch {torch.__version__} scaled_dot_product_attention (cpu); blocks {blocks[0]}x{blocks[1]}; "
                f"GFLOP/s count 4*B*H*S^2*D (half when causal)")
     table.note(f"GFLOP/s from median {what} per call; ratio = median over rounds of paired time ratios; "
                f"{threads} thread(s) for ours (tl.cpu_num_threads) and torch")
@@ -156,5 +181,18 @@ if __name__ == "__main__":
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rep", type=int, default=5)
     ap.add_argument("--timer", choices=["wall", "thread_cpu"], default="wall")
+    ap.add_argument("--only", nargs="+", choices=["bfloat16", "float32"], default=["bfloat16", "float32"],
+                    help="element types to run")
+    ap.add_argument("--shapes", nargs="+", default=None, metavar="B,H,S,D",
+                    help="shapes to run (default: " + " ".join(",".join(map(str, x)) for x in SHAPES) + ")")
+    ap.add_argument("--blocks", default="%d,%d" % BLOCKS, metavar="M,N", help="block_M,block_N")
+    ap.add_argument("--causal", choices=["both", "no", "yes"], default="both")
+    ap.add_argument("--old-include", default=None, metavar="DIR",
+                    help="also time the same kernels built with the headers in DIR (an earlier tree's include/, "
+                         "e.g. from `git archive <commit> include | tar -x -C <dir>`), in the same process")
     args = ap.parse_args()
-    main(threads=args.threads, rounds=args.rounds, rep=args.rep, timer=args.timer)
+    main(threads=args.threads, rounds=args.rounds, rep=args.rep, timer=args.timer, dtypes=tuple(args.only),
+         shapes=[tuple(int(x) for x in s.split(",")) for s in args.shapes] if args.shapes else None,
+         blocks=tuple(int(x) for x in args.blocks.split(",")),
+         causal_modes={"both": (False, True), "no": (False,), "yes": (True,)}[args.causal],
+         old_include=args.old_include)

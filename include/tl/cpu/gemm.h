@@ -277,6 +277,26 @@ inline void pack_a(const TA* A, int64_t lda, int k0, int kc, Acc* dst, int dst_l
   }
 }
 
+/* Square transposes of L x L lanes held in L vectors: log2(L) rounds of interleaving vector i with
+ * vector i + L/2 (lower halves into 2i, upper halves into 2i + 1), the perfect-shuffle transpose. */
+template <int L, int... I> struct lane_seq : lane_seq<L - 1, L - 1, I...> {};
+template <int... I> struct lane_seq<0, I...> {};
+template <typename V, int L, int... I>
+__attribute__((always_inline)) inline void interleave_halves(V a, V b, V* lo, V* hi, lane_seq<0, I...>) {
+  *lo = __builtin_shufflevector(a, b, ((I % 2) ? L + I / 2 : I / 2)...);
+  *hi = __builtin_shufflevector(a, b, ((I % 2) ? L + L / 2 + I / 2 : L / 2 + I / 2)...);
+}
+template <typename V, int L, int ROUND = 1> __attribute__((always_inline)) inline void transpose_lanes(V* r) {
+  if constexpr (ROUND < L) {
+    V t[L];
+#pragma GCC unroll 16
+    for (int i = 0; i < L / 2; ++i) interleave_halves<V, L>(r[i], r[i + L / 2], &t[2 * i], &t[2 * i + 1], lane_seq<L>());
+#pragma GCC unroll 16
+    for (int i = 0; i < L; ++i) r[i] = t[i];
+    transpose_lanes<V, L, 2 * ROUND>(r);
+  }
+}
+
 /* B(k0 + kk, j) for kk < kc, j < N into column panels NR wide: strip s = j / NR at dst + s * kc * NR,
  * row kk of it at + kk * NR (so a micro-kernel streams one contiguous panel, and no two k rows of a
  * strip compete for the same L1 sets, as rows of a 1 KiB-strided tile do); zero past N. */
@@ -284,8 +304,31 @@ template <int VB, int N, int NR, bool TRANS_B, typename TB, typename Acc>
 inline void pack_b(const TB* B, int64_t ldb, int k0, int kc, Acc* dst) {
   constexpr int NS = (N + NR - 1) / NR;  // strips
   if constexpr (TRANS_B) {
+    int jv = 0;  // rows of B done by whole L x L transposes
+    if constexpr (same_type<TB, float>::value && same_type<Acc, float>::value) {
+      /* float32 B: L rows x L columns of B at a time, transposed in registers (an L x L block of
+       * lanes), each packed row then one vector store. A loop of scalar copies ran at about one
+       * element per cycle: the pack of a 64 x 128 K tile in attention (S = Q K^T) took longer than
+       * its GEMM. */
+      typedef typename vec<float, VB>::type V;
+      constexpr int L = vec<float, VB>::kLanes;
+      const int kv = kc / L * L;
+      for (; jv + L <= N; jv += L) {
+        float* d = dst + (jv / NR) * kc * NR + jv % NR;
+        for (int kk0 = 0; kk0 < kv; kk0 += L) {
+          V r[L];
+#pragma GCC unroll 16
+          for (int j = 0; j < L; ++j) r[j] = vload<V>(B + (jv + j) * ldb + k0 + kk0);
+          transpose_lanes<V, L>(r);
+#pragma GCC unroll 16
+          for (int kk = 0; kk < L; ++kk) vstore(d + (kk0 + kk) * NR, r[kk]);
+        }
+        for (int kk = kv; kk < kc; ++kk)
+          for (int j = 0; j < L; ++j) d[kk * NR + j] = B[(jv + j) * ldb + k0 + kk];
+      }
+    }
     /* B is [N, K]: 8 rows of B at a time, so that each packed row gets 8 adjacent stores. */
-    for (int j0 = 0; j0 < N; j0 += 8) {
+    for (int j0 = jv; j0 < N; j0 += 8) {
       const int jn = N - j0 < 8 ? N - j0 : 8;
       for (int kk = 0; kk < kc; ++kk)
         for (int j = 0; j < jn; ++j) {
@@ -808,19 +851,9 @@ template <int M, int N, int K, bool TRANS_A, int ELEM> struct AmxFits {
  * tile): group g of step s is k = (s0 + s) * KT + g * E .. + E - 1 (E = 2 bf16 / 4 int8 per group). */
 typedef uint32_t AmxRow __attribute__((vector_size(64)));
 
-/* Transposes 16 rows of 16 four-byte elements in place: four rounds of interleaving row i with
- * row i + 8 (lower halves into row 2i, upper halves into row 2i + 1). */
-inline void amx_transpose16(AmxRow* r) {
-  for (int round = 0; round < 4; ++round) {
-    AmxRow t[16];
-    for (int i = 0; i < 8; ++i) {
-      t[2 * i] = __builtin_shufflevector(r[i], r[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-      t[2 * i + 1] =
-          __builtin_shufflevector(r[i], r[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    }
-    for (int i = 0; i < 16; ++i) r[i] = t[i];
-  }
-}
+/* Transposes 16 rows of 16 four-byte elements in place (transpose_lanes: four rounds of
+ * interleaving row i with row i + 8, unrolled, all in registers). */
+inline void amx_transpose16(AmxRow* r) { transpose_lanes<AmxRow, 16>(r); }
 
 typedef uint8_t AmxBytes __attribute__((vector_size(64)));
 typedef uint16_t AmxHalves __attribute__((vector_size(64)));
@@ -892,6 +925,7 @@ inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack
     for (int jt = 0; jt < NTL; ++jt)
       for (int s = 0; s < sc; ++s) {
         AmxRow r[16];
+#pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) __builtin_memcpy(&r[j], B + (jt * 16 + j) * ldb + (s0 + s) * KT, 64);
         amx_transpose16(r);
         __builtin_memcpy(b_pack + (int64_t(jt) * sc + s) * 256, r, sizeof r);

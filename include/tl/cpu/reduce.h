@@ -65,13 +65,17 @@ template <typename Acc, typename T> __attribute__((always_inline)) inline Acc lo
   return static_cast<Acc>(static_cast<typename compute_type<T>::type>(*p));
 }
 
+/* a is the accumulator side and never NaN (it starts from the identity, +-inf, and only ever takes
+ * non-NaN values of b), so `b > a ? b : a` ignores a NaN b (as fmaxf does) and is exactly the x86
+ * vmaxps / vminps lane rule (a NaN operand yields the second one): one instruction, where the
+ * two-sided NaN test took two compares and a blend. */
 template <int KIND, typename V> __attribute__((always_inline)) inline V combine(V a, V b) {
   if constexpr (KIND == kReduceSum || KIND == kReduceAbsSum) {
     return a + b;
   } else if constexpr (KIND == kReduceMin) {
-    return ((a < b) | (b != b)) ? a : b;
+    return b < a ? b : a;
   } else {
-    return ((a > b) | (b != b)) ? a : b;
+    return b > a ? b : a;
   }
 }
 

@@ -165,8 +165,13 @@ class CpuBackend : public TargetBackend {
     static std::unordered_map<std::string, std::string> memo;
     std::vector<std::string> cxx = system_cxx();
     std::string key = format_command(cxx);
+    // Memoized per compiler and include directory: TILELANG_INCLUDE_DIR may change within a process
+    // (bench/cpu_flash.py --old-include builds the same kernel with an earlier tree's headers), and
+    // a key with the first directory's header hash would hand back the kernel built from those.
+    const std::string include_dir = cpu_include_dir();
+    const std::string memo_key = key + "\n" + include_dir;
     std::lock_guard<std::mutex> lock(mu);
-    auto it = memo.find(key);
+    auto it = memo.find(memo_key);
     if (it != memo.end()) return it->second;
     std::vector<std::string> argv = cxx;
     argv.push_back("--version");
@@ -181,9 +186,8 @@ class CpuBackend : public TargetBackend {
       throw_error<CompileError>("the system C++ compiler '", key, "' failed on --version (exit ", r.exit_code,
                                 "): ", r.err);
     std::string v = "cxx " + key + "\n" + r.out + "host " + host_cpu_identity() + "\nheaders " +
-                    hash_directory(cpu_include_dir() + "/tl/cpu") + " " +
-                    hash_directory(cpu_include_dir() + "/tl/common") + "\n";
-    memo[key] = v;
+                    hash_directory(include_dir + "/tl/cpu") + " " + hash_directory(include_dir + "/tl/common") + "\n";
+    memo[memo_key] = v;
     return v;
   }
 };

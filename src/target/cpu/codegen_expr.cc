@@ -148,6 +148,17 @@ std::string CodeGenCPU::as_storage(const Expr& e, DataType t) {
   };
   if (e.as<BufferLoadNode>() || e.as<SelectNode>())
     return storage_type(t) + "::from_bits(" + bits(e) + ")";
+  /* A cast to t stored as t: one conversion to the storage type. cast() would round to t and return
+   * the value in float (round_to), which the store then converts again: the same bits (rounding is
+   * idempotent, a quieted NaN stays as it is), twice the work in a P = cast(S) loop of attention. */
+  if (auto* c = e.as<CastNode>(); c && c->value.dtype().lanes == 1 && c->value.dtype() != t) {
+    const DataType from = c->value.dtype();
+    if (from.is_bool() || from.is_float() || from.is_integer()) {
+      const std::string s = expr(c->value);
+      const std::string arg = from.is_float() ? s : from.is_bool() ? "float(" + s + ")" : "double(" + s + ")";
+      return storage_type(t) + "(" + arg + ")";
+    }
+  }
   return storage_type(t) + "(" + expr(e) + ")";
 }
 

@@ -125,3 +125,20 @@ def test_environment_forces_avx2_in_a_fresh_process(var):
 def test_bad_cap_is_a_value_error():
     with pytest.raises(ValueError, match="tl.cpu_isa"):
         run_gemm({"tl.cpu_isa": "avx1024"})
+
+
+def test_another_include_directory_in_the_same_process_changes_the_key(tmp_path, monkeypatch):
+    """The headers' hash is part of the key: switching TILELANG_INCLUDE_DIR within one process (as
+    bench/cpu_flash.py --old-include does) builds the kernel again from the other headers instead of
+    returning the one built from the first directory's (a memo once kept the first hash)."""
+    first = run_gemm()
+    inc = tmp_path / "include"
+    shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "include"), inc)
+    with open(inc / "tl" / "cpu" / "kernel.h", "a") as f:
+        f.write("\n/* a different header tree */\n")
+    monkeypatch.setenv("TILELANG_INCLUDE_DIR", str(inc))
+    second = run_gemm(seed=3)
+    assert second.artifact_dir != first.artifact_dir
+    monkeypatch.delenv("TILELANG_INCLUDE_DIR")
+    again = run_gemm(seed=4)
+    assert again.artifact_dir == first.artifact_dir

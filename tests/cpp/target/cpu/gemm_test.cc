@@ -179,6 +179,11 @@ const std::vector<GemmCase>& gemm_cases() {
       {19, 64, 16, true, false, Dt::kF32, Dt::kF32},
       {23, 17, 40, true, true, Dt::kF32, Dt::kF32},
       {24, 200, 300, false, true, Dt::kF32, Dt::kF32},  // B^T packed in k chunks
+      // attention's S = Q K^T: B^T packed by whole lane x lane transposes (fp32; AMX for bf16), and
+      // with row (N % lanes) and k (K % lanes) tails
+      {64, 64, 128, false, true, Dt::kF32, Dt::kF32},
+      {32, 48, 96, false, true, Dt::kBF16, Dt::kF32},
+      {20, 37, 45, false, true, Dt::kF32, Dt::kF32},
       {64, 80, 32, false, false, Dt::kBF16, Dt::kF32},
       {30, 33, 31, false, false, Dt::kBF16, Dt::kF32},  // odd K: A packed with a zero half pair
       {16, 48, 20, true, true, Dt::kBF16, Dt::kF32},
