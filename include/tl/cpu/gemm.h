@@ -277,6 +277,9 @@ inline void pack_a(const TA* A, int64_t lda, int k0, int kc, Acc* dst, int dst_l
   }
 }
 
+/* The run of k a transposed float16 B converts at a time, per row (8 rows: 8 KiB of float). */
+constexpr int kPackHalfRunMax = 256;
+
 /* B(k0 + kk, j) for kk < kc, j < N into column panels NR wide: strip s = j / NR at dst + s * kc * NR,
  * row kk of it at + kk * NR (so a micro-kernel streams one contiguous panel, and no two k rows of a
  * strip compete for the same L1 sets, as rows of a 1 KiB-strided tile do); zero past N. */
@@ -285,13 +288,31 @@ inline void pack_b(const TB* B, int64_t ldb, int k0, int kc, Acc* dst) {
   constexpr int NS = (N + NR - 1) / NR;  // strips
   if constexpr (TRANS_B) {
     /* B is [N, K]: 8 rows of B at a time, so that each packed row gets 8 adjacent stores. */
-    for (int j0 = 0; j0 < N; j0 += 8) {
-      const int jn = N - j0 < 8 ? N - j0 : 8;
-      for (int kk = 0; kk < kc; ++kk)
-        for (int j = 0; j < jn; ++j) {
-          const int jj = j0 + j;
-          dst[(jj / NR) * kc * NR + kk * NR + jj % NR] = to_acc<Acc>(B[jj * ldb + k0 + kk]);
+    if constexpr (same_type<TB, half_t>::value && same_type<Acc, float>::value) {
+      /* float16: the 8 rows' runs of k converted with vcvtph2ps first (to_acc converts one value
+       * at a time in integer code: half of the time of a float16 Q K^T in attention), then stored. */
+      float rows[8][kPackHalfRunMax];
+      for (int kb = 0; kb < kc; kb += kPackHalfRunMax) {
+        const int kn = kc - kb < kPackHalfRunMax ? kc - kb : kPackHalfRunMax;
+        for (int j0 = 0; j0 < N; j0 += 8) {
+          const int jn = N - j0 < 8 ? N - j0 : 8;
+          for (int j = 0; j < jn; ++j) half_run_to_float<VB>(B + (j0 + j) * ldb + k0 + kb, rows[j], kn);
+          for (int kk = 0; kk < kn; ++kk)
+            for (int j = 0; j < jn; ++j) {
+              const int jj = j0 + j;
+              dst[(jj / NR) * kc * NR + (kb + kk) * NR + jj % NR] = rows[j][kk];
+            }
         }
+      }
+    } else {
+      for (int j0 = 0; j0 < N; j0 += 8) {
+        const int jn = N - j0 < 8 ? N - j0 : 8;
+        for (int kk = 0; kk < kc; ++kk)
+          for (int j = 0; j < jn; ++j) {
+            const int jj = j0 + j;
+            dst[(jj / NR) * kc * NR + kk * NR + jj % NR] = to_acc<Acc>(B[jj * ldb + k0 + kk]);
+          }
+      }
     }
     if constexpr (NS * NR > N)
       for (int kk = 0; kk < kc; ++kk)
