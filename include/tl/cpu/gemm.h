@@ -277,8 +277,24 @@ inline void pack_a(const TA* A, int64_t lda, int k0, int kc, Acc* dst, int dst_l
   }
 }
 
-/* The run of k a transposed float16 B converts at a time, per row (8 rows: 8 KiB of float). */
-constexpr int kPackHalfRunMax = 256;
+/* The run of k a transposed float16 B converts at a time, per row (16 rows: 8 KiB of float). */
+constexpr int kPackHalfRunMax = 128;
+
+typedef float Float16Lanes __attribute__((vector_size(64)));
+
+/* Transposes 16 rows of 16 floats in place: four rounds of interleaving row i with row i + 8
+ * (lower halves into row 2i, upper halves into row 2i + 1). */
+inline void transpose16x16(Float16Lanes* r) {
+  for (int round = 0; round < 4; ++round) {
+    Float16Lanes t[16];
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = __builtin_shufflevector(r[i], r[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      t[2 * i + 1] =
+          __builtin_shufflevector(r[i], r[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+  }
+}
 
 /* B(k0 + kk, j) for kk < kc, j < N into column panels NR wide: strip s = j / NR at dst + s * kc * NR,
  * row kk of it at + kk * NR (so a micro-kernel streams one contiguous panel, and no two k rows of a
@@ -289,15 +305,26 @@ inline void pack_b(const TB* B, int64_t ldb, int k0, int kc, Acc* dst) {
   if constexpr (TRANS_B) {
     /* B is [N, K]: 8 rows of B at a time, so that each packed row gets 8 adjacent stores. */
     if constexpr (same_type<TB, half_t>::value && same_type<Acc, float>::value) {
-      /* float16: the 8 rows' runs of k converted with vcvtph2ps first (to_acc converts one value
-       * at a time in integer code: half of the time of a float16 Q K^T in attention), then stored. */
-      float rows[8][kPackHalfRunMax];
+      /* float16: 16 rows' runs of k converted with vcvtph2ps first (to_acc converts one value at
+       * a time in integer code: half of the time of a float16 Q K^T in attention), then 16 x 16
+       * blocks transposed in registers into the panel (16 adjacent j per k row); edges one by one. */
+      float rows[16][kPackHalfRunMax];
       for (int kb = 0; kb < kc; kb += kPackHalfRunMax) {
         const int kn = kc - kb < kPackHalfRunMax ? kc - kb : kPackHalfRunMax;
-        for (int j0 = 0; j0 < N; j0 += 8) {
-          const int jn = N - j0 < 8 ? N - j0 : 8;
+        for (int j0 = 0; j0 < N; j0 += 16) {
+          const int jn = N - j0 < 16 ? N - j0 : 16;
           for (int j = 0; j < jn; ++j) half_run_to_float<VB>(B + (j0 + j) * ldb + k0 + kb, rows[j], kn);
-          for (int kk = 0; kk < kn; ++kk)
+          int kk = 0;
+          if (NR % 16 == 0 && jn == 16) {  // the 16 rows lie in one strip
+            Acc* d = dst + (j0 / NR) * kc * NR + kb * NR + j0 % NR;
+            for (; kk + 16 <= kn; kk += 16) {
+              Float16Lanes r[16];
+              for (int i = 0; i < 16; ++i) r[i] = vload<Float16Lanes>(&rows[i][kk]);
+              transpose16x16(r);
+              for (int t = 0; t < 16; ++t) vstore(d + (kk + t) * NR, r[t]);
+            }
+          }
+          for (; kk < kn; ++kk)
             for (int j = 0; j < jn; ++j) {
               const int jj = j0 + j;
               dst[(jj / NR) * kc * NR + (kb + kk) * NR + jj % NR] = rows[j][kk];
