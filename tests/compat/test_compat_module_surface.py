@@ -208,6 +208,32 @@ def test_tvm_namespace_and_lower():
     assert tvm.error.InternalError is tilelang.TileLangError
 
 
+def test_target_given_as_a_tvm_config_dict():
+    """TileLang accepts TVM's config form of a target (`@tilelang.jit(target={"kind": "cuda", "arch":
+    "sm_75"})`, in its atomic tests): the same target as its string form; a bad kind is a ValueError."""
+    from tilelang.jit.kernel import _normalize_target
+
+    assert _normalize_target({"kind": "cuda", "arch": "sm_90"}) == "cuda -arch=sm_90"
+    assert _normalize_target({"kind": "c"}) == "cpu"
+
+    @tilelang.jit(target={"kind": "llvm"})
+    def twice(A):
+        N = T.const("N")
+        A: T.Tensor((N,), T.float32)
+        B = T.empty((N,), T.float32)
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(N):
+                B[i] = A[i] * 2.0
+        return B
+
+    a = torch.randn(37)
+    b = twice(a)
+    torch.testing.assert_close(b, a * 2.0, rtol=0, atol=0)
+    assert str(twice.compile(N=37).target).startswith("cpu")
+    with pytest.raises(ValueError, match="unknown target kind"):
+        _normalize_target({"kind": "metal"})
+
+
 def test_pass_config_keys_of_tilelang(device):
     # TileLang's keys: ours take effect; TVM-only tuning keys are accepted and have no effect.
     @tilelang.jit(out_idx=[-1], pass_configs={

@@ -167,3 +167,33 @@ def test_gemm_of_two_fragments():
     B = randn(96, 64, seed=8).half()
     C = matmul_in_fragments(A, B)
     close(C.double(), A.double() @ B.double(), rtol=2e-2, atol=5e-2)
+
+
+def test_copy_between_regions_of_different_shapes():
+    """TileLang's rule: the copy runs over the region in the lower-level memory (the source when both
+    are global), the other region keeping its start; a global source smaller than its fragment
+    destination is read as large as the fragment. A destination smaller than the source it is
+    below in memory level stays refused (tests/error/test_kernel_errors.py)."""
+    M, N = 32, 16
+
+    @T.prim_func
+    def cols(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        with T.Kernel(1, threads=128):
+            T.copy(A[:, :2], B[:, 3:6])  # two columns, into B[:, 3:5]
+
+    @T.prim_func
+    def rows(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        with T.Kernel(1, threads=128):
+            f = T.alloc_fragment((16, N), T.float32)
+            T.copy(A[8:12, :], f)  # the fragment's 16 rows: A[8:24, :]
+            T.copy(f, B[0:16, :])
+
+    A = randn(M, N, seed=3)
+    for prog, expect in ((cols, lambda a, b: b.__setitem__((slice(None), slice(3, 5)), a[:, :2])),
+                         (rows, lambda a, b: b.__setitem__((slice(0, 16), slice(None)), a[8:24, :]))):
+        kernel = tilelang.compile(prog, target="cpu" if DEVICE == "cpu" else "auto")
+        B = torch.full((M, N), 7.0, device=A.device)
+        want = B.clone()
+        expect(A, want)
+        kernel(A, B)
+        close(B, want)

@@ -110,3 +110,38 @@ def test_bad_annotations_are_typed_errors():
         build("x")
     with pytest.raises(ValueError, match="only reads of global"):
         build(1.0, shared=True)
+
+
+def test_sblock_scopes_the_annotation():
+    """`with T.sblock(...)` (TVM's block, T.reads / T.writes ignored) is a lexical scope: the inner
+    block's value applies to the copy inside it only; after it, the outer block's value applies."""
+    M = N = 20
+    BM = BN = 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.int32), Inner: T.Tensor((BM, BN), T.int32), Outer: T.Tensor((BM, BN), T.int32)):
+        with T.Kernel(1, threads=128):
+            inner = T.alloc_shared((BM, BN), T.int32)
+            outer = T.alloc_shared((BM, BN), T.int32)
+            with T.sblock("outer"):
+                T.reads()
+                T.writes()
+                T.annotate_safe_value({A: -1})
+                with T.sblock("inner"):
+                    T.reads(A[0:BM, 0:BN])
+                    T.writes(inner[0:BM, 0:BN])
+                    T.annotate_safe_value({A: -99})
+                    T.copy(A[0:BM, 0:BN], inner)
+                T.copy(A[0:BM, 0:BN], outer)
+            T.copy(inner, Inner)
+            T.copy(outer, Outer)
+
+    kernel = tilelang.compile(main, target="cpu" if DEVICE == "cpu" else "auto")
+    a = torch.arange(M * N, dtype=torch.int32, device=DEVICE).reshape(M, N)
+    got_inner = torch.zeros(BM, BN, dtype=torch.int32, device=DEVICE)
+    got_outer = torch.zeros(BM, BN, dtype=torch.int32, device=DEVICE)
+    kernel(a, got_inner, got_outer)
+    for got, pad in ((got_inner, -99), (got_outer, -1)):
+        want = torch.full((BM, BN), pad, dtype=torch.int32)
+        want[:M, :N] = a.cpu()
+        assert torch.equal(got.cpu(), want)

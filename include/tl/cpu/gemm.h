@@ -297,6 +297,11 @@ template <typename V, int L, int ROUND = 1> __attribute__((always_inline)) inlin
   }
 }
 
+/* The run of k a transposed float16 B converts at a time, per row (16 rows: 8 KiB of float). */
+constexpr int kPackHalfRunMax = 128;
+
+typedef float Float16Lanes __attribute__((vector_size(64)));
+
 /* B(k0 + kk, j) for kk < kc, j < N into column panels NR wide: strip s = j / NR at dst + s * kc * NR,
  * row kk of it at + kk * NR (so a micro-kernel streams one contiguous panel, and no two k rows of a
  * strip compete for the same L1 sets, as rows of a 1 KiB-strided tile do); zero past N. */
@@ -327,14 +332,43 @@ inline void pack_b(const TB* B, int64_t ldb, int k0, int kc, Acc* dst) {
           for (int j = 0; j < L; ++j) d[kk * NR + j] = B[(jv + j) * ldb + k0 + kk];
       }
     }
-    /* B is [N, K]: 8 rows of B at a time, so that each packed row gets 8 adjacent stores. */
-    for (int j0 = jv; j0 < N; j0 += 8) {
-      const int jn = N - j0 < 8 ? N - j0 : 8;
-      for (int kk = 0; kk < kc; ++kk)
-        for (int j = 0; j < jn; ++j) {
-          const int jj = j0 + j;
-          dst[(jj / NR) * kc * NR + kk * NR + jj % NR] = to_acc<Acc>(B[jj * ldb + k0 + kk]);
+    if constexpr (same_type<TB, half_t>::value && same_type<Acc, float>::value) {
+      /* float16: 16 rows' runs of k converted with vcvtph2ps first (to_acc converts one value at
+       * a time in integer code: half of the time of a float16 Q K^T in attention), then 16 x 16
+       * blocks transposed in registers into the panel (16 adjacent j per k row); edges one by one. */
+      float rows[16][kPackHalfRunMax];
+      for (int kb = 0; kb < kc; kb += kPackHalfRunMax) {
+        const int kn = kc - kb < kPackHalfRunMax ? kc - kb : kPackHalfRunMax;
+        for (int j0 = 0; j0 < N; j0 += 16) {
+          const int jn = N - j0 < 16 ? N - j0 : 16;
+          for (int j = 0; j < jn; ++j) half_run_to_float<VB>(B + (j0 + j) * ldb + k0 + kb, rows[j], kn);
+          int kk = 0;
+          if (NR % 16 == 0 && jn == 16) {  // the 16 rows lie in one strip
+            Acc* d = dst + (j0 / NR) * kc * NR + kb * NR + j0 % NR;
+            for (; kk + 16 <= kn; kk += 16) {
+              Float16Lanes r[16];
+              for (int i = 0; i < 16; ++i) r[i] = vload<Float16Lanes>(&rows[i][kk]);
+              transpose_lanes<Float16Lanes, 16>(r);
+              for (int t = 0; t < 16; ++t) vstore(d + (kk + t) * NR, r[t]);
+            }
+          }
+          for (; kk < kn; ++kk)
+            for (int j = 0; j < jn; ++j) {
+              const int jj = j0 + j;
+              dst[(jj / NR) * kc * NR + (kb + kk) * NR + jj % NR] = rows[j][kk];
+            }
         }
+      }
+    } else {
+      /* B is [N, K]: 8 rows of B at a time, so that each packed row gets 8 adjacent stores. */
+      for (int j0 = jv; j0 < N; j0 += 8) {
+        const int jn = N - j0 < 8 ? N - j0 : 8;
+        for (int kk = 0; kk < kc; ++kk)
+          for (int j = 0; j < jn; ++j) {
+            const int jj = j0 + j;
+            dst[(jj / NR) * kc * NR + kk * NR + jj % NR] = to_acc<Acc>(B[jj * ldb + k0 + kk]);
+          }
+      }
     }
     if constexpr (NS * NR > N)
       for (int kk = 0; kk < kc; ++kk)

@@ -79,7 +79,11 @@ def _normalize_target(target):
         return str(target)
     if isinstance(target, str):
         return target
-    raise ValueError(f"target must be a string such as \"auto\", \"cpu\", \"cuda\" or \"ascend\", got {target!r}")
+    if isinstance(target, dict):  # TVM's config form, e.g. {"kind": "cuda", "arch": "sm_90"}
+        from ..tvm.target import Target as _DictTarget  # noqa: PLC0415 (the tvm namespace imports jit)
+        return _DictTarget(target).tilelang_target
+    raise ValueError(f"target must be a string such as \"auto\", \"cpu\", \"cuda\" or \"ascend\" (or a dict such as "
+                     f"{{\"kind\": \"cuda\", \"arch\": \"sm_90\"}}), got {target!r}")
 
 
 def prelower(func, target="auto", pass_configs=None, compile_flags=None):

@@ -164,6 +164,9 @@ from .distributed import Scale, barrier, get_num_ranks, get_rank, signal, wait  
 from .eager import const, empty  # noqa: F401
 from .im2col import c2d_im2col, im2col  # noqa: F401
 from .tir_compat import (  # noqa: F401  (TVM-style forms: thread_binding, handle/ptr, the all-reduce idiom)
+    sblock,
+    reads,
+    writes,
     attr,
     comm_reducer,
     handle,

@@ -186,6 +186,40 @@ def _size_list(x):
 _NO_ARG = object()
 
 
+def _scope_level(buffer):
+    scope = buffer.scope  # "global", "shared", "fragment", "local" (TileLang's "local.fragment" is "fragment")
+    return 2 if scope in ("fragment", "local", "local.fragment") else 1 if scope.startswith("shared") else 0
+
+
+def _copy_loop_domain(s, d):
+    """TileLang's rule for a copy between two explicit regions of different constant shapes with
+    the same number of non-unit extents: the copy runs over the region in the lower-level memory
+    (fragment < shared < global; the source when both are alike), the other region keeping its
+    start (`T.copy(A[:, :2], B[:, :3])` copies two columns). Where that region is smaller than the
+    source in some dimension the regions stay as written and the op's shape check refuses them,
+    as TileLang refuses them."""
+    def const(e):
+        return e if e.__class__ is int else (e.value if e.kind == "int" else None)
+    cs, cd = [const(e) for e in s.extents], [const(e) for e in d.extents]
+    if None in cs or None in cd:
+        return s, d
+    ns = [i for i, e in enumerate(cs) if e != 1]
+    nd = [i for i, e in enumerate(cd) if e != 1]
+    if len(ns) != len(nd) or all(cs[i] == cd[j] for i, j in zip(ns, nd)):
+        return s, d
+    if _scope_level(s.buffer) >= _scope_level(d.buffer):  # over the source: the destination follows
+        ext = list(cd)
+        for i, j in zip(ns, nd):
+            ext[j] = cs[i]
+        return s, BufferRegion(d.buffer, list(zip(d.mins, ext)))
+    if any(cd[j] < cs[i] for i, j in zip(ns, nd)):
+        return s, d
+    ext = list(cs)
+    for i, j in zip(ns, nd):
+        ext[i] = cd[j]
+    return BufferRegion(s.buffer, list(zip(s.mins, ext))), d
+
+
 def copy(*args, size=None, coalesced_width=None, disable_tma=False, eviction_policy=None,
          enable_relu=False, transpose=False, pad_value=None, annotations=None, loop_layout=None,
          src=_NO_ARG, dst=_NO_ARG):
@@ -237,6 +271,8 @@ def copy(*args, size=None, coalesced_width=None, disable_tma=False, eviction_pol
         ctx = current("T.copy")
         npu = bool(ctx.kernels) and ctx.kernels[-1].is_npu
         s, d = _pair(src, dst, "T.copy src", "T.copy dst", trailing=npu)
+        if not npu and not transpose:  # (a transposing copy's tiles differ in shape by design)
+            s, d = _copy_loop_domain(s, d)
         split = _padded_load(s, d) if npu else None
         if split:
             d, tail = split

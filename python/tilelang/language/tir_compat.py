@@ -32,7 +32,8 @@ from .context import Frame, KernelInfo, LoopSpec, current, syntax_error
 from .dtypes import to_dtype
 
 __all__ = ["thread_binding", "handle", "ptr", "match_buffer", "make_tensor", "attr", "comm_reducer",
-           "tvm_thread_allreduce", "tvm_warp_shuffle", "reinterpret", "HandleParam", "PointerType"]
+           "tvm_thread_allreduce", "tvm_warp_shuffle", "reinterpret", "HandleParam", "PointerType", "sblock", "reads",
+           "writes"]
 
 _SyntaxError = _core.TileLangSyntaxError
 
@@ -295,6 +296,37 @@ def attr(node, key, value):
     raise NotImplementedError(f"not implemented: T.attr({node!r}, {key!r}, ...): only the \"reduce_scope\" of a "
                               "T.comm_reducer (TVM's all-reduce idiom) is provided; other TVM attributes have no "
                               "meaning here (launch sizes come from T.Kernel, pragmas from loop annotations)")
+
+
+class _SBlockScope(Frame):
+    """`with T.sblock("name"):` — TVM's block as a lexical scope inside a kernel: its body is emitted
+    in place, and what is scoped to a block ends with it (T.annotate_safe_value). Block iteration
+    variables (T.axis.*) are not provided."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        ctx = current("T.sblock")
+        ctx.require_kernel("T.sblock")
+        ctx.b.enter_scope()
+        ctx.push_frame(is_with=True)
+        return None
+
+
+def sblock(name="", no_realize=False):
+    """`with T.sblock("name"):` — a lexical scope (see _SBlockScope)."""
+    if not isinstance(name, str):
+        raise TypeError(f"T.sblock: the block name must be a string, got {type(name).__name__}")
+    return _SBlockScope(name)
+
+
+def reads(*regions):
+    """TVM's declaration of a block's inputs: accepted and ignored (dependencies come from the body)."""
+
+
+def writes(*regions):
+    """TVM's declaration of a block's outputs: accepted and ignored (dependencies come from the body)."""
 
 
 def _as_element(x, what):

@@ -26,7 +26,7 @@ _add("shfl_sync tvm_storage_sync", _TVM,
 _add("tvm_access_ptr access_ptr address_of decl_buffer buffer_store "
      "type_annotation handle_add_byte_offset", _TVM,
      "declare tensors as kernel parameters (T.Tensor / T.StridedTensor) and buffers with T.alloc_*")
-_add("launch_thread env_thread sblock sblock_attr sblock_alloc_buffer reads writes region let If Then While Assert "
+_add("launch_thread env_thread sblock_attr sblock_alloc_buffer region let If Then While Assert "
      "bind", _TVM,
      "write the kernel with T.Kernel(..., threads=...) and Python control flow (if / for / T.serial)")
 _add("Ramp Broadcast Shuffle", _TVM + " (vector expressions)",

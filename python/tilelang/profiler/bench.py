@@ -52,7 +52,8 @@ def do_bench(fn, warmup=25, rep=100, _n_warmup=0, _n_repeat=0, quantiles=None, f
     """Runs `fn()` repeatedly and returns the time of one call in milliseconds.
 
     warmup / rep: time budgets in ms (as in TileLang and Triton); the call counts come from a
-    5-call estimate; _n_warmup / _n_repeat force them. return_mode: "min", "max", "mean" or
+    5-call estimate; _n_warmup / _n_repeat force them (cpu: a call that alone outlasts
+    warmup + rep is timed once after one untimed call; see _bench_wallclock). return_mode: "min", "max", "mean" or
     "median" of the repetitions; quantiles=[...] returns those quantiles instead.
     device: "cuda" (CUDA events, L2 flushed before each repetition), "cpu" (wall clock), or None:
     cuda when the process already uses CUDA through torch, else cpu. backend (cuda): "event",
@@ -101,15 +102,27 @@ def _device_kind(device):
 
 
 def _bench_wallclock(fn, warmup, rep, n_warmup, n_repeat, quantiles, return_mode, synchronize):
+    """cpu: the first call is never timed (one-time costs: compilation, first touch of memory); then
+    up to 5 calls are timed one by one to estimate a call's time, and the warm-up and repetition
+    counts follow from it as on cuda. When the estimate calls alone have used the whole time budget
+    (`warmup` + `rep` ms: a call longer than it, e.g. a 4096² attention on two cores), the budget is
+    spent: those warm calls are the repetitions and the result is their time (no further calls).
+    Every timed call is a whole call; forced counts (_n_warmup / _n_repeat) are always honoured."""
     sync = synchronize or (lambda: None)
     clock = time.perf_counter_ns
     fn()
     sync()
-    t0 = clock()
-    for _ in range(5):
+    budget_ms = warmup + rep
+    forced = n_warmup > 0 or n_repeat > 0
+    estimate = []
+    while len(estimate) < 5:
+        start = clock()
         fn()
-    sync()
-    nw, nr = _counts((clock() - t0) / 5 / 1e6, warmup, rep, n_warmup, n_repeat)
+        sync()
+        estimate.append((clock() - start) / 1e6)
+        if not forced and sum(estimate) >= budget_ms:
+            return _aggregate(estimate, quantiles, return_mode)
+    nw, nr = _counts(sum(estimate) / len(estimate), warmup, rep, n_warmup, n_repeat)
     for _ in range(nw):
         fn()
     sync()

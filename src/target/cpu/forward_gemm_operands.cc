@@ -277,6 +277,15 @@ class Forwarder : public StmtMutator {
   Stmt mutate_seq(const SeqStmtNode* n, const Stmt& s) override {
     std::vector<Stmt> seq = n->seq;  // rewritten statements; uses_ refers to the originals in n->seq
     bool changed = false;
+    // Copies forwardable only while their region lies inside G (a dynamic shape, a partial last
+    // tile): per GEMM statement j, the copies (their positions i), the operand each feeds and the
+    // run-time condition for their region to lie inside their global buffer.
+    struct Versioned {
+      std::vector<size_t> copies;
+      std::vector<std::pair<size_t, BufferRegion>> operands;
+      std::vector<Expr> conds;
+    };
+    std::map<size_t, Versioned> versioned;
     for (size_t i = 0; i < seq.size(); ++i) {
       auto* copy = seq[i].as<TileOpNode>();
       if (!copy || !is_tile_op(*copy, TileOpKind::kCopy) || copy->args.size() != 2 || !copy->args[0].is_region() ||
@@ -290,7 +299,15 @@ class Forwarder : public StmtMutator {
         auto* orig = n->seq[j].as<TileOpNode>();
         auto* gemm = seq[j].as<TileOpNode>();  // may already have its other operand forwarded
         if (!orig || !gemm || !uses_one(dst.buffer, orig)) continue;
-        if (!forwardable(src, dst)) break;
+        std::optional<Expr> inside = forwardable(src, dst);
+        if (!inside) break;
+        if (!is_const_value(*inside, 1)) {
+          Versioned& v = versioned[j];
+          v.copies.push_back(i);
+          v.operands.emplace_back(*arg, src);
+          v.conds.push_back(*inside);
+          break;
+        }
         std::vector<TileArg> args = gemm->args;
         args[*arg] = TileArg(src);
         seq[j] = make_tile_op(gemm->op, std::move(args), gemm->attrs, gemm->span);
@@ -299,6 +316,22 @@ class Forwarder : public StmtMutator {
         ++forwarded;
         break;
       }
+    }
+    // `T.copy(G[r], S); ...; T.gemm(S, ...)` with r inside G only at run time becomes
+    // `if (!inside) T.copy(G[r], S); ...; if (inside) T.gemm(G[r], ...) else T.gemm(S, ...)`:
+    // the copy is skipped exactly when the GEMM reads G itself (S has no other use; `inside` loads
+    // nothing and its variables are the same at both statements of the one sequence).
+    for (auto& [j, v] : versioned) {
+      auto* gemm = seq[j].as<TileOpNode>();
+      Analyzer an;
+      Expr inside = an.simplify(conjunction(v.conds));
+      std::vector<TileArg> args = gemm->args;
+      for (auto& [arg, src] : v.operands) args[arg] = TileArg(src);
+      Stmt direct = make_tile_op(gemm->op, std::move(args), gemm->attrs, gemm->span);
+      for (size_t i : v.copies) seq[i] = make_if(make_unary(UnOp::kNot, inside), seq[i], {}, seq[i]->span);
+      seq[j] = make_if(inside, direct, seq[j], gemm->span);
+      changed = true;
+      forwarded += static_cast<int>(v.copies.size());
     }
     if (!changed) return StmtMutator::mutate_seq(n, s);
     return StmtMutator::mutate(make_seq(std::move(seq), n->span));
@@ -331,25 +364,42 @@ class Forwarder : public StmtMutator {
       if (o == op) return true;
     return false;
   }
-  bool forwardable(const BufferRegion& src, const BufferRegion& dst) const {
+  // When the GEMM may read `src` in place of its copy `dst`: the condition for that (the constant
+  // true when it always holds: the copy's guards are empty; else the run-time condition for src to
+  // lie inside its buffer, a dynamic dimension or a partial last tile), or nothing.
+  std::optional<Expr> forwardable(const BufferRegion& src, const BufferRegion& dst) const {
     const Buffer& g = src.buffer;
     const Buffer& sb = dst.buffer;
-    if (g.scope() != MemScope::kGlobal || uses_.written.count(g.get()) || g.dtype() != sb.dtype()) return false;
-    if (!covers_whole(dst) || sb.ndim() != 2 || src.region.size() < 2) return false;
-    if (!is_one(g.effective_strides().back())) return false;
+    if (g.scope() != MemScope::kGlobal || uses_.written.count(g.get()) || g.dtype() != sb.dtype()) return std::nullopt;
+    if (!covers_whole(dst) || sb.ndim() != 2 || src.region.size() < 2) return std::nullopt;
+    if (!is_one(g.effective_strides().back())) return std::nullopt;
     size_t n = src.region.size();
     for (size_t d = 0; d + 2 < n; ++d)
-      if (!is_one(src.region[d].extent)) return false;
+      if (!is_one(src.region[d].extent)) return std::nullopt;
     if (!structural_equal(src.region[n - 2].extent, sb.shape()[0]) ||
         !structural_equal(src.region[n - 1].extent, sb.shape()[1]))
-      return false;
+      return std::nullopt;
     for (const Range& r : src.region)
-      if (!loads_nothing(r.min) || !loads_nothing(r.extent)) return false;
+      if (!loads_nothing(r.min) || !loads_nothing(r.extent)) return std::nullopt;
     // In bounds everywhere: the copy's own guards would be empty.
     LoopNest nest = make_loop_nest(src.squeezed_extents(), "f");
     LowerContext c = ctx_;
     c.guard_global_bounds = true;
-    return global_bounds_guards(g, region_indices(src, nest.indices()), c, &nest).empty();
+    if (global_bounds_guards(g, region_indices(src, nest.indices()), c, &nest).empty()) return make_bool(true);
+    // Otherwise the region's first and last elements inside G, per dimension, at run time.
+    std::vector<Expr> conds;
+    for (size_t d = 0; d < n; ++d) {
+      const Range& r = src.region[d];
+      int64_t e;
+      if (!is_const_int(r.extent, &e) || e < 1) return std::nullopt;
+      const Expr& lo = r.min;
+      Expr hi = lo + make_int(e - 1, lo.dtype());
+      IntBounds lb = int_bounds(lo, c.var_ranges), hb = int_bounds(hi, c.var_ranges),
+                db = int_bounds(g.shape()[d], c.var_ranges);
+      if (!(lb.lo && *lb.lo >= 0)) conds.push_back(lo >= make_int(0, lo.dtype()));
+      if (!(hb.hi && db.lo && *hb.hi < *db.lo)) conds.push_back(hi < g.shape()[d]);
+    }
+    return conjunction(conds);
   }
 
   struct Scope {

@@ -16,7 +16,12 @@
 //     unit dimensions allowed) and its indices load nothing;
 //   - r lies inside G for every value of the surrounding block, loop and let variables (the copy
 //     would otherwise zero-fill the outside part).
-// S's allocation stays (unused).
+// S's allocation stays (unused). Where the last condition holds only at run time (dynamic
+// dimensions, a partial last tile), the pair is versioned instead: `if (!inside) T.copy(G[r], S);
+// ...; if (inside) T.gemm(G[r], ...) else T.gemm(S, ...)`, `inside` being r's first and last
+// elements inside G (all operands of that GEMM so versioned share one condition): a dynamic-shape
+// GEMM reads its interior tiles in place and only the edge tiles through the guarded copies (3x
+// less time for TileLang's examples/dynamic_shape on cpu, docs/PERFORMANCE.md).
 //
 // Second rewrite: `T.clear(C)` (all of a block-local C filled with +0) directly before
 // `T.gemm(A, B, C)` accumulating into all of C (attention's scores), or before a serial or

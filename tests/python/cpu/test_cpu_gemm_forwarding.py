@@ -49,7 +49,8 @@ CASES = [
     (192, 128, 96, (96, 64, 48), "float32", "float32", False, True, (True, True)),   # B [N, K]
     (128, 96, 64, (64, 48, 32), "float32", "float32", True, False, (True, True)),    # A [K, M]
     (1, 512, 256, (1, 128, 64), "float32", "float32", False, False, (True, True)),   # decode GEMV
-    (100, 72, 50, (32, 32, 16), "float32", "float32", False, False, (False, False)),  # partial tiles: kept
+    # partial tiles: the copies stay for the edge tiles (see test_dynamic_shape_gemm_reads_global_tiles_in_bounds)
+    (100, 72, 50, (32, 32, 16), "float32", "float32", False, False, (False, False)),
     (128, 128, 128, (64, 64, 64), "bfloat16", "float32", False, False, (True, True)),
     (64, 64, 128, (32, 32, 64), "int8", "int32", False, True, (True, True)),
 ]
@@ -241,3 +242,57 @@ def test_clear_right_before_a_gemm_in_every_iteration_becomes_its_clear(rng):
     np.testing.assert_array_equal(o1, o2)
     zero_fill = re.compile(r"\bS\[[^\]]*\] = 0\.0f;")
     assert not zero_fill.search(source(fast)) and zero_fill.search(source(kept))
+
+
+def _dynamic_gemm(A, B, block_M, block_N, block_K, trans_A, trans_B, dtype, accum_dtype):
+    """example_dynamic's kernel (TileLang's examples/dynamic_shape), written here: M, N, K are
+    run-time dimensions, so no tile is known to lie inside A or B at compile time."""
+    M, N, K = T.dynamic("m"), T.dynamic("n"), T.dynamic("k")
+    A: T.Tensor((K, M) if trans_A else (M, K), dtype)
+    B: T.Tensor((N, K) if trans_B else (K, N), dtype)
+    C = T.empty((M, N), accum_dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_shared = T.alloc_shared((block_K, block_M) if trans_A else (block_M, block_K), dtype)
+        B_shared = T.alloc_shared((block_N, block_K) if trans_B else (block_K, block_N), dtype)
+        C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+            if trans_A:
+                T.copy(A[k * block_K, by * block_M], A_shared)
+            else:
+                T.copy(A[by * block_M, k * block_K], A_shared)
+            if trans_B:
+                T.copy(B[bx * block_N, k * block_K], B_shared)
+            else:
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local, trans_A, trans_B)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+dynamic_gemm = tilelang.jit(_dynamic_gemm)
+dynamic_gemm_kept = tilelang.jit(pass_configs=KEEP)(_dynamic_gemm)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("ta,tb", [(False, False), (False, True), (True, False)])
+def test_dynamic_shape_gemm_reads_global_tiles_in_bounds(dtype, ta, tb, rng):
+    """With run-time M, N, K a copy's guards cannot be dropped at compile time: the GEMM reads the
+    global tiles whenever all of them lie inside A and B (checked per tile at run time) and the
+    guarded copies fill the shared tiles otherwise (the edge tiles). One compiled kernel, shapes
+    with and without partial tiles: values against numpy (float64) and, bit for bit, against the
+    kernel with the copies kept (tl.disable_cpu_gemm_forwarding)."""
+    bm, bn, bk = 32, 48, 16
+    fast = dynamic_gemm.compile(None, None, bm, bn, bk, ta, tb, dtype, "float32")
+    kept = dynamic_gemm_kept.compile(None, None, bm, bn, bk, ta, tb, dtype, "float32")
+    src = source(fast)
+    direct = re.search(r"tl::cpu::gemm<[^>]*>\(\(A \+", src)
+    assert direct and stores_to(src, "A_shared"), src[src.find("_block("):][:4000]
+    np_dtype = np.float16 if dtype == "float16" else np.float32
+    for M, N, K in [(96, 144, 64), (100, 150, 70), (7, 5, 3), (64, 48, 17)]:
+        a = rng.uniform(-1, 1, (K, M) if ta else (M, K)).astype(np_dtype)
+        b = rng.uniform(-1, 1, (N, K) if tb else (K, N)).astype(np_dtype)
+        c, c_kept = (np.asarray(x) for x in (fast(a, b), kept(a, b)))
+        assert c.shape == (M, N)
+        np.testing.assert_allclose(c, reference(a, b, ta, tb, np.float64), rtol=0, atol=2e-6 * K)
+        np.testing.assert_array_equal(c, c_kept)

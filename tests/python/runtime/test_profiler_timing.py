@@ -255,3 +255,42 @@ def test_gpu_profiler_times_on_the_callers_stream():
     torch.testing.assert_close(b, a)
     gbps = 2 * n * 4 / (t * 1e-3) / 1e9
     assert 50 < gbps < 6000, gbps
+
+
+# ---- the cpu wall clock: time budgets for calls that outlast them ----------------------------
+
+
+class _FakeWallClock:
+    """perf_counter_ns for bench.py: advanced only by the benchmarked function, by `ms` a call."""
+
+    def __init__(self, ms):
+        self.ns, self.ms, self.calls = 0, ms, 0
+
+    def __call__(self):
+        return self.ns
+
+    def fn(self):
+        self.calls += 1
+        self.ns += int(self.ms * 1e6)
+
+
+@pytest.mark.parametrize("ms,warmup,rep,expected_calls", [
+    (20_000.0, 500, 100, 2),  # one call outlasts the whole budget: one untimed, one timed call
+    (50.0, 25, 100, 1 + 3),  # 3 estimate calls use the 125 ms: they are the repetitions
+    (1.0, 25, 100, 1 + 5 + 25 + 100),  # short calls: TileLang's counts (estimate, warm-up, repetitions)
+])
+def test_cpu_bench_spends_its_time_budget_once(monkeypatch, ms, warmup, rep, expected_calls):
+    import tilelang.profiler.bench as bench
+    clock = _FakeWallClock(ms)
+    monkeypatch.setattr(bench.time, "perf_counter_ns", clock)
+    got = do_bench(clock.fn, warmup=warmup, rep=rep, device="cpu", return_mode="mean")
+    assert clock.calls == expected_calls
+    assert got == pytest.approx(ms)  # every timed call is a whole call
+
+
+def test_cpu_bench_forced_counts_are_honoured_for_long_calls(monkeypatch):
+    import tilelang.profiler.bench as bench
+    clock = _FakeWallClock(20_000.0)
+    monkeypatch.setattr(bench.time, "perf_counter_ns", clock)
+    assert do_bench(clock.fn, _n_warmup=2, _n_repeat=3, device="cpu") == pytest.approx(20_000.0)
+    assert clock.calls == 1 + 5 + 2 + 3
