@@ -421,6 +421,7 @@ Stmt lower_cuda_copy(const TileOpNode& op, CudaLowerCtx& ctx) {
   if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region())
     throw_error<TypeError>(op_error_prefix(op), "expects T.copy(src, dst) with two buffer regions");
   if (attr_bool(op.attrs, "tma", false)) return lower_cuda_tma_copy(op, ctx);
+  if (attr_bool(op.attrs, "tma_store", false)) return lower_cuda_tma_store(op, ctx);
   const BufferRegion& src = op.args[0].region;
   const BufferRegion& dst = op.args[1].region;
   std::vector<int64_t> se = const_extents(src, op_error_prefix(op) + "src");

@@ -91,6 +91,9 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
         atomic_update(kind, c->args[0], kind == "load" ? Val() : eval(c->args[1], t), t);
     return;
   }
+  if (op == "cuda.tma_store" || op == "cuda.tma_store_commit" || op == "cuda.tma_store_wait" ||
+      op == "cuda.fence_proxy_async")
+    return bulk_builtin(c, act);
   if (op.rfind("cuda.mbarrier_", 0) == 0 || op == "cuda.tma_load" || op == "cuda.sync_all" ||
       op == "cuda.fence_barrier_init" || op.rfind("cuda.setmaxnreg_", 0) == 0 || op.rfind("cuda.named_barrier_", 0) == 0)
     return async_builtin(c, act);
