@@ -261,10 +261,12 @@ size_t CudaCodegen::tmap_index(const CallNode* c) const {
 }
 
 void CudaCodegen::collect_tensor_maps(const PrimFunc& f, const Stmt& body) {
+  // The loads' maps first, then the stores' (TMA-store epilogues, target/cuda/ws_tma_store.h).
+  for (const char* kind : {"cuda.tma_load", "cuda.tma_store"})
   for_each_expr(body, [&](const Expr& e) {
     for_each_subexpr(e, [&](const Expr& x) {
       const auto* c = x.as<CallNode>();
-      if (!c || (c->op != "cuda.tma_load" && c->op != "cuda.tma_store")) return;
+      if (!c || c->op != kind) return;
       if (tmap_index(c) < tmaps_.size()) return;
       TensorMapUse u;
       u.tensor = c->args[0].as<BufferLoadNode>()->buffer;

@@ -158,6 +158,8 @@ std::string CudaCodegen::call(const CallNode* c) {
     return s + ")";
   }
   if (op == "cuda.tma_store_commit") return "tl::tma_store_commit()";
+  if (op == "cuda.stmatrix_x4")
+    return "tl::stmatrix_x4_cast(" + address(c->args[0]).first + ", " + address(c->args[1]).first + ")";
   if (op == "cuda.tma_store_wait")
     return "tl::tma_store_wait<" + std::to_string(get_const_int(c->args[0], "wait")) + ">()";
   if (op == "cuda.fence_proxy_async") return "tl::fence_proxy_async()";

@@ -66,7 +66,8 @@ def epilogue(src):
 
 def test_persistent_chunks_overlap_the_next_tile():
     """128 x 256 fp16 tiles, 4 stages: the whole tile (64 KiB) does not fit beside the stages (192
-    KiB), so four 64-column chunks alternate between two 16 KiB buffers. Before a chunk is written,
+    KiB), so four 64-column chunks alternate between two 16 KiB buffers, each written by stmatrix
+    (16 bytes per lane: 8 accumulator registers converted to four packed pairs). Before a chunk is written,
     thread 0 waits until at most one store still reads (the one of the other buffer), then a barrier;
     after it a proxy fence, a barrier, and thread 0's store and commit. The tile's last wait is the
     next tile's first: none at the end of the tile loop, one wait<0> after it."""
@@ -77,7 +78,7 @@ def test_persistent_chunks_overlap_the_next_tile():
     assert "store_exchange" not in src
     chunk = re.compile(
         r"if \(\(tx == 0\)\) \{\s*tl::tma_store_wait<1>\(\);\s*\}\s*tl::sync_block\(\);\s*#pragma unroll\s*"
-        r"for \([^\n]*\n(\s*tl::copy_cast<2>\(\(&C_local_tma_stage(\d)\[[^\n]*\n){2}\s*\}\s*"
+        r"for \([^\n]*\n(\s*tl::stmatrix_x4_cast\(\(&C_local_tma_stage(\d)\[[^\n]*\n)\s*\}\s*"
         r"tl::fence_proxy_async\(\);\s*tl::sync_block\(\);\s*if \(\(tx == 0\)\) \{\s*"
         r"tl::tma_store\(tl_tmap_\d, \(&C_local_tma_stage(\d)\[0\]\), \(\(?bx \* 256\)( \+ (\d+)\))?, \(by \* 128\)\);\s*"
         r"tl::tma_store_commit\(\);\s*\}")
@@ -87,8 +88,19 @@ def test_persistent_chunks_overlap_the_next_tile():
     assert re.fullmatch(r"tl::tma_store_commit\(\);\s*\}\s*\}\s*if \(\(tx == 0\)\) \{\s*tl::tma_store_wait<0>\(\);"
                         r"\s*\}\s*", tail), tail
     assert re.search(r"smem (\d+)", src) and int(re.search(r"smem (\d+)", src).group(1)) <= 227 * 1024
-    # The store's tensor map: C (parameter 2), fp16, 128-byte swizzle, box 64 x 128.
-    assert "tmap tl_tmap_0 2 6 128 2 64 128" in src
+    # The store's tensor map, after the loads' (A, B): C (parameter 2), fp16, 128-byte swizzle, box 64 x 128.
+    assert "tmap tl_tmap_2 2 6 128 2 64 128" in src
+
+
+def test_stmatrix_switch():
+    """TL_DISABLE_STMATRIX: the chunks are written by converted pairs (4-byte st.shared, conflict-free
+    under the 128-byte swizzle); the PTX has stmatrix only without it."""
+    f = gemm(1024, 1024, 512, 128, 256, 64, stages=4)
+    on, off = build(f, "sm_90a", {}), build(f, "sm_90a", {"tl.disable_stmatrix": True})
+    assert epilogue(on["source"]).count("tl::stmatrix_x4_cast(") == 4 and "copy_cast" not in epilogue(on["source"])
+    assert "stmatrix" not in off["source"] and epilogue(off["source"]).count("tl::copy_cast<2>(") == 8
+    ptx = [_core.cuda.compile(b["source"], "kernel.cu", "sm_90a", False, True, [])["ptx"] for b in (on, off)]
+    assert "stmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx[0] and "stmatrix" not in ptx[1]
 
 
 def test_whole_tile_in_one_buffer():
@@ -123,7 +135,7 @@ def test_one_staging_buffer_when_two_do_not_fit():
 @pytest.mark.parametrize("out_dtype,box", [("float32", "7 128 2 32 128"), ("bfloat16", "9 128 2 64 128")])
 def test_output_types(out_dtype, box):
     src = src_of(gemm(512, 512, 256, out_dtype=out_dtype))
-    assert "tl::tma_store(" in src and f"tmap tl_tmap_0 2 {box}" in src
+    assert "tl::tma_store(" in src and f"tmap tl_tmap_2 2 {box}" in src
 
 
 def test_program_staged_tile():
@@ -193,6 +205,8 @@ EMU_CASES = {
     "fp16_chunks_one_cta_per_tile": (256, 512, 128, dict(bn=256, stages=4), "float16", "float16",
                                      {"tl.disable_persistent": True}),
     "fp16_one_warpgroup": (256, 384, 128, dict(bm=64, threads=128), "float16", "float16", None),
+    "fp16_chunks_no_stmatrix": (256, 1024, 128, dict(bn=256, stages=4), "float16", "float16",
+                                {"tl.disable_stmatrix": True}),
 }
 
 
