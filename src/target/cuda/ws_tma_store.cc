@@ -97,13 +97,24 @@ TmaStoreEpilogue plan_tma_store_epilogue(const KernelLaunchNode& k, const std::v
     const BufferRegion& src = op->args[0].region;
     const BufferRegion& dst = op->args[1].region;
     const Buffer& g = dst.buffer;
-    if (g.scope() != MemScope::kGlobal || g.ndim() != 2 || tma_data_type(g.dtype()) < 0) continue;
+    if (g.scope() != MemScope::kGlobal || g.ndim() < 2 || g.ndim() > 5 || tma_data_type(g.dtype()) < 0) continue;
     bool is_param = false;
     for (const Param& p : params) is_param |= p.is_buffer() && p.buffer.same_as(g);
     if (!is_param) continue;
-    int64_t rows = 0, cols = 0;
-    if (!is_const_int(dst.region[0].extent, &rows) || !is_const_int(dst.region[1].extent, &cols)) continue;
-    if (rows < 1 || rows > 256 || cols < 1) continue;
+    // The tile: the last dimension's extent (columns) and at most one other non-unit extent (rows;
+    // attention's Output[b, rows, h, :]).
+    int64_t rows = 1, cols = 0;
+    bool const_ext = is_const_int(dst.region.back().extent, &cols);
+    int other_dims = 0;
+    for (size_t d = 0; d + 1 < g.ndim(); ++d) {
+      int64_t e = 0;
+      const_ext = const_ext && is_const_int(dst.region[d].extent, &e);
+      if (e != 1) {
+        rows = e;
+        ++other_dims;
+      }
+    }
+    if (!const_ext || other_dims > 1 || rows < 1 || rows > 256 || cols < 1) continue;
     // The whole source buffer, of the tile's shape.
     const Buffer& s = src.buffer;
     const bool frag = s.scope() == MemScope::kFragment;
@@ -142,7 +153,7 @@ TmaStoreEpilogue plan_tma_store_epilogue(const KernelLaunchNode& k, const std::v
     TmaBoxPlan plan;
     std::string why;
     BufferRegion part = c.op->args[1].region;
-    part.region[1].extent = make_int(w, part.region[1].extent.dtype());
+    part.region.back().extent = make_int(w, part.region.back().extent.dtype());
     return plan_tma_box(part, {c.rows, w}, sw, &plan, &why);
   };
   struct Choice {
@@ -229,8 +240,8 @@ TmaStoreEpilogue plan_tma_store_epilogue(const KernelLaunchNode& k, const std::v
       BufferRegion fpart = src;
       fpart.region[1] = Range(make_int(q * ch.width, src.region[1].min.dtype()), make_int(ch.width));
       BufferRegion gpart = dst;
-      gpart.region[1] = Range(dst.region[1].min + make_int(q * ch.width, dst.region[1].min.dtype()),
-                              make_int(ch.width, dst.region[1].extent.dtype()));
+      const Range& last = dst.region.back();
+      gpart.region.back() = Range(last.min + make_int(q * ch.width, last.min.dtype()), make_int(ch.width, last.extent.dtype()));
       seq.push_back(make_tile_op(c.op->op, {fpart, BufferRegion::full(sbuf)}, {}, c.op->span));
       seq.push_back(make_tile_op(c.op->op, {BufferRegion::full(sbuf), gpart}, store_attrs, c.op->span));
     }

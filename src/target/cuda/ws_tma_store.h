@@ -19,8 +19,9 @@
 // major or a gmma layout), and the wait goes before the first statement after the loop that uses it.
 //
 // Eligible: a top-level T.copy after the pipelined loop from a whole fragment (or a shared buffer used
-// only after the loop) into a region of a two-dimensional global tensor that is a kernel parameter,
-// with constant extents, whose type has a tensor-map type and whose row stride is provably a multiple
+// only after the loop) into a region of a global tensor of 2 to 5 dimensions that is a kernel
+// parameter, with constant extents of which only the last (columns) and at most one other (rows) are
+// not 1 (attention's `Output[b, rows, h, :]`), whose type has a tensor-map type and whose row stride is provably a multiple
 // of 16 bytes (cuTensorMapEncodeTiled), rows at most 256 (box limit), and nothing after the copy that
 // touches the tensor (in the persistent form nothing else in the kernel: `C += A @ B`, which reads C
 // before the loop, keeps the register store there). Partial tiles at the tensor's edges need nothing: TMA drops what falls outside.

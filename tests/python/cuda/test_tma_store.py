@@ -147,6 +147,22 @@ def test_program_staged_tile():
     assert ep.index("tl::tma_store_wait<0>();") < ep.index("C_shared[") < ep.index("tl::fence_proxy_async();")
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_output_tile(causal):
+    """Flash attention's `T.copy(acc_o, Output[bz, bx * BM:(bx + 1) * BM, by, :])`: a 4-D tensor whose
+    region has one other non-unit extent: rank-4 boxes {64, 1, 128, 1} (the 128-column tile in two
+    128-byte panels), the whole tile staged (32 KiB beside Q and the K / V stages), written by
+    stmatrix after the wait for the previous tile's store (persistent form)."""
+    f = K.flashattn(1, 2, 512, 128, causal, block_M=128, block_N=128, num_stages=2, threads=256)
+    src = src_of(f)
+    assert "persistent 1" in src and "tmap tl_tmap_3 3 6 128 4 64 1 128 1" in src
+    assert re.search(r"tl::tma_store\(tl_tmap_3, \(&acc_o_tma_stage\[0\]\), 0, by, \(bx \* 128\), bz\);", src)
+    assert re.search(r"tl::tma_store\(tl_tmap_3, \(&acc_o_tma_stage\[8192\]\), 64, by, \(bx \* 128\), bz\);", src)
+    i = src.index("tl::tma_store_wait<0>();")
+    assert i < src.index("tl::stmatrix_x4_cast((&acc_o_tma_stage[") < src.index("tl::fence_proxy_async();")
+    assert "tma_store" not in src_of(f, NO_TMA_STORE)
+
+
 @pytest.mark.parametrize("configs", [NO_TMA_STORE, {"tl.disable_tma_lower": True}])
 def test_switches_restore_the_register_store(configs):
     src = src_of(gemm(1024, 1024, 512, 128, 256, 64, stages=4), configs)
