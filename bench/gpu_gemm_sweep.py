@@ -11,7 +11,8 @@ the per-round ratio t_cuBLAS / t_ours, and its range.
 --ab-tma-store times every configuration twice in the same rounds: as compiled by default (on
 sm_90a the TMA-store epilogue, src/target/cuda/ws_tma_store.h; tag "+tmastore") and with
 TL_DISABLE_TMA_STORE (the register store, "-tmastore"); a variant whose source does not have the
-form its tag claims is reported and left out.
+form its tag claims is reported and left out. With --pairs also "+tmastore/pairs": the TMA store with
+the staging written by converted element pairs instead of stmatrix (TL_DISABLE_STMATRIX).
 """
 import argparse
 import statistics
@@ -56,8 +57,11 @@ def main():
     ap.add_argument("--only", nargs="*", default=None, help="configuration indices to run")
     ap.add_argument("--ab-tma-store", action="store_true",
                     help="each configuration with and without the TMA-store epilogue (TL_DISABLE_TMA_STORE)")
+    ap.add_argument("--pairs", action="store_true", help="with --ab-tma-store: also the TMA store without stmatrix")
     args = ap.parse_args()
     variants = [("+tmastore", {}), ("-tmastore", {"tl.disable_tma_store": True})] if args.ab_tma_store else [("", {})]
+    if args.ab_tma_store and args.pairs:
+        variants.append(("+tmastore/pairs", {"tl.disable_stmatrix": True}))
     for dtype_name in args.dtypes:
         dtype = getattr(torch, dtype_name)
         for n in args.sizes:
@@ -88,7 +92,7 @@ def main():
                         print(f"{dtype_name} {n} {name}: WRONG, rel err {err:.1e}", flush=True)
                         continue
                     has_store = "tl::tma_store(" in k.built["source"]
-                    if suffix and has_store != (suffix == "+tmastore"):
+                    if suffix and has_store != suffix.startswith("+tmastore"):
                         print(f"{dtype_name} {n} {name}: the source {'has' if has_store else 'lacks'} the TMA store "
                               f"(see cuda.why_not_warp_specialized / ws_tma_store.h); left out", flush=True)
                         continue
