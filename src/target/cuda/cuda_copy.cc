@@ -336,36 +336,57 @@ Stmt store_fragment_stmatrix(const TileOpNode& op, CudaLowerCtx& ctx, const Buff
     return i[0] >= fmin[0] && i[0] < fmin[0] + fext[0] && i[1] >= fmin[1] && i[1] < fmin[1] + fext[1];
   };
   std::vector<int64_t> groups;
-  std::vector<int64_t> e, e1, b;
+  std::vector<int64_t> e, e1, b, b0;
+  // Matrix m's first element, relative to matrix 0's, the same in every warp and register group:
+  // d[m] (row, column); it must be m's bits times two vectors (the lane term below is one formula).
+  int64_t d[4][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+  bool d_known = false;
   for (int64_t r0 = 0; r0 < L.num_regs(); r0 += 8) {
     int in = -1;
     for (int64_t t = 0; t < ctx.num_threads; ++t) {
       const int64_t lane = t % 32, wb = t - lane;
+      if (!L.index_at(wb, r0, &b0)) return Stmt();
       for (int64_t p = 0; p < 4; ++p) {
         if (!L.index_at(t, r0 + 2 * p, &e) || !L.index_at(t, r0 + 2 * p + 1, &e1) || !L.index_at(wb, r0 + 2 * p, &b))
           return Stmt();
         if (e[0] != b[0] + lane / 4 || e[1] != b[1] + 2 * (lane % 4) || e1[0] != e[0] || e1[1] != e[1] + 1 ||
             (b[1] - fmin[1]) % 8 != 0)
           return Stmt();
+        if (!d_known) {
+          d[p][0] = b[0] - b0[0];
+          d[p][1] = b[1] - b0[1];
+        } else if (d[p][0] != b[0] - b0[0] || d[p][1] != b[1] - b0[1]) {
+          return Stmt();
+        }
         const int here = in_region(e) && in_region(e1) ? 1 : (!in_region(e) && !in_region(e1) ? 0 : -2);
         if (here == -2 || (in >= 0 && here != in)) return Stmt();  // a group partly in the region
         in = here;
       }
+      d_known = true;
     }
     if (in == 1) groups.push_back(r0);
   }
   if (groups.empty()) return Stmt();
+  for (int k = 0; k < 2; ++k)
+    if (d[3][k] != d[1][k] + d[2][k]) return Stmt();
+  // Lane l addresses row l % 8 of matrix m = l / 8: matrix 0's first element (this thread's element
+  // of register r0 less its lane's place in the matrix) plus (l % 8, 0) plus d[m].
   const DataType it = ctx.tid.dtype();
   const Expr lane = floormod(ctx.tid, make_int(32, it));
-  // Lane l addresses row l % 8 of matrix l / 8: the element its register pair l / 8 holds in the
-  // lane 4 (l % 8) of its warp.
-  const Expr holder = ctx.tid - lane + floormod(ctx.tid, make_int(8, it)) * make_int(4, it);
+  const Expr m1 = floormod(floordiv(lane, make_int(8, it)), make_int(2, it));
+  const Expr m2 = floordiv(lane, make_int(16, it));
+  const Expr lane_row = floormod(lane, make_int(8, it)) - floordiv(lane, make_int(4, it)) +
+                        m1 * make_int(d[1][0], it) + m2 * make_int(d[2][0], it);
+  const Expr lane_col = m1 * make_int(d[1][1], it) + m2 * make_int(d[2][1], it) -
+                        floormod(lane, make_int(4, it)) * make_int(2, it);
   const Buffer& regs = ctx.regs_of(frag.buffer);
   std::vector<Stmt> out;
   for (int64_t r0 : groups) {
-    std::vector<Expr> idx = L.index_of(holder, make_int(r0, it) + floordiv(lane, make_int(8, it)) * make_int(2, it));
+    std::vector<Expr> idx = L.index_of(ctx.tid, make_int(r0, it));
+    idx[0] = idx[0] + lane_row;
+    idx[1] = idx[1] + lane_col;
     std::vector<Expr> pos;
-    for (size_t d = 0; d < idx.size(); ++d) pos.push_back(fmin[d] ? idx[d] - make_int(fmin[d], it) : idx[d]);
+    for (size_t k = 0; k < idx.size(); ++k) pos.push_back(fmin[k] ? idx[k] - make_int(fmin[k], it) : idx[k]);
     std::vector<Expr> oidx = region_point(other, pos);
     out.push_back(builtin_stmt("cuda.stmatrix_x4", {ctx.address_of(dst, oidx, 2),
                                                     make_call(DataType::Handle(), "cuda.address_of",
