@@ -7,6 +7,12 @@ and power-cap drift hits all of them alike. Reported per configuration: the medi
 the per-round ratio t_cuBLAS / t_ours, and its range.
 
     python3 bench/gpu_gemm_sweep.py [--sizes 4096 8192] [--dtypes float16 bfloat16] [--rounds 5]
+
+--ab-tma-store times every configuration twice in the same rounds: as compiled by default (on
+sm_90a the TMA-store epilogue, src/target/cuda/ws_tma_store.h; tag "+tmastore") and with
+TL_DISABLE_TMA_STORE (the register store, "-tmastore"); a variant whose source does not have the
+form its tag claims is reported and left out. With --pairs also "+tmastore/pairs": the TMA store with
+the staging written by converted element pairs instead of stmatrix (TL_DISABLE_STMATRIX).
 """
 import argparse
 import statistics
@@ -49,7 +55,13 @@ def main():
     ap.add_argument("--dtypes", nargs="+", default=["float16"])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", nargs="*", default=None, help="configuration indices to run")
+    ap.add_argument("--ab-tma-store", action="store_true",
+                    help="each configuration with and without the TMA-store epilogue (TL_DISABLE_TMA_STORE)")
+    ap.add_argument("--pairs", action="store_true", help="with --ab-tma-store: also the TMA store without stmatrix")
     args = ap.parse_args()
+    variants = [("+tmastore", {}), ("-tmastore", {"tl.disable_tma_store": True})] if args.ab_tma_store else [("", {})]
+    if args.ab_tma_store and args.pairs:
+        variants.append(("+tmastore/pairs", {"tl.disable_stmatrix": True}))
     for dtype_name in args.dtypes:
         dtype = getattr(torch, dtype_name)
         for n in args.sizes:
@@ -64,20 +76,27 @@ def main():
                 if args.only is not None and str(i) not in args.only:
                     continue
                 mode, bm, bn, bk, th, st, sw, cl = cfg
-                try:
-                    k = TorchKernel(K.matmul(n, n, n, bm, bn, bk, dtype=dtype_name, num_stages=st, threads=th,
-                                             swizzle_panel=sw, cluster=cl), MODES[mode])
-                    c.fill_(float("nan"))
-                    k(a, b, c)
-                    torch.cuda.synchronize()
-                    err = rel_err(c, ref)
-                except Exception as e:  # noqa: BLE001 - report and go on
-                    print(f"{dtype_name} {n} {tag(cfg)}: {type(e).__name__}: {str(e)[:200]}", flush=True)
-                    continue
-                if err > 1e-2:
-                    print(f"{dtype_name} {n} {tag(cfg)}: WRONG, rel err {err:.1e}", flush=True)
-                    continue
-                kernels[tag(cfg)] = k
+                for suffix, extra in variants:
+                    name = tag(cfg) + suffix
+                    try:
+                        k = TorchKernel(K.matmul(n, n, n, bm, bn, bk, dtype=dtype_name, num_stages=st, threads=th,
+                                                 swizzle_panel=sw, cluster=cl), dict(MODES[mode], **extra))
+                        c.fill_(float("nan"))
+                        k(a, b, c)
+                        torch.cuda.synchronize()
+                        err = rel_err(c, ref)
+                    except Exception as e:  # noqa: BLE001 - report and go on
+                        print(f"{dtype_name} {n} {name}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+                        continue
+                    if err > 1e-2:
+                        print(f"{dtype_name} {n} {name}: WRONG, rel err {err:.1e}", flush=True)
+                        continue
+                    has_store = "tl::tma_store(" in k.built["source"]
+                    if suffix and has_store != suffix.startswith("+tmastore"):
+                        print(f"{dtype_name} {n} {name}: the source {'has' if has_store else 'lacks'} the TMA store "
+                              f"(see cuda.why_not_warp_specialized / ws_tma_store.h); left out", flush=True)
+                        continue
+                    kernels[name] = k
             ratios = {t: [] for t in kernels}
             times = {t: [] for t in kernels}
             cublas = []

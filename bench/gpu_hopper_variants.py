@@ -4,7 +4,7 @@ process. Not a benchmark of a shipped code path: it tells which code-generation 
 making before making it.
 
     python3 bench/gpu_hopper_variants.py [sizes...]
-    python3 bench/gpu_hopper_variants.py flash [--short | --persistent]  (attention variants: see flash())
+    python3 bench/gpu_hopper_variants.py flash [--short | --persistent | --tma-store]  (attention variants: see flash())
 
 Variants (applied to the source of K.matmul(n, n, n, 128, 256, 64, 4 stages, 256 threads, panel 8)):
   base    the source as generated (the epilogue's lanes exchange pairs for 16-byte stores)
@@ -108,7 +108,11 @@ def flash():
     looping over the tiles, Q the producer's per-tile TMA load, causal tiles in pairs of
     complementary length). `--persistent` times only overlap / persistent at 2 and 3 stages (and
     cuDNN), in 5 rounds. A kernel that fell back to one CTA per tile (its shared memory did not fit
-    the persistent form) is named with "(1/tile)"."""
+    the persistent form) is named with "(1/tile)".
+
+    The fourth session of 2026-11-27: `--tma-store` times the default (`tmastore`: the output tile
+    staged in shared memory and stored by TMA, src/target/cuda/ws_tma_store.h) against
+    TL_DISABLE_TMA_STORE (`regstore`) at 2 and 3 stages (and cuDNN), in 5 rounds."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     B, H, S, D = 8, 16, 4096, 128
     torch.manual_seed(1)
@@ -119,8 +123,10 @@ def flash():
              "fenced": {"tl.disable_loop_proxy_fence_elision": True},
              "clearS": {"tl.disable_wgmma_zero_init": True}, "rowsum": {"tl.disable_deferred_row_sum": True},
              "persistent": {"tl.enable_persistent_flash": True}}
-    only_persistent = "--persistent" in sys.argv
-    if only_persistent:
+    only_persistent = "--persistent" in sys.argv or "--tma-store" in sys.argv
+    if "--tma-store" in sys.argv:
+        modes = {"tmastore": {}, "regstore": {"tl.disable_tma_store": True}}
+    elif only_persistent:
         modes = {"overlap": {}, "persistent": {"tl.enable_persistent_flash": True}}
     elif not short:
         modes.update({"noprologue": {"tl.disable_prologue_tma": True},

@@ -14,7 +14,9 @@
 namespace tl {
 namespace {
 
-const std::vector<std::string> kLayoutKinds = {"custom", "swizzled", "zn", "nz", "fragment"};
+// "gmma": the wgmma / TMA layout of a shared tile (layout/swizzle.h, attr swizzle_bytes), which the
+// cuda compiler pins on the staging buffers of its TMA-store epilogues (target/cuda/ws_tma_store.h).
+const std::vector<std::string> kLayoutKinds = {"custom", "swizzled", "zn", "nz", "fragment", "gmma"};
 
 bool has_list(const TileOpNode& op, const char* key) {
   auto it = op.attrs.find(key);
@@ -204,6 +206,9 @@ bool AnnotateLayoutOp::infer_layout(const TileOpNode& op, LayoutInference& ctx, 
                                  "' ", shape_str(shape), " of ", b.dtype().str(),
                                  "; rows must be 16, 32, 64 or a multiple of 128 bytes");
       ctx.set_shared_layout(b, make_swizzled_layout(shape, b.dtype().element_bytes()));
+    } else if (kind == "gmma") {
+      ctx.set_shared_layout(b, make_gmma_layout(shape, b.dtype().element_bytes(),
+                                                static_cast<int>(attr_int(op.attrs, "swizzle_bytes", 128))));
     } else if (kind == "custom") {
       auto vit = op.attrs.find("vars");
       auto eit = op.attrs.find("exprs");

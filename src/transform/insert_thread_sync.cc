@@ -99,6 +99,9 @@ class SyncInserter {
         if (c->op.rfind("cuda.mbarrier_", 0) == 0 || c->op == "cuda.tma_load" || c->op == "cuda.fence_barrier_init" ||
             c->op.rfind("cuda.named_barrier_", 0) == 0)
           return;
+        // A TMA store reads its shared source (thread 0, after the barrier its lowering puts
+        // before it); its tensor argument names the map, not a read.
+        if (c->op == "cuda.tma_store") return add_expr(c->args[1]);
         if (c->op == "cuda.call_sync") e.syncing_call = true;
         if (c->op == "cuda.cp_async_wait") {
           e.async_wait = 0;

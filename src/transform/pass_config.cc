@@ -27,6 +27,12 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_WARP_SPECIALIZED", "tl.disable_warp_specialized", Attr::kBool,
        "cuda: do not warp-specialize pipelined loops"},
       {"TL_DISABLE_TMA_LOWER", "tl.disable_tma_lower", Attr::kBool, "cuda: do not lower copies to TMA"},
+      {"TL_DISABLE_TMA_STORE", "tl.disable_tma_store", Attr::kBool,
+       "cuda sm_90a: warp-specialized kernels store their output tiles from registers to global memory "
+       "instead of staging them in shared memory for a TMA (bulk tensor) store"},
+      {"TL_DISABLE_STMATRIX", "tl.disable_stmatrix", Attr::kBool,
+       "cuda sm_90: fragments copied into 16-bit shared tiles move by element pairs (st.shared) instead of "
+       "stmatrix"},
       {"TL_DISABLE_TMA_MULTICAST", "tl.disable_tma_multicast", Attr::kBool,
        "cuda sm_90a: in thread-block clusters, each CTA loads its own copy of the tiles the cluster shares "
        "(no multicast)"},

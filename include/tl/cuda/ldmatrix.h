@@ -70,6 +70,20 @@ TL_DEVICE void stmatrix_x4(void* smem, const uint32_t* r) {
                "r"(r[1]), "r"(r[2]), "r"(r[3])
                : "memory");
 }
+// The warp's 8 registers r[0..7] per lane as four 8x8 matrices of D (pair p = r[2p], r[2p + 1],
+// converted and packed, in matrix p); `smem` is this lane's row address (lane 8 m + i: row i of
+// matrix m). The fragment -> shared copies of mma / wgmma accumulators (src/target/cuda/cuda_copy.cc).
+template <typename D, typename S>
+TL_DEVICE void stmatrix_x4_cast(D* smem, const S* r) {
+  static_assert(sizeof(D) == 2, "stmatrix moves 16-bit elements");
+  uint32_t p[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    alignas(4) D pair[2] = {static_cast<D>(r[2 * i]), static_cast<D>(r[2 * i + 1])};
+    p[i] = *reinterpret_cast<const uint32_t*>(pair);
+  }
+  stmatrix_x4(smem, p);
+}
 TL_DEVICE void stmatrix_x4_trans(void* smem, const uint32_t* r) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};" ::"r"(smem_addr(smem)),
                "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])

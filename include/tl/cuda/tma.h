@@ -204,11 +204,43 @@ TL_DEVICE int cluster_ctarank() {
 // Shared -> global copy of one box (the epilogue form): the writing threads must have made their
 // stores visible to the async proxy (fence_proxy_async in each, then a barrier) before one thread
 // issues it; tma_store_commit + tma_store_wait<0> before the shared tile is written again.
+TL_DEVICE void tma_store(const TmaDescriptor& d, const void* smem, int c0) {
+#if TL_ARCH >= 900
+  asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%2}], [%1];" ::"l"(
+                   reinterpret_cast<uint64_t>(&d)),
+               "r"(smem_addr(smem)), "r"(c0)
+               : "memory");
+#endif
+}
 TL_DEVICE void tma_store(const TmaDescriptor& d, const void* smem, int c0, int c1) {
 #if TL_ARCH >= 900
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
                    reinterpret_cast<uint64_t>(&d)),
                "r"(smem_addr(smem)), "r"(c0), "r"(c1)
+               : "memory");
+#endif
+}
+TL_DEVICE void tma_store(const TmaDescriptor& d, const void* smem, int c0, int c1, int c2) {
+#if TL_ARCH >= 900
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                   reinterpret_cast<uint64_t>(&d)),
+               "r"(smem_addr(smem)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+#endif
+}
+TL_DEVICE void tma_store(const TmaDescriptor& d, const void* smem, int c0, int c1, int c2, int c3) {
+#if TL_ARCH >= 900
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];" ::"l"(
+                   reinterpret_cast<uint64_t>(&d)),
+               "r"(smem_addr(smem)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+#endif
+}
+TL_DEVICE void tma_store(const TmaDescriptor& d, const void* smem, int c0, int c1, int c2, int c3, int c4) {
+#if TL_ARCH >= 900
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(
+                   reinterpret_cast<uint64_t>(&d)),
+               "r"(smem_addr(smem)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
                : "memory");
 #endif
 }

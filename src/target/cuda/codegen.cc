@@ -244,22 +244,29 @@ void CudaCodegen::emit_kernel_vars(const KernelLaunchNode& k) {
   }
 }
 
+// cuda.tma_load(tensor, dst, mbarrier, swizzle, rank, box..., coords...) and
+// cuda.tma_store(tensor, src, swizzle, rank, box..., coords...): the index of the swizzle argument.
+static size_t tma_swizzle_arg(const CallNode* c) { return c->op == "cuda.tma_store" ? 2 : 3; }
+
 size_t CudaCodegen::tmap_index(const CallNode* c) const {
   const auto* l = c->args[0].as<BufferLoadNode>();
-  TL_ICHECK(l, "cuda.tma_load without its tensor");
-  int64_t swz = get_const_int(c->args[3], "swizzle"), rank = get_const_int(c->args[4], "rank");
+  TL_ICHECK(l, c->op, " without its tensor");
+  const size_t a = tma_swizzle_arg(c);
+  int64_t swz = get_const_int(c->args[a], "swizzle"), rank = get_const_int(c->args[a + 1], "rank");
   std::vector<int64_t> box;
-  for (int64_t i = 0; i < rank; ++i) box.push_back(get_const_int(c->args[5 + static_cast<size_t>(i)], "box"));
+  for (int64_t i = 0; i < rank; ++i) box.push_back(get_const_int(c->args[a + 2 + static_cast<size_t>(i)], "box"));
   for (size_t i = 0; i < tmaps_.size(); ++i)
     if (tmaps_[i].tensor.get() == l->buffer.get() && tmaps_[i].swizzle == swz && tmaps_[i].box == box) return i;
   return tmaps_.size();
 }
 
 void CudaCodegen::collect_tensor_maps(const PrimFunc& f, const Stmt& body) {
+  // The loads' maps first, then the stores' (TMA-store epilogues, target/cuda/ws_tma_store.h).
+  for (const char* kind : {"cuda.tma_load", "cuda.tma_store"})
   for_each_expr(body, [&](const Expr& e) {
     for_each_subexpr(e, [&](const Expr& x) {
       const auto* c = x.as<CallNode>();
-      if (!c || c->op != "cuda.tma_load") return;
+      if (!c || c->op != kind) return;
       if (tmap_index(c) < tmaps_.size()) return;
       TensorMapUse u;
       u.tensor = c->args[0].as<BufferLoadNode>()->buffer;
@@ -267,9 +274,10 @@ void CudaCodegen::collect_tensor_maps(const PrimFunc& f, const Stmt& body) {
       for (size_t i = 0; i < f.params().size(); ++i)
         if (f.params()[i].is_buffer() && f.params()[i].buffer.get() == u.tensor.get()) u.param = i;
       TL_ICHECK(u.param < f.params().size(), "TMA tensor '", u.tensor.name(), "' is not a kernel parameter");
-      u.swizzle = static_cast<int>(get_const_int(c->args[3], "swizzle"));
-      const int64_t rank = get_const_int(c->args[4], "rank");
-      for (int64_t i = 0; i < rank; ++i) u.box.push_back(get_const_int(c->args[5 + static_cast<size_t>(i)], "box"));
+      const size_t a = tma_swizzle_arg(c);
+      u.swizzle = static_cast<int>(get_const_int(c->args[a], "swizzle"));
+      const int64_t rank = get_const_int(c->args[a + 1], "rank");
+      for (int64_t i = 0; i < rank; ++i) u.box.push_back(get_const_int(c->args[a + 2 + static_cast<size_t>(i)], "box"));
       tmaps_.push_back(u);
     });
   });

@@ -150,6 +150,19 @@ std::string CudaCodegen::call(const CallNode* c) {
     for (size_t i = 0; i < rank; ++i) s += ", " + expr(c->args[5 + rank + i]);
     return s + ")";
   }
+  if (op == "cuda.tma_store") {
+    const TensorMapUse& u = tmaps_[tmap_index(c)];
+    const size_t rank = static_cast<size_t>(get_const_int(c->args[3], "rank"));
+    std::string s = "tl::tma_store(" + u.name + ", " + address(c->args[1]).first;
+    for (size_t i = 0; i < rank; ++i) s += ", " + expr(c->args[4 + rank + i]);
+    return s + ")";
+  }
+  if (op == "cuda.tma_store_commit") return "tl::tma_store_commit()";
+  if (op == "cuda.stmatrix_x4")
+    return "tl::stmatrix_x4_cast(" + address(c->args[0]).first + ", " + address(c->args[1]).first + ")";
+  if (op == "cuda.tma_store_wait")
+    return "tl::tma_store_wait<" + std::to_string(get_const_int(c->args[0], "wait")) + ">()";
+  if (op == "cuda.fence_proxy_async") return "tl::fence_proxy_async()";
   if (op == "cuda.cluster_rank") return "tl::cluster_ctarank()";
   if (op == "tl.cluster_sync") return "tl::cluster_sync()";
   if (op == "cuda.mbarrier_arrive_cluster_warps")

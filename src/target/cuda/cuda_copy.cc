@@ -310,6 +310,91 @@ Stmt store_fragment_exchanged(const TileOpNode& op, CudaLowerCtx& ctx, const Buf
   return make_seq(out, op.span);
 }
 
+// ---- fragment -> shared through stmatrix (sm_90) -------------------------------------------------
+// stmatrix.m8n8.x4 stores four 8x8 matrices of 16-bit elements for a warp: lane l holds element pair
+// (l / 4, 2 * (l % 4) + {0, 1}) of matrix m in its packed register m, and lane 8 m + i gives the
+// shared address of row i of matrix m (16 contiguous bytes). An mma / wgmma accumulator is such a
+// fragment: each group of 8 registers of a thread is 4 pairs, pair p in matrix p of its warp. Where
+// the layout is proved to be that (every thread, every register group, by enumeration), a fragment
+// copied into a 16-bit shared tile whose 16-byte row pieces stay contiguous (row-major, swizzled or
+// gmma layouts) moves 16 bytes per lane and instruction (tl::stmatrix_x4_cast, converting the pairs)
+// instead of 4. Undefined where it is not (the caller then stores pairs).
+Stmt store_fragment_stmatrix(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& frag,
+                             const BufferRegion& other, const std::vector<int64_t>& fmin,
+                             const std::vector<int64_t>& fext) {
+  const Fragment& L = ctx.layout_of(frag.buffer);
+  const Buffer& dst = other.buffer;
+  if (ctx.target.arch.rfind("sm_90", 0) != 0 || dst.scope() != MemScope::kShared || dst.dtype().bits != 16 ||
+      dst.dtype().lanes != 1 || frag.buffer.dtype().lanes != 1 || L.replicate() > 1 || L.padded() ||
+      L.thread_offset() != 0 || L.num_threads() != ctx.num_threads || ctx.num_threads % 32 != 0 ||
+      L.shape().size() != 2 || other.region.size() != 2 || L.num_regs() % 8 != 0)
+    return Stmt();
+  for (const Range& r : other.region)
+    if (is_one(r.extent)) return Stmt();
+  if (vector_width(other, 8, ctx) < 8) return Stmt();  // 16-byte row pieces, contiguous and aligned
+  auto in_region = [&](const std::vector<int64_t>& i) {
+    return i[0] >= fmin[0] && i[0] < fmin[0] + fext[0] && i[1] >= fmin[1] && i[1] < fmin[1] + fext[1];
+  };
+  std::vector<int64_t> groups;
+  std::vector<int64_t> e, e1, b, b0;
+  // Matrix m's first element, relative to matrix 0's, the same in every warp and register group:
+  // d[m] (row, column); it must be m's bits times two vectors (the lane term below is one formula).
+  int64_t d[4][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+  bool d_known = false;
+  for (int64_t r0 = 0; r0 < L.num_regs(); r0 += 8) {
+    int in = -1;
+    for (int64_t t = 0; t < ctx.num_threads; ++t) {
+      const int64_t lane = t % 32, wb = t - lane;
+      if (!L.index_at(wb, r0, &b0)) return Stmt();
+      for (int64_t p = 0; p < 4; ++p) {
+        if (!L.index_at(t, r0 + 2 * p, &e) || !L.index_at(t, r0 + 2 * p + 1, &e1) || !L.index_at(wb, r0 + 2 * p, &b))
+          return Stmt();
+        if (e[0] != b[0] + lane / 4 || e[1] != b[1] + 2 * (lane % 4) || e1[0] != e[0] || e1[1] != e[1] + 1 ||
+            (b[1] - fmin[1]) % 8 != 0)
+          return Stmt();
+        if (!d_known) {
+          d[p][0] = b[0] - b0[0];
+          d[p][1] = b[1] - b0[1];
+        } else if (d[p][0] != b[0] - b0[0] || d[p][1] != b[1] - b0[1]) {
+          return Stmt();
+        }
+        const int here = in_region(e) && in_region(e1) ? 1 : (!in_region(e) && !in_region(e1) ? 0 : -2);
+        if (here == -2 || (in >= 0 && here != in)) return Stmt();  // a group partly in the region
+        in = here;
+      }
+      d_known = true;
+    }
+    if (in == 1) groups.push_back(r0);
+  }
+  if (groups.empty()) return Stmt();
+  for (int k = 0; k < 2; ++k)
+    if (d[3][k] != d[1][k] + d[2][k]) return Stmt();
+  // Lane l addresses row l % 8 of matrix m = l / 8: matrix 0's first element (this thread's element
+  // of register r0 less its lane's place in the matrix) plus (l % 8, 0) plus d[m].
+  const DataType it = ctx.tid.dtype();
+  const Expr lane = floormod(ctx.tid, make_int(32, it));
+  const Expr m1 = floormod(floordiv(lane, make_int(8, it)), make_int(2, it));
+  const Expr m2 = floordiv(lane, make_int(16, it));
+  const Expr lane_row = floormod(lane, make_int(8, it)) - floordiv(lane, make_int(4, it)) +
+                        m1 * make_int(d[1][0], it) + m2 * make_int(d[2][0], it);
+  const Expr lane_col = m1 * make_int(d[1][1], it) + m2 * make_int(d[2][1], it) -
+                        floormod(lane, make_int(4, it)) * make_int(2, it);
+  const Buffer& regs = ctx.regs_of(frag.buffer);
+  std::vector<Stmt> out;
+  for (int64_t r0 : groups) {
+    std::vector<Expr> idx = L.index_of(ctx.tid, make_int(r0, it));
+    idx[0] = idx[0] + lane_row;
+    idx[1] = idx[1] + lane_col;
+    std::vector<Expr> pos;
+    for (size_t k = 0; k < idx.size(); ++k) pos.push_back(fmin[k] ? idx[k] - make_int(fmin[k], it) : idx[k]);
+    std::vector<Expr> oidx = region_point(other, pos);
+    out.push_back(builtin_stmt("cuda.stmatrix_x4", {ctx.address_of(dst, oidx, 2),
+                                                    make_call(DataType::Handle(), "cuda.address_of",
+                                                              {make_load(regs, {make_int(r0)}), make_int(1)})}));
+  }
+  return make_seq(out, op.span);
+}
+
 // ---- fragment <-> memory -----------------------------------------------------------------------
 Stmt copy_with_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferRegion& frag,
                         const BufferRegion& other, bool frag_is_dst) {
@@ -344,6 +429,10 @@ Stmt copy_with_fragment(const TileOpNode& op, CudaLowerCtx& ctx, const BufferReg
   }
   if (!frag_is_dst && full && last >= 0) {
     Stmt x = store_fragment_exchanged(op, ctx, frag, other, last, v);
+    if (x.defined()) return x;
+  }
+  if (!frag_is_dst && !ctx.disable_stmatrix) {
+    Stmt x = store_fragment_stmatrix(op, ctx, frag, other, fmin, fext);
     if (x.defined()) return x;
   }
   // Stores to memory from a replicated fragment: only replica 0 writes.
@@ -421,6 +510,7 @@ Stmt lower_cuda_copy(const TileOpNode& op, CudaLowerCtx& ctx) {
   if (op.args.size() < 2 || !op.args[0].is_region() || !op.args[1].is_region())
     throw_error<TypeError>(op_error_prefix(op), "expects T.copy(src, dst) with two buffer regions");
   if (attr_bool(op.attrs, "tma", false)) return lower_cuda_tma_copy(op, ctx);
+  if (attr_bool(op.attrs, "tma_store", false)) return lower_cuda_tma_store(op, ctx);
   const BufferRegion& src = op.args[0].region;
   const BufferRegion& dst = op.args[1].region;
   std::vector<int64_t> se = const_extents(src, op_error_prefix(op) + "src");

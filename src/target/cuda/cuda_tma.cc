@@ -140,4 +140,46 @@ Stmt lower_cuda_tma_copy(const TileOpNode& op, CudaLowerCtx& ctx) {
   return make_seq(out, op.span);
 }
 
+Stmt lower_cuda_tma_store(const TileOpNode& op, CudaLowerCtx& ctx) {
+  const BufferRegion& src = op.args[0].region;
+  const BufferRegion& dst = op.args[1].region;
+  TL_ICHECK(src.buffer.scope() == MemScope::kShared, op_error_prefix(op), "TMA store from a non-shared buffer");
+  int swizzle = 0;
+  if (auto it = ctx.layouts.shared.find(src.buffer); it != ctx.layouts.shared.end()) {
+    const std::string& name = it->second->name;
+    TL_ICHECK(name.rfind("gmma", 0) == 0 || name == "row_major", op_error_prefix(op), "TMA store from '",
+              src.buffer.name(), "' laid out as ", name);
+    if (name.rfind("gmma", 0) == 0) swizzle = std::stoi(name.substr(4));
+  }
+  TL_ICHECK(swizzle == attr_int(op.attrs, "swizzle", swizzle), op_error_prefix(op), "TMA store from '",
+            src.buffer.name(), "': planned with swizzle ", attr_int(op.attrs, "swizzle", 0), ", laid out with ", swizzle);
+  std::vector<int64_t> tile = const_shape(src.buffer, "shared buffer");
+  TmaBoxPlan plan;
+  std::string why;
+  TL_ICHECK(plan_tma_box(dst, tile, swizzle, &plan, &why), op_error_prefix(op), "TMA store: ", why);
+  const Buffer& g = dst.buffer;
+  const size_t n = g.ndim();
+  std::vector<Expr> zeros(n, make_int(0));
+  Expr tensor = make_load(g, zeros);
+  std::vector<Stmt> issue;
+  for (int64_t p = 0; p < plan.panels; ++p) {
+    std::vector<Expr> sidx;
+    for (size_t d = 0; d < tile.size(); ++d) sidx.push_back(make_int(0));
+    sidx.back() = make_int(p * plan.box[0]);
+    std::vector<Expr> args = {tensor, ctx.address_of(src.buffer, sidx, 1), make_int(swizzle),
+                              make_int(static_cast<int64_t>(n))};
+    for (int64_t b : plan.box) args.push_back(make_int(b));
+    for (size_t i = 0; i < n; ++i) {
+      Expr c = dst.region[n - 1 - i].min;
+      if (i == 0 && p) c = c + make_int(p * plan.box[0], c.dtype());
+      args.push_back(c.dtype() == DataType::Int32() ? c : make_cast(DataType::Int32(), c));
+    }
+    issue.push_back(builtin_stmt("cuda.tma_store", args));
+  }
+  issue.push_back(builtin_stmt("cuda.tma_store_commit", {}));
+  return make_seq({builtin_stmt("cuda.fence_proxy_async", {}), builtin_stmt("tl.sync_threads", {}),
+                   make_if(eq(ctx.tid, make_int(0, ctx.tid.dtype())), make_seq(issue))},
+                  op.span);
+}
+
 }  // namespace tl

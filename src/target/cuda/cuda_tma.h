@@ -10,6 +10,8 @@
 // exactly a sequence of boxes of W / elem_bytes innermost elements with the W-byte swizzle mode,
 // one per panel; a row-major tile is one box without swizzle.
 //
+// Stores (shared -> global, the epilogue form) use the same tensor maps: lower_cuda_tma_store.
+//
 // Lowered form (one statement per box):
 //   cuda.tma_load(tensor[0, ..., 0], address_of(dst), address_of(mbarrier), swizzle, rank,
 //                 box_0, ..., box_{rank-1}, coord_0, ..., coord_{rank-1})
@@ -48,5 +50,15 @@ int tma_data_type(DataType t);
 
 // Lowers a copy marked {tma, mbarrier} by warp_specialize: one cuda.tma_load per box.
 Stmt lower_cuda_tma_copy(const TileOpNode& op, CudaLowerCtx& ctx);
+
+// Lowers a copy of a whole shared tile into a global region marked {tma_store} by warp_specialize
+// (ws_tma_store.h): every thread fences its shared stores for the async proxy, the threads meet at a
+// block barrier (the consumers' named barrier in a warp-specialized kernel), and thread 0 issues
+// one bulk tensor store per box and commits them as one bulk group:
+//   cuda.fence_proxy_async(); tl.sync_threads();
+//   if (tid == 0) { cuda.tma_store(tensor[0, ..., 0], address_of(src), swizzle, rank, box_0, ...,
+//                                  box_{rank-1}, coord_0, ..., coord_{rank-1}) ...; cuda.tma_store_commit() }
+// Whoever writes the tile again first waits (cuda.tma_store_wait) until the stores have read it.
+Stmt lower_cuda_tma_store(const TileOpNode& op, CudaLowerCtx& ctx);
 
 }  // namespace tl

@@ -11,7 +11,13 @@
 //     must have learnt, for every reader, a clock at or after its read;
 //   - a TMA copy into bytes an in-flight wgmma still reads is a race (as for any write);
 //   - an mbarrier wait that can never complete (both roles blocked with no progress, or the
-//     other role finished) is an error: the kernel would hang.
+//     other role finished) is an error: the kernel would hang;
+//   - a TMA store (shared -> global, the epilogue form) reads its tile when issued: bytes that
+//     threads stored must have been fenced for the async proxy by the storing thread
+//     (fence.proxy.async) and, when another thread stored them, ordered by a barrier; until its
+//     issuing thread's cp.async.bulk.wait_group.read retires its bulk group, a write of those bytes
+//     is a race, and the retirement counts as that thread's read (other threads' writes need a
+//     barrier after it); a block that ends with stores not waited for is an error.
 #include <cstring>
 #include <set>
 #include <thread>
@@ -334,6 +340,110 @@ void Emulator::ws_read_check(ByteState& s, int64_t b, const Mem& m, int64_t t) {
       return;
     }
   s.readers.push_back({static_cast<int32_t>(r), now});
+}
+
+void Emulator::bulk_recompute() {
+  bulk_pending_.clear();
+  for (int64_t t = 0; t < threads_; ++t) {
+    for (const BulkRead& r : bulk_open_[static_cast<size_t>(t)]) bulk_pending_.emplace_back(r.lo, r.lo + r.n, t);
+    for (const auto& g : bulk_groups_[static_cast<size_t>(t)])
+      for (const BulkRead& r : g) bulk_pending_.emplace_back(r.lo, r.lo + r.n, t);
+  }
+}
+
+void Emulator::bulk_builtin(const CallNode* c, const std::vector<char>& act) {
+  const std::string& op = c->op;
+  if (op == "cuda.tma_store") return tma_store(c, act);
+  if (op == "cuda.fence_proxy_async") {
+    // Every byte the fencing threads stored last is now visible to the async proxy.
+    for (ByteState& s : bytes_)
+      if (s.w_thread >= 0 && s.w_thread < threads_ && act[static_cast<size_t>(s.w_thread)]) s.proxy_fenced = true;
+    return;
+  }
+  for (int64_t t = 0; t < threads_; ++t) {
+    if (!act[static_cast<size_t>(t)]) continue;
+    auto& open = bulk_open_[static_cast<size_t>(t)];
+    auto& groups = bulk_groups_[static_cast<size_t>(t)];
+    if (op == "cuda.tma_store_commit") {
+      groups.push_back(std::move(open));
+      open.clear();
+      continue;
+    }
+    // cuda.tma_store_wait(N): the stores of all but the newest N groups have read their tiles.
+    const int64_t keep = get_const_int(c->args[0], "wait count");
+    while (static_cast<int64_t>(groups.size()) > keep) {
+      for (const BulkRead& r : groups.front()) shared_read(r.mem, r.off, r.n, t);  // the retirement: t's read, now
+      groups.erase(groups.begin());
+    }
+  }
+  bulk_recompute();
+}
+
+void Emulator::tma_store(const CallNode* c, const std::vector<char>& act) {
+  const auto* tl = c->args[0].as<BufferLoadNode>();
+  TL_ICHECK(tl, "cuda.tma_store without its tensor");
+  const Buffer& g = tl->buffer;
+  const int64_t swz = get_const_int(c->args[2], "swizzle"), rank = get_const_int(c->args[3], "rank");
+  const int64_t eb = g.dtype().element_bytes();
+  if (rank != static_cast<int64_t>(g.ndim())) throw_error<RuntimeError>("emulator: TMA rank differs from the tensor's");
+  std::vector<int64_t> box(static_cast<size_t>(rank));
+  int64_t total = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    box[static_cast<size_t>(d)] = get_const_int(c->args[4 + static_cast<size_t>(d)], "box");
+    total *= box[static_cast<size_t>(d)];
+  }
+  if ((box[0] * eb) % 16 || (swz && box[0] * eb > swz))
+    throw_error<RuntimeError>("emulator: TMA box rows of ", box[0] * eb, " bytes with a ", swz, "-byte swizzle");
+  for (int64_t t = 0; t < threads_; ++t) {
+    if (!act[static_cast<size_t>(t)]) continue;
+    Val src = address(c->args[1], t);
+    if (src.mem.space != Space::kShared) throw_error<RuntimeError>("emulator: TMA store source not in shared memory");
+    const int64_t abs = (src.mem.base - smem_.data()) + src.off;
+    const int64_t align = swz ? 8 * swz : 128;
+    if (abs % align)
+      throw_error<RuntimeError>("emulator: TMA store source '", src.mem.name, "' at shared byte ", abs,
+                                ", not a multiple of ", align);
+    check_range(src.mem, src.off, total * eb, "TMA store read");
+    std::vector<int64_t> coord(static_cast<size_t>(rank)), dims(static_cast<size_t>(rank)),
+        strides(static_cast<size_t>(rank));
+    std::vector<Expr> st = g.effective_strides();
+    for (int64_t d = 0; d < rank; ++d) {
+      coord[static_cast<size_t>(d)] = eval(c->args[4 + static_cast<size_t>(rank + d)], t).i;
+      dims[static_cast<size_t>(d)] = eval(g.shape()[static_cast<size_t>(rank - 1 - d)], t).i;
+      strides[static_cast<size_t>(d)] = eval(st[static_cast<size_t>(rank - 1 - d)], t).i;
+    }
+    const Mem& gm = global_.at(g.get());
+    const int64_t sw_bits = swz == 128 ? 3 : swz == 64 ? 2 : swz == 32 ? 1 : 0;
+    for (int64_t e = 0; e < total; ++e) {
+      int64_t rest = e, goff = 0;
+      bool in = true;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t i = rest % box[static_cast<size_t>(d)] + coord[static_cast<size_t>(d)];
+        rest /= box[static_cast<size_t>(d)];
+        in = in && i >= 0 && i < dims[static_cast<size_t>(d)];
+        goff += i * strides[static_cast<size_t>(d)];
+      }
+      int64_t a = abs + e * eb;
+      if (sw_bits) a ^= ((a >> 7) & ((int64_t(1) << sw_bits) - 1)) << 4;
+      const ByteState& s = bytes_[static_cast<size_t>(a)];
+      if (s.tma_bar < 0 && s.w_thread >= 0 && !s.proxy_fenced)
+        race("a TMA store (thread " + std::to_string(t) + ") reads '" + src.mem.name + "' (shared byte " +
+             std::to_string(a) + ") that thread " + std::to_string(s.w_thread) +
+             " stored without fence.proxy.async after it");
+      const int64_t moff = a - (src.mem.base - smem_.data());
+      shared_read(src.mem, moff, eb, t);
+      if (!in) continue;  // clipped: TMA writes nothing outside the tensor
+      check_range(gm, goff * eb, eb, "TMA store write");
+      std::memcpy(gm.base + goff * eb, smem_.data() + a, static_cast<size_t>(eb));
+    }
+    BulkRead r;
+    r.mem = src.mem;
+    r.off = src.off;
+    r.n = total * eb;
+    r.lo = abs;
+    bulk_open_[static_cast<size_t>(t)].push_back(r);
+  }
+  bulk_recompute();
 }
 
 }  // namespace tl::cuda_emu

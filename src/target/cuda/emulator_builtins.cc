@@ -91,6 +91,9 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
         atomic_update(kind, c->args[0], kind == "load" ? Val() : eval(c->args[1], t), t);
     return;
   }
+  if (op == "cuda.tma_store" || op == "cuda.tma_store_commit" || op == "cuda.tma_store_wait" ||
+      op == "cuda.fence_proxy_async")
+    return bulk_builtin(c, act);
   if (op.rfind("cuda.mbarrier_", 0) == 0 || op == "cuda.tma_load" || op == "cuda.sync_all" ||
       op == "cuda.fence_barrier_init" || op.rfind("cuda.setmaxnreg_", 0) == 0 || op.rfind("cuda.named_barrier_", 0) == 0)
     return async_builtin(c, act);
@@ -159,6 +162,42 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
       for (int64_t k = 0; k < n; ++k) {
         Val v = decode(st, src.mem.base + src.off + k * st.element_bytes());
         encode(dt, convert(dt, st, v), dst.mem.base + dst.off + k * dt.element_bytes());
+      }
+    }
+    return;
+  }
+  if (op == "cuda.stmatrix_x4") {
+    // Per warp (all 32 lanes): lane 8 m + i gives the address of row i of matrix m; lane l's
+    // registers src[2 m], src[2 m + 1] (converted) are columns 2 (l % 4), + 1 of row l / 4 of matrix m.
+    DataType dt = address_type(c->args[0]), st = address_type(c->args[1]);
+    const int64_t db = dt.element_bytes(), sb = st.element_bytes();
+    for (int64_t w = 0; w * 32 < threads_; ++w) {
+      int64_t active = 0;
+      for (int64_t t = w * 32; t < std::min<int64_t>(threads_, w * 32 + 32); ++t) active += act[static_cast<size_t>(t)];
+      if (active == 0) continue;
+      if (active != 32) throw_error<RuntimeError>("emulator: stmatrix with ", active, " of a warp's 32 lanes");
+      std::vector<Val> rows(32);
+      for (int64_t l = 0; l < 32; ++l) {
+        rows[static_cast<size_t>(l)] = address(c->args[0], w * 32 + l);
+        const Val& a = rows[static_cast<size_t>(l)];
+        if (a.mem.space != Space::kShared || (a.mem.base - smem_.data() + a.off) % 16)
+          throw_error<RuntimeError>("emulator: stmatrix row address of lane ", l, " ('", a.mem.name,
+                                    "') not 16-byte aligned shared memory");
+        check_range(a.mem, a.off, 8 * db, "stmatrix write");
+      }
+      for (int64_t l = 0; l < 32; ++l) {
+        const int64_t t = w * 32 + l;
+        Val src = address(c->args[1], t);
+        check_range(src.mem, src.off, 8 * sb, "stmatrix register read");
+        for (int64_t m = 0; m < 4; ++m) {
+          const Val& row = rows[static_cast<size_t>(8 * m + l / 4)];
+          const int64_t off = row.off + 2 * (l % 4) * db;
+          shared_write(row.mem, off, 2 * db, t, false);
+          for (int64_t k = 0; k < 2; ++k) {
+            Val v = decode(st, src.mem.base + src.off + (2 * m + k) * sb);
+            encode(dt, convert(dt, st, v), row.mem.base + off + k * db);
+          }
+        }
       }
     }
     return;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -138,6 +139,10 @@ class Emulator {
   void mbarrier_arrive(MBarrier& b, int64_t t, int64_t tx);
   void tma_load(const CallNode* c, const std::vector<char>& act);
   void tma_write(const Mem& m, int64_t abs, int64_t t, int64_t bar, int64_t phase);
+  // TMA stores (cp.async.bulk.tensor shared -> global), their bulk groups, fence.proxy.async.
+  void tma_store(const CallNode* c, const std::vector<char>& act);
+  void bulk_builtin(const CallNode* c, const std::vector<char>& act);
+  void bulk_recompute();
   void ws_read_check(ByteState& s, int64_t b, const Mem& m, int64_t t);
 
   // ---- GEMM contracts (emulator_gemm.cc) ----
@@ -185,6 +190,16 @@ class Emulator {
   static constexpr int64_t kPersistentCtas = 3;
   int64_t num_ctas_ = 1;
   std::map<int64_t, int64_t> named_bars_;  // arrivals of the current generation of named barriers
+  // TMA stores: per thread, the shared bytes [lo, hi) its stores read, in bulk groups not yet
+  // committed (bulk_open_) and committed but not yet waited for (bulk_groups_, oldest first);
+  // bulk_pending_ is every such range with its thread (a write there is a race).
+  struct BulkRead {
+    Mem mem;
+    int64_t off = 0, n = 0, lo = 0;
+  };
+  std::vector<std::vector<BulkRead>> bulk_open_;
+  std::vector<std::vector<std::vector<BulkRead>>> bulk_groups_;
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> bulk_pending_;
 };
 
 }  // namespace tl::cuda_emu

@@ -127,6 +127,9 @@ void Emulator::run_block(const KernelLaunchNode& k, const std::vector<int64_t>& 
   epoch_ = 0;
   groups_.assign(static_cast<size_t>(threads_), {});
   open_.assign(static_cast<size_t>(threads_), {});
+  bulk_open_.assign(static_cast<size_t>(threads_), {});
+  bulk_groups_.assign(static_cast<size_t>(threads_), {});
+  bulk_pending_.clear();
   vars_.clear();
   for (size_t i = 0; i < k.thread_vars.size(); ++i) {
     std::vector<Val> vals(static_cast<size_t>(threads_));
@@ -144,6 +147,11 @@ void Emulator::run_block(const KernelLaunchNode& k, const std::vector<int64_t>& 
   named_bars_.clear();
   std::vector<char> all(static_cast<size_t>(threads_), 1);
   exec(k.body, all);
+  for (int64_t t = 0; t < threads_; ++t)
+    if (!bulk_open_[static_cast<size_t>(t)].empty() || !bulk_groups_[static_cast<size_t>(t)].empty())
+      throw_error<RuntimeError>("emulator: thread ", t, " ends the block with TMA stores that may still read shared "
+                                "memory (", bulk_open_[static_cast<size_t>(t)].empty() ? "" : "uncommitted; ",
+                                "no cp.async.bulk.wait_group.read 0 after them)");
   for (const auto& [id, n] : named_bars_)
     if (n) throw_error<RuntimeError>("emulator: named barrier ", id, " ends the block with ", n,
                                      " arrivals of an incomplete generation (a hang on the GPU)");

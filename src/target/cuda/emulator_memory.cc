@@ -68,6 +68,11 @@ void Emulator::shared_write(const Mem& m, int64_t off, int64_t n, int64_t t, boo
     if (base < hi && lo < base + n)
       race("thread " + std::to_string(t) + " writes '" + m.name + "' (shared bytes " + std::to_string(base) + "+" +
            std::to_string(n) + ") that an in-flight wgmma still reads");
+  for (const auto& [lo, hi, u] : bulk_pending_)
+    if (base < hi && lo < base + n)
+      race("thread " + std::to_string(t) + " writes '" + m.name + "' (shared bytes " + std::to_string(base) + "+" +
+           std::to_string(n) + ") that a TMA store of thread " + std::to_string(u) +
+           " still reads (no cp.async.bulk.wait_group.read of that thread before)");
   for (int64_t b = base; b < base + n; ++b) {
     ByteState& s = bytes_[static_cast<size_t>(b)];
     if (s.r_epoch == epoch_ && (s.r_multi || s.r_thread != t))

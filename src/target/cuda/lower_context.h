@@ -48,6 +48,7 @@ struct CudaLowerCtx {
   bool guard_global = true;
   // TL_DISABLE_STORE_EXCHANGE: fragment stores move each lane's own groups (no shuffle exchange).
   bool disable_store_exchange = false;
+  bool disable_stmatrix = false;  // TL_DISABLE_STMATRIX: fragments into shared memory by pairs, not stmatrix
   // TL_DISABLE_WGMMA_ZERO_INIT: a wgmma T.gemm with clear_accum clears its registers first instead of
   // starting from zero itself (scale-d = 0).
   bool disable_wgmma_zero_init = false;

@@ -239,6 +239,7 @@ class KernelLowerer : public StmtMutator {
                                  " threads per block; CUDA allows at most 1024");
     ctx.num_threads = threads;
     ctx.disable_store_exchange = config_bool(pc_.configs, "tl.disable_store_exchange");
+    ctx.disable_stmatrix = config_bool(pc_.configs, "tl.disable_stmatrix");
     ctx.disable_wgmma_zero_init = config_bool(pc_.configs, "tl.disable_wgmma_zero_init");
     if (k->thread_vars.empty()) {
       ctx.tid = make_int(0);

@@ -55,22 +55,31 @@ PrimFunc lower_cuda(const PrimFunc& f, PassContext& ctx) {
     return lower_cuda_once(f, ctx);
   } catch (const ResourceError&) {
     std::exception_ptr first = std::current_exception();
-    // A persistent warp-specialized kernel keeps every shared buffer live across its tile loop (the
-    // producer fills the next tile's stages while the consumers finish this one). When that does
-    // not fit, the one-tile-per-block form, whose epilogue buffers may reuse the stages' bytes, is
-    // tried before giving up (TileLang's MLA decode needs it: 290 KiB persistent, 224 KiB not).
-    if (config_bool(ctx.configs, "tl.disable_persistent")) throw;
-    PassContext retry = ctx;
-    retry.configs["tl.disable_persistent"] = Attr(true);
-    retry.stages.clear();
-    PrimFunc out;
-    try {
-      out = lower_cuda_once(f, retry);
-    } catch (const ResourceError&) {
-      std::rethrow_exception(first);  // neither form fits: the persistent form's report
+    // When shared memory does not fit, simpler forms are tried in turn before giving up:
+    //  - the register-store epilogue: the TMA-store epilogue's staging buffers are budgeted
+    //    (ws_tma_store.h), but should the plan still not fit, the register store comes first;
+    //  - the one-tile-per-block form: a persistent warp-specialized kernel keeps every shared buffer
+    //    live across its tile loop (the producer fills the next tile's stages while the consumers
+    //    finish this one); without it, epilogue buffers may reuse the stages' bytes (TileLang's MLA
+    //    decode needs it: 290 KiB persistent, 224 KiB not); with the TMA store, then without.
+    std::vector<std::vector<const char*>> fallbacks;
+    const bool tma_store = ctx.target.arch == "sm_90a" && !config_bool(ctx.configs, "tl.disable_tma_store");
+    const bool persistent = !config_bool(ctx.configs, "tl.disable_persistent");
+    if (tma_store) fallbacks.push_back({"tl.disable_tma_store"});
+    if (persistent) fallbacks.push_back({"tl.disable_persistent"});
+    if (tma_store && persistent) fallbacks.push_back({"tl.disable_persistent", "tl.disable_tma_store"});
+    for (const auto& keys : fallbacks) {
+      PassContext retry = ctx;
+      for (const char* key : keys) retry.configs[key] = Attr(true);
+      retry.stages.clear();
+      try {
+        PrimFunc out = lower_cuda_once(f, retry);
+        ctx.stages = std::move(retry.stages);
+        return out;
+      } catch (const ResourceError&) {
+      }
     }
-    ctx.stages = std::move(retry.stages);
-    return out;
+    std::rethrow_exception(first);  // no form fits: the first form's report
   }
 }
 

@@ -26,6 +26,7 @@
 #include "target/cuda/ws_proxy_fence.h"
 #include "target/cuda/ws_roles.h"
 #include "target/cuda/ws_tma_copies.h"
+#include "target/cuda/ws_tma_store.h"
 #include "transform/pass_config.h"
 #include "transform/plan_pipeline.h"
 
@@ -242,6 +243,11 @@ class Specializer : public StmtMutator {
     pre_ = plan_prologue(k, params_, top, loop_at, *loop, items, lm, ctx_.configs, persistent_.on, persistent_prologue_,
                          cluster_, has_dist_);
     steady_fence_free_ = mark_async_proxy_gemms(top, loop_at, &items, is_producer, pre_, ov_, ctx_.configs);
+    // TMA-store epilogues (not where a peer may read the output once the kernel signals).
+    const int64_t mbar_bytes = 1024;  // the mbarriers' slot (the stage tiles after it are 1024-aligned)
+    tma_store_ = has_dist_ ? TmaStoreEpilogue()
+                           : plan_tma_store_epilogue(k, top, loop_at, lm, params_, ctx_, persistent_.on,
+                                                     shared_bytes_estimate(top, plan.versioned, S, mbar_bytes));
     return build(k, nc, top, loop_at, *loop, items, plan, boxes, groups, async_at != items.size());
   }
 
@@ -359,6 +365,7 @@ class Specializer : public StmtMutator {
         if (j == loop_at)  // the prologue copies land before the loop starts
           consumer.insert(consumer.end(), tp.wait.begin(), tp.wait.end());
         if (j < loop_at && has_dist_op(top[j].stmt)) (producer_waits_ ? producer_waits : prologue).push_back(top[j].stmt);
+        else if (auto ts = tma_store_.rewritten.find(j); ts != tma_store_.rewritten.end()) consumer.push_back(ts->second);
         else consumer.push_back(j == loop_at ? consumer_loop : top[j].stmt);
         if (j == loop_at) consumer.insert(consumer.end(), after_loop_.begin(), after_loop_.end());
         if (j == release_after && !release_mid) consumer.insert(consumer.end(), tp.release.begin(), tp.release.end());
@@ -375,6 +382,7 @@ class Specializer : public StmtMutator {
       b.span = loop.span;
       bindings.push_back(b);
     }
+    bindings.insert(bindings.end(), tma_store_.allocs.begin(), tma_store_.allocs.end());
     BodyItem mb;
     mb.alloc = mbar;
     mb.span = loop.span;
@@ -412,6 +420,7 @@ class Specializer : public StmtMutator {
     Expr wg1 = tid >= make_int(128, tid.dtype());
     if (pingpong_) con.push_back(make_if(wg1, builtin("cuda.named_barrier_arrive", {make_int(2), make_int(256)})));
     con.push_back(persistent_tile_loop(persistent_, tile_bindings, make_seq(consumer), loop.span, false));
+    if (tma_store_.drain.defined()) con.push_back(tma_store_.drain);  // the last stores read their tiles
     if (pingpong_)
       con.push_back(make_if(tid < make_int(128, tid.dtype()), builtin("cuda.named_barrier_sync", {make_int(2), make_int(256)})));
     Stmt roles = make_if(tid < make_int(nc, tid.dtype()),
@@ -478,6 +487,7 @@ class Specializer : public StmtMutator {
   }
 
   PersistentPlan persistent_;  // the persistent tile schedule (ws_persistent.h)
+  TmaStoreEpilogue tma_store_;  // the epilogue copies that become TMA stores (ws_tma_store.h)
   bool persistent_prologue_ = false;  // TL_ENABLE_PERSISTENT_FLASH: see tile_prologue.h
   bool pingpong_ = false;
   std::set<size_t> pingpong_items_;  // the loop body's GEMM items

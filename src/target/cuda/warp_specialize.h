@@ -25,6 +25,10 @@
 // the producer's too: it issues them first, each on an mbarrier of its own, and the consumers wait
 // for those barriers just before the loop (TL_DISABLE_PROLOGUE_TMA: they stay the consumers' copies).
 //
+// The copy of the output tile to a global tensor after the loop becomes a TMA store that one consumer
+// thread issues from a shared staging buffer (plan_tma_store_epilogue in ws_tma_store.h says when;
+// TL_DISABLE_TMA_STORE keeps the register store).
+//
 // A producer group is the set of copies whose buffers are first used by the same statement (a
 // GEMM's two operands form one group; flash attention's K and V two, so Q K^T starts before V
 // lands). The kernel gets the attribute cuda.producer_threads = 128: the launch has NC + 128

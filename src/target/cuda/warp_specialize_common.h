@@ -10,7 +10,8 @@
 // can make a copy and which copies a cluster multicasts; ws_proxy_fence.h marks the GEMMs that need
 // no proxy fence; ws_deferred_row_sum.h defers attention's row sums past the loop;
 // ws_accumulator_init.h folds GEMM accumulator initializations into the GEMMs; ws_distributed.h
-// says where a kernel's distributed operators run.
+// says where a kernel's distributed operators run; ws_tma_store.h turns the output tile's copy after
+// the loop into a TMA-store epilogue.
 #pragma once
 
 #include <cstdint>

@@ -147,7 +147,9 @@ def test_tensor_maps_are_encoded_only_when_a_tensor_changes(fake_driver):
             kern.launch(slots)
             fake.fake_last_launch(grid, block, ctypes.byref(smem), args)
 
-        b = build(K.matmul(256, 256, 256, 128, 128, 64, num_stages=3, threads=256), "sm_90a")
+        # The register-store epilogue: the maps of the two loads only (the TMA store's below).
+        b = build(K.matmul(256, 256, 256, 128, 128, 64, num_stages=3, threads=256), "sm_90a",
+                  {"tl.disable_tma_store": True})
         assert "tmap" in b["meta"], b["meta"]
         kern = cuda.Kernel(b["cubin"], b["meta"], b["num_params"], b["num_dyn"])
         fake.fake_set_nargs(5)
@@ -160,17 +162,27 @@ def test_tensor_maps_are_encoded_only_when_a_tensor_changes(fake_driver):
         launch(kern, [("ptr", A2), ("ptr", B), ("ptr", C)])
         assert fake.fake_tmap_encodes() == 3 and list(args[3:5]) == [A2, B], list(args[3:5])
 
+        # The TMA-store epilogue (the default): C's map too, after the loads'.
+        b = build(K.matmul(256, 256, 256, 128, 128, 64, num_stages=3, threads=256), "sm_90a")
+        kern = cuda.Kernel(b["cubin"], b["meta"], b["num_params"], b["num_dyn"])
+        fake.fake_set_nargs(6)
+        launch(kern, [("ptr", A), ("ptr", B), ("ptr", C)])
+        assert fake.fake_tmap_encodes() == 6 and list(args[:6]) == [A, B, C, A, B, C], list(args[:6])
+        launch(kern, [("ptr", A), ("ptr", B), ("ptr", C)])
+        assert fake.fake_tmap_encodes() == 6
+        fake.fake_set_nargs(5)
+
         f = K.matmul_dynamic_m(128, 128, block_M=64, block_N=128, block_K=64, num_stages=3)
         b = build(f, "sm_90a")
         kern = cuda.Kernel(b["cubin"], b["meta"], b["num_params"], b["num_dyn"])
         n0 = fake.fake_tmap_encodes()
         launch(kern, [("ptr", A), ("ptr", B), ("ptr", C), ("i64", 64)])
         n1 = fake.fake_tmap_encodes()
-        assert n1 - n0 == 2, (n0, n1)
+        assert n1 - n0 == 3, (n0, n1)  # A, B and (the TMA store's) C
         launch(kern, [("ptr", A), ("ptr", B), ("ptr", C), ("i64", 64)])
         assert fake.fake_tmap_encodes() == n1
-        launch(kern, [("ptr", A), ("ptr", B), ("ptr", C), ("i64", 100)])  # A's map has m rows
-        assert fake.fake_tmap_encodes() == n1 + 1
+        launch(kern, [("ptr", A), ("ptr", B), ("ptr", C), ("i64", 100)])  # A's and C's maps have m rows
+        assert fake.fake_tmap_encodes() == n1 + 2
 
         # A thread that has not launched yet has no current context: the launch makes the device's
         # current there before encoding (the autotuner times kernels in its own thread).
@@ -184,6 +196,6 @@ def test_tensor_maps_are_encoded_only_when_a_tensor_changes(fake_driver):
         th = threading.Thread(target=other_thread)
         th.start(); th.join()
         assert not errors, errors
-        assert fake.fake_tmap_encodes() == n1 + 2
+        assert fake.fake_tmap_encodes() == n1 + 3  # A2's map
         print("ok")
     """)

@@ -3,6 +3,8 @@ store_fragment_exchanged; include/tl/cuda/copy.h, tl::store_exchange): the mma /
 stored to global memory with one 16-byte store per lane instead of 4-byte ones. Checked for the
 form chosen (source), and for values on the emulator and, in the GPU tier, on the device, against
 float64 references; the fallback (ragged tiles, TL_DISABLE_STORE_EXCHANGE) keeps the old stores.
+On sm_90a the warp-specialized GEMMs here store through TMA by default (test_tma_store.py): they are
+compiled with TL_DISABLE_TMA_STORE, the register store this file is about.
 """
 import re
 
@@ -32,6 +34,10 @@ CASES = {
 }
 
 
+def base_configs(arch):
+    return {"tl.disable_tma_store": True} if arch == "sm_90a" else {}
+
+
 def case(name):
     arch, kw, M, N, Kd, form = CASES[name]
     dt = DT[kw.get("dtype", "float16")]
@@ -53,14 +59,14 @@ def check(got, ref, kd):
 @pytest.mark.parametrize("name", list(CASES))
 def test_store_form(name):
     arch, f, _, _, form = case(name)
-    src = build(f, arch)["source"]
+    src = build(f, arch, base_configs(arch))["source"]
     if form is None:
         assert "store_exchange" not in src
     else:
         assert form in src, re.findall(r"tl::(copy_cast|copy_vec|store_exchange)<[^>]*>", src)[:4]
         # The lane index passed is the lane's place in its group of 4 (or 2) lanes.
         assert re.search(r"store_exchange<\d, 2, 4>\(.*\(tx & [13]\)\);", src)
-    off = build(f, arch, configs={"tl.disable_store_exchange": True})["source"]
+    off = build(f, arch, configs=dict(base_configs(arch), **{"tl.disable_store_exchange": True}))["source"]
     assert "store_exchange" not in off
 
 
@@ -72,7 +78,7 @@ def test_store_values(kind, name, exchange):
     arch, f, args, ref, _ = case(name)
     if kind == "gpu" and (not has_gpu() or (arch == "sm_90a" and device_arch() != "sm_90a")):
         pytest.skip("needs an sm_90a GPU for wgmma")
-    configs = None if exchange else {"tl.disable_store_exchange": True}
+    configs = dict(base_configs(arch), **({} if exchange else {"tl.disable_store_exchange": True}))
     if kind == "emu":
         r = EmuRunner(f, arch=arch, configs=configs)
         (_, _, C) = r(*args)

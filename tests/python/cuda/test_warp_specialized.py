@@ -340,7 +340,7 @@ def only_line(text, needle, without=None):
 
 
 FULL_WAIT = dict(needle="evaluate cuda.mbarrier_wait<void>", without="1 - floormod")  # the consumers'
-EMPTY_WAIT = dict(needle="1 - floormod")  # the producer's (parity ^ 1)
+EMPTY_WAIT = dict(needle=", 3), 1 - floormod")  # the producer's (parity ^ 1)
 
 
 def test_intact_protocol_has_no_findings():

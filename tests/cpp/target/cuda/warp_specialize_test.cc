@@ -29,18 +29,22 @@ TEST(WarpSpecialize, GemmGetsATmaProducerWarpgroup) {
   // (1 arrival + 32768 bytes) and empty[2] (256 arrivals); the GEMM stays in flight for one
   // iteration and releases the stage read one iteration before, the last one after the loop.
   // Persistent: a 1-D grid of the 4 tiles, each CTA looping over tiles cta, cta + num_ctas, ...
-  // (the stages and phases continue across tiles: iteration tile_iter * 2 + k).
+  // (the stages and phases continue across tiles: iteration tile_iter * 2 + k). The epilogue is a
+  // TMA store (ws_tma_store.h): the tile staged in a 128-byte-swizzled shared buffer of its own,
+  // after thread 0 waited for the previous tile's store to read it, and thread 0 waits for the last
+  // store after the tile loop.
   tl::testing::expect_pass("warp_specialize", kGemm, R"(
 func @main(b0: global float16[256, 128], b1: global float16[128, 256], b2: global float16[256, 256]) {global_symbol = "main"} {
   kernel(grid=[4], blocks=[v0: int32], threads=[256], thread_vars=[v1: int32]) {cuda.persistent = true, cuda.producer_threads = 128} {
     alloc b3: shared float16[2, 128, 64]
     alloc b4: shared float16[2, 64, 128]
     alloc b5: fragment float32[128, 128]
-    alloc b6: shared uint64[4]
+    alloc b6: shared float16[128, 128]
+    alloc b7: shared uint64[4]
     if (v1 == 0) {
       for v2: int32 in unrolled(0, 2) {
-        evaluate cuda.mbarrier_init<void>(cuda.address_of<handle>(b6[v2], 3), 1)
-        evaluate cuda.mbarrier_init<void>(cuda.address_of<handle>(b6[2 + v2], 3), 8)
+        evaluate cuda.mbarrier_init<void>(cuda.address_of<handle>(b7[v2], 3), 1)
+        evaluate cuda.mbarrier_init<void>(cuda.address_of<handle>(b7[2 + v2], 3), 8)
       }
       evaluate cuda.fence_barrier_init()
     }
@@ -55,16 +59,25 @@ func @main(b0: global float16[256, 128], b1: global float16[128, 256], b2: globa
             let v6: int32 = floordiv(floormod(v4, 4), 2)
             fill(b5[0 :+ 128, 0 :+ 128], 0.0f32)
             for v7: int32 in serial(0, 2) {cuda.async_mma = true} {
-              evaluate cuda.mbarrier_wait<void>(cuda.address_of<handle>(b6[floormod(v3 * 2 + v7, 2)], 3), floormod(floordiv(v3 * 2 + v7, 2), 2))
+              evaluate cuda.mbarrier_wait<void>(cuda.address_of<handle>(b7[floormod(v3 * 2 + v7, 2)], 3), floormod(floordiv(v3 * 2 + v7, 2), 2))
               gemm(b3[floormod(v3 * 2 + v7, 2) :+ 1, 0 :+ 128, 0 :+ 64], b4[floormod(v3 * 2 + v7, 2) :+ 1, 0 :+ 64, 0 :+ 128], b5[0 :+ 128, 0 :+ 128]) {async_proxy_operands = true, clear_accum = e:(false), k_pack = 1, policy = "Square", transpose_A = false, transpose_B = false, wgmma_async = true}
               if (v7 > 0) {
-                evaluate cuda.mbarrier_arrive_warp<void>(cuda.address_of<handle>(b6[2 + floormod(v3 * 2 + v7 - 1, 2)], 3))
+                evaluate cuda.mbarrier_arrive_warp<void>(cuda.address_of<handle>(b7[2 + floormod(v3 * 2 + v7 - 1, 2)], 3))
               }
             }
             if (true) {
-              evaluate cuda.mbarrier_arrive_warp<void>(cuda.address_of<handle>(b6[2 + floormod(v3 * 2 + 1, 2)], 3))
+              evaluate cuda.mbarrier_arrive_warp<void>(cuda.address_of<handle>(b7[2 + floormod(v3 * 2 + 1, 2)], 3))
             }
-            copy(b5[0 :+ 128, 0 :+ 128], b2[v6 * 128 :+ 128, v5 * 128 :+ 128])
+            annotate_layout(b6[0 :+ 128, 0 :+ 128]) {kind = "gmma", swizzle_bytes = 128}
+            if (v1 == 0) {
+              evaluate cuda.tma_store_wait<void>(0)
+            }
+            evaluate tl.sync_threads()
+            copy(b5[0 :+ 128, 0 :+ 128], b6[0 :+ 128, 0 :+ 128])
+            copy(b6[0 :+ 128, 0 :+ 128], b2[v6 * 128 :+ 128, v5 * 128 :+ 128]) {swizzle = 128, tma_store = true}
+          }
+          if (v1 == 0) {
+            evaluate cuda.tma_store_wait<void>(0)
           }
         }
       } else {
@@ -76,10 +89,10 @@ func @main(b0: global float16[256, 128], b1: global float16[128, 256], b2: globa
               let v10: int32 = floormod(floormod(v9, 4), 2)
               let v11: int32 = floordiv(floormod(v9, 4), 2)
               for v12: int32 in serial(0, 2) {
-                evaluate cuda.mbarrier_wait<void>(cuda.address_of<handle>(b6[2 + floormod(v8 * 2 + v12, 2)], 3), 1 - floormod(floordiv(v8 * 2 + v12, 2), 2))
-                evaluate cuda.mbarrier_expect_tx<void>(cuda.address_of<handle>(b6[floormod(v8 * 2 + v12, 2)], 3), 32768)
-                copy(b0[v11 * 128 :+ 128, v12 * 64 :+ 64], b3[floormod(v8 * 2 + v12, 2) :+ 1, 0 :+ 128, 0 :+ 64]) {mbarrier = e:(cuda.address_of<handle>(b6[floormod(v8 * 2 + v12, 2)], 3)), tma = true}
-                copy(b1[v12 * 64 :+ 64, v10 * 128 :+ 128], b4[floormod(v8 * 2 + v12, 2) :+ 1, 0 :+ 64, 0 :+ 128]) {mbarrier = e:(cuda.address_of<handle>(b6[floormod(v8 * 2 + v12, 2)], 3)), tma = true}
+                evaluate cuda.mbarrier_wait<void>(cuda.address_of<handle>(b7[2 + floormod(v8 * 2 + v12, 2)], 3), 1 - floormod(floordiv(v8 * 2 + v12, 2), 2))
+                evaluate cuda.mbarrier_expect_tx<void>(cuda.address_of<handle>(b7[floormod(v8 * 2 + v12, 2)], 3), 32768)
+                copy(b0[v11 * 128 :+ 128, v12 * 64 :+ 64], b3[floormod(v8 * 2 + v12, 2) :+ 1, 0 :+ 128, 0 :+ 64]) {mbarrier = e:(cuda.address_of<handle>(b7[floormod(v8 * 2 + v12, 2)], 3)), tma = true}
+                copy(b1[v12 * 64 :+ 64, v10 * 128 :+ 128], b4[floormod(v8 * 2 + v12, 2) :+ 1, 0 :+ 64, 0 :+ 128]) {mbarrier = e:(cuda.address_of<handle>(b7[floormod(v8 * 2 + v12, 2)], 3)), tma = true}
               }
             }
           }
