@@ -29,12 +29,24 @@ def call_args(kernel):
     return args
 
 
+def _mla_example():
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "mla_decode",
+                        "example_mla_decode.py")
+    spec = importlib.util.spec_from_file_location("example_mla_decode", path)
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    return ex
+
+
 def main():
+    mla = _mla_example()
     kernels = {
         "gemm_f16_4096": K.matmul(4096, 4096, 4096, 128, 256, 64, threads=256, swizzle_panel=8),
         "flash_fwd_d128": K.flashattn(8, 16, 4096, 128, True, block_M=128, block_N=128, threads=256),
         "softmax": K.softmax(32768, 4096, block_M=1),
         "rms_norm": K.rms_norm_rows(32768, 4096),
+        "mla_decode_b132_s8192": mla.mla_decode(132, 128, 8192, 512, 64),
     }
     for name, f in kernels.items():
         with tempfile.TemporaryDirectory() as cache:
