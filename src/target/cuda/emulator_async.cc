@@ -238,21 +238,68 @@ void Emulator::async_builtin(const CallNode* c, const std::vector<char>& act) {
   throw_error<NotImplemented>("emulator: builtin ", op);
 }
 
-void Emulator::tma_load(const CallNode* c, const std::vector<char>& act) {
+Emulator::TmaBox Emulator::tma_box(const CallNode* c, size_t rank_at, const char* op) const {
   const auto* tl = c->args[0].as<BufferLoadNode>();
-  TL_ICHECK(tl, "cuda.tma_load without its tensor");
-  const Buffer& g = tl->buffer;
-  const int64_t swz = get_const_int(c->args[3], "swizzle"), rank = get_const_int(c->args[4], "rank");
-  const int64_t eb = g.dtype().element_bytes();
-  if (rank != static_cast<int64_t>(g.ndim())) throw_error<RuntimeError>("emulator: TMA rank differs from the tensor's");
-  std::vector<int64_t> box(static_cast<size_t>(rank));
-  int64_t total = 1;
-  for (int64_t d = 0; d < rank; ++d) {
-    box[static_cast<size_t>(d)] = get_const_int(c->args[5 + static_cast<size_t>(d)], "box");
-    total *= box[static_cast<size_t>(d)];
+  TL_ICHECK(tl, std::string(op) + " without its tensor");
+  TmaBox b;
+  b.g = &tl->buffer;
+  b.swz = get_const_int(c->args[rank_at - 1], "swizzle");
+  b.rank = get_const_int(c->args[rank_at], "rank");
+  b.eb = b.g->dtype().element_bytes();
+  if (b.rank != static_cast<int64_t>(b.g->ndim()))
+    throw_error<RuntimeError>("emulator: TMA rank differs from the tensor's");
+  b.box.resize(static_cast<size_t>(b.rank));
+  for (int64_t d = 0; d < b.rank; ++d) {
+    b.box[static_cast<size_t>(d)] = get_const_int(c->args[rank_at + 1 + static_cast<size_t>(d)], "box");
+    b.total *= b.box[static_cast<size_t>(d)];
   }
-  if ((box[0] * eb) % 16 || (swz && box[0] * eb > swz))
-    throw_error<RuntimeError>("emulator: TMA box rows of ", box[0] * eb, " bytes with a ", swz, "-byte swizzle");
+  b.coord_at = rank_at + 1 + static_cast<size_t>(b.rank);
+  if ((b.box[0] * b.eb) % 16 || (b.swz && b.box[0] * b.eb > b.swz))
+    throw_error<RuntimeError>("emulator: TMA box rows of ", b.box[0] * b.eb, " bytes with a ", b.swz, "-byte swizzle");
+  return b;
+}
+
+Emulator::TmaPlace Emulator::tma_place(const CallNode* c, const TmaBox& b, const Val& smem, int64_t t,
+                                       const char* what) {
+  if (smem.mem.space != Space::kShared) throw_error<RuntimeError>("emulator: ", what, " not in shared memory");
+  TmaPlace p;
+  p.shared = (smem.mem.base - smem_.data()) + smem.off;
+  const int64_t align = b.swz ? 8 * b.swz : 128;
+  if (p.shared % align)
+    throw_error<RuntimeError>("emulator: ", what, " '", smem.mem.name, "' at shared byte ", p.shared,
+                              ", not a multiple of ", align);
+  const auto r = static_cast<size_t>(b.rank);
+  p.coord.resize(r);
+  p.dims.resize(r);
+  p.strides.resize(r);
+  std::vector<Expr> st = b.g->effective_strides();
+  for (size_t d = 0; d < r; ++d) {
+    p.coord[d] = eval(c->args[b.coord_at + d], t).i;
+    p.dims[d] = eval(b.g->shape()[r - 1 - d], t).i;
+    p.strides[d] = eval(st[r - 1 - d], t).i;
+  }
+  return p;
+}
+
+int64_t Emulator::tma_element(const TmaBox& b, const TmaPlace& p, int64_t e, int64_t* goff, bool* in) {
+  int64_t rest = e;
+  *goff = 0;
+  *in = true;
+  for (size_t d = 0; d < b.box.size(); ++d) {
+    const int64_t i = rest % b.box[d] + p.coord[d];
+    rest /= b.box[d];
+    *in = *in && i >= 0 && i < p.dims[d];
+    *goff += i * p.strides[d];
+  }
+  int64_t a = p.shared + e * b.eb;  // the 16-byte chunk within each 128-byte row, swizzled
+  const int64_t sw_bits = b.swz == 128 ? 3 : b.swz == 64 ? 2 : b.swz == 32 ? 1 : 0;
+  if (sw_bits) a ^= ((a >> 7) & ((int64_t(1) << sw_bits) - 1)) << 4;
+  return a;
+}
+
+void Emulator::tma_load(const CallNode* c, const std::vector<char>& act) {
+  const TmaBox b = tma_box(c, 4, "cuda.tma_load");
+  const int64_t eb = b.eb;
   for (int64_t t = 0; t < threads_; ++t) {
     if (!act[static_cast<size_t>(t)]) continue;
     int64_t key = -1;
@@ -260,35 +307,13 @@ void Emulator::tma_load(const CallNode* c, const std::vector<char>& act) {
     one[static_cast<size_t>(t)] = 1;
     MBarrier& bar = mbarrier_at(c->args[2], one, &key);
     Val dst = address(c->args[1], t);
-    if (dst.mem.space != Space::kShared) throw_error<RuntimeError>("emulator: TMA destination not in shared memory");
-    const int64_t abs = (dst.mem.base - smem_.data()) + dst.off;
-    const int64_t align = swz ? 8 * swz : 128;
-    if (abs % align)
-      throw_error<RuntimeError>("emulator: TMA destination '", dst.mem.name, "' at shared byte ", abs,
-                                ", not a multiple of ", align);
-    check_range(dst.mem, dst.off, total * eb, "TMA write");
-    std::vector<int64_t> coord(static_cast<size_t>(rank)), dims(static_cast<size_t>(rank)),
-        strides(static_cast<size_t>(rank));
-    std::vector<Expr> st = g.effective_strides();
-    for (int64_t d = 0; d < rank; ++d) {
-      coord[static_cast<size_t>(d)] = eval(c->args[5 + static_cast<size_t>(rank + d)], t).i;
-      dims[static_cast<size_t>(d)] = eval(g.shape()[static_cast<size_t>(rank - 1 - d)], t).i;
-      strides[static_cast<size_t>(d)] = eval(st[static_cast<size_t>(rank - 1 - d)], t).i;
-    }
-    const Mem& gm = global_.at(g.get());
-    const int64_t sw_bits = swz == 128 ? 3 : swz == 64 ? 2 : swz == 32 ? 1 : 0;
-    std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
-    for (int64_t e = 0; e < total; ++e) {
-      int64_t rest = e, goff = 0;
+    const TmaPlace p = tma_place(c, b, dst, t, "TMA destination");
+    check_range(dst.mem, dst.off, b.total * eb, "TMA write");
+    const Mem& gm = global_.at(b.g->get());
+    for (int64_t e = 0; e < b.total; ++e) {
+      int64_t goff = 0;
       bool in = true;
-      for (int64_t d = 0; d < rank; ++d) {
-        int64_t i = rest % box[static_cast<size_t>(d)] + coord[static_cast<size_t>(d)];
-        rest /= box[static_cast<size_t>(d)];
-        in = in && i >= 0 && i < dims[static_cast<size_t>(d)];
-        goff += i * strides[static_cast<size_t>(d)];
-      }
-      int64_t a = abs + e * eb;
-      if (sw_bits) a ^= ((a >> 7) & ((int64_t(1) << sw_bits) - 1)) << 4;
+      const int64_t a = tma_element(b, p, e, &goff, &in);
       uint8_t* out = smem_.data() + a;
       if (in) {
         check_range(gm, goff * eb, eb, "TMA read");
@@ -296,9 +321,9 @@ void Emulator::tma_load(const CallNode* c, const std::vector<char>& act) {
       } else {
         std::memset(out, 0, static_cast<size_t>(eb));
       }
-      for (int64_t b = a; b < a + eb; ++b) tma_write(dst.mem, b, t, key, bar.phase);
+      for (int64_t x = a; x < a + eb; ++x) tma_write(dst.mem, x, t, key, bar.phase);
     }
-    mbarrier_arrive(bar, -1, -total * eb);
+    mbarrier_arrive(bar, -1, -b.total * eb);
   }
 }
 
@@ -380,51 +405,18 @@ void Emulator::bulk_builtin(const CallNode* c, const std::vector<char>& act) {
 }
 
 void Emulator::tma_store(const CallNode* c, const std::vector<char>& act) {
-  const auto* tl = c->args[0].as<BufferLoadNode>();
-  TL_ICHECK(tl, "cuda.tma_store without its tensor");
-  const Buffer& g = tl->buffer;
-  const int64_t swz = get_const_int(c->args[2], "swizzle"), rank = get_const_int(c->args[3], "rank");
-  const int64_t eb = g.dtype().element_bytes();
-  if (rank != static_cast<int64_t>(g.ndim())) throw_error<RuntimeError>("emulator: TMA rank differs from the tensor's");
-  std::vector<int64_t> box(static_cast<size_t>(rank));
-  int64_t total = 1;
-  for (int64_t d = 0; d < rank; ++d) {
-    box[static_cast<size_t>(d)] = get_const_int(c->args[4 + static_cast<size_t>(d)], "box");
-    total *= box[static_cast<size_t>(d)];
-  }
-  if ((box[0] * eb) % 16 || (swz && box[0] * eb > swz))
-    throw_error<RuntimeError>("emulator: TMA box rows of ", box[0] * eb, " bytes with a ", swz, "-byte swizzle");
+  const TmaBox b = tma_box(c, 3, "cuda.tma_store");
+  const int64_t eb = b.eb;
   for (int64_t t = 0; t < threads_; ++t) {
     if (!act[static_cast<size_t>(t)]) continue;
     Val src = address(c->args[1], t);
-    if (src.mem.space != Space::kShared) throw_error<RuntimeError>("emulator: TMA store source not in shared memory");
-    const int64_t abs = (src.mem.base - smem_.data()) + src.off;
-    const int64_t align = swz ? 8 * swz : 128;
-    if (abs % align)
-      throw_error<RuntimeError>("emulator: TMA store source '", src.mem.name, "' at shared byte ", abs,
-                                ", not a multiple of ", align);
-    check_range(src.mem, src.off, total * eb, "TMA store read");
-    std::vector<int64_t> coord(static_cast<size_t>(rank)), dims(static_cast<size_t>(rank)),
-        strides(static_cast<size_t>(rank));
-    std::vector<Expr> st = g.effective_strides();
-    for (int64_t d = 0; d < rank; ++d) {
-      coord[static_cast<size_t>(d)] = eval(c->args[4 + static_cast<size_t>(rank + d)], t).i;
-      dims[static_cast<size_t>(d)] = eval(g.shape()[static_cast<size_t>(rank - 1 - d)], t).i;
-      strides[static_cast<size_t>(d)] = eval(st[static_cast<size_t>(rank - 1 - d)], t).i;
-    }
-    const Mem& gm = global_.at(g.get());
-    const int64_t sw_bits = swz == 128 ? 3 : swz == 64 ? 2 : swz == 32 ? 1 : 0;
-    for (int64_t e = 0; e < total; ++e) {
-      int64_t rest = e, goff = 0;
+    const TmaPlace p = tma_place(c, b, src, t, "TMA store source");
+    check_range(src.mem, src.off, b.total * eb, "TMA store read");
+    const Mem& gm = global_.at(b.g->get());
+    for (int64_t e = 0; e < b.total; ++e) {
+      int64_t goff = 0;
       bool in = true;
-      for (int64_t d = 0; d < rank; ++d) {
-        int64_t i = rest % box[static_cast<size_t>(d)] + coord[static_cast<size_t>(d)];
-        rest /= box[static_cast<size_t>(d)];
-        in = in && i >= 0 && i < dims[static_cast<size_t>(d)];
-        goff += i * strides[static_cast<size_t>(d)];
-      }
-      int64_t a = abs + e * eb;
-      if (sw_bits) a ^= ((a >> 7) & ((int64_t(1) << sw_bits) - 1)) << 4;
+      const int64_t a = tma_element(b, p, e, &goff, &in);
       const ByteState& s = bytes_[static_cast<size_t>(a)];
       if (s.tma_bar < 0 && s.w_thread >= 0 && !s.proxy_fenced)
         race("a TMA store (thread " + std::to_string(t) + ") reads '" + src.mem.name + "' (shared byte " +
@@ -439,8 +431,8 @@ void Emulator::tma_store(const CallNode* c, const std::vector<char>& act) {
     BulkRead r;
     r.mem = src.mem;
     r.off = src.off;
-    r.n = total * eb;
-    r.lo = abs;
+    r.n = b.total * eb;
+    r.lo = p.shared;
     bulk_open_[static_cast<size_t>(t)].push_back(r);
   }
   bulk_recompute();

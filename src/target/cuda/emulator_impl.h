@@ -137,6 +137,22 @@ class Emulator {
   void async_builtin(const CallNode* c, const std::vector<char>& act);
   MBarrier& mbarrier_at(const Expr& addr, const std::vector<char>& act, int64_t* key);
   void mbarrier_arrive(MBarrier& b, int64_t t, int64_t tx);
+  // The box of a cuda.tma_load (rank at argument 4) or cuda.tma_store (rank at 3): its tensor, swizzle,
+  // element bytes and extents (innermost first), checked as the hardware requires; then, per thread,
+  // its shared byte (aligned for the swizzle) and where each element lies in the tensor.
+  struct TmaBox {
+    const Buffer* g = nullptr;
+    int64_t swz = 0, rank = 0, eb = 0, total = 1;
+    size_t coord_at = 0;  // the call's first coordinate argument
+    std::vector<int64_t> box;
+  };
+  struct TmaPlace {
+    int64_t shared = 0;  // the shared buffer's first byte
+    std::vector<int64_t> coord, dims, strides;
+  };
+  TmaBox tma_box(const CallNode* c, size_t rank_at, const char* op) const;
+  TmaPlace tma_place(const CallNode* c, const TmaBox& b, const Val& smem, int64_t t, const char* what);
+  static int64_t tma_element(const TmaBox& b, const TmaPlace& p, int64_t e, int64_t* goff, bool* in);
   void tma_load(const CallNode* c, const std::vector<char>& act);
   void tma_write(const Mem& m, int64_t abs, int64_t t, int64_t bar, int64_t phase);
   // TMA stores (cp.async.bulk.tensor shared -> global), their bulk groups, fence.proxy.async.
