@@ -38,6 +38,17 @@ BufferRegion relax_region(const BufferRegion& region, const RelaxMap& relax, Ana
   return BufferRegion(region.buffer, std::move(out));
 }
 
+bool whole_buffer(const BufferRegion& r) {
+  if (r.region.size() != r.buffer.ndim()) return false;
+  for (size_t d = 0; d < r.region.size(); ++d) {
+    int64_t e = 0, n = 0;
+    if (!is_zero(r.region[d].min) || !is_const_int(r.region[d].extent, &e) || !is_const_int(r.buffer.shape()[d], &n) ||
+        e != n)
+      return false;
+  }
+  return true;
+}
+
 BufferRegion region_union(const BufferRegion& a, const BufferRegion& b, Analyzer& an) {
   if (a.region.size() != b.region.size()) return BufferRegion::full(a.buffer);
   std::vector<Range> out;

@@ -24,6 +24,10 @@ namespace tl {
 // dimension [0, shape[d]).
 BufferRegion relax_region(const BufferRegion& region, const RelaxMap& relax, Analyzer& analyzer);
 
+// Whether `r` covers the whole of its buffer: every dimension from 0 over a constant extent equal to
+// the buffer's constant shape.
+bool whole_buffer(const BufferRegion& r);
+
 // The bounding box of two regions of the same buffer (per dimension: min of the mins, max of the
 // ends; `min(...)`/`max(...)` remain when neither side provably dominates).
 BufferRegion region_union(const BufferRegion& a, const BufferRegion& b, Analyzer& analyzer);

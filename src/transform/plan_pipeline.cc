@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "arith/region.h"
 #include "ir/error.h"
 #include "ir/functor.h"
 #include "op/tile_ops.h"
@@ -126,13 +127,7 @@ PipelinePlan plan_pipeline(const ForNode& loop, const std::vector<BodyItem>& ite
     if (src.buffer.scope() != MemScope::kGlobal || dst.buffer.scope() != MemScope::kShared) continue;
     const std::string name = dst.buffer.name();
     auto skip = [&](const std::string& why) { plan.notes.push_back("copy into '" + name + "' stays in place: " + why); };
-    bool full = dst.region.size() == dst.buffer.ndim();
-    for (size_t d = 0; full && d < dst.region.size(); ++d) {
-      int64_t e = 0, s = 0;
-      full = is_zero(dst.region[d].min) && is_const_int(dst.region[d].extent, &e) &&
-             is_const_int(dst.buffer.shape()[d], &s) && e == s;
-    }
-    if (!full) {
+    if (!whole_buffer(dst)) {
       skip("it fills only part of the buffer");
       continue;
     }

@@ -10,17 +10,6 @@ Stmt release_stage(const ProducerGroup& g, const Expr& empty_bar, int64_t cluste
   return make_evaluate(make_call(DataType::Void(), "cuda.mbarrier_arrive_cluster_warps", {empty_bar, make_int(cluster)}));
 }
 
-bool whole_buffer(const BufferRegion& r) {
-  if (r.region.size() != r.buffer.ndim()) return false;
-  for (size_t d = 0; d < r.region.size(); ++d) {
-    int64_t e = 0, n = 0;
-    if (!is_zero(r.region[d].min) || !is_const_int(r.region[d].extent, &e) || !is_const_int(r.buffer.shape()[d], &n) ||
-        e != n)
-      return false;
-  }
-  return true;
-}
-
 bool uses_any_var(const Expr& e, const std::set<const VarNode*>& vars) {
   bool hit = false;
   for_each_subexpr(e, [&](const Expr& x) {

@@ -45,8 +45,6 @@ struct StageRing {
 // CTA's producer writes the stage in all of them).
 Stmt release_stage(const ProducerGroup& g, const Expr& empty_bar, int64_t cluster);
 
-// Whether `r` covers the whole of its buffer (constant shape).
-bool whole_buffer(const BufferRegion& r);
 
 // Whether `e` uses a variable of `vars`.
 bool uses_any_var(const Expr& e, const std::set<const VarNode*>& vars);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "arith/region.h"
 #include "ir/functor.h"
 #include "op/tile_ops.h"
 #include "target/cuda/warp_specialize_common.h"

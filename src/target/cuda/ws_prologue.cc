@@ -43,13 +43,7 @@ std::vector<PrologueCopy> plan_prologue(const KernelLaunchNode& k, const std::ve
     const BufferRegion& src = op->args[0].region;
     const BufferRegion& dst = op->args[1].region;
     if (src.buffer.scope() != MemScope::kGlobal || dst.buffer.scope() != MemScope::kShared) continue;
-    bool whole = dst.region.size() == dst.buffer.ndim();
-    for (size_t d = 0; whole && d < dst.region.size(); ++d) {
-      int64_t e = 0, n = 0;
-      whole = is_zero(dst.region[d].min) && is_const_int(dst.region[d].extent, &e) &&
-              is_const_int(dst.buffer.shape()[d], &n) && e == n;
-    }
-    if (!whole) continue;
+    if (!whole_buffer(dst)) continue;
     const BufferNode* db = dst.buffer.get();
     const BufferNode* sb = src.buffer.get();
     bool clash = loop_writes.count(db) || loop_writes.count(sb);
