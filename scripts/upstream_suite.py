@@ -230,14 +230,35 @@ runpy.run_path(path, run_name="__main__")
 
 
 def read_list(path):
+    """(repo, path, kind, options, directives) per program line. Words after the kind that start
+    with '@' are directives to this runner, not options of the program: `@solo` runs the program
+    alone, after the others (see run_solo_last)."""
     items = []
     for line in open(path):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         parts = line.split()
-        items.append((parts[0], parts[1], parts[2] if len(parts) > 2 else "main", tuple(parts[3:])))
+        rest = parts[3:]
+        options = tuple(w for w in rest if not w.startswith("@"))
+        directives = frozenset(w[1:] for w in rest if w.startswith("@"))
+        unknown = directives - {"solo"}
+        if unknown:
+            raise ValueError(f"{path}: unknown directive(s) {sorted(unknown)} in line: {line}")
+        items.append((parts[0], parts[1], parts[2] if len(parts) > 2 else "main", options, directives))
     return items
+
+
+def run_solo_last(fn, items, jobs):
+    """fn(item) for every item, results in the items' order: the programs without `@solo` `jobs` at a
+    time, then each `@solo` program on its own with the machine to itself. `@solo` marks programs that
+    are benchmarks with fixed loops sized for a GPU (they time torch's kernels and ours many times);
+    run beside `jobs` - 1 others, their run time measures the other programs' load, not them."""
+    shared = [it for it in items if "solo" not in it[4]]
+    solo = [it for it in items if "solo" in it[4]]
+    done = dict(zip(map(id, shared), run_all(fn, shared, jobs)))
+    done.update(zip(map(id, solo), run_all(fn, solo, 1)))
+    return [done[id(it)] for it in items]
 
 
 def extract(repo, git_dir, dest):
@@ -298,7 +319,7 @@ def main():
         # host tensors (see the shim)
         env["TRITON_INTERPRET"] = "1"
     def run_one(item):
-        repo, path, kind, options = item
+        repo, path, kind, options, _directives = item
         base = os.path.join(args.work, repo)
         if not os.path.isdir(base):  # not extracted yet (a pre-extracted --work needs no mirror)
             if repo not in mirrors or not os.path.isdir(mirrors[repo]):
@@ -329,7 +350,7 @@ def main():
     for repo in sorted({it[0] for it in items}):
         if not os.path.isdir(os.path.join(args.work, repo)) and repo in mirrors and os.path.isdir(mirrors[repo]):
             extract(repo, mirrors[repo], args.work)
-    results = run_all(run_one, items, args.jobs)
+    results = run_solo_last(run_one, items, args.jobs)
     n_pass = sum(r["status"] == "pass" for r in results)
     print(f"\n{n_pass}/{len(results)} passed on {args.device}  (logs: {args.work}/logs)")
     if args.json:

@@ -162,3 +162,53 @@ def test_cpu_shim_runs_triton_references_in_the_interpreter(tmp_path):
     assert res["results"][0]["status"] == "pass", log
     # BLOCK=128 launches the fewest instances (8); the first such config in the list runs
     assert "chosen 128 2" in log, log
+
+
+def _suite_module():
+    import importlib
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    try:
+        return importlib.import_module("upstream_suite")
+    finally:
+        sys.path.pop(0)
+
+
+def test_solo_directive_is_not_an_option_and_runs_alone_after_the_others(tmp_path):
+    import threading
+    import time
+    suite = _suite_module()
+    lst = tmp_path / "list.txt"
+    lst.write_text("puzzles ans/big.py main @solo\n"
+                   "tilelang a.py\n"
+                   "tilelang t.py pytest --run-perf\n"
+                   "tilelang b.py main --x 1\n")
+    items = suite.read_list(str(lst))
+    assert [it[3] for it in items] == [(), (), ("--run-perf",), ("--x", "1")]
+    assert items[0][4] == frozenset({"solo"}) and all(not it[4] for it in items[1:])
+
+    lock = threading.Lock()
+    running, peak_with_solo, order = [0], [0], []
+
+    def fn(item):
+        with lock:
+            running[0] += 1
+            order.append(item[1])
+            if "solo" in item[4]:
+                peak_with_solo[0] = running[0]
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return item[1].upper()
+
+    res = suite.run_solo_last(fn, items, 3)
+    assert res == ["ANS/BIG.PY", "A.PY", "T.PY", "B.PY"]  # the items' order
+    assert order[-1] == "ans/big.py"  # after every other program
+    assert peak_with_solo[0] == 1  # nothing else ran beside it
+
+
+def test_unknown_directive_is_refused(tmp_path):
+    suite = _suite_module()
+    lst = tmp_path / "list.txt"
+    lst.write_text("tilelang a.py main @alone\n")
+    with pytest.raises(ValueError, match="unknown directive"):
+        suite.read_list(str(lst))
