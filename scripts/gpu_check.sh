@@ -5,6 +5,7 @@
 #
 #   scripts/gpu_check.sh                 # build + tests + benches
 #   GPU_CHECK_SKIP_BENCH=1 scripts/...   # build + tests only
+#   GPU_CHECK_SKIP_CPP=1 scripts/...     # without the C++ unit tests (no GPU needed: CI runs them)
 #   GPU_CHECK_BENCHES="gpu_overhead" scripts/...   # only these benches
 #   GPU_CHECK_TESTS="tests/python/cuda/test_device_headers.py" scripts/...   # a subset
 #   GPU_CHECK_PROFILE="gemm flash" scripts/...   # also Nsight Compute reports (bench/gpu_profile.py)
@@ -103,7 +104,9 @@ fi
 
 # ---- tests --------------------------------------------------------------------------------------
 if [ $BUILD_OK -eq 1 ]; then
-  if [ "$GTEST" = ON ]; then
+  if [ -n "${GPU_CHECK_SKIP_CPP:-}" ]; then
+    record cpp_tests skip 0 "GPU_CHECK_SKIP_CPP is set (the C++ tests need no GPU; CI runs them)"
+  elif [ "$GTEST" = ON ]; then
     step cpp_tests 300 "$BUILD/tl_tests" --gtest_brief=1
   else
     record cpp_tests skip 0 "GoogleTest not installed here (the C++ tests run in CI)"
