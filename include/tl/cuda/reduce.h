@@ -22,60 +22,37 @@
 namespace tl {
 
 // ---------------------------------------------------------------------------------------------
-// Shuffles for any value of 1, 2, 4 or 8 bytes.
-template <typename T>
-TL_DEVICE T shfl_xor(uint32_t mask, T v, int lane_mask) {
+// Shuffles for any value of 1, 2, 4 or 8 bytes: `shfl32` (one 32-bit shuffle) moves each 32-bit
+// word of the value (an 8-byte value takes two; a smaller one travels in the low bytes of one).
+template <typename T, typename Shfl32>
+TL_DEVICE T shfl_words(T v, Shfl32 shfl32) {
   if constexpr (sizeof(T) == 8) {
     uint2 u = bit_cast<uint2>(v);
-    u.x = __shfl_xor_sync(mask, u.x, lane_mask);
-    u.y = __shfl_xor_sync(mask, u.y, lane_mask);
+    u.x = shfl32(u.x);
+    u.y = shfl32(u.y);
     return bit_cast<T>(u);
   } else if constexpr (sizeof(T) == 4) {
-    return bit_cast<T>(__shfl_xor_sync(mask, bit_cast<uint32_t>(v), lane_mask));
+    return bit_cast<T>(shfl32(bit_cast<uint32_t>(v)));
   } else {
     uint32_t u = 0;
     memcpy(&u, &v, sizeof(T));
-    u = __shfl_xor_sync(mask, u, lane_mask);
+    u = shfl32(u);
     T r;
     memcpy(&r, &u, sizeof(T));
     return r;
   }
+}
+template <typename T>
+TL_DEVICE T shfl_xor(uint32_t mask, T v, int lane_mask) {
+  return shfl_words(v, [=](uint32_t u) { return __shfl_xor_sync(mask, u, lane_mask); });
 }
 template <typename T>
 TL_DEVICE T shfl_down(uint32_t mask, T v, int delta) {
-  if constexpr (sizeof(T) == 8) {
-    uint2 u = bit_cast<uint2>(v);
-    u.x = __shfl_down_sync(mask, u.x, delta);
-    u.y = __shfl_down_sync(mask, u.y, delta);
-    return bit_cast<T>(u);
-  } else if constexpr (sizeof(T) == 4) {
-    return bit_cast<T>(__shfl_down_sync(mask, bit_cast<uint32_t>(v), delta));
-  } else {
-    uint32_t u = 0;
-    memcpy(&u, &v, sizeof(T));
-    u = __shfl_down_sync(mask, u, delta);
-    T r;
-    memcpy(&r, &u, sizeof(T));
-    return r;
-  }
+  return shfl_words(v, [=](uint32_t u) { return __shfl_down_sync(mask, u, delta); });
 }
 template <typename T>
 TL_DEVICE T shfl_idx(uint32_t mask, T v, int src_lane) {
-  if constexpr (sizeof(T) == 8) {
-    uint2 u = bit_cast<uint2>(v);
-    u.x = __shfl_sync(mask, u.x, src_lane);
-    u.y = __shfl_sync(mask, u.y, src_lane);
-    return bit_cast<T>(u);
-  } else if constexpr (sizeof(T) == 4) {
-    return bit_cast<T>(__shfl_sync(mask, bit_cast<uint32_t>(v), src_lane));
-  } else {
-    uint32_t u = 0;
-    memcpy(&u, &v, sizeof(T));
-    u = __shfl_sync(mask, u, src_lane);
-    T r;
-    memcpy(&r, &u, sizeof(T));
-    return r;
-  }
+  return shfl_words(v, [=](uint32_t u) { return __shfl_sync(mask, u, src_lane); });
 }
 
 // ---------------------------------------------------------------------------------------------
