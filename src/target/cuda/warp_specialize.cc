@@ -448,7 +448,7 @@ class Specializer : public StmtMutator {
   // What the planning steps decided for the kernel at hand (ws_*.h).
   bool has_dist_ = false;
   bool producer_waits_ = false;  // the kernel's T.waits go to the producer thread (waits_gate_producer_only)
-  OverlapPlan ov_;                      // FA3's overlap of the two GEMMs (ws_overlap.h)
+  OverlapPlan ov_;                      // FA3's overlap of the first GEMM group and the second GEMM (ws_overlap.h)
   std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms (ws_proxy_fence.h)
   std::vector<Stmt> after_loop_;        // the deferred row sums' T.finalize_reducer (ws_deferred_row_sum.h)
   std::vector<PrologueCopy> pre_;       // top-level items the producer copies before its loop (ws_prologue.h)
