@@ -40,10 +40,11 @@ std::set<size_t> mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t
     attrs["async_proxy_operands"] = Attr(true);
     it.stmt = make_tile_op(op->op, op->args, attrs, op->span);
   }
-  // The overlapped loop's first GEMMs (each of the first group), where an operand is written by thread stores only before the
-  // loop (causal attention's Q, copied by the consumers): the peeled first iteration's wgmma fences
-  // after those stores and the block barrier, nothing writes the operand again, so the steady
-  // loop's copies of that GEMM need no fence.proxy.async (one MEMBAR + FENCE.VIEW.ASYNC per KV block).
+  // Each GEMM of the overlapped loop's first group where an operand is written by thread stores only
+  // before the loop (causal attention's Q, copied by the consumers): the peeled first iteration's
+  // wgmma fences after those stores and the block barrier, nothing writes the operand again, so the
+  // steady loop's copies of that GEMM need no fence.proxy.async (one MEMBAR + FENCE.VIEW.ASYNC per KV
+  // block).
   // Off with TL_DISABLE_LOOP_PROXY_FENCE_ELISION.
   if (!ov.on || config_bool(configs, "tl.disable_loop_proxy_fence_elision")) return steady_fence_free;
   std::set<const BufferNode*> written_before, written_after;
