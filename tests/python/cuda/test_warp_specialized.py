@@ -512,24 +512,22 @@ def test_mla_decode_overlap(kind, name):
     src = built["source"]
     # ptxas keeps the wgmma asynchronous (no C7514-like "wgmma.mma_async instructions are serialized").
     assert "serialized" not in built["log"], built["log"]
-    if MLA_OVERLAP_CASES[name][2] > 64:  # more than one block of the cache: the steady loop
-        loop = src[src.index("for (int k = 1;"):]  # the steady loop (then the last P c_kv)
-        gemms = [m.start() for m in re.finditer(r"tl::wgmma_gemm_ss<", loop)][:3]
-        qk, qpe, pv = gemms
-        operand_a = [loop[g:].split(">(", 1)[1].split(",", 1)[0] for g in gemms]
-        assert operand_a == ["(&Q_shared[0])", "(&Q_pe_shared[0])", "(&P_shared[0])"], loop[:4000]
-        assert all(ISSUED.search(loop[g:g + 200]) for g in gemms), loop[:4000]
-        wait1 = loop.index("tl::wgmma_wait_regs<1, ")
-        wait0 = loop.index("tl::wgmma_wait_regs<0, ")
-        red = loop.index("tl::allreduce<tl::MaxOp")
-        store_p = loop.index("P_shared[", wait1)  # the first write of P_k (stmatrix)
-        assert qk < qpe < pv < wait1 < red < wait0 < store_p, loop[:4000]
-        # After the wait for P_{k-1} c_kv_{k-1}: c_kv's stage of k - 1 goes back to the producer and the
-        # consumers meet before anyone overwrites P.
-        between = loop[wait0:store_p]
-        assert "tl::mbarrier_arrive_warp(" in between and "tl::sync_block();" in between, between
-    else:
-        assert "wgmma_wait_regs" not in src  # one block: the peeled iteration and the last C only
+    # The steady loop (k = 1 ..; empty where the cache is one block), then the last P c_kv.
+    loop = src[src.index("for (int k = 1;"):]
+    gemms = [m.start() for m in re.finditer(r"tl::wgmma_gemm_ss<", loop)][:3]
+    qk, qpe, pv = gemms
+    operand_a = [loop[g:].split(">(", 1)[1].split(",", 1)[0] for g in gemms]
+    assert operand_a == ["(&Q_shared[0])", "(&Q_pe_shared[0])", "(&P_shared[0])"], loop[:4000]
+    assert all(ISSUED.search(loop[g:g + 200]) for g in gemms), loop[:4000]
+    wait1 = loop.index("tl::wgmma_wait_regs<1, ")
+    wait0 = loop.index("tl::wgmma_wait_regs<0, ")
+    red = loop.index("tl::allreduce<tl::MaxOp")
+    store_p = loop.index("P_shared[", wait1)  # the first write of P_k (stmatrix)
+    assert qk < qpe < pv < wait1 < red < wait0 < store_p, loop[:4000]
+    # After the wait for P_{k-1} c_kv_{k-1}: c_kv's stage of k - 1 goes back to the producer and the
+    # consumers meet before anyone overwrites P.
+    between = loop[wait0:store_p]
+    assert "tl::mbarrier_arrive_warp(" in between and "tl::sync_block();" in between, between
     out = run(kind, f, args, configs)[-1]
     check(out, ref, 1e-2)
     off = dict(configs, **{"tl.disable_wgmma_overlap": True})
