@@ -283,8 +283,12 @@ def mla(quick):
                 print(f"mla B{batch} S{kv_len} FlashMLA failed: {type(e).__name__}: {str(e)[:300]}", flush=True)
         best = None
         # wsno: the overlap off (TL_DISABLE_WGMMA_OVERLAP), the A/B of issue 16's overlap for MLA's
-        # three GEMMs; not a candidate for `best` (the shipped default is ws).
-        for mode, bn, st in (("ws", 64, 2), ("wsno", 64, 2), ("wsnp", 64, 2), ("cp", 64, 2)):
+        # three GEMMs; not a candidate for `best` (the shipped default is ws). At block_N 64 the
+        # loop has 2 stages and plan_overlap refuses the overlap (c_kv's stage would be held one
+        # iteration longer: ws_overlap.h), so ws = wsno there; at block_N 32, 3 or 4 stages fit
+        # the shared memory (202 / 222 KiB, sm_90a) and ws is overlapped: does it pay there?
+        for mode, bn, st in (("ws", 64, 2), ("wsno", 64, 2), ("ws", 32, 4), ("wsno", 32, 4), ("ws", 32, 3),
+                             ("wsnp", 64, 2), ("cp", 64, 2)):
             tg = f"{mode} block_N{bn}/s{st}"
             try:
                 k = TorchKernel(ex.mla_decode(batch, H, kv_len, D, P, block_N=bn, block_H=64, num_stages=st),

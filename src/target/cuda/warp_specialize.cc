@@ -220,7 +220,7 @@ class Specializer : public StmtMutator {
     // Also where the trip count depends on the block (causal attention): measured flat there
     // before the loop's instruction count fell by a third; since (2026-11-27, H100) 8-13% faster
     // than the plain schedule (docs/PERFORMANCE.md).
-    ov_ = plan_overlap(items, is_producer, async_at, gemm_count, lm, nc, ctx_.configs, pingpong_);
+    ov_ = plan_overlap(items, is_producer, async_at, gemm_count, lm, nc, ctx_.configs, pingpong_, groups, S);
     after_loop_ = plan_deferred_row_sums(top, loop_at, &items, is_producer, lm, ctx_.configs);
     // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
     // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%

@@ -17,7 +17,8 @@ Stmt builtin(const std::string& op, std::vector<Expr> args) {
 }  // namespace
 
 OverlapPlan plan_overlap(const std::vector<BodyItem>& items, const std::set<size_t>& is_producer, size_t async_at,
-                         int gemm_count, const LayoutMap& lm, int64_t nc, const AttrMap& configs, bool pingpong) {
+                         int gemm_count, const LayoutMap& lm, int64_t nc, const AttrMap& configs, bool pingpong,
+                         const std::vector<ProducerGroup>& groups, int64_t num_stages) {
   OverlapPlan none;
   if (pingpong || async_at != items.size() || gemm_count < 2 || config_bool(configs, "tl.disable_wgmma_overlap"))
     return none;
@@ -77,6 +78,12 @@ OverlapPlan plan_overlap(const std::vector<BodyItem>& items, const std::set<size
       break;
     }
   if (wait0 == 0) return none;
+  // A stage that A1 reads and C reads too (MLA's c_kv: the keys of the score GEMMs, the values of
+  // P c_kv) is held from A1(k) to A2(k + 1), one iteration longer than in the plain loop: with fewer
+  // than 3 stages no stage is free to load block k + 1 into while iteration k runs (header comment).
+  if (num_stages < 3)
+    for (const ProducerGroup& g : groups)
+      if (g.first_use <= g1 && g.last_use >= split) return none;
   // Shared operands of the second GEMM that A2 writes after the wait (P through shared memory).
   bool sync = false;
   for (size_t a = 0; a < 2; ++a) {

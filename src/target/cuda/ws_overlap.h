@@ -18,6 +18,12 @@
 // both a first-group GEMM and the second GEMM (MLA's c_kv, K and V at once) is released after the
 // later reader, the second GEMM of k - 1, has completed; a stage last read by the first group after
 // the wait for it. Legal when A1 and C touch no common buffer with a write (they trade places).
+// Refused where a stage read in A1 is read in C as well (MLA's c_kv) and the loop has fewer than 3
+// stages: such a stage is held from A1(k) to A2(k + 1), one iteration longer than in the plain loop,
+// so with 2 stages the producer cannot load block k + 1 while iteration k runs and each first group
+// waits for a load's full latency. Measured on an H100 (2026-11-27, bench/gpu_hopper_variants.py mla,
+// B132 H128 kv 8192, block_N 64, 2 stages, shared memory full): overlapped 356-419 TFLOPS per round,
+// the plain loop 390-484 (docs/PERFORMANCE.md). MLA at 3 or more stages (block_N 32) keeps it.
 // Iteration min runs A1, A2 alone, the last iteration's C runs after the loop. Off with
 // TL_DISABLE_WGMMA_OVERLAP.
 #pragma once
@@ -45,9 +51,11 @@ struct OverlapPlan {
 // `nc` consumer threads with layouts `lm`: off where `pingpong` (warpgroup ping-pong) is on, a GEMM is
 // left in flight across iterations (`async_at` < items.size()), the loop's `gemm_count` GEMMs are not
 // all body items (fewer than 2, or one nested in another statement), `configs` has
-// TL_DISABLE_WGMMA_OVERLAP, or the conditions above fail.
+// TL_DISABLE_WGMMA_OVERLAP, or the conditions above fail (`groups`: the producer groups, by item
+// index of their first and last use; `num_stages`: the ring's stages).
 OverlapPlan plan_overlap(const std::vector<BodyItem>& items, const std::set<size_t>& is_producer, size_t async_at,
-                         int gemm_count, const LayoutMap& lm, int64_t nc, const AttrMap& configs, bool pingpong);
+                         int gemm_count, const LayoutMap& lm, int64_t nc, const AttrMap& configs, bool pingpong,
+                         const std::vector<ProducerGroup>& groups, int64_t num_stages);
 
 // The consumers' loop in the overlapped form of `ov` (`groups`: the producer groups, `versions`: the
 // multi-versioned buffers, `cluster`: CTAs per cluster). `mid_release`: statements to run once every
