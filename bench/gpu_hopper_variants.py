@@ -5,6 +5,7 @@ making before making it.
 
     python3 bench/gpu_hopper_variants.py [sizes...]
     python3 bench/gpu_hopper_variants.py flash [--short | --persistent | --tma-store]  (attention variants: see flash())
+    python3 bench/gpu_hopper_variants.py mla  (MLA decode with FA3's overlap on and off: see mla())
 
 Variants (applied to the source of K.matmul(n, n, n, 128, 256, 64, 4 stages, 256 threads, panel 8)):
   base    the source as generated (the epilogue's lanes exchange pairs for 16-byte stores)
@@ -169,8 +170,77 @@ def flash():
         record(**rec)
 
 
+def mla():
+    """examples/mla_decode B132 H128 S8192 (dim 512 + rope 64: bench/gpu_hopper.py's shape), dense and
+    paged (pages of 64 tokens, shuffled), in 5 interleaved rounds, next to FlashMLA where
+    TL_FLASHMLA_SRC names its checkout: `default` = block_N 64, 2 stages (the shipped configuration;
+    plan_overlap refuses FA3's overlap at 2 stages for this loop, src/target/cuda/ws_overlap.h: it
+    ran 356-419 TFLOPS per round against 390-484 without, H100, 2026-11-27), and at block_N 32 with
+    4 stages `overlap_n32s4` (the overlap of the two score GEMMs with the softmax and P c_kv of the
+    previous block, persistent) against `plain_n32s4` = TL_DISABLE_WGMMA_OVERLAP (each GEMM waited
+    for where it is issued), and `overlap_n32s3`."""
+    from gpu_hopper import _flashmla, load_example
+    ex = load_example("mla_decode")
+    B, H, S, D, P, page = 132, 128, 8192, 512, 64, 64
+    torch.manual_seed(7)
+    q = torch.randn(B, H, D, device="cuda", dtype=torch.float16)
+    q_pe = torch.randn(B, H, P, device="cuda", dtype=torch.float16)
+    kv = torch.randn(B, S, D, device="cuda", dtype=torch.float16)
+    k_pe = torch.randn(B, S, P, device="cuda", dtype=torch.float16)
+    scores = (torch.einsum("bhd,bsd->bhs", q.float(), kv.float()) +
+              torch.einsum("bhd,bsd->bhs", q_pe.float(), k_pe.float())) * (D + P) ** -0.5
+    ref = torch.einsum("bhs,bsd->bhd", torch.softmax(scores, -1), kv.float())
+    del scores
+    flops = ex.flops(B, H, S, D, P)
+    per = S // page
+    table = torch.randperm(B * per, device="cuda", dtype=torch.int32).reshape(B, per)
+    rows = (table.long()[:, :, None] * page + torch.arange(page, device="cuda")).reshape(B, -1)
+    kv_pool = torch.zeros(B * per * page, D, device="cuda", dtype=torch.float16)
+    k_pe_pool = torch.zeros(B * per * page, P, device="cuda", dtype=torch.float16)
+    kv_pool[rows.reshape(-1)] = kv.reshape(-1, D)
+    k_pe_pool[rows.reshape(-1)] = k_pe.reshape(-1, P)
+    modes = {"default": (64, 2, {}), "overlap_n32s4": (32, 4, {}),
+             "plain_n32s4": (32, 4, {"tl.disable_wgmma_overlap": True}), "overlap_n32s3": (32, 3, {})}
+    calls = {}
+    for mode, (bn, st, cfg) in modes.items():
+        for paged in (False, True):
+            kw = dict(page_size=page, num_pages=B * per) if paged else {}
+            f = ex.mla_decode(B, H, S, D, P, block_N=bn, block_H=64, num_stages=st, **kw)
+            built = cuda.build_func(f.ir, device_arch(), cfg, [])
+            kern = SourceKernel(built, built["source"])
+            args = (q, q_pe, kv_pool, k_pe_pool, table) if paged else (q, q_pe, kv, k_pe)
+            calls[mode + ("_paged" if paged else "")] = (kern, args)
+            print(f"mla {mode}{' paged' if paged else ''}: regs {kern.registers}", flush=True)
+    fm = _flashmla()
+    rec = dict(bench="hopper_mla_variants", batch=B, heads=H, kv_len=S)
+    for rnd in range(5):
+        line = []
+        if fm is not None:
+            qf = torch.cat([q, q_pe], -1).unsqueeze(1)
+            kc = torch.cat([kv, k_pe], -1).reshape(B * per, page, 1, D + P)
+            tab = torch.arange(B * per, device="cuda", dtype=torch.int32).reshape(B, per)
+            lens = torch.full((B,), S, device="cuda", dtype=torch.int32)
+            t_peer = bench(lambda: fm.decode(qf, kc, tab, lens, (D + P) ** -0.5))
+            del kc
+            rec.setdefault("flashmla_ms", []).append(t_peer)
+            line.append(f"FlashMLA {flops / t_peer / 1e9:.0f}")
+        for name, (kern, args) in calls.items():
+            o = torch.full((B, H, D), float("nan"), device="cuda", dtype=torch.float16)
+            kern(*args, o)
+            torch.cuda.synchronize()
+            err = rel_err(o, ref)
+            ms = bench(lambda: kern(*args, o))
+            rec.setdefault(name, []).append(dict(ms=ms, tflops=flops / ms / 1e9, rel_err=err))
+            vs = f" ({t_peer / ms:.3f}x)" if fm is not None else ""
+            line.append(f"{name} {flops / ms / 1e9:.0f}{vs}{'' if err < 1e-2 else ' WRONG'}")
+        print(f"mla round {rnd}: " + ", ".join(line), flush=True)
+    record(**rec)
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["flash"]:
         flash()
+    elif sys.argv[1:2] == ["mla"]:
+        mla()
     else:
         main([int(x) for x in sys.argv[1:]] or [4096, 8192])

@@ -270,14 +270,27 @@ void Emulator::wgmma_gemm(const CallNode* c, const Template& tp, const std::vect
         }
   }
   group.reads = std::move(reads);
+  group.issue_only = pending < 0;
   wgmma_groups_.push_back(std::move(group));
   if (pending >= 0) wgmma_retire(static_cast<size_t>(pending));
   else wgmma_retire(wgmma_groups_.size());
 }
 
 void Emulator::wgmma_retire(size_t pending) {
-  if (wgmma_groups_.size() > pending)
-    wgmma_groups_.erase(wgmma_groups_.begin(), wgmma_groups_.end() - static_cast<std::ptrdiff_t>(pending));
+  if (wgmma_groups_.size() > pending) {
+    const auto end = wgmma_groups_.end() - static_cast<std::ptrdiff_t>(pending);
+    for (auto g = wgmma_groups_.begin(); g != end; ++g) {
+      if (!g->issue_only) continue;
+      for (const auto& [lo, hi] : g->reads)
+        for (int64_t b = lo; b < hi; ++b) {
+          ByteState& s = bytes_[static_cast<size_t>(b)];
+          s.r_epoch = epoch_;
+          s.r_thread = -2;
+          s.r_multi = true;
+        }
+    }
+    wgmma_groups_.erase(wgmma_groups_.begin(), end);
+  }
   wgmma_inflight_.clear();
   for (const WgmmaGroup& g : wgmma_groups_) wgmma_inflight_.insert(wgmma_inflight_.end(), g.reads.begin(), g.reads.end());
 }

@@ -186,9 +186,14 @@ class Emulator {
   struct WgmmaGroup {
     std::vector<std::pair<int64_t, int64_t>> reads;
     std::vector<std::pair<const uint8_t*, const uint8_t*>> regs;  // [lo, hi) of some thread's registers
+    bool issue_only = false;  // kPending = -1: its reads last until the wait that retires it
   };
   std::vector<WgmmaGroup> wgmma_groups_;
   // Keeps the newest `pending` groups in flight (wgmma.wait_group) and recomputes wgmma_inflight_.
+  // An issue-only group's shared reads count as reads of the barrier epoch that retires it, by all
+  // the GEMM's warpgroups: a wait retires only the waiting warpgroup's wgmma, so a thread's write of
+  // those bytes needs a barrier after the wait (warp_specialize's overlapped loop with P in shared
+  // memory, ws_overlap.h), even where barriers (cross-warp reductions) ran while it was in flight.
   void wgmma_retire(size_t pending);
   // A thread's access to registers an in-flight wgmma owns (read or written before its wait).
   void check_wgmma_registers(const Mem& m, int64_t off, int64_t n, int64_t t);

@@ -77,7 +77,8 @@ void Emulator::shared_write(const Mem& m, int64_t off, int64_t n, int64_t t, boo
     ByteState& s = bytes_[static_cast<size_t>(b)];
     if (s.r_epoch == epoch_ && (s.r_multi || s.r_thread != t))
       race("thread " + std::to_string(t) + " writes '" + m.name + "' (shared byte " + std::to_string(b) +
-           ") that other threads read without a barrier in between");
+           ") that other threads read without a barrier in between" +
+           (s.r_thread == -2 ? std::string(" (a wgmma operand)") : std::string()));
     else if (s.w_epoch == epoch_ && s.w_thread != t && !s.pending_async)
       race("threads " + std::to_string(t) + " and " + std::to_string(s.w_thread) + " write '" + m.name +
            "' (shared byte " + std::to_string(b) + ") without a barrier in between");

@@ -220,7 +220,7 @@ class Specializer : public StmtMutator {
     // Also where the trip count depends on the block (causal attention): measured flat there
     // before the loop's instruction count fell by a third; since (2026-11-27, H100) 8-13% faster
     // than the plain schedule (docs/PERFORMANCE.md).
-    ov_ = plan_overlap(items, is_producer, async_at, gemm_count, lm, nc, ctx_.configs, pingpong_);
+    ov_ = plan_overlap(items, is_producer, async_at, gemm_count, lm, nc, ctx_.configs, pingpong_, groups, S);
     after_loop_ = plan_deferred_row_sums(top, loop_at, &items, is_producer, lm, ctx_.configs);
     // Distributed kernels keep one CTA per tile: on 2 H200s (2026-11-26) the persistent form (the
     // producer thread waiting per tile, the consumers pushing) ran the fused all-gather GEMM 4%
@@ -448,7 +448,7 @@ class Specializer : public StmtMutator {
   // What the planning steps decided for the kernel at hand (ws_*.h).
   bool has_dist_ = false;
   bool producer_waits_ = false;  // the kernel's T.waits go to the producer thread (waits_gate_producer_only)
-  OverlapPlan ov_;                      // FA3's overlap of the two GEMMs (ws_overlap.h)
+  OverlapPlan ov_;                      // FA3's overlap of the first GEMM group and the second GEMM (ws_overlap.h)
   std::set<size_t> steady_fence_free_;  // item indices: see mark_async_proxy_gemms (ws_proxy_fence.h)
   std::vector<Stmt> after_loop_;        // the deferred row sums' T.finalize_reducer (ws_deferred_row_sum.h)
   std::vector<PrologueCopy> pre_;       // top-level items the producer copies before its loop (ws_prologue.h)

@@ -82,6 +82,20 @@ void fold_gemm_accumulator_inits(std::vector<BodyItem>* items, const std::set<si
     attrs["clear_accum"] = Attr(make_bool(true));
     (*items)[j].stmt = make_tile_op(op->op, op->args, attrs, op->span);
     (*items)[g].stmt = after;
+    // GEMMs that go on accumulating into c right after this one (MLA's Q_pe k_pe^T after Q c_kv^T)
+    // move up before `after`: the mask runs once on the sum (-inf + x = -inf for finite x), and the
+    // GEMMs stay adjacent (one group for the overlap, ws_overlap.h).
+    for (size_t at = g, n = g + 1; n < items->size(); ++n) {
+      if (is_producer.count(n)) continue;
+      const auto* next = (*items)[n].is_stmt() ? (*items)[n].stmt.as<TileOpNode>() : nullptr;
+      if (!next || !is_gemm_form(*next, GemmForm::kGemm) || next->args.size() < 3 || !next->args[2].is_region() ||
+          !next->args[2].region.buffer.same_as(c.buffer) || !whole_buffer(next->args[2].region))
+        break;
+      auto nc = next->attrs.find("clear_accum");
+      if (nc != next->attrs.end() && !nc->second.is_none() && !is_zero(nc->second.as_expr())) break;
+      std::swap((*items)[at].stmt, (*items)[n].stmt);
+      at = n;
+    }
   }
 }
 

@@ -6,7 +6,9 @@
 // select(cond, 0, -inf) (or +inf) into each element (attention's causal mask). The GEMM takes the
 // init's place with clear_accum (its wgmma starts from zero, scale-d = 0, instead of the registers
 // being cleared or masked first: 32 CS2R per KV block in causal attention's unmasked blocks), and the
-// mask, if any, runs in the GEMM's place on its result: select(cond, c, -inf). Equal values:
+// mask, if any, runs in the GEMM's place on its result: select(cond, c, -inf), or, where more GEMMs
+// accumulate into c right after it (no other consumer statement between), after the last of them (MLA
+// decoding's two score GEMMs stay adjacent: one group for the overlap, ws_overlap.h). Equal values:
 // 0 + x = x, -inf + x = -inf for finite x (only a non-finite product differs: inf or NaN there gives
 // -inf instead of NaN).
 #pragma once

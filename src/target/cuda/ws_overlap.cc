@@ -17,30 +17,37 @@ Stmt builtin(const std::string& op, std::vector<Expr> args) {
 }  // namespace
 
 OverlapPlan plan_overlap(const std::vector<BodyItem>& items, const std::set<size_t>& is_producer, size_t async_at,
-                         int gemm_count, const LayoutMap& lm, int64_t nc, const AttrMap& configs, bool pingpong) {
+                         int gemm_count, const LayoutMap& lm, int64_t nc, const AttrMap& configs, bool pingpong,
+                         const std::vector<ProducerGroup>& groups, int64_t num_stages) {
   OverlapPlan none;
-  if (pingpong || async_at != items.size() || gemm_count != 2 || config_bool(configs, "tl.disable_wgmma_overlap"))
+  if (pingpong || async_at != items.size() || gemm_count < 2 || config_bool(configs, "tl.disable_wgmma_overlap"))
     return none;
   std::vector<size_t> cons, gemms;
+  std::vector<size_t> pos(items.size(), 0);  // item index -> its place among the consumer items
   for (size_t j = 0; j < items.size(); ++j) {
     if (!items[j].is_stmt()) return none;  // a let or an allocation in the body: its scope would split
     if (is_producer.count(j)) continue;
+    pos[j] = cons.size();
     cons.push_back(j);
     const auto* op = items[j].stmt.as<TileOpNode>();
     if (op && is_gemm_form(*op, GemmForm::kGemm)) gemms.push_back(j);
   }
-  if (gemms.size() != 2 || cons.back() != gemms[1]) return none;
-  const size_t g1 = gemms[0], g2 = gemms[1];
-  const auto* op1 = items[g1].stmt.as<TileOpNode>();
-  const auto* op2 = items[g2].stmt.as<TileOpNode>();
-  // Every consumer thread takes part in both GEMMs (the issue-only wgmma calls have no early exit
+  // Every GEMM is a body item (none nested in a condition or a loop), the last one ends the body.
+  if (gemms.size() != static_cast<size_t>(gemm_count) || cons.back() != gemms.back()) return none;
+  const size_t g1_first = gemms.front(), g1 = gemms[gemms.size() - 2], g2 = gemms.back();
+  auto op_at = [&](size_t j) { return items[j].stmt.as<TileOpNode>(); };
+  const TileOpNode* op2 = op_at(g2);
+  const Buffer& acc1 = op_at(g1_first)->args[2].region.buffer;
+  const Buffer& acc2 = op2->args[2].region.buffer;
+  // The first group: consecutive consumer items accumulating into one fragment (one wait retires it).
+  for (size_t x = 1; x + 1 < gemms.size(); ++x)
+    if (pos[gemms[x]] != pos[gemms[x - 1]] + 1 || !op_at(gemms[x])->args[2].region.buffer.same_as(acc1)) return none;
+  // Every consumer thread takes part in every GEMM (the issue-only wgmma calls have no early exit
   // for threads outside the GEMM: include/tl/cuda/wgmma.h).
-  for (const TileOpNode* op : {op1, op2}) {
-    auto gp = lm.gemms.find(op);
+  for (size_t g : gemms) {
+    auto gp = lm.gemms.find(op_at(g));
     if (gp == lm.gemms.end() || gp->second.warpgroups.wg_m * gp->second.warpgroups.wg_n * 128 != nc) return none;
   }
-  const Buffer& acc1 = op1->args[2].region.buffer;
-  const Buffer& acc2 = op2->args[2].region.buffer;
   if (acc1.scope() != MemScope::kFragment || acc2.scope() != MemScope::kFragment || acc1.same_as(acc2)) return none;
   std::map<size_t, std::set<const BufferNode*>> R, W;
   for (size_t j : cons) {
@@ -71,7 +78,21 @@ OverlapPlan plan_overlap(const std::vector<BodyItem>& items, const std::set<size
       break;
     }
   if (wait0 == 0) return none;
-  return OverlapPlan{true, g1, g2, split, wait0, acc1, acc2};
+  // A stage that A1 reads and C reads too (MLA's c_kv: the keys of the score GEMMs, the values of
+  // P c_kv) is held from A1(k) to A2(k + 1), one iteration longer than in the plain loop: with fewer
+  // than 3 stages no stage is free to load block k + 1 into while iteration k runs (header comment).
+  if (num_stages < 3)
+    for (const ProducerGroup& g : groups)
+      if (g.first_use <= g1 && g.last_use >= split) return none;
+  // Shared operands of the second GEMM that A2 writes after the wait (P through shared memory).
+  bool sync = false;
+  for (size_t a = 0; a < 2; ++a) {
+    const Buffer& b = op2->args[a].region.buffer;
+    if (b.scope() != MemScope::kShared) continue;
+    for (size_t j : cons)
+      if (j >= wait0 && j < split && W[j].count(b.get())) sync = true;
+  }
+  return OverlapPlan{true, g1_first, g1, g2, split, wait0, sync, acc1, acc2};
 }
 
 Stmt overlapped_consumer(const OverlapPlan& ov, const ForNode& loop, const std::vector<BodyItem>& items,
@@ -124,25 +145,29 @@ Stmt overlapped_consumer(const OverlapPlan& ov, const ForNode& loop, const std::
     }
     return substitute(rewrite_versions(rebuild_body(out), versions, s), {{loop.var, kv}});
   };
-  // Items [lo, gemm] with the GEMM at `gemm` only issued (its stages are released after its wait).
-  auto issued = [&](size_t lo, size_t gemm) {
+  // Items [lo, hi] with the GEMMs at [issue_lo, hi] only issued (their stages are released after
+  // their wait).
+  auto issued = [&](size_t lo, size_t issue_lo, size_t hi) {
     std::vector<BodyItem> out;
-    for (size_t j = lo; j <= gemm; ++j) {
+    for (size_t j = lo; j <= hi; ++j) {
       if (is_producer.count(j)) continue;
       waits_at(j, &out);
-      out.push_back(j == gemm ? issue_only(j) : items[j]);
-      if (j != gemm) releases_at(j, s, &out);
+      out.push_back(j >= issue_lo ? issue_only(j) : items[j]);
+      if (j < issue_lo) releases_at(j, s, &out);
     }
     return out;
   };
-  std::vector<BodyItem> a1 = issued(0, ov.g1), c = issued(ov.split, ov.g2), a2;
+  std::vector<BodyItem> a1 = issued(0, ov.g1_first, ov.g1), c = issued(ov.split, ov.g2, ov.g2), a2;
   a2.push_back(wait(1, ov.acc1));
-  releases_at(ov.g1, s, &a2);
+  for (size_t j = ov.g1_first; j <= ov.g1; ++j)
+    if (!is_producer.count(j)) releases_at(j, s, &a2);
   for (size_t j = ov.g1 + 1; j < ov.split; ++j) {
     if (is_producer.count(j)) continue;
     if (j == ov.wait0) {
       a2.push_back(wait(0, ov.acc2));
       releases_at(ov.g2, stage(i - make_int(1, it)), &a2);
+      // Every warpgroup's wgmma of k - 1 read the shared operand that A2 now writes for k.
+      if (ov.sync_after_wait0) a2.push_back(item(builtin("tl.sync_threads", {})));
     }
     waits_at(j, &a2);
     a2.push_back(items[j]);

@@ -40,10 +40,11 @@ std::set<size_t> mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t
     attrs["async_proxy_operands"] = Attr(true);
     it.stmt = make_tile_op(op->op, op->args, attrs, op->span);
   }
-  // The overlapped loop's first GEMM, where an operand is written by thread stores only before the
-  // loop (causal attention's Q, copied by the consumers): the peeled first iteration's wgmma fences
-  // after those stores and the block barrier, nothing writes the operand again, so the steady
-  // loop's copies of that GEMM need no fence.proxy.async (one MEMBAR + FENCE.VIEW.ASYNC per KV block).
+  // Each GEMM of the overlapped loop's first group where an operand is written by thread stores only
+  // before the loop (causal attention's Q, copied by the consumers): the peeled first iteration's
+  // wgmma fences after those stores and the block barrier, nothing writes the operand again, so the
+  // steady loop's copies of that GEMM need no fence.proxy.async (one MEMBAR + FENCE.VIEW.ASYNC per KV
+  // block).
   // Off with TL_DISABLE_LOOP_PROXY_FENCE_ELISION.
   if (!ov.on || config_bool(configs, "tl.disable_loop_proxy_fence_elision")) return steady_fence_free;
   std::set<const BufferNode*> written_before, written_after;
@@ -59,15 +60,18 @@ std::set<size_t> mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t
       Analyzer an;
       for (const BufferRegion& w : collect_access_regions((*items)[j].stmt, an).writes) loop_written.insert(w.buffer.get());
     }
-  const auto* op = (*items)[ov.g1].stmt.as<TileOpNode>();
-  if (!op || attr_bool(op->attrs, "async_proxy_operands", false)) return steady_fence_free;
-  for (int a = 0; a < 2; ++a) {
-    const Buffer& b = op->args[static_cast<size_t>(a)].region.buffer;
-    if (b.scope() == MemScope::kFragment) continue;
-    if (tma_filled.count(b.get()) && !written.count(b.get())) continue;
-    if (loop_written.count(b.get()) || written_after.count(b.get()) || tma_filled.count(b.get())) return steady_fence_free;
+  for (size_t g = ov.g1_first; g <= ov.g1; ++g) {  // the first group's GEMMs
+    const auto* op = is_producer.count(g) ? nullptr : (*items)[g].stmt.as<TileOpNode>();
+    if (!op || attr_bool(op->attrs, "async_proxy_operands", false)) continue;
+    bool ok = true;
+    for (int a = 0; a < 2; ++a) {
+      const Buffer& b = op->args[static_cast<size_t>(a)].region.buffer;
+      if (b.scope() == MemScope::kFragment) continue;
+      if (tma_filled.count(b.get()) && !written.count(b.get())) continue;
+      if (loop_written.count(b.get()) || written_after.count(b.get()) || tma_filled.count(b.get())) ok = false;
+    }
+    if (ok) steady_fence_free.insert(g);
   }
-  steady_fence_free.insert(ov.g1);
   return steady_fence_free;
 }
 

@@ -18,10 +18,10 @@ namespace tl {
 // `is_producer`, or the prologue's, `pre`) and written by nothing else in the kernel: no statement
 // outside the loop (`top`, the loop at `loop_at`) and no other statement of the loop writes them.
 // Returns the loop body items whose copies in the overlapped form's steady loop (`ov`) skip the fence
-// as well: the first GEMM, where an operand is written by thread stores only before the loop (causal
-// attention's Q, copied by the consumers): the peeled first iteration's wgmma fences after those
-// stores and the block barrier, nothing writes the operand again (one MEMBAR + FENCE.VIEW.ASYNC per KV
-// block fewer). None where `configs` has TL_DISABLE_LOOP_PROXY_FENCE_ELISION.
+// as well: each GEMM of the first group where an operand is written by thread stores only before the
+// loop (causal attention's Q, copied by the consumers): the peeled first iteration's wgmma fences
+// after those stores and the block barrier, nothing writes the operand again (one MEMBAR +
+// FENCE.VIEW.ASYNC per KV block fewer). None where `configs` has TL_DISABLE_LOOP_PROXY_FENCE_ELISION.
 std::set<size_t> mark_async_proxy_gemms(const std::vector<BodyItem>& top, size_t loop_at, std::vector<BodyItem>* items,
                                         const std::set<size_t>& is_producer, const std::vector<PrologueCopy>& pre,
                                         const OverlapPlan& ov, const AttrMap& configs);

@@ -423,17 +423,19 @@ def load_example(name):
 @pytest.mark.parametrize("kv_len", [192, 100])
 @pytest.mark.parametrize("kind", KINDS)
 def test_mla_decode(kind, kv_len, persistent):
-    """examples/mla_decode: three GEMMs, P through shared memory, reductions across warpgroups;
-    the latent cache (4-D TMA boxes of 8 panels) and the rotary keys are two producer groups. The
-    kernel is persistent either way; by default Q and its rotary part are the producer's TMA loads
-    per tile (two more groups), with TL_ENABLE_PERSISTENT_FLASH=False the consumers copy them."""
+    """examples/mla_decode at its default configuration (block_N 64, 2 stages: the plain loop, not
+    FA3's overlap, test_mla_decode_is_not_overlapped_at_two_stages): three GEMMs, P through shared
+    memory, reductions across warpgroups; the latent cache (4-D TMA boxes of 8 panels) and the
+    rotary keys are two producer groups. Q and its rotary part are the producer's TMA loads (two
+    more groups): per tile in the persistent form (the default), once before the loop with
+    TL_DISABLE_PERSISTENT (one CTA per tile)."""
     ex = load_example("mla_decode")
     B, H, D, P = 2, 64, 512, 64
     f = ex.mla_decode(B, H, kv_len, D, P, block_N=64, block_H=64)
-    configs = {} if persistent else ONE_CTA_PER_TILE
+    configs = {} if persistent else {"tl.disable_persistent": True}
     src = build(f, "sm_90a", configs)["source"]
-    assert src.count("tl::mbarrier_arrive_expect_tx(") == (4 if persistent else 2)
-    assert "tile_iter" in src and "named_barrier_sync((2" not in src
+    assert src.count("tl::mbarrier_arrive_expect_tx(") == 4
+    assert ("tile_iter" in src) == persistent and "named_barrier_sync((2" not in src
     q = rng.standard_normal((B, H, D)).astype(np.float16)
     q_pe = rng.standard_normal((B, H, P)).astype(np.float16)
     kv = rng.standard_normal((B, kv_len, D)).astype(np.float16)
@@ -460,6 +462,132 @@ def test_mla_decode_paged(kind):
     o = np.full((B, H, D), np.nan, np.float16)
     out = run(kind, f, (q, q_pe, kv_pool, k_pe_pool, table, o))[5]
     check(out, ex.reference(q, q_pe, kv, k_pe), 1e-2)
+
+
+# FA3's overlap takes MLA's loop only with 3 or more stages (c_kv's stage is read by the score GEMMs
+# and by P c_kv: ws_overlap.h), so at block_N 32 (4 stages of c_kv and k_pe fit the shared memory).
+MLA_OVERLAP_CASES = {
+    # name: (batch, heads, kv_len, page_size, num_stages, configs)
+    "h128_persistent": (1, 128, 160, None, 4, {}),
+    "tail_one_cta_per_tile": (2, 64, 100, None, 3, ONE_CTA_PER_TILE),
+    "one_block": (1, 64, 20, None, 3, {}),
+    "paged_tail": (2, 64, 160, 128, 4, {}),
+    # The tail mask not folded into the first wgmma: it stays in A1, before the score GEMMs.
+    "tail_no_zero_init": (1, 64, 100, None, 3, {"tl.disable_wgmma_zero_init": True}),
+}
+
+
+def mla_overlap_case(ex, name):
+    B, H, kv_len, page, stages, configs = MLA_OVERLAP_CASES[name]
+    kw = dict(block_N=32, block_H=64, num_stages=stages)
+    D, P = 512, 64
+    q = rng.standard_normal((B, H, D)).astype(np.float16)
+    q_pe = rng.standard_normal((B, H, P)).astype(np.float16)
+    kv = rng.standard_normal((B, kv_len, D)).astype(np.float16)
+    k_pe = rng.standard_normal((B, kv_len, P)).astype(np.float16)
+    o = np.full((B, H, D), np.nan, np.float16)
+    if page is None:
+        f = ex.mla_decode(B, H, kv_len, D, P, **kw)
+        args = (q, q_pe, kv, k_pe, o)
+    else:
+        kv_pool, k_pe_pool, table, num_pages = ex.paged_cache(kv, k_pe, page, rng)
+        f = ex.mla_decode(B, H, kv_len, D, P, page_size=page, num_pages=num_pages, **kw)
+        args = (q, q_pe, kv_pool, k_pe_pool, table, o)
+    return f, args, ex.reference(q, q_pe, kv, k_pe), configs
+
+
+ISSUED = re.compile(r", -1(, tl::half_t, false)?>\(")  # kPending = -1 (with or without the fence flag)
+
+
+@pytest.mark.parametrize("name", list(MLA_OVERLAP_CASES))
+@pytest.mark.parametrize("kind", KINDS)
+def test_mla_decode_overlap(kind, name):
+    """FA3's overlap for a loop of three GEMMs (ws_overlap.h): MLA's two score GEMMs (Q c_kv^T,
+    Q_pe k_pe^T, both into acc_s) are the first group, P goes through shared memory (FullCol: each
+    warpgroup's P c_kv wgmma reads the columns both stored), and c_kv's stage is read by the first and
+    the third GEMM. Iteration k issues both score GEMMs, rescales O and issues P_{k-1} c_kv_{k-1},
+    waits for the scores (wait_group 1) and runs the softmax (its cross-warpgroup reductions) while
+    that GEMM runs, then waits for it (wait_group 0), releases c_kv's stage of k - 1, meets the other
+    warpgroup and only then stores P_k. TL_DISABLE_WGMMA_OVERLAP: the plain loop, each GEMM waited
+    for where it is issued. Values against numpy in float64 either way (tails, one block, paged).
+    At block_N 32 with 3 or 4 stages: at 2 the overlap is refused for this loop."""
+    ex = load_example("mla_decode")
+    f, args, ref, configs = mla_overlap_case(ex, name)
+    built = build(f, "sm_90a", configs)
+    src = built["source"]
+    # ptxas keeps the wgmma asynchronous (no C7514-like "wgmma.mma_async instructions are serialized").
+    assert "serialized" not in built["log"], built["log"]
+    # The steady loop (k = 1 ..), then the last P c_kv. The source is the same on the emulator and
+    # on a GPU (the persistent grid is sized at launch): with one block of the cache the persistent
+    # kernel still has the steady loop, empty (k < 1 + 0), inside its loop over tiles.
+    loop = src[src.index("for (int k = 1;"):]
+    gemms = [m.start() for m in re.finditer(r"tl::wgmma_gemm_ss<", loop)][:3]
+    qk, qpe, pv = gemms
+    operand_a = [loop[g:].split(">(", 1)[1].split(",", 1)[0] for g in gemms]
+    assert operand_a == ["(&Q_shared[0])", "(&Q_pe_shared[0])", "(&P_shared[0])"], loop[:4000]
+    assert all(ISSUED.search(loop[g:g + 200]) for g in gemms), loop[:4000]
+    wait1 = loop.index("tl::wgmma_wait_regs<1, ")
+    wait0 = loop.index("tl::wgmma_wait_regs<0, ")
+    red = loop.index("tl::allreduce<tl::MaxOp")
+    store_p = loop.index("P_shared[", wait1)  # the first write of P_k (stmatrix)
+    assert qk < qpe < pv < wait1 < red < wait0 < store_p, loop[:4000]
+    # After the wait for P_{k-1} c_kv_{k-1}: c_kv's stage of k - 1 goes back to the producer and the
+    # consumers meet before anyone overwrites P.
+    between = loop[wait0:store_p]
+    assert "tl::mbarrier_arrive_warp(" in between and "tl::sync_block();" in between, between
+    out = run(kind, f, args, configs)[-1]
+    check(out, ref, 1e-2)
+    off = dict(configs, **{"tl.disable_wgmma_overlap": True})
+    plain = build(f, "sm_90a", off)["source"]
+    assert "wgmma_wait_regs" not in plain and not ISSUED.search(plain)
+    out = run(kind, f, args, off)[-1]
+    check(out, ref, 1e-2)
+
+
+@pytest.mark.parametrize("block_N, page", [(64, None), (64, 64), (32, None)])
+def test_mla_decode_is_not_overlapped_at_two_stages(block_N, page):
+    """c_kv's stage is read by the score GEMMs and by P c_kv: FA3's overlap would hold it until
+    P_k c_kv_k completes in iteration k + 1, one iteration longer than the plain loop, so with 2
+    stages the producer could not load block k + 1 during iteration k. On an H100 (2026-11-27, B132
+    H128 kv 8192, block_N 64) the overlapped loop ran 356-419 TFLOPS per round, the plain one
+    390-484 (docs/PERFORMANCE.md): at 2 stages plan_overlap refuses it and the loop is the one
+    TL_DISABLE_WGMMA_OVERLAP gives; at 3 stages it is overlapped."""
+    ex = load_example("mla_decode")
+    B, H, kv_len, D, P = 2, 64, 256, 512, 64
+    kw = dict(page_size=page, num_pages=B * kv_len // page) if page else {}
+
+    def source(stages, configs=None):
+        f = ex.mla_decode(B, H, kv_len, D, P, block_N=block_N, block_H=64, num_stages=stages, **kw)
+        return build(f, "sm_90a", configs)["source"]
+    src = source(2)
+    assert "wgmma_wait_regs" not in src and not ISSUED.search(src)
+    assert src == source(2, {"tl.disable_wgmma_overlap": True})
+    if block_N == 32:  # (3 stages of block_N 64 exceed the shared memory)
+        assert ISSUED.search(source(3)) and "tl::wgmma_wait_regs<1, " in source(3)
+
+
+def lowered_mla_text(configs=None):
+    ex = load_example("mla_decode")
+    f, args, ref, _ = mla_overlap_case(ex, "tail_one_cta_per_tile")
+    low, _ = _core.cuda.lower_func(f.ir, "sm_90a", configs or ONE_CTA_PER_TILE)
+    return _core.canonical_text(low), args, ref
+
+
+def test_mla_overwriting_p_before_the_other_warpgroup_waited_is_reported():
+    """The barrier after the wait for P_{k-1} c_kv_{k-1} is what keeps one warpgroup's store of P_k
+    off the bytes the other warpgroup's wgmma still reads (the softmax's reductions ran while it was
+    in flight): without it the emulator reports the store."""
+    text, args, ref = lowered_mla_text()
+    lines = text.splitlines()
+    wait0 = next(i for i, ln in enumerate(lines) if "tl::wgmma_wait_regs<0, " in ln)
+    sync = next(i for i in range(wait0, len(lines)) if "tl.sync_threads" in lines[i])
+    assert not any("P_shared" in ln for ln in lines[wait0:sync]), lines[wait0:sync + 1]
+    slots = [("ptr", x.ctypes.data) for x in args]
+    assert _core.cuda.emulate_lowered(_core.parse_ir(text), slots)["races"] == []
+    check(args[-1], ref, 1e-2)
+    bad = "\n".join(lines[:sync] + lines[sync + 1:])
+    races = _core.cuda.emulate_lowered(_core.parse_ir(bad), slots)["races"]
+    assert any("without a barrier in between (a wgmma operand)" in r for r in races), races
 
 
 def test_block_table_copies_are_pipelined_with_cp_async():
