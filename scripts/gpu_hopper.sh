@@ -41,7 +41,7 @@ if has examples; then
 fi
 if has bench; then
   for section in ${HOPPER_BENCH:-gemm fp8 flash mla host}; do
-    case $section in gemm) lim=110 ;; flash) lim=90 ;; *) lim=70 ;; esac
+    case $section in gemm) lim=110 ;; flash) lim=90 ;; mla) lim=150 ;; *) lim=70 ;; esac
     step "bench_$section" $lim $PY bench/gpu_hopper.py "$section" ${HOPPER_BENCH_ARGS:-}
   done
   grep -E "^(gemm|fp8|flash|mla|host) " "$LOG" | cut -c1-175
