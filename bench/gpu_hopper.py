@@ -210,6 +210,20 @@ def _flashmla():
     return _FLASHMLA[0]
 
 
+def mla_inputs(batch, heads, kv_len, dim, pe_dim, seed):
+    """Random fp16 q [B, H, dim], q_pe [B, H, pe_dim], kv [B, S, dim], k_pe [B, S, pe_dim] on the GPU and
+    the float32 reference output [B, H, dim] of absorbed MLA decoding (softmax scale (dim + pe_dim)^-0.5)."""
+    torch.manual_seed(seed)
+    q = torch.randn(batch, heads, dim, device="cuda", dtype=torch.float16)
+    q_pe = torch.randn(batch, heads, pe_dim, device="cuda", dtype=torch.float16)
+    kv = torch.randn(batch, kv_len, dim, device="cuda", dtype=torch.float16)
+    k_pe = torch.randn(batch, kv_len, pe_dim, device="cuda", dtype=torch.float16)
+    scores = (torch.einsum("bhd,bsd->bhs", q.float(), kv.float()) +
+              torch.einsum("bhd,bsd->bhs", q_pe.float(), k_pe.float())) * (dim + pe_dim) ** -0.5
+    ref = torch.einsum("bhs,bsd->bhd", torch.softmax(scores, -1), kv.float())
+    return q, q_pe, kv, k_pe, ref
+
+
 def mla(quick):
     """examples/mla_decode (absorbed MLA decode: 128 heads, latent dim 512 + rope 64) against torch
     SDPA with the query heads grouped over the one latent head (whichever backend takes it; on
@@ -221,15 +235,7 @@ def mla(quick):
     H, D, P = 128, 512, 64
     shapes = [(132, 8192)] if quick else [(132, 8192), (64, 8192), (132, 4096)]
     for batch, kv_len in shapes:
-        torch.manual_seed(batch + kv_len)
-        q = torch.randn(batch, H, D, device="cuda", dtype=torch.float16)
-        q_pe = torch.randn(batch, H, P, device="cuda", dtype=torch.float16)
-        kv = torch.randn(batch, kv_len, D, device="cuda", dtype=torch.float16)
-        k_pe = torch.randn(batch, kv_len, P, device="cuda", dtype=torch.float16)
-        scores = (torch.einsum("bhd,bsd->bhs", q.float(), kv.float()) +
-                  torch.einsum("bhd,bsd->bhs", q_pe.float(), k_pe.float())) * (D + P) ** -0.5
-        ref = torch.einsum("bhs,bsd->bhd", torch.softmax(scores, -1), kv.float())
-        del scores
+        q, q_pe, kv, k_pe, ref = mla_inputs(batch, H, kv_len, D, P, seed=batch + kv_len)
         flops = ex.flops(batch, H, kv_len, D, P)
         peers = {}
         # Floors measured in this run: reading the cache once at the copy bandwidth of this GPU

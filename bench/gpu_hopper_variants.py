@@ -179,18 +179,10 @@ def mla():
     4 stages `overlap_n32s4` (the overlap of the two score GEMMs with the softmax and P c_kv of the
     previous block, persistent) against `plain_n32s4` = TL_DISABLE_WGMMA_OVERLAP (each GEMM waited
     for where it is issued), and `overlap_n32s3`."""
-    from gpu_hopper import _flashmla, load_example
+    from gpu_hopper import _flashmla, load_example, mla_inputs
     ex = load_example("mla_decode")
     B, H, S, D, P, page = 132, 128, 8192, 512, 64, 64
-    torch.manual_seed(7)
-    q = torch.randn(B, H, D, device="cuda", dtype=torch.float16)
-    q_pe = torch.randn(B, H, P, device="cuda", dtype=torch.float16)
-    kv = torch.randn(B, S, D, device="cuda", dtype=torch.float16)
-    k_pe = torch.randn(B, S, P, device="cuda", dtype=torch.float16)
-    scores = (torch.einsum("bhd,bsd->bhs", q.float(), kv.float()) +
-              torch.einsum("bhd,bsd->bhs", q_pe.float(), k_pe.float())) * (D + P) ** -0.5
-    ref = torch.einsum("bhs,bsd->bhd", torch.softmax(scores, -1), kv.float())
-    del scores
+    q, q_pe, kv, k_pe, ref = mla_inputs(B, H, S, D, P, seed=7)
     flops = ex.flops(B, H, S, D, P)
     per = S // page
     table = torch.randperm(B * per, device="cuda", dtype=torch.int32).reshape(B, per)
