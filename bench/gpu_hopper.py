@@ -229,8 +229,9 @@ def mla(quick):
     SDPA with the query heads grouped over the one latent head (whichever backend takes it; on
     torch 2.11 none takes head dim 576), torch eager (bmm, softmax, bmm) and the floor of reading
     the cache once at this GPU's copy bandwidth. The issue quotes TileLang's own example at 438
-    TFLOPS / 0.69 ms (H100, batch 132, kv 8192); TileLang and FlashMLA are not installed on the
-    device machine (docs/PERFORMANCE.md says why they could not be carried)."""
+    TFLOPS / 0.69 ms (H100, batch 132, kv 8192). FlashMLA runs beside ours when TL_FLASHMLA_SRC names
+    its checkout (built from source: no wheel runs with this torch); TileLang itself is compared by
+    bench/gpu_vs_tilelang.py."""
     ex = load_example("mla_decode")
     H, D, P = 128, 512, 64
     shapes = [(132, 8192)] if quick else [(132, 8192), (64, 8192), (132, 4096)]
