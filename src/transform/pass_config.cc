@@ -45,9 +45,10 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_WARPGROUP_PINGPONG", "tl.disable_warpgroup_pingpong", Attr::kBool,
        "cuda sm_90a: no warpgroup ping-pong even where TL_ENABLE_WARPGROUP_PINGPONG asks for it"},
       {"TL_DISABLE_WGMMA_OVERLAP", "tl.disable_wgmma_overlap", Attr::kBool,
-       "cuda sm_90a: in a warp-specialized loop with two GEMMs and work between them (attention), wait for "
-       "each GEMM where it is issued instead of running the second GEMM of one iteration under the work of "
-       "the next"},
+       "cuda sm_90a: in a warp-specialized loop of a first GEMM (or several into one accumulator), work, and "
+       "a second GEMM (attention, MLA decoding), wait for each GEMM where it is issued instead of running the "
+       "second GEMM of one iteration under the work of the next (the overlap is applied only where it leaves "
+       "the producer a stage to prefetch into: see docs/TARGET_CUDA.md)"},
       {"TL_DISABLE_PROLOGUE_TMA", "tl.disable_prologue_tma", Attr::kBool,
        "cuda sm_90a: copies before a warp-specialized loop (attention's Q) stay thread copies of the consumers "
        "instead of TMA copies of the producer"},
