@@ -413,7 +413,7 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
  * registers over long stretches of k, and each operand is packed once per stretch:
  *   - k runs in chunks of KC (256); per chunk, B (KC x NC columns, at most kF32PackBBytes = 512 KiB,
  *     so NC = 512 at KC = 256) is packed into NR-wide column panels (each strip contiguous, rows NR
- *     floats apart), in L2, with the rows kPrefetchRows ahead prefetched;
+ *     floats apart), in L2, with the rows kPrefetchRows ahead prefetched into L2;
  *   - per MR-row block of A, its KC-wide slice is copied into a compact block (rows KC + 16 floats
  *     apart; MR x KC floats, in L1; the next block's rows are prefetched into L2 meanwhile), then
  *     the micro-kernel runs it against every strip of the B panel (streamed from L2), each MR x NR
@@ -437,7 +437,16 @@ constexpr int kF32PackBBytes = TL_CPU_GEMM_F32_PACK_B_BYTES;  // packed B per ch
 #define TL_CPU_GEMM_BLOCKED_MIN_M 2
 #endif
 constexpr int kBlockedMinM = TL_CPU_GEMM_BLOCKED_MIN_M, kBlockedMinK = 128;
-constexpr int kPrefetchRows = 4;  // B rows prefetched ahead of the packing
+/* B rows prefetched ahead of the packing, into L2 (prefetcht2), also across k chunks: 16 rows into
+ * L2 instead of 4 into L1 ran decode 16 x 4096 x 4096 (B from memory) 1.10-1.13x faster on a Zen 4
+ * core, 2048^3 unchanged (docs/PERFORMANCE.md). */
+#ifndef TL_CPU_GEMM_F32_PREFETCH_ROWS
+#define TL_CPU_GEMM_F32_PREFETCH_ROWS 16
+#endif
+#ifndef TL_CPU_GEMM_F32_PREFETCH_LOC
+#define TL_CPU_GEMM_F32_PREFETCH_LOC 1
+#endif
+constexpr int kPrefetchRows = TL_CPU_GEMM_F32_PREFETCH_ROWS;
 template <int VB> struct F32Blocking;
 template <> struct F32Blocking<64> { static constexpr int MR = 14, NV = 2; };
 template <> struct F32Blocking<32> { static constexpr int MR = 6, NV = 2; };
@@ -516,14 +525,19 @@ __attribute__((noinline)) void gemv_strip(int k, const float* __restrict a, int6
 }
 
 /* A wide row of C (more than one strip): kGemvRows rows of B at a time over the whole row (each row
- * of B is read front to back, the pattern the hardware prefetchers follow best), C's row in L1; each
- * C element still adds its k terms one by one in increasing k. 8 rows: 1.14-1.22x against 4 on a
- * Zen 4 core at 1 x 1024 x 4096 (B from memory; 6 rows 1.14x, 12 and 16 slower than 4, software
- * prefetch of the rows ahead 0.89-0.99x). */
+ * of B is read front to back), C's row in L1, and the rows kGemvRowsAhead further on prefetched into
+ * L2 (prefetcht2; a row piece of a block is often one 4 KiB page, across which the hardware
+ * prefetchers do not run ahead, and demand misses alone leave the memory bandwidth unused). Each C
+ * element still adds its k terms one by one in increasing k. Measured on a Zen 4 core at 1 x 1024 x
+ * 4096 (B from memory, docs/PERFORMANCE.md): 8 rows 1.14-1.22x against 4 (12 and 16 slower); the
+ * L2 prefetch 16..64 rows ahead 1.26-1.38x more (into L1, prefetcht0: 0.8-0.99x). */
 #ifndef TL_CPU_GEMV_ROWS
 #define TL_CPU_GEMV_ROWS 8
 #endif
-constexpr int kGemvRows = TL_CPU_GEMV_ROWS;
+#ifndef TL_CPU_GEMV_ROWS_AHEAD
+#define TL_CPU_GEMV_ROWS_AHEAD 32
+#endif
+constexpr int kGemvRows = TL_CPU_GEMV_ROWS, kGemvRowsAhead = TL_CPU_GEMV_ROWS_AHEAD;
 template <int VB, int N>
 inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const float* __restrict b, int64_t ldb,
                       float* __restrict c, bool load_c) {
@@ -541,8 +555,12 @@ inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const floa
     const float* r[kGemvRows];
 #pragma GCC unroll 16
     for (int q = 0; q < kGemvRows; ++q) sr[q] = a[(kk + q) * a_ks], r[q] = b + (kk + q) * ldb;
+    const int64_t pf = kk + kGemvRows + kGemvRowsAhead <= k ? kGemvRowsAhead * ldb : 0;  // none at the end
 #pragma GCC unroll 4
     for (int j = 0; j < N; j += L) {
+      if (j % 16 == 0)  // one prefetch per 64-byte line
+#pragma GCC unroll 16
+        for (int q = 0; q < kGemvRows; ++q) __builtin_prefetch(r[q] + pf + j, 0, 1);
       V x = vload<V>(c + j);
 #pragma GCC unroll 16
       for (int q = 0; q < kGemvRows; ++q) x += vload<V>(r[q] + j) * sr[q];
@@ -607,8 +625,8 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
       const bool lc = load_c || k0 > 0;
       for (int kk = 0; kk < kc; ++kk) {  // B chunk into strips [s][kk][NR]
         const float* row = B + int64_t(k0 + kk) * ldb + j0;
-        if (kk + kPrefetchRows < kc)  // rows are pages apart: the hardware prefetchers do not run ahead into them
-          for (int j = 0; j < nc; j += 16) __builtin_prefetch(row + kPrefetchRows * ldb + j, 0, 3);
+        if (k0 + kk + kPrefetchRows < K)  // rows are pages apart: the hardware prefetchers do not run ahead into them
+          for (int j = 0; j < nc; j += 16) __builtin_prefetch(row + kPrefetchRows * ldb + j, 0, TL_CPU_GEMM_F32_PREFETCH_LOC);
         for (int s = 0; s < strips; ++s) {
           float* d = b_pack + int64_t(s) * kc * NR + kk * NR;
           const int w = s + 1 < strips ? NR : nvl * L;
