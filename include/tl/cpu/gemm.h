@@ -112,54 +112,6 @@ template <typename Acc, int VB> struct MulAddKernel {
   }
 };
 
-#if TL_CPU_COMPILED_AVX512_BF16
-/* vdpbf16ps: k runs over pairs; a points at bf16 pairs (a_rs in bf16 elements, consecutive k of a
- * row adjacent), b at packed pairs [kp][column][2] (b_ks in bf16 elements). */
-template <int MR, int NV>
-__attribute__((noinline)) void micro_kernel_bf16(int kp, const uint16_t* __restrict a, int64_t a_rs,
-                                                 const uint16_t* __restrict b, int64_t b_ks, float* __restrict c,
-                                                 int64_t ldc, bool load_c) {
-  typedef vec<float, 64>::type V;
-  typedef vec<int32_t, 64>::type VI;
-  V acc[MR][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < NV; ++v) acc[r][v] = load_c ? vload<V>(c + r * ldc + v * 16) : V{};
-#pragma GCC unroll 2
-  for (int kk = 0; kk < kp; ++kk) {
-    VI bv[NV];
-#pragma GCC unroll 16
-    for (int v = 0; v < NV; ++v) bv[v] = vload<VI>(b + kk * b_ks + v * 32);
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      int32_t pair;
-      __builtin_memcpy(&pair, a + r * a_rs + 2 * kk, 4);
-      const VI av = vsplat<VI>(pair);
-#pragma GCC unroll 16
-      for (int v = 0; v < NV; ++v) __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc[r][v]) : "v"(av), "v"(bv[v]));
-    }
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * 16, acc[r][v]);
-}
-
-struct Bf16Kernel {
-  typedef uint16_t AType;
-  typedef uint16_t BType;
-  static constexpr int kLanes = 16;
-  static constexpr int kBPerColumn = 2;
-  static int64_t a_step(int64_t) { return 2; }  // one pair
-  template <int MR, int NV>
-  static void call(int kp, const uint16_t* a, int64_t a_rs, int64_t, const uint16_t* b, int64_t b_ks, float* c,
-                   int64_t ldc, bool load_c) {
-    micro_kernel_bf16<MR, NV>(kp, a, a_rs, b, b_ks, c, ldc, load_c);
-  }
-};
-#endif
-
 /* The last NT (< lanes) columns of C through a one-vector temporary; B is zero-padded there. */
 template <typename Kernel, int R, typename Acc>
 inline void tail_columns(int k, const typename Kernel::AType* a, int64_t a_rs, int64_t a_ks,
@@ -461,7 +413,7 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
  * registers over long stretches of k, and each operand is packed once per stretch:
  *   - k runs in chunks of KC (256); per chunk, B (KC x NC columns, at most kF32PackBBytes = 512 KiB,
  *     so NC = 512 at KC = 256) is packed into NR-wide column panels (each strip contiguous, rows NR
- *     floats apart), in L2, with the rows kPrefetchRows ahead prefetched;
+ *     floats apart), in L2, with the rows kPrefetchRows ahead prefetched into L2;
  *   - per MR-row block of A, its KC-wide slice is copied into a compact block (rows KC + 16 floats
  *     apart; MR x KC floats, in L1; the next block's rows are prefetched into L2 meanwhile), then
  *     the micro-kernel runs it against every strip of the B panel (streamed from L2), each MR x NR
@@ -485,7 +437,16 @@ constexpr int kF32PackBBytes = TL_CPU_GEMM_F32_PACK_B_BYTES;  // packed B per ch
 #define TL_CPU_GEMM_BLOCKED_MIN_M 2
 #endif
 constexpr int kBlockedMinM = TL_CPU_GEMM_BLOCKED_MIN_M, kBlockedMinK = 128;
-constexpr int kPrefetchRows = 4;  // B rows prefetched ahead of the packing
+/* B rows prefetched ahead of the packing, into L2 (prefetcht2), also across k chunks: 16 rows into
+ * L2 instead of 4 into L1 ran decode 16 x 4096 x 4096 (B from memory) 1.10-1.13x faster on a Zen 4
+ * core, 2048^3 unchanged (docs/PERFORMANCE.md). */
+#ifndef TL_CPU_GEMM_F32_PREFETCH_ROWS
+#define TL_CPU_GEMM_F32_PREFETCH_ROWS 16
+#endif
+#ifndef TL_CPU_GEMM_F32_PREFETCH_LOC
+#define TL_CPU_GEMM_F32_PREFETCH_LOC 1
+#endif
+constexpr int kPrefetchRows = TL_CPU_GEMM_F32_PREFETCH_ROWS;
 template <int VB> struct F32Blocking;
 template <> struct F32Blocking<64> { static constexpr int MR = 14, NV = 2; };
 template <> struct F32Blocking<32> { static constexpr int MR = 6, NV = 2; };
@@ -563,9 +524,20 @@ __attribute__((noinline)) void gemv_strip(int k, const float* __restrict a, int6
   for (int v = 0; v < NV; ++v) vstore(c + v * L, acc[v]);
 }
 
-/* A wide row of C (more than one strip): 4 rows of B at a time over the whole row (each row of B is
- * read front to back, the pattern the hardware prefetchers follow best), C's row in L1; each C
- * element still adds its k terms one by one in increasing k. */
+/* A wide row of C (more than one strip): kGemvRows rows of B at a time over the whole row (each row
+ * of B is read front to back), C's row in L1, and the rows kGemvRowsAhead further on prefetched into
+ * L2 (prefetcht2; a row piece of a block is often one 4 KiB page, across which the hardware
+ * prefetchers do not run ahead, and demand misses alone leave the memory bandwidth unused). Each C
+ * element still adds its k terms one by one in increasing k. Measured on a Zen 4 core at 1 x 1024 x
+ * 4096 (B from memory, docs/PERFORMANCE.md): 8 rows 1.14-1.22x against 4 (12 and 16 slower); the
+ * L2 prefetch 16..64 rows ahead 1.26-1.38x more (into L1, prefetcht0: 0.8-0.99x). */
+#ifndef TL_CPU_GEMV_ROWS
+#define TL_CPU_GEMV_ROWS 8
+#endif
+#ifndef TL_CPU_GEMV_ROWS_AHEAD
+#define TL_CPU_GEMV_ROWS_AHEAD 32
+#endif
+constexpr int kGemvRows = TL_CPU_GEMV_ROWS, kGemvRowsAhead = TL_CPU_GEMV_ROWS_AHEAD;
 template <int VB, int N>
 inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const float* __restrict b, int64_t ldb,
                       float* __restrict c, bool load_c) {
@@ -578,19 +550,20 @@ inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const floa
     for (int j = 0; j < N; j += L) vstore(c + j, vload<V>(b + j) * s);
     kk = 1;
   }
-  for (; kk + 4 <= k; kk += 4) {
-    const float s0 = a[kk * a_ks], s1 = a[(kk + 1) * a_ks], s2 = a[(kk + 2) * a_ks], s3 = a[(kk + 3) * a_ks];
-    const float* r0 = b + kk * ldb;
-    const float* r1 = r0 + ldb;
-    const float* r2 = r1 + ldb;
-    const float* r3 = r2 + ldb;
+  for (; kk + kGemvRows <= k; kk += kGemvRows) {
+    float sr[kGemvRows];
+    const float* r[kGemvRows];
+#pragma GCC unroll 16
+    for (int q = 0; q < kGemvRows; ++q) sr[q] = a[(kk + q) * a_ks], r[q] = b + (kk + q) * ldb;
+    const int64_t pf = kk + kGemvRows + kGemvRowsAhead <= k ? kGemvRowsAhead * ldb : 0;  // none at the end
 #pragma GCC unroll 4
     for (int j = 0; j < N; j += L) {
+      if (j % 16 == 0)  // one prefetch per 64-byte line
+#pragma GCC unroll 16
+        for (int q = 0; q < kGemvRows; ++q) __builtin_prefetch(r[q] + pf + j, 0, 1);
       V x = vload<V>(c + j);
-      x += vload<V>(r0 + j) * s0;
-      x += vload<V>(r1 + j) * s1;
-      x += vload<V>(r2 + j) * s2;
-      x += vload<V>(r3 + j) * s3;
+#pragma GCC unroll 16
+      for (int q = 0; q < kGemvRows; ++q) x += vload<V>(r[q] + j) * sr[q];
       vstore(c + j, x);
     }
   }
@@ -652,8 +625,8 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
       const bool lc = load_c || k0 > 0;
       for (int kk = 0; kk < kc; ++kk) {  // B chunk into strips [s][kk][NR]
         const float* row = B + int64_t(k0 + kk) * ldb + j0;
-        if (kk + kPrefetchRows < kc)  // rows are pages apart: the hardware prefetchers do not run ahead into them
-          for (int j = 0; j < nc; j += 16) __builtin_prefetch(row + kPrefetchRows * ldb + j, 0, 3);
+        if (k0 + kk + kPrefetchRows < K)  // rows are pages apart: the hardware prefetchers do not run ahead into them
+          for (int j = 0; j < nc; j += 16) __builtin_prefetch(row + kPrefetchRows * ldb + j, 0, TL_CPU_GEMM_F32_PREFETCH_LOC);
         for (int s = 0; s < strips; ++s) {
           float* d = b_pack + int64_t(s) * kc * NR + kk * NR;
           const int w = s + 1 < strips ? NR : nvl * L;
@@ -683,61 +656,330 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
   }
 }
 
+/* ---- 4-byte groups ----------------------------------------------------------------------------
+ * The dot-product instructions (vdpbf16ps, vpdpbusd; AMX tdpbf16ps, tdpbssd) take k in groups of 4
+ * bytes per column: pairs of bf16, quads of int8. The helpers below form such groups from rows of a
+ * row-major B (k rows, columns adjacent) or transpose them out of a [N, K] B, in registers. */
+typedef uint32_t GroupRow __attribute__((vector_size(64)));
+
+/* Transposes 16 rows of 16 four-byte elements in place (transpose_lanes: four rounds of
+ * interleaving row i with row i + 8, unrolled, all in registers). */
+inline void transpose16_groups(GroupRow* r) { transpose_lanes<GroupRow, 16>(r); }
+
+typedef uint8_t Bytes64 __attribute__((vector_size(64)));
+typedef uint16_t Halves64 __attribute__((vector_size(64)));
+
+/* Two 64-byte rows of bf16 (columns 0..31, rows k and k+1) into two tile rows of pairs: out[q] holds
+ * columns 16q..16q+15, each as (row 0, row 1) (one vpermt2w each). */
+inline void interleave_pairs(Halves64 x0, Halves64 x1, GroupRow* out) {
+#define TL_PAIRS(c) c, 32 + c, c + 1, 33 + c, c + 2, 34 + c, c + 3, 35 + c
+  const Halves64 p0 = __builtin_shufflevector(x0, x1, TL_PAIRS(0), TL_PAIRS(4), TL_PAIRS(8), TL_PAIRS(12));
+  const Halves64 p1 = __builtin_shufflevector(x0, x1, TL_PAIRS(16), TL_PAIRS(20), TL_PAIRS(24), TL_PAIRS(28));
+#undef TL_PAIRS
+  __builtin_memcpy(&out[0], &p0, 64);
+  __builtin_memcpy(&out[1], &p1, 64);
+}
+
+/* 16-byte lanes of two 64-byte vectors: lane i of the result is lane li of (x, y) (0..3 x, 4..7 y). */
+#define TL_LANE(l) 4 * (l), 4 * (l) + 1, 4 * (l) + 2, 4 * (l) + 3
+#define TL_LANES(x, y, l0, l1, l2, l3) __builtin_shufflevector(x, y, TL_LANE(l0), TL_LANE(l1), TL_LANE(l2), TL_LANE(l3))
+
+/* Four 64-byte rows of int8 (columns 0..63, rows k..k+3) into four tile rows of 4-byte groups:
+ * out[q] holds columns 16q..16q+15, each as (row 0, row 1, row 2, row 3). Unpacks of bytes, then of
+ * 16-bit pairs, within 16-byte lanes (lane L of u[q] is then columns 16L + 4q .. 16L + 4q + 3), and
+ * a 4 x 4 transpose of the lanes. */
+inline void interleave_quads(Bytes64 x0, Bytes64 x1, Bytes64 x2, Bytes64 x3, GroupRow* out) {
+#define TL_UNPACK8(L, h) 16 * L + h + 0, 64 + 16 * L + h + 0, 16 * L + h + 1, 64 + 16 * L + h + 1, 16 * L + h + 2, \
+    64 + 16 * L + h + 2, 16 * L + h + 3, 64 + 16 * L + h + 3, 16 * L + h + 4, 64 + 16 * L + h + 4, 16 * L + h + 5, \
+    64 + 16 * L + h + 5, 16 * L + h + 6, 64 + 16 * L + h + 6, 16 * L + h + 7, 64 + 16 * L + h + 7
+#define TL_UNPACK8_ALL(h) TL_UNPACK8(0, h), TL_UNPACK8(1, h), TL_UNPACK8(2, h), TL_UNPACK8(3, h)
+  const Bytes64 lo01 = __builtin_shufflevector(x0, x1, TL_UNPACK8_ALL(0));
+  const Bytes64 hi01 = __builtin_shufflevector(x0, x1, TL_UNPACK8_ALL(8));
+  const Bytes64 lo23 = __builtin_shufflevector(x2, x3, TL_UNPACK8_ALL(0));
+  const Bytes64 hi23 = __builtin_shufflevector(x2, x3, TL_UNPACK8_ALL(8));
+#undef TL_UNPACK8_ALL
+#undef TL_UNPACK8
+#define TL_UNPACK16(L, h) 8 * L + h + 0, 32 + 8 * L + h + 0, 8 * L + h + 1, 32 + 8 * L + h + 1, 8 * L + h + 2, \
+    32 + 8 * L + h + 2, 8 * L + h + 3, 32 + 8 * L + h + 3
+#define TL_UNPACK16_ALL(h) TL_UNPACK16(0, h), TL_UNPACK16(1, h), TL_UNPACK16(2, h), TL_UNPACK16(3, h)
+  Halves64 a0, a1, b0, b1;
+  __builtin_memcpy(&a0, &lo01, 64);
+  __builtin_memcpy(&a1, &hi01, 64);
+  __builtin_memcpy(&b0, &lo23, 64);
+  __builtin_memcpy(&b1, &hi23, 64);
+  const Halves64 h0 = __builtin_shufflevector(a0, b0, TL_UNPACK16_ALL(0));
+  const Halves64 h1 = __builtin_shufflevector(a0, b0, TL_UNPACK16_ALL(4));
+  const Halves64 h2 = __builtin_shufflevector(a1, b1, TL_UNPACK16_ALL(0));
+  const Halves64 h3 = __builtin_shufflevector(a1, b1, TL_UNPACK16_ALL(4));
+#undef TL_UNPACK16_ALL
+#undef TL_UNPACK16
+  GroupRow u0, u1, u2, u3;
+  __builtin_memcpy(&u0, &h0, 64);
+  __builtin_memcpy(&u1, &h1, 64);
+  __builtin_memcpy(&u2, &h2, 64);
+  __builtin_memcpy(&u3, &h3, 64);
+  const GroupRow ta = TL_LANES(u0, u1, 0, 4, 1, 5), tb = TL_LANES(u0, u1, 2, 6, 3, 7);
+  const GroupRow tc = TL_LANES(u2, u3, 0, 4, 1, 5), td = TL_LANES(u2, u3, 2, 6, 3, 7);
+  out[0] = TL_LANES(ta, tc, 0, 1, 4, 5);
+  out[1] = TL_LANES(ta, tc, 2, 3, 6, 7);
+  out[2] = TL_LANES(tb, td, 0, 1, 4, 5);
+  out[3] = TL_LANES(tb, td, 2, 3, 6, 7);
+}
+#undef TL_LANES
+#undef TL_LANE
+
+#if TL_CPU_COMPILED_AVX512_BF16 || TL_CPU_COMPILED_AVX512_VNNI
+/* ---- dot-product driver: bf16 (vdpbf16ps) and int8 (vpdpbusd) ---------------------------------
+ * Both instructions add, per 32-bit lane of C, the products of one 4-byte group of A (a pair of bf16
+ * / a quad of int8) with the matching group of B. The driver is the blocked fp32 one's, on groups:
+ *   - k runs in chunks of KC (bf16: 256, int8: 512, so a packed strip is 32 KiB either way); per
+ *     chunk and per NC columns (at most 512), B is packed once into 64-column strips ([strip][group
+ *     of k][64 columns x 4 bytes], each strip contiguous; a row-major B is interleaved 64 bytes of a
+ *     row at a time in registers, a [N, K] one transposed 16 x 16 groups at a time), in L2;
+ *   - per MR-row block of A its chunk is copied into a compact block (rows KC / E + 16 groups apart:
+ *     rows of a global A are pages apart and share L1 sets), which the micro-kernel runs against
+ *     every strip with its 6 x 4-vector block of C in registers for the whole chunk (24 zmm
+ *     accumulators, 4 for B, 1 for the broadcast group of A).
+ * int8: vpdpbusd multiplies unsigned bytes by signed ones. B is packed as B + 128 (its sign bit
+ * flipped: an unsigned byte), A stays signed, and the micro-kernel subtracts 128 * (the sum of the
+ * row's A over the chunk) from every lane at the end, computed while A is copied. The four products
+ * of a group and their sum are exact in int32 (|sum| <= 4 * 255 * 128); the additions into C wrap
+ * modulo 2^32 like the scalar path's, so C is exact whenever the true result fits in int32.
+ * bf16: vdpbf16ps adds the product of k + 1 and then that of k for each pair (both exact in
+ * float32) and treats bf16 subnormal inputs as zero; an odd K gets a zero pair half. */
+template <typename T> struct DotTraits;
 #if TL_CPU_COMPILED_AVX512_BF16
-/* bfloat16 A and B, float32 C, with vdpbf16ps over pairs of k (odd K: a zero pair half). */
-template <int M, int N, int K, bool TRANS_A, bool TRANS_B>
-inline void gemm_bf16(const bfloat16_t* A, int64_t lda, const bfloat16_t* B, int64_t ldb, float* C, int64_t ldc,
-                      bool load_c) {
-  constexpr int NP = round_up(N, 16), KP = (K + 1) / 2;
-  constexpr bool kDirectA = !TRANS_A && K % 2 == 0;
-  constexpr int kPerPair = (kDirectA ? 0 : 2 * M) + 2 * NP;  // packed bf16 elements per pair of k
-  constexpr int PC = cmax(1, cmin(KP, kPackBytes / (kPerPair * 2)));
-  alignas(64) uint16_t a_pack[kDirectA ? 1 : M * PC * 2];
-  alignas(64) uint16_t b_pack[PC * NP * 2];
-  for (int p0 = 0; p0 < KP; p0 += PC) {
-    const int pc = KP - p0 < PC ? KP - p0 : PC;
-    const int k0 = 2 * p0;
-    for (int p = 0; p < pc; ++p) {
-      const int ka = k0 + 2 * p, kb = ka + 1;
-      uint16_t* d = b_pack + p * NP * 2;
-      if constexpr (TRANS_B) {
-        for (int j = 0; j < N; ++j) {
-          d[2 * j] = B[j * ldb + ka].bits;
-          d[2 * j + 1] = kb < K ? B[j * ldb + kb].bits : uint16_t(0);
-        }
-      } else {
-        const bfloat16_t* ra = B + ka * ldb;
-        const bfloat16_t* rb = B + kb * ldb;
-        if (kb < K) {
-#pragma GCC ivdep
-          for (int j = 0; j < N; ++j) {
-            d[2 * j] = ra[j].bits;
-            d[2 * j + 1] = rb[j].bits;
+template <> struct DotTraits<bfloat16_t> {
+  typedef float Acc;
+  static constexpr int E = 2, KC = 256;
+  static constexpr uint32_t kFlip = 0;
+};
+#endif
+#if TL_CPU_COMPILED_AVX512_VNNI
+template <> struct DotTraits<int8_t> {
+  typedef int32_t Acc;
+  static constexpr int E = 4, KC = 512;
+  static constexpr uint32_t kFlip = 0x80808080u;  // B + 128 as unsigned bytes
+};
+#endif
+constexpr int kDotMR = 6, kDotNV = 4, kDotNR = kDotNV * 16, kDotNC = 512;
+
+/* c[r][j] (+)= sum over kg groups of a[r * AS + g] . b[g * NV * 16 + j] (groups of 4 bytes), for
+ * r < MR, j < NV * 16; int8: minus corr[r] (128 * the row's sum of A) at the end. */
+template <typename T, int MR, int NV, int AS>
+__attribute__((noinline)) void dot_micro_kernel(int kg, const uint32_t* __restrict a, const uint32_t* __restrict b,
+                                                typename DotTraits<T>::Acc* __restrict c, int64_t ldc, bool load_c,
+                                                const int32_t* __restrict corr) {
+  typedef typename DotTraits<T>::Acc Acc;
+  typedef typename vec<Acc, 64>::type V;
+  typedef vec<int32_t, 64>::type VI;
+  constexpr bool kInt8 = DotTraits<T>::E == 4;
+  V acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) acc[r][v] = load_c ? vload<V>(c + r * ldc + v * 16) : V{};
+#pragma GCC unroll 2
+  for (int g = 0; g < kg; ++g) {
+    VI bv[NV];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) bv[v] = vload<VI>(b + g * (NV * 16) + v * 16);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const VI av = vsplat<VI>(static_cast<int32_t>(a[r * AS + g]));
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) {
+        if constexpr (kInt8)  // AT&T order: signed source (A), unsigned source (B), accumulator
+          __asm__("vpdpbusd %2, %1, %0" : "+v"(acc[r][v]) : "v"(bv[v]), "v"(av));
+        else
+          __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc[r][v]) : "v"(av), "v"(bv[v]));
+      }
+    }
+  }
+  if constexpr (kInt8) {
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const V cr = vsplat<V>(corr[r]);
+#pragma GCC unroll 16
+      for (int v = 0; v < NV; ++v) acc[r][v] -= cr;
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; ++v) vstore(c + r * ldc + v * 16, acc[r][v]);
+}
+
+/* The 4-byte group of B for k = k0 .. k0 + E - 1 (past K: zero) in column j, flipped for int8. */
+template <typename T, bool TRANS_B>
+inline uint32_t dot_group_b(const T* B, int64_t ldb, int K, int k0, int j) {
+  constexpr int E = DotTraits<T>::E, ELEM = static_cast<int>(sizeof(T));
+  uint32_t w = 0;
+  for (int e = 0; e < E && k0 + e < K; ++e) {
+    uint32_t x = 0;
+    __builtin_memcpy(&x, TRANS_B ? B + int64_t(j) * ldb + k0 + e : B + int64_t(k0 + e) * ldb + j, ELEM);
+    w |= x << (8 * ELEM * e);
+  }
+  return w ^ DotTraits<T>::kFlip;
+}
+
+/* B rows [k0, k0 + kc) (kg = ceil(kc / E) groups), columns [j0, j0 + nc) into strips: strip s at
+ * dst + s * kg * kDotNR, its group g row at + g * W (W = 64 columns, the last strip's nvl * 16),
+ * columns past nc zero. */
+template <int K, bool TRANS_B, typename T>
+inline void dot_pack_b(const T* B, int64_t ldb, int k0, int kc, int j0, int nc, uint32_t* dst) {
+  constexpr int E = DotTraits<T>::E, ELEM = static_cast<int>(sizeof(T));
+  constexpr uint32_t kFlip = DotTraits<T>::kFlip;
+  const int kg = (kc + E - 1) / E, kgf = kc / E;  // groups; whole groups
+  const int strips = (nc + kDotNR - 1) / kDotNR;
+  const GroupRow flip = vsplat<GroupRow>(kFlip);
+  for (int s = 0; s < strips; ++s) {
+    const int js = s * kDotNR, w = nc - js < kDotNR ? nc - js : kDotNR, W = (w + 15) / 16 * 16;
+    uint32_t* d = dst + int64_t(s) * kg * kDotNR;
+    int gdone = 0, jdone = 0;  // the part done in registers: groups [0, gdone) of columns [0, jdone)
+    if constexpr (TRANS_B) {
+      /* B is [N, K]: 16 columns' 64 bytes of k (16 groups) are 16 rows of a 16 x 16 group transpose. */
+      gdone = kgf / 16 * 16;
+      jdone = w / 16 * 16;
+      for (int jq = 0; jq < jdone; jq += 16)
+        for (int g0 = 0; g0 < gdone; g0 += 16) {
+          GroupRow r[16];
+#pragma GCC unroll 16
+          for (int j = 0; j < 16; ++j) __builtin_memcpy(&r[j], B + int64_t(j0 + js + jq + j) * ldb + k0 + g0 * E, 64);
+          transpose16_groups(r);
+#pragma GCC unroll 16
+          for (int g = 0; g < 16; ++g) {
+            const GroupRow x = r[g] ^ flip;
+            __builtin_memcpy(d + (g0 + g) * W + jq, &x, 64);
           }
-        } else {
-          for (int j = 0; j < N; ++j) {
-            d[2 * j] = ra[j].bits;
-            d[2 * j + 1] = 0;
+        }
+    } else {
+      /* B is [K, N]: E rows of 64 bytes (64 int8 / 32 bf16 columns) at a time into groups. */
+      constexpr int CW = 64 / ELEM;  // columns per 64-byte row piece
+      gdone = kgf;
+      jdone = w / CW * CW;
+      for (int g = 0; g < gdone; ++g) {
+        const char* r0 = reinterpret_cast<const char*>(B + int64_t(k0 + g * E) * ldb + j0 + js);
+        if (g + 4 < gdone)  // rows are pages apart: the hardware prefetchers do not run ahead into them
+          for (int e = 0; e < E; ++e)
+            for (int j = 0; j < w * ELEM; j += 64) __builtin_prefetch(r0 + (4 * E + e) * ldb * ELEM + j, 0, 3);
+        for (int jq = 0; jq < jdone; jq += CW) {
+          GroupRow out[4];
+          if constexpr (ELEM == 1) {
+            Bytes64 x0, x1, x2, x3;
+            __builtin_memcpy(&x0, r0 + jq, 64);
+            __builtin_memcpy(&x1, r0 + ldb + jq, 64);
+            __builtin_memcpy(&x2, r0 + 2 * ldb + jq, 64);
+            __builtin_memcpy(&x3, r0 + 3 * ldb + jq, 64);
+            interleave_quads(x0, x1, x2, x3, out);
+          } else {
+            Halves64 x0, x1;
+            __builtin_memcpy(&x0, r0 + 2 * jq, 64);
+            __builtin_memcpy(&x1, r0 + 2 * (ldb + jq), 64);
+            interleave_pairs(x0, x1, out);
+          }
+#pragma GCC unroll 4
+          for (int q = 0; q < CW / 16; ++q) {
+            const GroupRow x = out[q] ^ flip;
+            __builtin_memcpy(d + g * W + jq + q * 16, &x, 64);
           }
         }
       }
-      for (int j = 2 * N; j < 2 * NP; ++j) d[j] = 0;
     }
-    const uint16_t* a;
-    int64_t a_rs;
-    if constexpr (kDirectA) {
-      a = reinterpret_cast<const uint16_t*>(A) + k0;
-      a_rs = lda;
+    for (int g = 0; g < kg; ++g) {  // the rest, one group at a time; zero columns past w
+      uint32_t* dg = d + g * W;
+      for (int j = g < gdone ? jdone : 0; j < w; ++j) dg[j] = dot_group_b<T, TRANS_B>(B, ldb, K, k0 + g * E, j0 + js + j);
+      for (int j = w; j < W; ++j) dg[j] = 0u;
+    }
+  }
+}
+
+/* Rows [i0, i0 + mr) of A, k in [k0, k0 + kc), into dst (rows AS groups apart, zero past kc up to
+ * whole groups); int8: corr[r] = 128 * the row's sum. */
+template <int AS, bool TRANS_A, typename T>
+inline void dot_pack_a(const T* A, int64_t lda, int i0, int mr, int k0, int kc, uint32_t* dst, int32_t* corr) {
+  constexpr int E = DotTraits<T>::E;
+  const int kg = (kc + E - 1) / E;
+  for (int r = 0; r < mr; ++r) {
+    T* d = reinterpret_cast<T*>(dst + r * AS);
+    if constexpr (TRANS_A) {
+      for (int kk = 0; kk < kc; ++kk) d[kk] = A[int64_t(k0 + kk) * lda + i0 + r];
     } else {
-      for (int i = 0; i < M; ++i)
-        for (int kk = 0; kk < 2 * pc; ++kk)
-          a_pack[i * PC * 2 + kk] =
-              k0 + kk < K ? (TRANS_A ? A[(k0 + kk) * lda + i] : A[i * lda + k0 + kk]).bits : uint16_t(0);
-      a = a_pack;
-      a_rs = PC * 2;
+      __builtin_memcpy(d, A + int64_t(i0 + r) * lda + k0, kc * sizeof(T));
     }
-    macro_tile<Bf16Kernel, 64, M, N>(pc, a, a_rs, 0, b_pack, NP * 2, Blocking<64>::NV * 16 * 2, C, ldc,
-                                     load_c || p0 > 0);
+    for (int kk = kc; kk < kg * E; ++kk) __builtin_memset(d + kk, 0, sizeof(T));
+    if constexpr (E == 4) {
+      const int8_t* q = reinterpret_cast<const int8_t*>(d);
+      int32_t sum = 0;
+      for (int kk = 0; kk < kc; ++kk) sum += q[kk];
+      corr[r] = sum * 128;
+    }
+  }
+}
+
+/* One MR-row block (MR a template argument, for the row tail) against the strips of a packed chunk;
+ * the last strip of nvl < kDotNV vectors, or of a partial vector, through the matching kernel (a
+ * partial vector via a temporary C block). */
+template <typename T, int MR, int AS>
+inline void dot_row_block(int kg, const uint32_t* a, const uint32_t* bp, int nc, typename DotTraits<T>::Acc* c,
+                          int64_t ldc, bool load_c, const int32_t* corr) {
+  typedef typename DotTraits<T>::Acc Acc;
+  const int strips = (nc + kDotNR - 1) / kDotNR;
+  for (int s = 0; s < strips; ++s) {
+    const uint32_t* b = bp + int64_t(s) * kg * kDotNR;
+    Acc* cs = c + s * kDotNR;
+    const int w = nc - s * kDotNR < kDotNR ? nc - s * kDotNR : kDotNR, nv = (w + 15) / 16;
+    alignas(64) Acc tmp[MR * kDotNR];
+    const bool partial = w % 16 != 0;
+    Acc* cc = cs;
+    int64_t ld = ldc;
+    if (partial) {
+      for (int r = 0; r < MR; ++r)
+        for (int j = 0; j < nv * 16; ++j) tmp[r * kDotNR + j] = load_c && j < w ? cs[r * ldc + j] : Acc(0);
+      cc = tmp;
+      ld = kDotNR;
+    }
+    const bool lc = load_c || partial;
+    if (nv == 4) dot_micro_kernel<T, MR, 4, AS>(kg, a, b, cc, ld, lc, corr);
+    else if (nv == 3) dot_micro_kernel<T, MR, 3, AS>(kg, a, b, cc, ld, lc, corr);
+    else if (nv == 2) dot_micro_kernel<T, MR, 2, AS>(kg, a, b, cc, ld, lc, corr);
+    else dot_micro_kernel<T, MR, 1, AS>(kg, a, b, cc, ld, lc, corr);
+    if (partial)
+      for (int r = 0; r < MR; ++r)
+        for (int j = 0; j < w; ++j) cs[r * ldc + j] = tmp[r * kDotNR + j];
+  }
+}
+
+template <int M, int N, int K, bool TRANS_A, bool TRANS_B, typename T>
+inline void gemm_dot(const T* A, int64_t lda, const T* B, int64_t ldb, typename DotTraits<T>::Acc* C, int64_t ldc,
+                     bool load_c) {
+  constexpr int E = DotTraits<T>::E, MR = kDotMR, MT = M % MR;
+  constexpr int KC = cmin(K, DotTraits<T>::KC);           // k per chunk (elements)
+  constexpr int KG = (KC + E - 1) / E, AS = KG + 16;      // groups per chunk; A block row stride (groups)
+  constexpr int NC = cmin(round_up(N, kDotNR), kDotNC);   // columns per packed chunk
+  alignas(64) uint32_t b_pack[KG * NC];
+  alignas(64) uint32_t a_blk[MR * AS];
+  int32_t corr[MR] = {};
+  for (int j0 = 0; j0 < N; j0 += NC) {
+    const int nc = N - j0 < NC ? N - j0 : NC;
+    for (int k0 = 0; k0 < K; k0 += KC) {
+      const int kc = K - k0 < KC ? K - k0 : KC, kg = (kc + E - 1) / E;
+      const bool lc = load_c || k0 > 0;
+      dot_pack_b<K, TRANS_B>(B, ldb, k0, kc, j0, nc, b_pack);
+      for (int i0 = 0; i0 + MR <= M; i0 += MR) {
+        if (!TRANS_A && i0 + MR < M)  // the next block's rows into L2 while this block computes
+          for (int r = 0; r < MR && i0 + MR + r < M; ++r)
+            for (int kk = 0; kk < kc * static_cast<int>(sizeof(T)); kk += 64)
+              __builtin_prefetch(reinterpret_cast<const char*>(A + int64_t(i0 + MR + r) * lda + k0) + kk, 0, 2);
+        dot_pack_a<AS, TRANS_A>(A, lda, i0, MR, k0, kc, a_blk, corr);
+        dot_row_block<T, MR, AS>(kg, a_blk, b_pack, nc, C + int64_t(i0) * ldc + j0, ldc, lc, corr);
+      }
+      if constexpr (MT > 0) {
+        constexpr int I0 = M - MT;
+        dot_pack_a<AS, TRANS_A>(A, lda, I0, MT, k0, kc, a_blk, corr);
+        dot_row_block<T, MT, AS>(kg, a_blk, b_pack, nc, C + int64_t(I0) * ldc + j0, ldc, lc, corr);
+      }
+    }
   }
 }
 #endif
@@ -883,74 +1125,6 @@ template <int M, int N, int K, bool TRANS_A, int ELEM> struct AmxFits {
 
 /* Packs tile steps [s0, s0 + sc) of B into b_pack ([jt][s][g][16 x 4 bytes], sc steps per column
  * tile): group g of step s is k = (s0 + s) * KT + g * E .. + E - 1 (E = 2 bf16 / 4 int8 per group). */
-typedef uint32_t AmxRow __attribute__((vector_size(64)));
-
-/* Transposes 16 rows of 16 four-byte elements in place (transpose_lanes: four rounds of
- * interleaving row i with row i + 8, unrolled, all in registers). */
-inline void amx_transpose16(AmxRow* r) { transpose_lanes<AmxRow, 16>(r); }
-
-typedef uint8_t AmxBytes __attribute__((vector_size(64)));
-typedef uint16_t AmxHalves __attribute__((vector_size(64)));
-
-/* Two 64-byte rows of bf16 (columns 0..31, rows k and k+1) into two tile rows of pairs: out[q] holds
- * columns 16q..16q+15, each as (row 0, row 1) (one vpermt2w each). */
-inline void amx_interleave2(AmxHalves x0, AmxHalves x1, AmxRow* out) {
-#define TL_PAIRS(c) c, 32 + c, c + 1, 33 + c, c + 2, 34 + c, c + 3, 35 + c
-  const AmxHalves p0 = __builtin_shufflevector(x0, x1, TL_PAIRS(0), TL_PAIRS(4), TL_PAIRS(8), TL_PAIRS(12));
-  const AmxHalves p1 = __builtin_shufflevector(x0, x1, TL_PAIRS(16), TL_PAIRS(20), TL_PAIRS(24), TL_PAIRS(28));
-#undef TL_PAIRS
-  __builtin_memcpy(&out[0], &p0, 64);
-  __builtin_memcpy(&out[1], &p1, 64);
-}
-
-/* 16-byte lanes of two 64-byte vectors: lane i of the result is lane li of (x, y) (0..3 x, 4..7 y). */
-#define TL_LANE(l) 4 * (l), 4 * (l) + 1, 4 * (l) + 2, 4 * (l) + 3
-#define TL_LANES(x, y, l0, l1, l2, l3) __builtin_shufflevector(x, y, TL_LANE(l0), TL_LANE(l1), TL_LANE(l2), TL_LANE(l3))
-
-/* Four 64-byte rows of int8 (columns 0..63, rows k..k+3) into four tile rows of 4-byte groups:
- * out[q] holds columns 16q..16q+15, each as (row 0, row 1, row 2, row 3). Unpacks of bytes, then of
- * 16-bit pairs, within 16-byte lanes (lane L of u[q] is then columns 16L + 4q .. 16L + 4q + 3), and
- * a 4 x 4 transpose of the lanes. */
-inline void amx_interleave4(AmxBytes x0, AmxBytes x1, AmxBytes x2, AmxBytes x3, AmxRow* out) {
-#define TL_UNPACK8(L, h) 16 * L + h + 0, 64 + 16 * L + h + 0, 16 * L + h + 1, 64 + 16 * L + h + 1, 16 * L + h + 2, \
-    64 + 16 * L + h + 2, 16 * L + h + 3, 64 + 16 * L + h + 3, 16 * L + h + 4, 64 + 16 * L + h + 4, 16 * L + h + 5, \
-    64 + 16 * L + h + 5, 16 * L + h + 6, 64 + 16 * L + h + 6, 16 * L + h + 7, 64 + 16 * L + h + 7
-#define TL_UNPACK8_ALL(h) TL_UNPACK8(0, h), TL_UNPACK8(1, h), TL_UNPACK8(2, h), TL_UNPACK8(3, h)
-  const AmxBytes lo01 = __builtin_shufflevector(x0, x1, TL_UNPACK8_ALL(0));
-  const AmxBytes hi01 = __builtin_shufflevector(x0, x1, TL_UNPACK8_ALL(8));
-  const AmxBytes lo23 = __builtin_shufflevector(x2, x3, TL_UNPACK8_ALL(0));
-  const AmxBytes hi23 = __builtin_shufflevector(x2, x3, TL_UNPACK8_ALL(8));
-#undef TL_UNPACK8_ALL
-#undef TL_UNPACK8
-#define TL_UNPACK16(L, h) 8 * L + h + 0, 32 + 8 * L + h + 0, 8 * L + h + 1, 32 + 8 * L + h + 1, 8 * L + h + 2, \
-    32 + 8 * L + h + 2, 8 * L + h + 3, 32 + 8 * L + h + 3
-#define TL_UNPACK16_ALL(h) TL_UNPACK16(0, h), TL_UNPACK16(1, h), TL_UNPACK16(2, h), TL_UNPACK16(3, h)
-  AmxHalves a0, a1, b0, b1;
-  __builtin_memcpy(&a0, &lo01, 64);
-  __builtin_memcpy(&a1, &hi01, 64);
-  __builtin_memcpy(&b0, &lo23, 64);
-  __builtin_memcpy(&b1, &hi23, 64);
-  const AmxHalves h0 = __builtin_shufflevector(a0, b0, TL_UNPACK16_ALL(0));
-  const AmxHalves h1 = __builtin_shufflevector(a0, b0, TL_UNPACK16_ALL(4));
-  const AmxHalves h2 = __builtin_shufflevector(a1, b1, TL_UNPACK16_ALL(0));
-  const AmxHalves h3 = __builtin_shufflevector(a1, b1, TL_UNPACK16_ALL(4));
-#undef TL_UNPACK16_ALL
-#undef TL_UNPACK16
-  AmxRow u0, u1, u2, u3;
-  __builtin_memcpy(&u0, &h0, 64);
-  __builtin_memcpy(&u1, &h1, 64);
-  __builtin_memcpy(&u2, &h2, 64);
-  __builtin_memcpy(&u3, &h3, 64);
-  const AmxRow ta = TL_LANES(u0, u1, 0, 4, 1, 5), tb = TL_LANES(u0, u1, 2, 6, 3, 7);
-  const AmxRow tc = TL_LANES(u2, u3, 0, 4, 1, 5), td = TL_LANES(u2, u3, 2, 6, 3, 7);
-  out[0] = TL_LANES(ta, tc, 0, 1, 4, 5);
-  out[1] = TL_LANES(ta, tc, 2, 3, 6, 7);
-  out[2] = TL_LANES(tb, td, 0, 1, 4, 5);
-  out[3] = TL_LANES(tb, td, 2, 3, 6, 7);
-}
-#undef TL_LANES
-#undef TL_LANE
-
 template <int N, bool TRANS_B, typename T>
 inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack) {
   constexpr int ELEM = static_cast<int>(sizeof(T)), E = 4 / ELEM, KT = 64 / ELEM, NTL = N / 16;
@@ -958,10 +1132,10 @@ inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack
     /* B is [N, K]: the 64 bytes of one tile step of row j are group row j of the transposed tile. */
     for (int jt = 0; jt < NTL; ++jt)
       for (int s = 0; s < sc; ++s) {
-        AmxRow r[16];
+        GroupRow r[16];
 #pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) __builtin_memcpy(&r[j], B + (jt * 16 + j) * ldb + (s0 + s) * KT, 64);
-        amx_transpose16(r);
+        transpose16_groups(r);
         __builtin_memcpy(b_pack + (int64_t(jt) * sc + s) * 256, r, sizeof r);
       }
     return;
@@ -978,19 +1152,19 @@ inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack
       const char* r0 = reinterpret_cast<const char*>(B + kb * ldb);
       uint32_t* d = b_pack + (s * 16 + g) * 16;
       for (int j0 = 0; j0 < NW; j0 += CW) {
-        AmxRow out[4];
+        GroupRow out[4];
         if constexpr (ELEM == 1) {
-          AmxBytes x0, x1, x2, x3;
+          Bytes64 x0, x1, x2, x3;
           __builtin_memcpy(&x0, r0 + j0, 64);
           __builtin_memcpy(&x1, r0 + ldb + j0, 64);
           __builtin_memcpy(&x2, r0 + 2 * ldb + j0, 64);
           __builtin_memcpy(&x3, r0 + 3 * ldb + j0, 64);
-          amx_interleave4(x0, x1, x2, x3, out);
+          interleave_quads(x0, x1, x2, x3, out);
         } else {
-          AmxHalves x0, x1;
+          Halves64 x0, x1;
           __builtin_memcpy(&x0, r0 + 2 * j0, 64);
           __builtin_memcpy(&x1, r0 + 2 * (ldb + j0), 64);
-          amx_interleave2(x0, x1, out);
+          interleave_pairs(x0, x1, out);
         }
         for (int q = 0; q < CW / 16; ++q)
           __builtin_memcpy(d + (j0 / 16 + q) * jt_stride, &out[q], 64);
@@ -1098,7 +1272,16 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
   if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
                 same_type<Acc, float>::value) {
     if (isa().bf16) {
-      gemm_bf16<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      return;
+    }
+  }
+#endif
+#if TL_CPU_COMPILED_AVX512_VNNI
+  if constexpr (VB == 64 && same_type<TA, int8_t>::value && same_type<TB, int8_t>::value &&
+                same_type<Acc, int32_t>::value) {
+    if (isa().vnni) {
+      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
       return;
     }
   }

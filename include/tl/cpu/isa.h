@@ -11,8 +11,8 @@
  *
  * which can only lower the tier (tests force the portable path with it; it is read once per
  * loaded kernel; the compiler also reads it, so a kernel compiled under it lacks the higher tiers
- * altogether). AVX512_BF16 (vdpbf16ps) and AMX tiles are used by the AVX-512 tier only when the CPU
- * has them and TL_CPU_ISA is unset or native.
+ * altogether). AVX512_BF16 (vdpbf16ps), AVX512_VNNI (vpdpbusd) and AMX tiles are used by the AVX-512
+ * tier only when the CPU has them and TL_CPU_ISA is unset or native.
  * The data cache sizes (cpuid leaf 4 / 0x8000001D) set the GEMM's k blocking.
  *
  * Lean on purpose: only <stdint.h> and <stdlib.h> (getenv). */
@@ -38,6 +38,11 @@
 #define TL_CPU_COMPILED_AVX512_BF16 1
 #else
 #define TL_CPU_COMPILED_AVX512_BF16 0
+#endif
+#if TL_CPU_COMPILED_AVX512 && defined(__AVX512VNNI__)
+#define TL_CPU_COMPILED_AVX512_VNNI 1
+#else
+#define TL_CPU_COMPILED_AVX512_VNNI 0
 #endif
 
 /* AMX tiles: compiled only when the kernel is built with -mamx-tile and -mamx-bf16 / -mamx-int8,
@@ -69,6 +74,7 @@ struct HostIsa {
   bool avx2_fma = false;  // AVX2 + FMA + F16C, with the OS saving ymm state
   bool avx512 = false;    // AVX-512 F/BW/VL/DQ, with the OS saving zmm state
   bool avx512_bf16 = false;
+  bool avx512_vnni = false;
   bool amx_bf16 = false;  // AMX-TILE + AMX-BF16, OS tile state on, permission granted
   bool amx_int8 = false;  // AMX-TILE + AMX-INT8, likewise
   int l1d_bytes = 32 * 1024;  // per core; defaults when cpuid does not say
@@ -120,8 +126,10 @@ inline HostIsa detect_host_isa() {
   const bool avx2 = (b >> 5) & 1u;
   const bool f512 = (b >> 16) & 1u, dq = (b >> 17) & 1u, bw = (b >> 30) & 1u, vl = (b >> 31) & 1u;
   const uint32_t max_sub7 = a;
+  const bool vnni = (c >> 11) & 1u;
   h.avx2_fma = os_ymm && avx2 && fma && f16c;
   h.avx512 = h.avx2_fma && os_zmm && f512 && dq && bw && vl;
+  h.avx512_vnni = h.avx512 && vnni;
   const bool amx_bf16 = (d >> 22) & 1u, amx_tile = (d >> 24) & 1u, amx_int8 = (d >> 25) & 1u;
   if (h.avx512 && max_sub7 >= 1) {
     __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7u), "c"(1u));
@@ -150,6 +158,7 @@ inline HostIsa detect_host_isa() {
 struct IsaChoice {
   int level;
   bool bf16;  // vdpbf16ps in the AVX-512 tier
+  bool vnni;  // vpdpbusd in the AVX-512 tier
   bool amx_bf16, amx_int8;  // AMX tiles (only with TL_CPU_ISA unset or native)
   int l1d_bytes, l2_bytes;
 };
@@ -179,6 +188,7 @@ inline IsaChoice choose_isa() {
   IsaChoice c;
   c.level = level;
   c.bf16 = level == kIsaAvx512 && TL_CPU_COMPILED_AVX512_BF16 && h.avx512_bf16 && !capped;
+  c.vnni = level == kIsaAvx512 && TL_CPU_COMPILED_AVX512_VNNI && h.avx512_vnni && !capped;
   c.amx_bf16 = level == kIsaAvx512 && TL_CPU_COMPILED_AMX_BF16 && h.amx_bf16 && !capped;
   c.amx_int8 = level == kIsaAvx512 && TL_CPU_COMPILED_AMX_INT8 && h.amx_int8 && !capped;
   c.l1d_bytes = h.l1d_bytes;
@@ -195,8 +205,9 @@ inline const IsaChoice& isa() {
 inline const char* isa_name() {
   const IsaChoice& c = isa();
   if (c.level == kIsaAvx512) {
-    if (c.amx_bf16 || c.amx_int8) return c.bf16 ? "avx512+bf16+amx" : "avx512+amx";
-    return c.bf16 ? "avx512+bf16" : "avx512";
+    if (c.amx_bf16 || c.amx_int8) return c.bf16 ? (c.vnni ? "avx512+bf16+vnni+amx" : "avx512+bf16+amx") : "avx512+amx";
+    if (c.bf16) return c.vnni ? "avx512+bf16+vnni" : "avx512+bf16";
+    return c.vnni ? "avx512+vnni" : "avx512";
   }
   if (c.level == kIsaAvx2) return "avx2";
   return "portable";

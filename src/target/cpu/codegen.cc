@@ -473,7 +473,7 @@ std::string CodeGenCPU::generate(const PrimFunc& f) {
           "int32_t num_args, const TLRuntimeAPI* api) {\n"
        << entry.str() << "}\n";
   // Which vector tier the tile routines run with in this process (tl/cpu/isa.h), for tests and
-  // diagnostics: "avx512+bf16", "avx512", "avx2" or "portable".
+  // diagnostics: "avx512" with "+bf16" / "+vnni" / "+amx" for the instructions in use, "avx2" or "portable".
   file << "\nextern \"C\" __attribute__((visibility(\"default\"))) const char* tl_kernel_isa() { return "
           "tl::cpu::isa_name(); }\n";
   return file.str();

@@ -82,6 +82,8 @@ FUSED = [
     (256, 256, 512, (128, 128, 64), False, False),
     (512, 64, 384, (256, 64, 64), False, False),
     (1, 512, 1024, (1, 256, 256), False, False),
+    (1, 1024, 1004, (1, 1024, 251), False, False),  # a row wider than a strip: 8 rows of B at a time, 4 left
+    (1, 512, 780, (1, 512, 260), True, False),
     (16, 256, 640, (16, 128, 64), False, False),
     (200, 80, 600, (100, 80, 40), False, False),
     (96, 96, 320, (48, 48, 32), True, False),

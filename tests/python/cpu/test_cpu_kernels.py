@@ -70,7 +70,8 @@ def test_gemm_matches_float64(case, accumulate, rng):
         np.testing.assert_array_equal(c, ref.astype(np.int64))
     else:
         np.testing.assert_allclose(c, ref, rtol=0, atol=2e-6 * K + 1e-6 * np.abs(ref).max())
-    assert kernel_isa(kernel) in ("avx512+bf16+amx", "avx512+amx", "avx512+bf16", "avx512", "avx2", "portable")
+    assert kernel_isa(kernel) in ("avx512+bf16+vnni+amx", "avx512+bf16+amx", "avx512+amx", "avx512+bf16+vnni",
+                                  "avx512+bf16", "avx512+vnni", "avx512", "avx2", "portable")
 
 
 @pytest.mark.parametrize("panel,order", [(2, "row"), (3, "col"), (8, "row")])
