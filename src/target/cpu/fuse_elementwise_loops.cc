@@ -54,7 +54,18 @@ class AccessCollector : public IRVisitor {
   }
   void visit_call(const CallNode* n) override {
     bool saved = in_impure_;
-    in_impure_ |= !is_pure_call(n->op);
+    if (!is_pure_call(n->op)) {
+      in_impure_ = true;
+      // A call that reaches memory other than through the loads among its operands (a handle, or
+      // no buffer operand at all: an extern function, a barrier) may touch anything.
+      bool loads = false;
+      for (auto& a : n->args)
+        for_each_subexpr(a, [&](const Expr& x) {
+          loads |= x.as<BufferLoadNode>() != nullptr;
+          if (x.as<VarNode>() && x.dtype().is_handle()) opaque = true;
+        });
+      opaque |= !loads;
+    }
     IRVisitor::visit_call(n);
     in_impure_ = saved;
   }
@@ -243,7 +254,8 @@ class Fuser : public StmtMutator {
   }
 
   bool one_to_one(const Buffer& buf, const std::vector<Expr>& t, const Nest& nest) {
-    if (t.size() != buf.ndim() || t.size() != nest.loops.size()) return false;
+    // Explicit strides may overlap rows (a stride of 0 broadcasts): only dense buffers.
+    if (!buf->strides.empty() || t.size() != buf.ndim() || t.size() != nest.loops.size()) return false;
     VarSet nest_vars;
     for (auto* l : nest.loops) nest_vars.insert(l->var.get());
     std::set<const ExprNode*> used;

@@ -15,11 +15,13 @@
 //      tuple T everywhere in both, and T maps iterations to elements one-to-one: one index per
 //      dimension, each a distinct loop variable of the nest plus an offset free of the nest's
 //      variables, every loop variable used once, and the element provably inside the buffer's shape
-//      (so no two iterations touch one element, even after flattening). Then iteration p of N2 only
+//      (so no two iterations touch one element, even after flattening; buffers with explicit
+//      strides, which may overlap, are not taken). Then iteration p of N2 only
 //      meets the element of iteration p of N1, which the fused order still runs before it;
 //    - every statement between them touches no buffer that N2 touches where either side writes
 //      (N2 is moved up across them), and none is a tile op, attribute, kernel or break / continue;
-//      an impure call's buffer operands count as written.
+//      an impure call's buffer operands count as written, and an impure call with a handle
+//      operand or without a buffer operand (an extern function, a barrier) is never crossed.
 //    The fused loop at each level is `vectorized` (ivdep) or `unrolled` only when both were, else
 //    serial. Fusion repeats, so a chain of element-wise statements becomes one nest.
 // 2. Scalarization. A shared / fragment / local buffer allocated in the function whose every access
