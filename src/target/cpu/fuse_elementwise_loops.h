@@ -22,6 +22,9 @@
 //      (N2 is moved up across them), and none is a tile op, attribute, kernel or break / continue;
 //      an impure call's buffer operands count as written, and an impure call with a handle
 //      operand or without a buffer operand (an extern function, a barrier) is never crossed.
+//    A nest that only copies a block-local buffer into a global one, long enough for
+//    stream_global_stores to stream it (kStreamMinRowBytes / kStreamMinTotalBytes), is not fused
+//    (unless tl.disable_cpu_stream_stores is set): it would lose its non-temporal stores.
 //    The fused loop at each level is `vectorized` (ivdep) or `unrolled` only when both were, else
 //    serial. Fusion repeats, so a chain of element-wise statements becomes one nest.
 // 2. Scalarization. A shared / fragment / local buffer allocated in the function whose every access

@@ -221,3 +221,43 @@ func @f(A: global float32[64], B: global float32[64]) {
 
 }  // namespace
 }  // namespace tl
+
+namespace tl {
+namespace {
+
+// A copy-out that stream_global_stores will stream (512 rows of 2 KiB, 1 MiB) is not fused into the
+// nest before it, unless streaming stores are off.
+TEST(FuseElementwiseLoops, AStreamedCopyOutIsLeftAlone) {
+  const char* before = R"(
+func @f(C: global float32[1024, 512]) {
+  kernel(grid=[2], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc L: fragment float32[512, 512]
+    for i: int32 in serial(0, 512) {
+      for j: int32 in vectorized(0, 512) {
+        L[i, j] = max(L[i, j], 0.0f32)
+      }
+    }
+    for i: int32 in serial(0, 512) {
+      for j: int32 in vectorized(0, 512) {
+        C[bx * 512 + i, j] = L[i, j]
+      }
+    }
+  }
+})";
+  expect_unchanged(before);
+  tl::testing::expect_pass("fuse_elementwise_loops", before, R"(
+func @f(C: global float32[1024, 512]) {
+  kernel(grid=[2], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc L: fragment float32[512, 512]
+    for i: int32 in serial(0, 512) {
+      for j: int32 in vectorized(0, 512) {
+        L[i, j] = max(L[i, j], 0.0f32)
+        C[bx * 512 + i, j] = L[i, j]
+      }
+    }
+  }
+})", "cpu", {{"tl.disable_cpu_stream_stores", Attr(true)}});
+}
+
+}  // namespace
+}  // namespace tl
