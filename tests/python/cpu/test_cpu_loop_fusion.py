@@ -78,7 +78,7 @@ def test_softmax(M, N, dtype):
     rng = np.random.default_rng(2)
     a = (rng.standard_normal((M, N)) * 4).astype(np_type(dtype))
     counts = both(ex.softmax(M, N, block_M=8, dtype=dtype), (a,), (M, N), dtype, ex.reference(a))
-    assert counts["on"] <= counts["off"], counts
+    assert counts["on"] < counts["off"], counts
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
