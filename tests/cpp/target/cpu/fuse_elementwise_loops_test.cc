@@ -219,11 +219,6 @@ func @f(A: global float32[64], B: global float32[64]) {
 })");
 }
 
-}  // namespace
-}  // namespace tl
-
-namespace tl {
-namespace {
 
 // A copy-out that stream_global_stores will stream (512 rows of 2 KiB, 1 MiB) is not fused into the
 // nest before it, unless streaming stores are off.
@@ -257,6 +252,40 @@ func @f(C: global float32[1024, 512]) {
     }
   }
 })", "cpu", {{"tl.disable_cpu_stream_stores", Attr(true)}});
+}
+
+
+// A call that reaches memory other than through its operands (here one without any) is never
+// crossed, and a buffer with explicit strides (which may overlap) does not count as one-to-one.
+TEST(FuseElementwiseLoops, NotAppliedAcrossAnOpaqueCallOrOnAStridedBuffer) {
+  expect_unchanged(R"(
+func @f(A: global float32[64], B: global float32[64]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc x: fragment float32[64]
+    for i: int32 in vectorized(0, 64) {
+      x[i] = A[i]
+    }
+    evaluate tl.cpu.store_fence<void>()
+    for i: int32 in vectorized(0, 64) {
+      B[i] = x[i]
+    }
+  }
+})");
+  expect_unchanged(R"(
+func @f(A: global float32[4, 64] strides [0, 1], B: global float32[4, 64]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 64) {
+        A[i, j] = B[i, j]
+      }
+    }
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 64) {
+        B[i, j] = A[i, j] * 2.0f32
+      }
+    }
+  }
+})");
 }
 
 }  // namespace
