@@ -590,10 +590,10 @@ inline void gemm_f32_gemv(int k, const float* A, int64_t lda, const float* B, in
 
 /* One MR-row block against the strips of one packed B chunk: nvl vectors in the last strip.
  * Meanwhile the next block's A rows (next_rows rows of kc floats from next, lda apart) are
- * prefetched into L2 a few lines before each strip (all at once at the block's start, 224 lines,
- * ran 1.02-1.03x slower on a Zen 4 core: the prefetches queue behind each other), and the next
- * strip's C block into L1 (C_local of a 512-wide block is 1 MiB: it does not stay in L2 between
- * k chunks). */
+ * prefetched into L2 a few lines before each strip (with the C prefetch, 1.01-1.03x the 224 lines
+ * prefetched all at once at the block's start, on the 2048^3 bench kernel's block loop, Zen 4
+ * core: presumably the burst queues behind itself), and the next strip's C block into L1
+ * (C_local of a 512-wide block is 1 MiB: it does not stay in L2 between k chunks). */
 template <int VB, int MR, int NV, int AS>
 inline void blocked_row_block(int kc, const float* a, const float* bp, int strips, int nvl, float* c, int64_t ldc,
                               bool load_c, const float* next, int64_t lda, int next_rows) {
