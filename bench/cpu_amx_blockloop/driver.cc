@@ -1,7 +1,7 @@
 /* Loads the variant objects named on the command line and times them in interleaved rounds by
  * thread CPU time (2048^3; A and B on 2 MiB-aligned, huge-page-advised memory as numpy's are).
  * bf16 variants are first checked against a float64 product at 64 random entries.
- * usage: driver ROUNDS [--int8] variant.so... ; prints GFLOP/s (GOP/s) and the median paired
+ * usage: driver ROUNDS [--int8|--f32] variant.so... ; prints GFLOP/s (GOP/s) and the median paired
  * speedup of each variant over the first. */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   constexpr int N = 2048;
   int rounds = argc > 1 ? atoi(argv[1]) : 20, first = 2;
   bool int8 = argc > 2 && std::string(argv[2]) == "--int8";
-  if (int8) first = 3;
+  bool f32 = argc > 2 && std::string(argv[2]) == "--f32";
+  if (int8 || f32) first = 3;
   std::vector<Run> fns;
   std::vector<std::string> names;
   for (int i = first; i < argc; ++i) {
@@ -55,23 +56,31 @@ int main(int argc, char** argv) {
     names.push_back(argv[i]);
   }
   if (fns.empty()) return printf("usage: driver ROUNDS [--int8] variant.so...\n"), 1;
-  uint16_t* A = static_cast<uint16_t*>(big(size_t(N) * N * 2));
-  uint16_t* B = static_cast<uint16_t*>(big(size_t(N) * N * 2));
+  uint16_t* A = static_cast<uint16_t*>(big(size_t(N) * N * 4));
+  uint16_t* B = static_cast<uint16_t*>(big(size_t(N) * N * 4));
+  float* Af = reinterpret_cast<float*>(A);
+  float* Bf = reinterpret_cast<float*>(B);
   float* C = static_cast<float*>(big(size_t(N) * N * 4));
   srand(1);
-  if (int8) {
+  if (f32) {
+    for (size_t i = 0; i < size_t(N) * N; ++i) Af[i] = (rand() % 2001 - 1000) / 1000.f;
+    for (size_t i = 0; i < size_t(N) * N; ++i) Bf[i] = (rand() % 2001 - 1000) / 1000.f;
+  } else if (int8) {
     for (size_t i = 0; i < size_t(N) * N; ++i) reinterpret_cast<int8_t*>(A)[i] = int8_t(rand() % 256 - 128);
     for (size_t i = 0; i < size_t(N) * N; ++i) reinterpret_cast<int8_t*>(B)[i] = int8_t(rand() % 256 - 128);
   } else {
     for (size_t i = 0; i < size_t(N) * N; ++i) A[i] = to_bf16((rand() % 2001 - 1000) / 1000.f);
     for (size_t i = 0; i < size_t(N) * N; ++i) B[i] = to_bf16((rand() % 2001 - 1000) / 1000.f);
   }
-  for (size_t v = 0; v < fns.size(); ++v) {  // correctness of each variant at 64 entries
+  for (size_t v = 0; v < fns.size() && !getenv("NOCHECK"); ++v) {  // correctness (NOCHECK=1: timing-only experiments) of each variant at 64 entries
     fns[v](A, B, C);
     for (int t = 0; t < 64; ++t) {
       int i = rand() % N, j = rand() % N;
       double s = 0, got;
-      if (int8) {
+      if (f32) {
+        for (int k = 0; k < N; ++k) s += double(Af[size_t(i) * N + k]) * Bf[size_t(k) * N + j];
+        got = C[size_t(i) * N + j];
+      } else if (int8) {
         for (int k = 0; k < N; ++k)
           s += double(reinterpret_cast<int8_t*>(A)[size_t(i) * N + k]) * reinterpret_cast<int8_t*>(B)[size_t(k) * N + j];
         got = reinterpret_cast<int32_t*>(C)[size_t(i) * N + j];

@@ -9,14 +9,17 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cp -r "$root/include" "$tmp/old_include"
 git -C "$root" show "$old:include/tl/cpu/gemm.h" > "$tmp/old_include/tl/cpu/gemm.h"
 flags="-std=c++17 -O2 -march=native -ftree-vectorize -fvect-cost-model=dynamic -fno-math-errno -fno-trapping-math -ffp-contract=fast -fPIC -shared"  # the kernel build's (src/target/cpu/codegen.cc), with -march=native for the host ISA flags
-for v in bf16 int8; do
-  d=""; [ $v = int8 ] && d="-DINT8"
+kinds=${KINDS:-bf16 int8}  # KINDS="f32" for the fp32 block loop only
+for v in $kinds; do
+  d=""; [ $v = int8 ] && d="-DINT8"; [ $v = f32 ] && d="-DF32"
   g++ $flags $d -fvisibility=hidden -I"$tmp/old_include" "$here/variant.cc" -o "$tmp/old_$v.so"
   g++ $flags $d -fvisibility=hidden -I"$root/include" "$here/variant.cc" -o "$tmp/new_$v.so"
   g++ $flags $d -DLDC=512 -fvisibility=hidden -I"$root/include" "$here/variant.cc" -o "$tmp/new_dense_$v.so"
 done
 g++ -O2 "$here/driver.cc" -o "$tmp/driver" -ldl
 cd "$tmp"
-"$tmp/driver" "$rounds" ./old_bf16.so ./new_bf16.so ./new_dense_bf16.so
-"$tmp/driver" "$rounds" --int8 ./old_int8.so ./new_int8.so ./new_dense_int8.so
+for v in $kinds; do
+  flag=""; [ $v = int8 ] && flag=--int8; [ $v = f32 ] && flag=--f32
+  "$tmp/driver" "$rounds" $flag ./old_$v.so ./new_$v.so ./new_dense_$v.so
+done
 uptime

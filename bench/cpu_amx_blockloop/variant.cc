@@ -15,10 +15,14 @@
 #ifndef LDC
 #define LDC 528  // the row stride pad_gemm_accumulators gives a 512-wide fp32 / int32 C_local
 #endif
-#ifdef INT8
+#if defined(INT8)
 typedef int8_t In;
 typedef int32_t Acc;
 constexpr int BK = 512;
+#elif defined(F32)  // fp32: the k loop is fused into one GEMM over all of k (forward_gemm_operands)
+typedef float In;
+typedef float Acc;
+constexpr int BK = 2048;
 #else
 typedef tl::cpu::bfloat16_t In;
 typedef float Acc;

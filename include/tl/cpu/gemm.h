@@ -588,13 +588,27 @@ inline void gemm_f32_gemv(int k, const float* A, int64_t lda, const float* B, in
   if constexpr (NVT > 0) gemv_strip<VB, NVT>(k, A, a_ks, B + NS * W, ldb, C + NS * W, load_c);
 }
 
-/* One MR-row block against the strips of one packed B chunk: nvl vectors in the last strip. */
+/* One MR-row block against the strips of one packed B chunk: nvl vectors in the last strip.
+ * Meanwhile the next block's A rows (next_rows rows of kc floats from next, lda apart) are
+ * prefetched into L2 a few lines before each strip (with the C prefetch, 1.01-1.03x the 224 lines
+ * prefetched all at once at the block's start, on the 2048^3 bench kernel's block loop, Zen 4
+ * core: presumably the burst queues behind itself), and the next strip's C block into L1
+ * (C_local of a 512-wide block is 1 MiB: it does not stay in L2 between k chunks). */
 template <int VB, int MR, int NV, int AS>
 inline void blocked_row_block(int kc, const float* a, const float* bp, int strips, int nvl, float* c, int64_t ldc,
-                              bool load_c) {
+                              bool load_c, const float* next, int64_t lda, int next_rows) {
   constexpr int L = VB / 4, NR = NV * L;
-  for (int s = 0; s + 1 < strips; ++s)
+  const int row_lines = (kc + 15) / 16, lines = next_rows * row_lines, per = (lines + strips - 1) / strips;
+  int li = 0;
+  for (int s = 0; s + 1 < strips; ++s) {
+    for (const int e = li + per < lines ? li + per : lines; li < e; ++li)
+      __builtin_prefetch(next + (li / row_lines) * lda + (li % row_lines) * 16, 0, 2);
+    if (load_c)
+      for (int r = 0; r < MR; ++r)
+        for (int j = 0; j < NR; j += 16) __builtin_prefetch(c + r * ldc + (s + 1) * NR + j, 1, 3);
     micro_kernel_packed<VB, MR, NV, AS>(kc, a, bp + int64_t(s) * kc * NR, c + s * NR, ldc, load_c);
+  }
+  for (; li < lines; ++li) __builtin_prefetch(next + (li / row_lines) * lda + (li % row_lines) * 16, 0, 2);
   const float* bl = bp + int64_t(strips - 1) * kc * NR;
   float* cl = c + (strips - 1) * NR;
   if (nvl == NV) {
@@ -636,9 +650,8 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
       }
       for (int i0 = 0; i0 < M; i0 += MR) {
         const int mr = M - i0 < MR ? M - i0 : MR;
-        if (i0 + MR < M)  // the next block's rows into L2 while this block computes
-          for (int r = 0; r < MR && i0 + MR + r < M; ++r)
-            for (int kk = 0; kk < kc; kk += 16) __builtin_prefetch(A + int64_t(i0 + MR + r) * lda + k0 + kk, 0, 2);
+        const int next_rows = M - i0 - MR <= 0 ? 0 : (M - i0 - MR < MR ? M - i0 - MR : MR);  // prefetched meanwhile
+        const float* next = A + int64_t(i0 + MR) * lda + k0;
         for (int r = 0; r < mr; ++r) {
           const float* src = A + int64_t(i0 + r) * lda + k0;
           float* d = a_blk + r * AS;
@@ -647,9 +660,9 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
         }
         float* ci = C + int64_t(i0) * ldc + j0;
         if (i0 < MF) {
-          blocked_row_block<VB, MR, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc);
+          blocked_row_block<VB, MR, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
         } else if constexpr (MT > 0) {
-          blocked_row_block<VB, MT, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc);
+          blocked_row_block<VB, MT, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
         }
       }
     }
@@ -919,13 +932,20 @@ inline void dot_pack_a(const T* A, int64_t lda, int i0, int mr, int k0, int kc, 
 
 /* One MR-row block (MR a template argument, for the row tail) against the strips of a packed chunk;
  * the last strip of nvl < kDotNV vectors, or of a partial vector, through the matching kernel (a
- * partial vector via a temporary C block). */
+ * partial vector via a temporary C block). The next block's A rows (next_rows rows of row_bytes from
+ * next, lda_bytes apart) are prefetched into L2 a few lines before each strip, as in the fp32
+ * driver. */
 template <typename T, int MR, int AS>
 inline void dot_row_block(int kg, const uint32_t* a, const uint32_t* bp, int nc, typename DotTraits<T>::Acc* c,
-                          int64_t ldc, bool load_c, const int32_t* corr) {
+                          int64_t ldc, bool load_c, const int32_t* corr, const char* next = nullptr,
+                          int64_t lda_bytes = 0, int next_rows = 0, int row_bytes = 0) {
   typedef typename DotTraits<T>::Acc Acc;
   const int strips = (nc + kDotNR - 1) / kDotNR;
+  const int row_lines = (row_bytes + 63) / 64, lines = next_rows * row_lines, per = (lines + strips - 1) / strips;
+  int li = 0;
   for (int s = 0; s < strips; ++s) {
+    for (const int e = li + per < lines ? li + per : lines; li < e; ++li)
+      __builtin_prefetch(next + (li / row_lines) * lda_bytes + (li % row_lines) * 64, 0, 2);
     const uint32_t* b = bp + int64_t(s) * kg * kDotNR;
     Acc* cs = c + s * kDotNR;
     const int w = nc - s * kDotNR < kDotNR ? nc - s * kDotNR : kDotNR, nv = (w + 15) / 16;
@@ -967,12 +987,12 @@ inline void gemm_dot(const T* A, int64_t lda, const T* B, int64_t ldb, typename 
       const bool lc = load_c || k0 > 0;
       dot_pack_b<K, TRANS_B>(B, ldb, k0, kc, j0, nc, b_pack);
       for (int i0 = 0; i0 + MR <= M; i0 += MR) {
-        if (!TRANS_A && i0 + MR < M)  // the next block's rows into L2 while this block computes
-          for (int r = 0; r < MR && i0 + MR + r < M; ++r)
-            for (int kk = 0; kk < kc * static_cast<int>(sizeof(T)); kk += 64)
-              __builtin_prefetch(reinterpret_cast<const char*>(A + int64_t(i0 + MR + r) * lda + k0) + kk, 0, 2);
+        // the next block's rows into L2 while this block computes (spread over its strips)
+        const int next_rows = TRANS_A || M - i0 - MR <= 0 ? 0 : (M - i0 - MR < MR ? M - i0 - MR : MR);
         dot_pack_a<AS, TRANS_A>(A, lda, i0, MR, k0, kc, a_blk, corr);
-        dot_row_block<T, MR, AS>(kg, a_blk, b_pack, nc, C + int64_t(i0) * ldc + j0, ldc, lc, corr);
+        dot_row_block<T, MR, AS>(kg, a_blk, b_pack, nc, C + int64_t(i0) * ldc + j0, ldc, lc, corr,
+                                 reinterpret_cast<const char*>(A + int64_t(i0 + MR) * lda + k0),
+                                 lda * int64_t(sizeof(T)), next_rows, kc * static_cast<int>(sizeof(T)));
       }
       if constexpr (MT > 0) {
         constexpr int I0 = M - MT;

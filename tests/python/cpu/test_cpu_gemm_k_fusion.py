@@ -86,6 +86,7 @@ FUSED = [
     (1, 512, 780, (1, 512, 260), True, False),
     (16, 256, 640, (16, 128, 64), False, False),
     (200, 80, 600, (100, 80, 40), False, False),
+    (29, 96, 300, (29, 96, 100), False, False),  # 14 + 14 + 1 rows: the next block's prefetch of 14 / 1 / no rows
     (96, 96, 320, (48, 48, 32), True, False),
     (96, 96, 320, (48, 48, 32), False, True),
     (64, 48, 256, (32, 48, 64), True, True),
