@@ -7,6 +7,9 @@ torch's cpu `torch.nn.functional.rms_norm` in the same dtype and process (issue 
   python bench/cpu_rmsnorm.py [--threads 2] [--rounds 5] [--timer thread_cpu --threads 1]
       [--only bfloat16|float32] [--shapes M,N ...] [--block-m 4]
 
+The same kernel compiled with tl.disable_cpu_loop_fusion (one loop nest per tile statement) is timed
+in the same interleaved rounds ("unfused"; "fusion gain" = unfused time / ours).
+
 Both results are checked against numpy in float64 first (relative error bound per dtype). Ratios are
 medians of per-round paired time ratios (bench/common.py); GB/s counts the bytes of X read and Y
 written. Results: bench/results/cpu_rmsnorm.json (cpu_rmsnorm_1t_cputime.json with --timer
@@ -49,7 +52,7 @@ def main(threads=2, rounds=5, rep=20, timer="wall", dtypes=("bfloat16", "float32
     what = "wall clock" if timer == "wall" else "thread CPU time"
     table = common.Table(name, f"cpu RMSNorm, {threads} thread{'s' if threads > 1 else ''}, {what} "
                          "(GB/s; ratio = ours / torch rms_norm, same process)",
-                         ["workload", "ours GB/s", "torch GB/s", "vs torch"])
+                         ["workload", "ours GB/s", "torch GB/s", "vs torch", "unfused GB/s", "fusion gain"])
     rng = np.random.default_rng(0)
     for (m, n) in (shapes or SHAPES):
         for dtype in dtypes:
@@ -62,23 +65,32 @@ def main(threads=2, rounds=5, rep=20, timer="wall", dtypes=("bfloat16", "float32
             label = f"{dtype} {m}x{n}"
             kernel = tilelang.compile(ex.rms_norm(m, n, block_M=block_m, eps=EPS, dtype=dtype), target="cpu",
                                       pass_configs={"tl.cpu_num_threads": threads})
+            unfused = tilelang.compile(ex.rms_norm(m, n, block_M=block_m, eps=EPS, dtype=dtype), target="cpu",
+                                       pass_configs={"tl.cpu_num_threads": threads,
+                                                     "tl.disable_cpu_loop_fusion": True})
             y = np.empty((m, n), npdt)
+            y2 = np.empty((m, n), npdt)
             kernel(x, w, y)
+            unfused(x, w, y2)
             ref = ex.reference(x, w, EPS)
             tol = 1e-2 if dtype == "bfloat16" else 1e-5
             peer = torch.nn.functional.rms_norm(tx, (n,), tw, EPS)
-            for who, out in (("ours", y.astype(np.float64)), ("torch", peer.float().numpy().astype(np.float64))):
+            for who, out in (("ours", y.astype(np.float64)), ("unfused", y2.astype(np.float64)),
+                             ("torch", peer.float().numpy().astype(np.float64))):
                 err = np.abs(out - ref).max() / np.abs(ref).max()
                 if not err < tol:
                     raise AssertionError(f"{label} ({who}): relative error {err:.2e} exceeds {tol:.0e}")
-            fns = {"ours": lambda: kernel(x, w, y),
+            fns = {"ours": lambda: kernel(x, w, y), "unfused": lambda: unfused(x, w, y2),
                    "torch": lambda: torch.nn.functional.rms_norm(tx, (n,), tw, EPS)}
             ms = common.interleaved(fns, rounds=rounds, warmup=3, rep=rep, timer=timer)
             nbytes = 2 * m * n * np.dtype(npdt).itemsize
             ratio = round(ms.ratio("torch", "ours"), 3)
-            table.add(label, common.gbps(nbytes, ms["ours"]), common.gbps(nbytes, ms["torch"]), ratio)
+            gain = round(ms.ratio("unfused", "ours"), 3)
+            table.add(label, common.gbps(nbytes, ms["ours"]), common.gbps(nbytes, ms["torch"]), ratio,
+                      common.gbps(nbytes, ms["unfused"]), gain)
             print(f"  {label}: ours {common.gbps(nbytes, ms['ours']):.1f}, torch {common.gbps(nbytes, ms['torch']):.1f}"
-                  f" GB/s; vs torch {ratio}", flush=True)
+                  f", unfused {common.gbps(nbytes, ms['unfused']):.1f} GB/s; vs torch {ratio}, fusion gain {gain}",
+                  flush=True)
     m = common.machine()
     table.note(f"torch {torch.__version__} nn.functional.rms_norm (cpu), eps {EPS}; ours examples/rms_norm, "
                f"block_M {block_m}")

@@ -102,6 +102,10 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_CPU_STREAM_STORES", "tl.disable_cpu_stream_stores", Attr::kBool,
        "cpu: copy a block-local buffer into a global one with plain stores (by default long contiguous runs use "
        "non-temporal stores)"},
+      {"TL_DISABLE_CPU_LOOP_FUSION", "tl.disable_cpu_loop_fusion", Attr::kBool,
+       "cpu: run each tile statement as its own loop nest (by default adjacent element-wise nests over the same "
+       "iteration space are fused when provably legal, and a block-local buffer used only inside one fused "
+       "iteration becomes a scalar)"},
       {"TL_DISABLE_CPU_GEMM_PADDING", "tl.disable_cpu_gemm_padding", Attr::kBool,
        "cpu: keep a bf16 / int8 GEMM's block-local accumulator dense (by default rows a multiple of 1 KiB long get "
        "a 64-byte longer stride, so AMX C tiles do not alias L1 sets)"},

@@ -1,6 +1,7 @@
 #include "target/cpu/pipeline.h"
 
 #include "target/cpu/forward_gemm_operands.h"
+#include "target/cpu/fuse_elementwise_loops.h"
 #include "target/cpu/lower_tile_ops_cpu.h"
 #include "target/cpu/pad_gemm_accumulators.h"
 #include "target/cpu/stream_global_stores.h"
@@ -28,6 +29,7 @@ PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
   });
   runner.run("legalize_safe_memory_access", legalize_safe_memory_access);  // tails of T.Parallel on global
   runner.run("legalize_cpu_loops", legalize_cpu_loops);
+  runner.run("fuse_elementwise_loops", fuse_elementwise_loops);  // one nest per element-wise chain
   runner.run("flatten_buffer_access", flatten_buffer_access);
   runner.run("simplify", simplify);  // folds the flattened index arithmetic, drops provable guards
   runner.run("stream_global_stores", stream_global_stores);  // long local -> global copies bypass the cache

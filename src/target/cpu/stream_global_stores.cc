@@ -12,8 +12,8 @@ namespace tl {
 
 namespace {
 
-constexpr int64_t kMinRowBytes = 1024;         // one run (shorter: partial lines, little to gain)
-constexpr int64_t kMinTotalBytes = 512 * 1024;  // the whole copy (smaller: plain stores measured faster)
+constexpr int64_t kMinRowBytes = kStreamMinRowBytes;
+constexpr int64_t kMinTotalBytes = kStreamMinTotalBytes;
 
 class StreamRewriter : public StmtMutator {
  public:

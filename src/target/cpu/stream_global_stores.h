@@ -33,6 +33,10 @@
 
 namespace tl {
 
+// The sizes from which a copy is streamed (fuse_elementwise_loops leaves such copies alone).
+constexpr int64_t kStreamMinRowBytes = 1024;         // one run (shorter: partial lines, little to gain)
+constexpr int64_t kStreamMinTotalBytes = 512 * 1024;  // the whole copy (smaller: plain stores measured faster)
+
 PrimFunc stream_global_stores(const PrimFunc& f, const PassContext& ctx);
 
 }  // namespace tl
