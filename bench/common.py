@@ -121,6 +121,17 @@ def thread_cpu_bench(fn, warmup=3, rep=20):
     return statistics.median(ts)
 
 
+def add_cpu_timing_args(ap, rounds, rep):
+    """The options every cpu benchmark takes: --threads (ours via tl.cpu_num_threads and the peers),
+    --rounds of interleaved timing, --rep calls per timing, --timer wall | thread_cpu (the latter
+    with --threads 1: see thread_cpu_bench)."""
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--rep", type=int, default=rep)
+    ap.add_argument("--timer", choices=["wall", "thread_cpu"], default="wall",
+                    help="thread_cpu: the calling thread's CPU time per call (needs --threads 1)")
+
+
 def interleaved(fns, rounds=5, warmup=25, rep=100, timer="wall"):
     """Timings of several callables measured in alternation, `rounds` times each (each round after
     a short wait for the machine to be idle): a burst of load from other processes on this shared

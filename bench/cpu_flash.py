@@ -177,10 +177,7 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--rep", type=int, default=5)
-    ap.add_argument("--timer", choices=["wall", "thread_cpu"], default="wall")
+    common.add_cpu_timing_args(ap, rounds=3, rep=5)
     ap.add_argument("--only", nargs="+", choices=["bfloat16", "float32"], default=["bfloat16", "float32"],
                     help="element types to run")
     ap.add_argument("--shapes", nargs="+", default=None, metavar="B,H,S,D",

@@ -243,14 +243,9 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--rep", type=int, default=30)
+    common.add_cpu_timing_args(ap, rounds=5, rep=30)
     ap.add_argument("--quick", action="store_true", help="only 2048^3, tall-skinny, decode M=16 and bf16")
     ap.add_argument("--only", nargs="*", help="only workloads whose label contains one of these")
-    ap.add_argument("--timer", choices=["wall", "thread_cpu"], default="wall",
-                    help="thread_cpu (with --threads 1): CPU time of the calling thread, robust to an overloaded "
-                         "machine; results go to cpu_gemm_1t_cputime.json")
     ap.add_argument("--old-include", default=None, metavar="DIR",
                     help="also time the fp32 / bf16 kernels built with an earlier tree's include/ (same process, "
                          "interleaved; column 'vs old' = ours / old)")
