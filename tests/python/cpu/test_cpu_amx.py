@@ -26,12 +26,7 @@ def kernel_info(k):
     return lib.tl_kernel_isa().decode(), built
 
 
-def cpu_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
+from host_cpu import cpu_flags  # noqa: E402  (tests/python, put on sys.path by conftest.py)
 
 
 HAS_AVX512 = {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx2", "fma"} <= cpu_flags()

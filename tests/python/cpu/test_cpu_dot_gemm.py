@@ -18,12 +18,7 @@ import tilelang
 import tilelang.language as T
 
 
-def cpu_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
+from host_cpu import cpu_flags  # noqa: E402  (tests/python, put on sys.path by conftest.py)
 
 
 FLAGS = cpu_flags()

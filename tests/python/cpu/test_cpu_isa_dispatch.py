@@ -18,12 +18,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # tests/python: kernel_zoo
 import kernel_zoo as zoo  # noqa: E402
 
 
-def cpu_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
+from host_cpu import cpu_flags  # noqa: E402  (tests/python, put on sys.path by conftest.py)
 
 
 FLAGS = cpu_flags()
