@@ -17,9 +17,12 @@ call. On cpu the copy is a memcpy on a helper thread that sets the flag with a r
 
 Ordering, per call: start() runs a device barrier on the current stream (every rank has written its
 rows and finished its previous call, so the rows about to be pulled are final and nobody still
-reads this rank's copy), then forks the side stream; finish() joins it and runs a second barrier
-(no rank overwrites its rows while a peer still pulls them). A rank may rewrite its rows after
-finish() returns (in stream order).
+reads this rank's copy); the same kernel then sets the flags of this rank's own chunks (its rows are
+in place), so a consumer kernel launched next on the current stream starts its own tiles without
+depending on the side stream; start() then forks the side stream; finish() joins it and runs a second
+barrier (no rank overwrites its rows while a peer still pulls them). A rank may rewrite its rows after
+finish() returns (in stream order). Neither barrier can be dropped: the first orders a peer's writes of
+its rows before this rank pulls them, the second this rank's pulls before the peer's next writes.
 """
 import threading
 
@@ -28,22 +31,36 @@ from . import _require, _S, DistributedError
 __all__ = ["CopyEngineAllGather"]
 
 
-_BARRIER = []
+_BARRIER = {}
 
 
-def _barrier_kernel():
-    if _BARRIER:
-        return _BARRIER[0]
-    import tilelang
+def _barrier_kernel(n):
+    """The kernel start() and finish() run on the compute stream (cuda), compiled once per flag count n
+    (_barrier_func)."""
+    if n not in _BARRIER:
+        import tilelang
+        _BARRIER[n] = tilelang.compile(_barrier_func(n), target="cuda")
+    return _BARRIER[n]
+
+
+def _barrier_func(n):
+    """For a helper of n flags: one block meets block 0 of every rank (T.barrier), then sets
+    flags[first, first + count) to epoch (start: this rank's own chunks, whose rows are in place;
+    finish: count 0). Setting the own flags here, on the compute stream before the consumer kernel,
+    instead of on the side stream lets the consumer's first tiles start without waiting for the side
+    stream to pass its event."""
     import tilelang.language as T
 
     @T.prim_func
-    def tl_dist_stream_barrier(flags: T.Tensor((1,), "uint32")):
+    def tl_dist_stream_barrier(flags: T.Tensor((n,), "uint32"), first: T.int32, count: T.int32, epoch: T.int32):
         with T.Kernel(1, threads=32) as bx:
             T.barrier()
+            tx = T.get_thread_binding(0)
+            for j in T.serial(T.ceildiv(count, 32)):
+                if j * 32 + tx < count:
+                    flags[first + j * 32 + tx] = T.cast(epoch, "uint32")
 
-    _BARRIER.append(tilelang.compile(tl_dist_stream_barrier, target="cuda"))
-    return _BARRIER[0]
+    return tl_dist_stream_barrier
 
 
 class CopyEngineAllGather:
@@ -98,8 +115,7 @@ class CopyEngineAllGather:
         self._started = False
         if _S.device == "cuda":
             self._side = torch.cuda.Stream(device=f"cuda:{_S.local_rank}")
-            self._bar = _barrier_kernel()
-            self._bar_arg = self.flags[:1]
+            self._bar = _barrier_kernel(w * chunks_per_rank)
         from . import barrier
         barrier()  # every rank's flags are zero before any start()
 
@@ -148,7 +164,9 @@ class CopyEngineAllGather:
         from .. import _core
         dev = _S.local_rank
         main = torch.cuda.current_stream()
-        self._bar(self._bar_arg)  # on `main`: every rank's rows are final, every previous call finished
+        # On `main`: every rank's rows are final and every previous call finished; then this rank's own
+        # chunks are marked ready (in stream order before the consumer kernel).
+        self._bar(self.flags, self.rank * self.chunks_per_rank, self.chunks_per_rank, e)
         side = self._side
         side.wait_stream(main)
         sh = side.cuda_stream
@@ -160,14 +178,12 @@ class CopyEngineAllGather:
         return e
 
     def _side_ops(self, e, bases):
-        """The side stream's work for epoch e (cuda), in order: ("flag", address, e) for this rank's own
-        chunks, then per peer chunk in arrival order ("copy", dst, src, bytes) and its ("flag", address, e).
-        `bases`: every rank's heap base in this process."""
+        """The side stream's work for epoch e (cuda), in order: per peer chunk in arrival order ("copy",
+        dst, src, bytes) and its ("flag", address, e). (This rank's own chunks are marked ready by start()'s
+        barrier kernel on the compute stream.) `bases`: every rank's heap base in this process."""
         ops = []
         flags = self.flags.data_ptr()
         cb = self.chunk_rows * self._row_bytes
-        for j in range(self.chunks_per_rank):
-            ops.append(("flag", flags + 4 * (self.rank * self.chunks_per_rank + j), e))
         for p, c in self._chunks():
             ops.append(("copy", bases[self.rank] + self._off + c * cb, bases[p] + self._off + c * cb, cb))
             ops.append(("flag", flags + 4 * c, e))
@@ -190,4 +206,4 @@ class CopyEngineAllGather:
         import torch
         main = torch.cuda.current_stream()
         main.wait_stream(self._side)
-        self._bar(self._bar_arg)
+        self._bar(self.flags, 0, 0, self.epoch)

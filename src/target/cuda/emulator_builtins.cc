@@ -115,6 +115,11 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
   const std::string& op = c->op;
   if (op == "tl.sync_threads") return barrier(act, "__syncthreads()");
   if (op == "tl.dist.wait") return dist_wait(c, act);
+  if (op == "tl.dist.barrier") {  // one device: the block meets only itself
+    if (dev_.world != 1)
+      throw_error<NotImplemented>("emulator: T.barrier of ", dev_.world, " devices (the emulator runs one)");
+    return barrier(act, "T.barrier()");
+  }
   if (op == "tl.cluster_sync" || op == "cuda.mbarrier_arrive_cluster_warps")
     throw_error<NotImplemented>("emulator: T.cluster_sync and cluster mbarriers (the CTAs of a cluster run together "
                                 "on a GPU; the emulator runs one block at a time)");

@@ -170,3 +170,20 @@ def test_lowering_record_guard_and_tma_store():
         assert "tl_wait_seen" not in src and src.count("tl::dist::wait<tl::dist::kThread>") == 1
     src = cu.build(gemm_wait_values(512, 128, 64, 1, cmp="eq"), "sm_90a")["source"]
     assert "tile_iter" in src and "tl_wait_seen" not in src and "tl::dist::wait<tl::dist::kThread>" in src
+
+
+@pytest.mark.parametrize("first,count", [(3, 34), (8, 4), (0, 0)])
+def test_start_barrier_kernel_marks_the_own_chunks(first, count):
+    """CopyEngineAllGather.start()'s kernel on the compute stream (tilelang.distributed.copy_engine,
+    _barrier_func): after the barrier (one device on the emulator: the block meets itself) it sets
+    flags[first, first + count) to the epoch and nothing else (more than 32 flags: the block loops);
+    finish() passes count 0."""
+    from tilelang.distributed.copy_engine import _barrier_func
+    n = 40
+    flags = rng.integers(0, 5, n).astype(np.uint32)
+    r = cu.EmuRunner(_barrier_func(n), "sm_90a")
+    out = r(flags, first, count, 7)[0]
+    want = flags.copy()
+    want[first:first + count] = 7
+    np.testing.assert_array_equal(out, want)
+    assert r.report["races"] == []
