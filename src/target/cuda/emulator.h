@@ -35,7 +35,7 @@ struct EmulatorReport {
 // The device a distributed kernel (T.Scale("device")) runs as: T.get_rank() / T.get_num_ranks().
 // The emulator runs one device and nothing else: a T.wait whose flag does not already compare true
 // never completes (a RuntimeError naming it); T.barrier runs with world 1 only (the block meets
-// itself); remote copies and T.signal are not emulated.
+// itself), T.signal to this device only; remote copies are not emulated.
 struct EmulatorDevice {
   int64_t rank = 0, world = 1;
 };

@@ -120,6 +120,19 @@ void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const S
       throw_error<NotImplemented>("emulator: T.barrier of ", dev_.world, " devices (the emulator runs one)");
     return barrier(act, "T.barrier()");
   }
+  if (op == "tl.dist.signal" && c->args.size() == 5) {  // to this device only: a store / add by one thread
+    barrier(act, "T.signal()");
+    int64_t t = 0;
+    while (t < threads_ && !act[static_cast<size_t>(t)]) ++t;
+    if (t == threads_) return;
+    const int64_t pe = eval(c->args[2], t).i;
+    if (pe != dev_.rank || dev_.world != 1)
+      throw_error<NotImplemented>("emulator: T.signal to device ", pe, " (the emulator runs one device)");
+    const auto* addr = c->args[0].as<CallNode>();
+    TL_ICHECK(addr && !addr->args.empty(), "tl.dist.signal without its flag's address");
+    atomic_update(get_const_int(c->args[3], "T.signal op") ? "add" : "store", addr->args[0], eval(c->args[1], t), t);
+    return barrier(act, "T.signal()");
+  }
   if (op == "tl.cluster_sync" || op == "cuda.mbarrier_arrive_cluster_warps")
     throw_error<NotImplemented>("emulator: T.cluster_sync and cluster mbarriers (the CTAs of a cluster run together "
                                 "on a GPU; the emulator runs one block at a time)");

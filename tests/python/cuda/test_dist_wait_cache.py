@@ -173,17 +173,23 @@ def test_lowering_record_guard_and_tma_store():
 
 
 @pytest.mark.parametrize("first,count", [(3, 34), (8, 4), (0, 0)])
-def test_start_barrier_kernel_marks_the_own_chunks(first, count):
-    """CopyEngineAllGather.start()'s kernel on the compute stream (tilelang.distributed.copy_engine,
-    _barrier_func): after the barrier (one device on the emulator: the block meets itself) it sets
-    flags[first, first + count) to the epoch and nothing else (more than 32 flags: the block loops);
-    finish() passes count 0."""
+def test_copy_engine_barrier_kernel(first, count):
+    """CopyEngineAllGather's barrier kernel (tilelang.distributed.copy_engine, _barrier_func), one device
+    on the emulator: it adds 1 to the helper's counter, waits for the counter to reach the target
+    (barrier number x world), then sets flags[first, first + count) to the epoch and nothing else (more
+    than 32 flags: the block loops; finish() passes count 0). A target not reached (a peer that has not
+    arrived) is a wait that never completes."""
     from tilelang.distributed.copy_engine import _barrier_func
     n = 40
     flags = rng.integers(0, 5, n).astype(np.uint32)
     r = cu.EmuRunner(_barrier_func(n), "sm_90a")
-    out = r(flags, first, count, 7)[0]
+    sync, out = r(np.array([4], np.uint64), flags, 5, first, count, 7)
     want = flags.copy()
     want[first:first + count] = 7
     np.testing.assert_array_equal(out, want)
-    assert r.report["races"] == []
+    assert sync[0] == 5 and r.report["races"] == []
+    with pytest.raises(RuntimeError, match=r"never completes: sync\[0\] is 5, waiting for >= 6"):
+        r(np.array([4], np.uint64), flags, 6, first, count, 7)
+    if cu.has_nvrtc():  # and it compiles (the GPU tier runs it: scripts/gpu_distributed.sh)
+        for arch in cu.COMPILE_ARCHS:
+            assert "tl::dist::signal" in cu.build(_barrier_func(n), arch)["source"]
