@@ -4,7 +4,8 @@
 // before the roles split; inside the loop they would need the producer's cooperation, which the
 // schedule does not give (the kernel is not specialized). Where the only ones are T.waits that gate
 // what the producer loads (the copy-engine all-gather GEMM, docs/DISTRIBUTED.md), the producer
-// thread alone runs them, per tile when persistent, and the consumers never wait.
+// thread alone runs them, per tile when persistent (skipping those it has already seen satisfied:
+// cache_producer_wait), and the consumers never wait.
 #pragma once
 
 #include <vector>
