@@ -172,6 +172,20 @@ def test_lowering_record_guard_and_tma_store():
     assert "tile_iter" in src and "tl_wait_seen" not in src and "tl::dist::wait<tl::dist::kThread>" in src
 
 
+@cu.requires_nvrtc
+@pytest.mark.parametrize("configs", [{}, OFF, {"tl.disable_persistent": True}])
+def test_ce_kernel_has_no_call_that_serializes_wgmma(configs):
+    """A T.wait's failure path in a warp-specialized kernel traps without printf: a call anywhere in
+    the kernel makes ptxas serialize every wgmma (C7510, 'wgmma pipeline crossing function boundary'),
+    which cost the CE GEMM 7-14% against the plain GEMM on an H100 (2026-11-27). The ptxas log of
+    the sm_90a build says when it serializes; no stack frame (the printf's) either."""
+    built = cu.build(allgather_gemm_ce(512, 512, 256, 2, 2, 128, 256, 64, num_stages=4, threads=256), "sm_90a",
+                     configs)
+    assert "tl::dist::wait<tl::dist::kThread>" in built["source"]
+    assert "serialized" not in built["log"] and "C7510" not in built["log"], built["log"]
+    assert all(u["stack_frame_bytes"] == 0 for u in built["usage"]), built["usage"]
+
+
 @pytest.mark.parametrize("first,count", [(3, 34), (8, 4), (0, 0)])
 def test_copy_engine_barrier_kernel(first, count):
     """CopyEngineAllGather's barrier kernel (tilelang.distributed.copy_engine, _barrier_func), one device
