@@ -354,6 +354,16 @@ void CudaBackend::build(const std::string& kernel_source, const std::string& dir
     if (u.spill_store_bytes > 0 && opts.verbose)
       std::fprintf(stderr, "tilelang: kernel %s spills %d bytes to local memory (%d registers)\n",
                    u.function.c_str(), u.spill_store_bytes, u.registers);
+  // ptxas serializes every wgmma of a kernel whose wgmma pipeline crosses a call (the printf of a
+  // T.print in the pipelined loop; T.wait's timeout report did, include/tl/cuda/dist.h) or whose waits
+  // it cannot attribute: a silent loss of 10% or more, so it is said always, once per build (a cached
+  // kernel is not rebuilt).
+  const std::string serialized = wgmma_serialization_note(r.log);
+  if (!serialized.empty())
+    std::fprintf(stderr,
+                 "tilelang: warning: ptxas serialized the wgmma instructions of this kernel, which costs speed "
+                 "(%s); move calls (T.print, T.printf) out of the pipelined loop\n",
+                 serialized.c_str());
   write_file(dir + "/kernel.cu", kernel_source);
   write_file(dir + "/kernel.meta", extract_launch_info(kernel_source));
   write_file(dir + "/kernel.cubin", r.cubin);

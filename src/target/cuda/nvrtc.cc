@@ -166,6 +166,17 @@ std::string nvrtc_library_path() {
 
 std::string cuda_include_dir() { return tl_include_dir("tl/cuda/all.h"); }
 
+std::string wgmma_serialization_note(const std::string& log) {
+  const size_t at = log.find("wgmma.mma_async instructions are serialized");
+  if (at == std::string::npos) return "";
+  const size_t bol = log.rfind('\n', at);
+  size_t from = bol == std::string::npos ? 0 : bol + 1;
+  const size_t code = log.find("(C", from);
+  if (code != std::string::npos && code < at) from = code;
+  const size_t eol = log.find('\n', at);
+  return log.substr(from, (eol == std::string::npos ? log.size() : eol) - from);
+}
+
 std::vector<KernelResourceUsage> parse_ptxas_report(const std::string& log) {
   std::vector<KernelResourceUsage> out;
   std::istringstream is(log);

@@ -59,4 +59,9 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, co
 // Parses ptxas' "-v" report (exposed for tests).
 std::vector<KernelResourceUsage> parse_ptxas_report(const std::string& log);
 
+// ptxas' note that it serialized a kernel's wgmma instructions ("(C7510) Potential Performance Loss:
+// wgmma.mma_async instructions are serialized due to ..."), from the text after the code to the end of
+// its line; "" when the log has none.
+std::string wgmma_serialization_note(const std::string& log);
+
 }  // namespace tl
