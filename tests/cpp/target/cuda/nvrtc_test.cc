@@ -149,6 +149,17 @@ TEST(Nvrtc, ParsesPtxasReport) {
   EXPECT_EQ(u[0].static_smem_bytes, 8704);
 }
 
+TEST(Nvrtc, FindsPtxasWgmmaSerializationNote) {
+  const std::string note =
+      "(C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized due to wgmma pipeline "
+      "crossing function boundary at a function call in the function 'main_kernel'";
+  const std::string log = "ptxas info    : Compiling entry function 'main_kernel' for 'sm_90a'\n"
+                          "ptxas info    : " + note + "\nptxas info    : Function properties for main_kernel\n";
+  EXPECT_EQ(wgmma_serialization_note(log), note);
+  EXPECT_EQ(wgmma_serialization_note("ptxas info    : " + note), note);  // last line, no newline
+  EXPECT_EQ(wgmma_serialization_note("ptxas info    : Used 168 registers\n"), "");
+}
+
 TEST(Nvrtc, IncludeDirHoldsTheHeaders) {
   std::string dir = cuda_include_dir();
   EXPECT_NE(dir.find("include"), std::string::npos);
