@@ -163,6 +163,17 @@ __attribute__((always_inline)) inline void fold_rows(V* v) {
 constexpr int bit_reverse(int x, int bits) { return bits == 0 ? 0 : ((x & 1) << (bits - 1)) | bit_reverse(x >> 1, bits - 1); }
 constexpr int log2_int(int x) { return x <= 1 ? 0 : 1 + log2_int(x / 2); }
 
+// x with its lanes' sign bits cleared for the reductions over absolute values (abssum, absmax).
+template <int KIND, typename Acc, typename V> __attribute__((always_inline)) inline V abs_if(V x) {
+  if constexpr (KIND == kReduceAbsSum || KIND == kReduceAbsMax) {
+    typedef typename bits_of<Acc>::type B;
+    typedef typename vec<B, sizeof(V)>::type VB;
+    VB b = reinterpret_cast<VB&>(x) & vsplat<VB>(static_cast<B>(~(B(1) << (sizeof(Acc) * 8 - 1))));
+    return reinterpret_cast<V&>(b);
+  }
+  return x;
+}
+
 }  // namespace reduce_impl
 
 /* Reduces p[0..n) (converted to Acc) and combines the result with init. */
@@ -170,17 +181,9 @@ template <int KIND, typename T, typename Acc>
 inline Acc reduce_row(const T* p, int64_t n, Acc init) {
   using namespace reduce_impl;
   typedef typename vec<Acc, kVecBytes>::type V;
-  typedef typename vec<typename bits_of<Acc>::type, kVecBytes>::type VB;
   constexpr int L = vec<Acc, kVecBytes>::kLanes, U = 4;
   constexpr bool kAbs = KIND == kReduceAbsSum || KIND == kReduceAbsMax;
-  const VB abs_mask = vsplat<VB>(~(typename bits_of<Acc>::type(1) << (sizeof(Acc) * 8 - 1)));
-  auto prep = [&](V x) {
-    if constexpr (kAbs) {
-      VB b = reinterpret_cast<VB&>(x) & abs_mask;
-      return reinterpret_cast<V&>(b);
-    }
-    return x;
-  };
+  auto prep = [](V x) { return abs_if<KIND, Acc>(x); };
   V acc[U];
   for (int u = 0; u < U; ++u) acc[u] = vsplat<V>(identity<KIND, Acc>());
   int64_t i = 0;
@@ -265,19 +268,10 @@ template <int KIND, typename T, typename Acc>
 inline void reduce_rows(const T* p, int64_t ld, int64_t n, int64_t rows, Acc* dst, bool clear) {
   using namespace reduce_impl;
   typedef typename vec<Acc, kVecBytes>::type V;
-  typedef typename vec<typename bits_of<Acc>::type, kVecBytes>::type VB;
   constexpr int L = vec<Acc, kVecBytes>::kLanes, U = 4, LB = log2_int(L);
-  constexpr bool kAbs = KIND == kReduceAbsSum || KIND == kReduceAbsMax;
   int64_t r0 = 0;
   if (n >= L && n % L == 0) {
-    const VB abs_mask = vsplat<VB>(~(typename bits_of<Acc>::type(1) << (sizeof(Acc) * 8 - 1)));
-    auto prep = [&](V x) {
-      if constexpr (kAbs) {
-        VB b = reinterpret_cast<VB&>(x) & abs_mask;
-        return reinterpret_cast<V&>(b);
-      }
-      return x;
-    };
+    auto prep = [](V x) { return abs_if<KIND, Acc>(x); };
     for (; r0 + L <= rows; r0 += L) {
       V v[L];
 #pragma GCC unroll 16
