@@ -28,8 +28,10 @@
  * of k for each pair (both exact in float32) and treats bf16 subnormal inputs as zero. */
 #ifndef TL_CPU_GEMM_H_
 #define TL_CPU_GEMM_H_
+#define TL_CPU_GEMM_HAS_PACK_CACHE 1  // tl::cpu::gemm(..., clear, launch) and tl::cpu::gemm_begin_launch()
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "tl/cpu/isa.h"
 #include "tl/cpu/types.h"
@@ -407,6 +409,112 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
   }
 }
 
+/* ---- packed B reused across the calls of one launch -------------------------------------------
+ * The blocks of one grid column of a tiled GEMM multiply different rows of A by the same B tile
+ * (2048^3 in 512 x 512 blocks: 4 blocks; tall-skinny 8192 x 256: 16), and each call packed that
+ * tile again. A call given a launch token (tl::cpu::gemm(..., clear, launch), launch != 0) keeps its
+ * packed B in a per-thread cache instead of on the stack, keyed by the driver instantiation, the
+ * token, B's address and ldb; a later call with the same key uses the pack as it is. The token says
+ * that no store of that launch writes B's memory: codegen_cpu passes one (from
+ * gemm_begin_launch(ok) before each grid launch, a fresh number per launch) only to GEMMs whose B is
+ * a tensor parameter no statement of the function writes, and `ok` is false (token 0: no reuse)
+ * when such a B overlaps a written tensor parameter in memory (docs/TARGET_CPU.md). Within a launch
+ * a key's pack is then made from unchanged memory, so a hit gives exactly what packing again would;
+ * a new launch gets a new token (the caller may have written B in between). Each thread (pool
+ * worker) has its own cache, at most kPackCacheBytes in kPackCacheEntries buffers, the least
+ * recently used given up first; the buffers are freed when the thread exits. */
+#ifndef TL_CPU_GEMM_PACK_CACHE_BYTES
+#define TL_CPU_GEMM_PACK_CACHE_BYTES (8 << 20)
+#endif
+constexpr int64_t kPackCacheBytes = TL_CPU_GEMM_PACK_CACHE_BYTES;
+constexpr int kPackCacheEntries = 16;
+/* Calls with fewer rows than this pack into the stack buffer as before: their blocks rarely share
+ * B (decode shapes), and the packed B then stays in L2 instead of going to a heap region. */
+constexpr int kPackCacheMinM = 96;
+
+/* A fresh launch token (never 0) when `ok`, else 0 (the launch packs B per call). */
+inline uint64_t gemm_begin_launch(bool ok = true) {
+  static uint64_t counter = 0;
+  const uint64_t token = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+  return ok ? token : 0;
+}
+
+/* Whether the byte ranges [a, a + an) and [b, b + bn) share a byte (an empty range shares none). */
+inline bool gemm_ranges_overlap(const void* a, int64_t an, const void* b, int64_t bn) {
+  const uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return an > 0 && bn > 0 && x < y + static_cast<uintptr_t>(bn) && y < x + static_cast<uintptr_t>(an);
+}
+
+struct PackCache {
+  struct Entry {
+    const void* tag = nullptr;  // the driver instantiation (address of a static in it)
+    const void* b = nullptr;
+    int64_t ldb = 0;
+    uint64_t launch = 0, used = 0;
+    int64_t bytes = 0;
+    void* data = nullptr;
+  };
+  Entry entry[kPackCacheEntries];
+  uint64_t clock = 0;
+  ~PackCache() {
+    for (Entry& e : entry) free(e.data);
+  }
+};
+inline PackCache& pack_cache() {
+  static thread_local PackCache cache;
+  return cache;
+}
+
+/* The cache buffer (64-byte aligned, `bytes` long) for the pack of (tag, b, ldb) in launch `launch`; *hit tells whether it already holds it (else the caller packs into it). Null when the
+ * pack does not fit the budget or memory is short: the caller packs as without the cache. At most
+ * kPackCacheBytes stay allocated per thread (stale buffers of the same size are reused). */
+inline void* pack_cache_lookup(const void* tag, uint64_t launch, const void* b, int64_t ldb, int64_t bytes, bool* hit) {
+  typedef PackCache::Entry Entry;
+  *hit = false;
+  if (bytes > kPackCacheBytes) return nullptr;
+  PackCache& pc = pack_cache();
+  int64_t held = 0;
+  for (Entry& e : pc.entry) {
+    if (e.data && e.tag == tag && e.b == b && e.ldb == ldb && e.launch == launch && e.bytes == bytes) {
+      e.used = ++pc.clock;
+      *hit = true;
+      return e.data;
+    }
+    if (e.data) held += e.bytes;
+  }
+  auto drop = [&](Entry* e) {  // frees an entry's buffer
+    free(e->data);
+    held -= e->bytes;
+    *e = Entry();
+  };
+  auto oldest = [&]() {  // the buffer to give up first: stale before live, then least recently used
+    Entry* o = nullptr;
+    for (Entry& e : pc.entry)
+      if (e.data && (!o || (e.launch != launch) > (o->launch != launch) ||
+                     ((e.launch != launch) == (o->launch != launch) && e.used < o->used)))
+        o = &e;
+    return o;
+  };
+  Entry* slot = nullptr;
+  for (Entry& e : pc.entry)
+    if (e.data && e.launch != launch && e.bytes == bytes) slot = &e;  // a stale buffer of this size
+  if (!slot) {
+    while (held + bytes > kPackCacheBytes) drop(oldest());
+    for (Entry& e : pc.entry)
+      if (!e.data) slot = &e;
+    if (!slot) drop(slot = oldest());
+    slot->data = aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64));
+    if (!slot->data) return nullptr;
+  }
+  slot->tag = tag;
+  slot->b = b;
+  slot->ldb = ldb;
+  slot->launch = launch;
+  slot->bytes = bytes;
+  slot->used = ++pc.clock;
+  return slot->data;
+}
+
 /* ---- blocked driver for float32 with long k (AVX-512 and AVX2 tiers) ----------------------------
  * The GEMM of a TileLang kernel whose k loop holds nothing but the GEMM gets the whole k in one
  * call (forward_gemm_operands fuses the loop, docs/TARGET_CPU.md step 4). Then C can stay in
@@ -624,25 +732,35 @@ inline void blocked_row_block(int kc, const float* a, const float* bp, int strip
 
 template <int VB, int M, int N, int K>
 inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
-                             bool load_c) {
+                             bool load_c, uint64_t launch) {
   constexpr int L = VB / 4, MR = F32Blocking<VB>::MR, NV = F32Blocking<VB>::NV, NR = NV * L;
   constexpr int KC = cmin(K, kF32KC), AS = KC + 16;  // A block row stride: rows 64 bytes off a KiB multiple
   constexpr int NC = cmin(round_up(N, NR), cmax(NR, kF32PackBBytes / (KC * 4) / NR * NR));  // columns per B chunk
   constexpr int MF = M / MR * MR, MT = M % MR;
+  constexpr int NKC = (K + KC - 1) / KC, NJC = (N + NC - 1) / NC;  // chunks of k and of columns
   alignas(64) float b_pack[KC * NC];
   alignas(64) float a_blk[MR * AS];
+  /* B unwritten in this launch: every chunk's pack in the per-thread cache, made by the first call
+   * with this B (pack_cache_lookup). */
+  bool hit = false;
+  float* const cached =
+      launch != 0 && M >= kPackCacheMinM
+          ? static_cast<float*>(pack_cache_lookup(reinterpret_cast<const void*>(&gemm_f32_blocked<VB, M, N, K>), launch,
+                                                  B, ldb, int64_t(NJC) * NKC * KC * NC * 4, &hit))
+          : nullptr;
   for (int j0 = 0; j0 < N; j0 += NC) {
     const int nc = N - j0 < NC ? N - j0 : NC;
     const int strips = (nc + NR - 1) / NR, nvl = (nc - (strips - 1) * NR) / L;
     for (int k0 = 0; k0 < K; k0 += KC) {
       const int kc = K - k0 < KC ? K - k0 : KC;
       const bool lc = load_c || k0 > 0;
-      for (int kk = 0; kk < kc; ++kk) {  // B chunk into strips [s][kk][NR]
+      float* const bp = cached ? cached + (int64_t(j0 / NC) * NKC + k0 / KC) * KC * NC : b_pack;
+      for (int kk = 0; kk < kc && !hit; ++kk) {  // B chunk into strips [s][kk][NR]
         const float* row = B + int64_t(k0 + kk) * ldb + j0;
         if (k0 + kk + kPrefetchRows < K)  // rows are pages apart: the hardware prefetchers do not run ahead into them
           for (int j = 0; j < nc; j += 16) __builtin_prefetch(row + kPrefetchRows * ldb + j, 0, TL_CPU_GEMM_F32_PREFETCH_LOC);
         for (int s = 0; s < strips; ++s) {
-          float* d = b_pack + int64_t(s) * kc * NR + kk * NR;
+          float* d = bp + int64_t(s) * kc * NR + kk * NR;
           const int w = s + 1 < strips ? NR : nvl * L;
 #pragma GCC ivdep
           for (int j = 0; j < w; ++j) d[j] = row[s * NR + j];
@@ -660,9 +778,9 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
         }
         float* ci = C + int64_t(i0) * ldc + j0;
         if (i0 < MF) {
-          blocked_row_block<VB, MR, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
+          blocked_row_block<VB, MR, NV, AS>(kc, a_blk, bp, strips, nvl, ci, ldc, lc, next, lda, next_rows);
         } else if constexpr (MT > 0) {
-          blocked_row_block<VB, MT, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
+          blocked_row_block<VB, MT, NV, AS>(kc, a_blk, bp, strips, nvl, ci, ldc, lc, next, lda, next_rows);
         }
       }
     }
@@ -972,32 +1090,41 @@ inline void dot_row_block(int kg, const uint32_t* a, const uint32_t* bp, int nc,
 
 template <int M, int N, int K, bool TRANS_A, bool TRANS_B, typename T>
 inline void gemm_dot(const T* A, int64_t lda, const T* B, int64_t ldb, typename DotTraits<T>::Acc* C, int64_t ldc,
-                     bool load_c) {
+                     bool load_c, uint64_t launch) {
   constexpr int E = DotTraits<T>::E, MR = kDotMR, MT = M % MR;
   constexpr int KC = cmin(K, DotTraits<T>::KC);           // k per chunk (elements)
   constexpr int KG = (KC + E - 1) / E, AS = KG + 16;      // groups per chunk; A block row stride (groups)
   constexpr int NC = cmin(round_up(N, kDotNR), kDotNC);   // columns per packed chunk
+  constexpr int NKC = (K + KC - 1) / KC, NJC = (N + NC - 1) / NC;  // chunks of k and of columns
   alignas(64) uint32_t b_pack[KG * NC];
   alignas(64) uint32_t a_blk[MR * AS];
   int32_t corr[MR] = {};
+  bool hit = false;  // B unwritten in this launch: packed once per launch and thread (pack_cache_lookup)
+  uint32_t* const cached =
+      launch != 0 && M >= kPackCacheMinM
+          ? static_cast<uint32_t*>(pack_cache_lookup(
+                reinterpret_cast<const void*>(&gemm_dot<M, N, K, TRANS_A, TRANS_B, T>), launch, B, ldb,
+                int64_t(NJC) * NKC * KG * NC * 4, &hit))
+          : nullptr;
   for (int j0 = 0; j0 < N; j0 += NC) {
     const int nc = N - j0 < NC ? N - j0 : NC;
     for (int k0 = 0; k0 < K; k0 += KC) {
       const int kc = K - k0 < KC ? K - k0 : KC, kg = (kc + E - 1) / E;
       const bool lc = load_c || k0 > 0;
-      dot_pack_b<K, TRANS_B>(B, ldb, k0, kc, j0, nc, b_pack);
+      uint32_t* const bp = cached ? cached + (int64_t(j0 / NC) * NKC + k0 / KC) * KG * NC : b_pack;
+      if (!hit) dot_pack_b<K, TRANS_B>(B, ldb, k0, kc, j0, nc, bp);
       for (int i0 = 0; i0 + MR <= M; i0 += MR) {
         // the next block's rows into L2 while this block computes (spread over its strips)
         const int next_rows = TRANS_A || M - i0 - MR <= 0 ? 0 : (M - i0 - MR < MR ? M - i0 - MR : MR);
         dot_pack_a<AS, TRANS_A>(A, lda, i0, MR, k0, kc, a_blk, corr);
-        dot_row_block<T, MR, AS>(kg, a_blk, b_pack, nc, C + int64_t(i0) * ldc + j0, ldc, lc, corr,
+        dot_row_block<T, MR, AS>(kg, a_blk, bp, nc, C + int64_t(i0) * ldc + j0, ldc, lc, corr,
                                  reinterpret_cast<const char*>(A + int64_t(i0 + MR) * lda + k0),
                                  lda * int64_t(sizeof(T)), next_rows, kc * static_cast<int>(sizeof(T)));
       }
       if constexpr (MT > 0) {
         constexpr int I0 = M - MT;
         dot_pack_a<AS, TRANS_A>(A, lda, I0, MT, k0, kc, a_blk, corr);
-        dot_row_block<T, MT, AS>(kg, a_blk, b_pack, nc, C + int64_t(I0) * ldc + j0, ldc, lc, corr);
+        dot_row_block<T, MT, AS>(kg, a_blk, bp, nc, C + int64_t(I0) * ldc + j0, ldc, lc, corr);
       }
     }
   }
@@ -1269,7 +1396,8 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
 
 /* One tier with an accumulator-typed C: the bf16 instructions when usable, else multiply-adds. */
 template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
-inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
+inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c,
+                          uint64_t launch = 0) {
 #if TL_CPU_COMPILED_AMX_BF16
   if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
                 same_type<Acc, float>::value && AmxFits<M, N, K, TRANS_A, 2>::value) {
@@ -1292,7 +1420,7 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
   if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
                 same_type<Acc, float>::value) {
     if (isa().bf16) {
-      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
       return;
     }
   }
@@ -1301,7 +1429,7 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
   if constexpr (VB == 64 && same_type<TA, int8_t>::value && same_type<TB, int8_t>::value &&
                 same_type<Acc, int32_t>::value) {
     if (isa().vnni) {
-      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
       return;
     }
   }
@@ -1312,7 +1440,7 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
     return;
   }
   if constexpr (BlockedF32Fits<VB, M, N, K, TRANS_A, TRANS_B, TA, TB, Acc>::value) {
-    gemm_f32_blocked<VB, M, N, K>(A, lda, B, ldb, C, ldc, load_c);
+    gemm_f32_blocked<VB, M, N, K>(A, lda, B, ldb, C, ldc, load_c, launch);
     return;
   }
   gemm_acc<VB, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
@@ -1321,40 +1449,47 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
 /* R rows of a C whose dtype is not the accumulator's, through a converted copy. */
 template <int VB, int R, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
 inline void gemm_rows_converted(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear,
-                                typename compute_type<TC>::type* tmp) {
+                                typename compute_type<TC>::type* tmp, uint64_t launch) {
   typedef typename compute_type<TC>::type Acc;
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < N; ++j) tmp[i * N + j] = clear ? Acc(0) : to_acc<Acc>(C[i * ldc + j]);
-  gemm_tier_acc<VB, R, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, tmp, N, true);
+  gemm_tier_acc<VB, R, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, tmp, N, true, launch);
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < N; ++j) C[i * ldc + j] = TC(tmp[i * N + j]);
 }
 
 template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
-inline void gemm_tier(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear) {
+inline void gemm_tier(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear,
+                      uint64_t launch) {
   typedef typename compute_type<TC>::type Acc;
   if constexpr (same_type<TC, Acc>::value) {
-    gemm_tier_acc<VB, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, !clear);
+    gemm_tier_acc<VB, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, !clear, launch);
   } else {
     constexpr int MC = cmax(1, cmin(M, kTempCBytes / (N * static_cast<int>(sizeof(Acc)))));
     alignas(64) Acc tmp[MC * N];
     for (int m0 = 0; m0 + MC <= M; m0 += MC)
       gemm_rows_converted<VB, MC, N, K, TRANS_A, TRANS_B>(TRANS_A ? A + m0 : A + m0 * lda, lda, B, ldb, C + m0 * ldc,
-                                                          ldc, clear, tmp);
+                                                          ldc, clear, tmp, launch);
     if constexpr (M % MC != 0) {
       constexpr int M0 = M - M % MC;
       gemm_rows_converted<VB, M % MC, N, K, TRANS_A, TRANS_B>(TRANS_A ? A + M0 : A + M0 * lda, lda, B, ldb,
-                                                              C + M0 * ldc, ldc, clear, tmp);
+                                                              C + M0 * ldc, ldc, clear, tmp, launch);
     }
   }
 }
 
 }  // namespace gemm_impl
 
+using gemm_impl::gemm_begin_launch;    // a kernel entry's token for the GEMMs of one grid launch
+using gemm_impl::gemm_ranges_overlap;  // whether a reused B overlaps a written tensor
+
 /* Row-major A is [M, K] (TRANS_A: [K, M]), B is [K, N] (TRANS_B: [N, K]), C is [M, N]; each with
- * unit stride in its last dimension and the given leading dimension (elements). */
+ * unit stride in its last dimension and the given leading dimension (elements). launch: 0, or a
+ * token of gemm_begin_launch() for a launch in which nothing writes B's memory: B's pack may then be
+ * reused by the launch's later calls ("packed B reused across the calls of one launch" above). */
 template <int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
-inline void gemm(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear) {
+inline void gemm(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear,
+                 uint64_t launch = 0) {
   static_assert(M > 0 && N > 0, "tl::cpu::gemm needs a non-empty C tile");
   if constexpr (K <= 0) {  // an empty sum: C keeps its value, or becomes 0
     if (clear)
@@ -1363,17 +1498,17 @@ inline void gemm(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int6
   } else {
 #if TL_CPU_COMPILED_AVX512
     if (isa().level == kIsaAvx512) {
-      gemm_impl::gemm_tier<64, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear);
+      gemm_impl::gemm_tier<64, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear, launch);
       return;
     }
 #endif
 #if TL_CPU_COMPILED_AVX2
     if (isa().level == kIsaAvx2) {
-      gemm_impl::gemm_tier<32, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear);
+      gemm_impl::gemm_tier<32, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear, launch);
       return;
     }
 #endif
-    gemm_impl::gemm_tier<16, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear);
+    gemm_impl::gemm_tier<16, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear, launch);
   }
 }
 
