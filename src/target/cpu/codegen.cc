@@ -478,7 +478,7 @@ void CodeGenCPU::launch(const KernelLaunchNode* n) {
   line("}");
 }
 
-std::string CodeGenCPU::generate(const PrimFunc& f) {
+std::string CodeGenCPU::generate(const PrimFunc& f, bool pack_reuse) {
   func_name_ = sanitize(f.name());
   std::ostringstream entry;
   out_ = &entry;
@@ -532,7 +532,7 @@ std::string CodeGenCPU::generate(const PrimFunc& f) {
       if (wb.written.count(p.buffer.get())) {
         written_params_.push_back(p.buffer);
         if (packed_buffer(p.buffer)) written_packed_ = true;
-      } else if (!any_handle && !packed_buffer(p.buffer) && p.buffer.scope() == MemScope::kGlobal) {
+      } else if (pack_reuse && !any_handle && !packed_buffer(p.buffer) && p.buffer.scope() == MemScope::kGlobal) {
         reuse_b_[p.buffer.get()] = p.buffer;
       }
     }
@@ -559,9 +559,9 @@ std::string CodeGenCPU::generate(const PrimFunc& f) {
 
 }  // namespace cpu_codegen
 
-std::string codegen_cpu(const PrimFunc& lowered) {
+std::string codegen_cpu(const PrimFunc& lowered, bool pack_reuse) {
   cpu_codegen::CodeGenCPU cg;
-  return cg.generate(lowered);
+  return cg.generate(lowered, pack_reuse);
 }
 
 std::string cpu_include_dir() { return tl_include_dir("tl/cpu/kernel.h"); }

@@ -35,7 +35,7 @@ std::string float_literal(DataType t, double v);
 
 class CodeGenCPU {
  public:
-  std::string generate(const PrimFunc& f);
+  std::string generate(const PrimFunc& f, bool pack_reuse = true);
 
   // ---- expressions (codegen_expr.cc) ----
   std::string expr(const Expr& e);

@@ -181,3 +181,18 @@ def test_b_overlapping_a_written_tensor_gets_token_zero(rng):
     bottom = a64[bm:] @ b_after
     np.testing.assert_allclose(buf[:bm], top, rtol=0, atol=2e-6 * K)
     np.testing.assert_allclose(buf[bm:], bottom, rtol=1e-5, atol=2e-6 * K * 8)
+
+
+def test_off_switch(rng):
+    """tl.disable_cpu_gemm_pack_reuse: no token (B packed per call), the same values bit for bit."""
+    M, N, K, (bm, bn, bk) = 384, 128, 512, (128, 64, 128)
+    prog = tiled_gemm(M, N, K, bm, bn, bk, "bfloat16", "float32")
+    on = tilelang.compile(prog, target="cpu")
+    off = tilelang.compile(prog, target="cpu", pass_configs={"tl.disable_cpu_gemm_pack_reuse": True})
+    assert TOKEN in source(on) and TOKEN not in source(off) and ".pack_launch = 0;" in source(off)
+    a, b = operands(M, N, K, "bfloat16", rng)
+    c1, c2 = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
+    on(a, b, c1)
+    off(a, b, c2)
+    check(c1, a, b, "bfloat16")
+    np.testing.assert_array_equal(c1, c2)
