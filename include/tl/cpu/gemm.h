@@ -411,18 +411,22 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
 
 /* ---- packed B reused across the calls of one launch -------------------------------------------
  * The blocks of one grid column of a tiled GEMM multiply different rows of A by the same B tile
- * (2048^3 in 512 x 512 blocks: 4 blocks; tall-skinny 8192 x 256: 16), and each call packed that
- * tile again. A call given a launch token (tl::cpu::gemm(..., clear, launch), launch != 0) keeps its
- * packed B in a per-thread cache instead of on the stack, keyed by the driver instantiation, the
- * token, B's address and ldb; a later call with the same key uses the pack as it is. The token says
- * that no store of that launch writes B's memory: codegen_cpu passes one (from
- * gemm_begin_launch(ok) before each grid launch, a fresh number per launch) only to GEMMs whose B is
- * a tensor parameter no statement of the function writes, and `ok` is false (token 0: no reuse)
- * when such a B overlaps a written tensor parameter in memory (docs/TARGET_CPU.md). Within a launch
- * a key's pack is then made from unchanged memory, so a hit gives exactly what packing again would;
- * a new launch gets a new token (the caller may have written B in between). Each thread (pool
- * worker) has its own cache, at most kPackCacheBytes in kPackCacheEntries buffers, the least
- * recently used given up first; the buffers are freed when the thread exits. */
+ * (2048^3 in 512 x 512 blocks: 4 blocks), and each call packed that tile again. A call given a
+ * launch token (tl::cpu::gemm(..., clear, launch), launch != 0) that takes the dot-product driver
+ * (bf16 / int8 without AMX: the pack interleaves B into 4-byte groups) keeps its packed B in a
+ * per-thread cache instead of on the stack, keyed by the driver instantiation, the token, B's
+ * address and ldb; a later call with the same key uses the pack as it is. The token says that no
+ * store of that launch writes B's memory: codegen_cpu passes one (gemm_begin_launch(ok) before each
+ * grid launch, a fresh number per launch) only to GEMMs whose B is a tensor parameter no statement
+ * of the function writes, and `ok` is false (token 0: no reuse) when such a B overlaps a written
+ * tensor parameter in memory (docs/TARGET_CPU.md). Within a launch a key's pack is then made from
+ * unchanged memory, so a hit gives exactly what packing again would; a new launch gets a new token
+ * (the caller may have written B in between). Each thread (pool worker) has its own cache, at most
+ * kPackCacheBytes in kPackCacheEntries buffers, the least recently used given up first; the buffers
+ * are freed when the thread exits. Measured on a Zen 4 core (docs/PERFORMANCE.md, eleventh
+ * session): bf16 1.02-1.03x, int8 1.01-1.02x on the 2048^3 block loop. The fp32 blocked driver does
+ * not use it: its pack is a plain copy, and reading the cached pack from L3 cost as much as
+ * packing (0.99-1.01x). */
 #ifndef TL_CPU_GEMM_PACK_CACHE_BYTES
 #define TL_CPU_GEMM_PACK_CACHE_BYTES (8 << 20)
 #endif
@@ -732,35 +736,25 @@ inline void blocked_row_block(int kc, const float* a, const float* bp, int strip
 
 template <int VB, int M, int N, int K>
 inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
-                             bool load_c, uint64_t launch) {
+                             bool load_c) {
   constexpr int L = VB / 4, MR = F32Blocking<VB>::MR, NV = F32Blocking<VB>::NV, NR = NV * L;
   constexpr int KC = cmin(K, kF32KC), AS = KC + 16;  // A block row stride: rows 64 bytes off a KiB multiple
   constexpr int NC = cmin(round_up(N, NR), cmax(NR, kF32PackBBytes / (KC * 4) / NR * NR));  // columns per B chunk
   constexpr int MF = M / MR * MR, MT = M % MR;
-  constexpr int NKC = (K + KC - 1) / KC, NJC = (N + NC - 1) / NC;  // chunks of k and of columns
   alignas(64) float b_pack[KC * NC];
   alignas(64) float a_blk[MR * AS];
-  /* B unwritten in this launch: every chunk's pack in the per-thread cache, made by the first call
-   * with this B (pack_cache_lookup). */
-  bool hit = false;
-  float* const cached =
-      launch != 0 && M >= kPackCacheMinM
-          ? static_cast<float*>(pack_cache_lookup(reinterpret_cast<const void*>(&gemm_f32_blocked<VB, M, N, K>), launch,
-                                                  B, ldb, int64_t(NJC) * NKC * KC * NC * 4, &hit))
-          : nullptr;
   for (int j0 = 0; j0 < N; j0 += NC) {
     const int nc = N - j0 < NC ? N - j0 : NC;
     const int strips = (nc + NR - 1) / NR, nvl = (nc - (strips - 1) * NR) / L;
     for (int k0 = 0; k0 < K; k0 += KC) {
       const int kc = K - k0 < KC ? K - k0 : KC;
       const bool lc = load_c || k0 > 0;
-      float* const bp = cached ? cached + (int64_t(j0 / NC) * NKC + k0 / KC) * KC * NC : b_pack;
-      for (int kk = 0; kk < kc && !hit; ++kk) {  // B chunk into strips [s][kk][NR]
+      for (int kk = 0; kk < kc; ++kk) {  // B chunk into strips [s][kk][NR]
         const float* row = B + int64_t(k0 + kk) * ldb + j0;
         if (k0 + kk + kPrefetchRows < K)  // rows are pages apart: the hardware prefetchers do not run ahead into them
           for (int j = 0; j < nc; j += 16) __builtin_prefetch(row + kPrefetchRows * ldb + j, 0, TL_CPU_GEMM_F32_PREFETCH_LOC);
         for (int s = 0; s < strips; ++s) {
-          float* d = bp + int64_t(s) * kc * NR + kk * NR;
+          float* d = b_pack + int64_t(s) * kc * NR + kk * NR;
           const int w = s + 1 < strips ? NR : nvl * L;
 #pragma GCC ivdep
           for (int j = 0; j < w; ++j) d[j] = row[s * NR + j];
@@ -778,9 +772,9 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
         }
         float* ci = C + int64_t(i0) * ldc + j0;
         if (i0 < MF) {
-          blocked_row_block<VB, MR, NV, AS>(kc, a_blk, bp, strips, nvl, ci, ldc, lc, next, lda, next_rows);
+          blocked_row_block<VB, MR, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
         } else if constexpr (MT > 0) {
-          blocked_row_block<VB, MT, NV, AS>(kc, a_blk, bp, strips, nvl, ci, ldc, lc, next, lda, next_rows);
+          blocked_row_block<VB, MT, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
         }
       }
     }
@@ -1440,7 +1434,7 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
     return;
   }
   if constexpr (BlockedF32Fits<VB, M, N, K, TRANS_A, TRANS_B, TA, TB, Acc>::value) {
-    gemm_f32_blocked<VB, M, N, K>(A, lda, B, ldb, C, ldc, load_c, launch);
+    gemm_f32_blocked<VB, M, N, K>(A, lda, B, ldb, C, ldc, load_c);
     return;
   }
   gemm_acc<VB, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
