@@ -34,9 +34,11 @@ constexpr int N = 2048, BM = 512, BN = 512;
 #endif
 #ifdef TL_CPU_GEMM_HAS_PACK_CACHE  // headers with the packed-B cache (older ones: B packed per call)
 #define BEGIN_LAUNCH() tl::cpu::gemm_begin_launch(REUSE_B)
+#define END_LAUNCH(t) tl::cpu::gemm_end_launch(t)
 #define LAUNCH_ARG , launch
 #else
 #define BEGIN_LAUNCH() 0
+#define END_LAUNCH(t) (void)(t)
 #define LAUNCH_ARG
 #endif
 
@@ -57,4 +59,5 @@ extern "C" __attribute__((visibility("default"))) void run(const void* a, const 
     tl::cpu::store_fence();
     free(cl);
   }
+  END_LAUNCH(launch);
 }

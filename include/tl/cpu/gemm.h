@@ -422,8 +422,10 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
  * tensor parameter in memory (docs/TARGET_CPU.md). Within a launch a key's pack is then made from
  * unchanged memory, so a hit gives exactly what packing again would; a new launch gets a new token
  * (the caller may have written B in between). Each thread (pool worker) has its own cache, at most
- * kPackCacheBytes in kPackCacheEntries buffers, the least recently used given up first; the buffers
- * are freed when the thread exits. Measured on a Zen 4 core (docs/PERFORMANCE.md, eleventh
+ * kPackCacheBytes in kPackCacheEntries buffers, the least recently used given up first; when the
+ * grid has finished, the entry calls gemm_end_launch(token), which takes every thread's buffers of
+ * that launch back: between launches at most kPackCacheBytes stay allocated (pack_pool), whatever
+ * the number of threads. Measured on a Zen 4 core (docs/PERFORMANCE.md, eleventh
  * session): bf16 1.02-1.03x, int8 1.01-1.02x on the 2048^3 block loop. The fp32 blocked driver does
  * not use it: its pack is a plain copy, and reading the cached pack from L3 cost as much as
  * packing (0.99-1.01x). */
@@ -443,15 +445,28 @@ inline uint64_t gemm_begin_launch(bool ok = true) {
   return ok ? token : 0;
 }
 
+/* A spin lock (held for a few dozen instructions: a lookup, or a release at a launch's end). */
+struct PackLock {
+  int word = 0;
+  void lock() {
+    while (__atomic_exchange_n(&word, 1, __ATOMIC_ACQUIRE))
+      while (__atomic_load_n(&word, __ATOMIC_RELAXED)) {
+      }
+  }
+  void unlock() { __atomic_store_n(&word, 0, __ATOMIC_RELEASE); }
+};
+
 /* Whether the byte ranges [a, a + an) and [b, b + bn) share a byte (an empty range shares none). */
 inline bool gemm_ranges_overlap(const void* a, int64_t an, const void* b, int64_t bn) {
   const uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
   return an > 0 && bn > 0 && x < y + static_cast<uintptr_t>(bn) && y < x + static_cast<uintptr_t>(an);
 }
 
+/* One thread's cache; every live one is on a list (pack_cache_list), so that gemm_end_launch can
+ * free a finished launch's buffers in all of them. */
 struct PackCache {
   struct Entry {
-    const void* tag = nullptr;  // the driver instantiation (address of a static in it)
+    const void* tag = nullptr;  // the driver instantiation (its function's address)
     const void* b = nullptr;
     int64_t ldb = 0;
     uint64_t launch = 0, used = 0;
@@ -460,23 +475,106 @@ struct PackCache {
   };
   Entry entry[kPackCacheEntries];
   uint64_t clock = 0;
-  ~PackCache() {
-    for (Entry& e : entry) free(e.data);
-  }
+  PackLock lock;  // taken by its thread's lookups and by gemm_end_launch
+  PackCache *prev = nullptr, *next = nullptr;
+  PackCache();
+  ~PackCache();
 };
+struct PackCacheList {
+  PackLock lock;
+  PackCache* head = nullptr;
+};
+inline PackCacheList& pack_cache_list() {
+  static PackCacheList list;
+  return list;
+}
+inline PackCache::PackCache() {
+  PackCacheList& l = pack_cache_list();
+  l.lock.lock();
+  next = l.head;
+  if (next) next->prev = this;
+  l.head = this;
+  l.lock.unlock();
+}
+inline PackCache::~PackCache() {
+  PackCacheList& l = pack_cache_list();
+  l.lock.lock();
+  if (prev) prev->next = next;
+  else l.head = next;
+  if (next) next->prev = prev;
+  l.lock.unlock();
+  for (Entry& e : entry) free(e.data);
+}
 inline PackCache& pack_cache() {
   static thread_local PackCache cache;
   return cache;
 }
 
-/* The cache buffer (64-byte aligned, `bytes` long) for the pack of (tag, b, ldb) in launch `launch`; *hit tells whether it already holds it (else the caller packs into it). Null when the
- * pack does not fit the budget or memory is short: the caller packs as without the cache. At most
- * kPackCacheBytes stay allocated per thread (stale buffers of the same size are reused). */
-inline void* pack_cache_lookup(const void* tag, uint64_t launch, const void* b, int64_t ldb, int64_t bytes, bool* hit) {
+/* Buffers of finished launches kept for the next one (at most kPackCacheBytes in all, whatever the
+ * number of threads): allocating them afresh at every launch page-faulted them in again (bf16
+ * 2048^3: 0.98x). A leaf lock: taken inside a cache's lock, never the other way round. */
+struct PackPool {
+  PackLock lock;
+  void* data[kPackCacheEntries] = {};
+  int64_t bytes[kPackCacheEntries] = {};
+};
+inline PackPool& pack_pool() {
+  static PackPool pool;
+  return pool;
+}
+/* A kept buffer of exactly `n` bytes, or a new one. */
+inline void* pack_buffer_take(int64_t n) {
+  PackPool& p = pack_pool();
+  void* d = nullptr;
+  p.lock.lock();
+  for (int i = 0; i < kPackCacheEntries && !d; ++i)
+    if (p.data[i] && p.bytes[i] == n) {
+      d = p.data[i];
+      p.data[i] = nullptr;
+    }
+  p.lock.unlock();
+  return d ? d : aligned_alloc(64, static_cast<size_t>((n + 63) / 64 * 64));
+}
+/* Keeps a buffer for a later launch while the pool has room, else frees it. */
+inline void pack_buffer_give(void* d, int64_t n) {
+  PackPool& p = pack_pool();
+  p.lock.lock();
+  int64_t held = 0;
+  int slot = -1;
+  for (int i = 0; i < kPackCacheEntries; ++i) {
+    if (p.data[i]) held += p.bytes[i];
+    else if (slot < 0) slot = i;
+  }
+  if (slot >= 0 && held + n <= kPackCacheBytes) {
+    p.data[slot] = d;
+    p.bytes[slot] = n;
+    d = nullptr;
+  }
+  p.lock.unlock();
+  free(d);
+}
+
+/* Gives up the packs of launch `token` in every thread's cache (to the pool, or freed); the entry
+ * calls it once the grid has finished (no GEMM of that launch still runs). */
+inline void gemm_end_launch(uint64_t token) {
+  if (token == 0) return;
+  PackCacheList& l = pack_cache_list();
+  l.lock.lock();
+  for (PackCache* c = l.head; c; c = c->next) {
+    c->lock.lock();
+    for (PackCache::Entry& e : c->entry)
+      if (e.data && e.launch == token) {
+        pack_buffer_give(e.data, e.bytes);
+        e = PackCache::Entry();
+      }
+    c->lock.unlock();
+  }
+  l.lock.unlock();
+}
+
+inline void* pack_cache_lookup_locked(PackCache& pc, const void* tag, uint64_t launch, const void* b, int64_t ldb,
+                                      int64_t bytes, bool* hit) {
   typedef PackCache::Entry Entry;
-  *hit = false;
-  if (bytes > kPackCacheBytes) return nullptr;
-  PackCache& pc = pack_cache();
   int64_t held = 0;
   for (Entry& e : pc.entry) {
     if (e.data && e.tag == tag && e.b == b && e.ldb == ldb && e.launch == launch && e.bytes == bytes) {
@@ -486,8 +584,8 @@ inline void* pack_cache_lookup(const void* tag, uint64_t launch, const void* b, 
     }
     if (e.data) held += e.bytes;
   }
-  auto drop = [&](Entry* e) {  // frees an entry's buffer
-    free(e->data);
+  auto drop = [&](Entry* e) {  // gives up an entry's buffer
+    pack_buffer_give(e->data, e->bytes);
     held -= e->bytes;
     *e = Entry();
   };
@@ -507,7 +605,7 @@ inline void* pack_cache_lookup(const void* tag, uint64_t launch, const void* b, 
     for (Entry& e : pc.entry)
       if (!e.data) slot = &e;
     if (!slot) drop(slot = oldest());
-    slot->data = aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64));
+    slot->data = pack_buffer_take(bytes);
     if (!slot->data) return nullptr;
   }
   slot->tag = tag;
@@ -518,6 +616,22 @@ inline void* pack_cache_lookup(const void* tag, uint64_t launch, const void* b, 
   slot->used = ++pc.clock;
   return slot->data;
 }
+
+/* The cache buffer (64-byte aligned, `bytes` long) for the pack of (tag, b, ldb) in launch
+ * `launch`; *hit tells whether it already holds it (else the caller packs into it). Null when the
+ * pack does not fit the budget or memory is short: the caller packs as without the cache. At most
+ * kPackCacheBytes stay allocated per thread (a buffer left by a launch that did not call
+ * gemm_end_launch is reused or freed first). */
+inline void* pack_cache_lookup(const void* tag, uint64_t launch, const void* b, int64_t ldb, int64_t bytes, bool* hit) {
+  *hit = false;
+  if (bytes > kPackCacheBytes) return nullptr;
+  PackCache& pc = pack_cache();
+  pc.lock.lock();
+  void* p = pack_cache_lookup_locked(pc, tag, launch, b, ldb, bytes, hit);
+  pc.lock.unlock();
+  return p;
+}
+
 
 /* ---- blocked driver for float32 with long k (AVX-512 and AVX2 tiers) ----------------------------
  * The GEMM of a TileLang kernel whose k loop holds nothing but the GEMM gets the whole k in one
@@ -1493,6 +1607,7 @@ inline void gemm_tier(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C,
 }  // namespace gemm_impl
 
 using gemm_impl::gemm_begin_launch;    // a kernel entry's token for the GEMMs of one grid launch
+using gemm_impl::gemm_end_launch;      // ... and the release of its packs once the grid has finished
 using gemm_impl::gemm_ranges_overlap;  // whether a reused B overlaps a written tensor
 
 /* Row-major A is [M, K] (TRANS_A: [K, M]), B is [K, N] (TRANS_B: [N, K]), C is [M, N]; each with

@@ -473,6 +473,7 @@ void CodeGenCPU::launch(const KernelLaunchNode* n) {
     positive += " && " + c + ".grid[" + std::to_string(d) + "] > 0";
   }
   line("if (" + positive + ") api->parallel_for(api->pool, " + blocks + ", " + base + "_task, &" + c + ");");
+  if (!reuse_b_used_.empty()) line("tl::cpu::gemm_end_launch(" + c + ".pack_launch);  // frees the launch's packs");
   line("if (" + c + ".failed) return 1;");
   --indent_;
   line("}");
