@@ -14,6 +14,8 @@
  *     vectors) in stack buffers of at most ~96 KiB per call, in chunks of k when the tile is larger,
  *     except an fp32 B of whole vectors feeding fewer than 96 rows of C, which is read in place;
  *   - bfloat16 / int8 inputs use AMX tiles (tdpbf16ps / tdpbssd) when compiled for and granted;
+ *     without AMX, vdpbf16ps / vpdpbusd in a blocked driver whose packed B a launch reuses across
+ *     its calls when the kernel passes a launch token (gemm_begin_launch);
  *   - bfloat16 inputs with a float32 C use vdpbf16ps (AVX512_BF16) on pairs of k: B is packed as
  *     k-pairs interleaved per column, A's pairs are broadcast as one 32-bit word. float16 inputs
  *     are converted to float32 while packing (vcvtph2ps; there is no AVX512_FP16 arithmetic here).
@@ -426,7 +428,7 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
  * grid has finished, the entry calls gemm_end_launch(token), which takes every thread's buffers of
  * that launch back: between launches at most kPackCacheBytes stay allocated (pack_pool), whatever
  * the number of threads. Measured on a Zen 4 core (docs/PERFORMANCE.md, eleventh
- * session): bf16 1.02-1.03x, int8 1.01-1.02x on the 2048^3 block loop. The fp32 blocked driver does
+ * session): bf16 1.01-1.03x, int8 1.01-1.03x on the 2048^3 block loop. The fp32 blocked driver does
  * not use it: its pack is a plain copy, and reading the cached pack from L3 cost as much as
  * packing (0.99-1.01x). */
 #ifndef TL_CPU_GEMM_PACK_CACHE_BYTES
@@ -510,9 +512,10 @@ inline PackCache& pack_cache() {
   return cache;
 }
 
-/* Buffers of finished launches kept for the next one (at most kPackCacheBytes in all, whatever the
- * number of threads): allocating them afresh at every launch page-faulted them in again (bf16
- * 2048^3: 0.98x). A leaf lock: taken inside a cache's lock, never the other way round. */
+/* Buffers of finished launches kept for the next one (at most kPackCacheBytes in all per loaded
+ * kernel, whatever the number of threads): allocating them afresh at every launch page-faulted them
+ * in again (the bf16 2048^3 block loop 2% slower). A leaf lock: taken inside a cache's lock, never
+ * the other way round. */
 struct PackPool {
   PackLock lock;
   void* data[kPackCacheEntries] = {};
