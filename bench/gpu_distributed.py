@@ -93,6 +93,11 @@ def _clock_probe(fn, rank, seconds=1.5):
             "samples": len(clocks), "calls": calls}
 
 
+def _median(xs):
+    xs = sorted(xs)
+    return round(xs[len(xs) // 2], 4) if xs else None
+
+
 def _cfg_str(c):
     return "x".join(str(v) for v in c)
 
@@ -170,6 +175,7 @@ def run(args):
         A_ce = tld.empty((n, n), torch.float16)
         A_ce[r * M_loc:(r + 1) * M_loc].copy_(shard)
         best = None
+        best_p = None  # the best persistent configuration (the wait cache applies to it)
         ce_rows = []
         # (block_M, block_N, block_K, threads, stages, chunks per rank, persistent): "np" = one CTA per
         # tile (TL_DISABLE_PERSISTENT; no deadlock either way: the waits depend on copy engines only).
@@ -200,6 +206,8 @@ def run(args):
             ce_rows.append((_cfg_str(cfg), ms, cerr))
             if best is None or ms < best[0]:
                 best = (ms, cfg, cerr, ag, k)
+            if pers == "p" and (best_p is None or ms < best_p[0]):
+                best_p = (ms, cfg, cerr, ag, k)
         if best:
             ag, k_best = best[3], best[4]
             epoch = [0]
@@ -225,6 +233,35 @@ def run(args):
             # sides round by round (order flipped every round) and takes the median of the per-round
             # ratios; the best configuration was chosen above, before these rounds.
             k_ce = best[4]
+            # The wait cache's A/B (TL_DISABLE_WAIT_CACHE): the best persistent configuration with and
+            # without it, each under its own copy-engine helper, in the same rounds.
+            sides_p = []
+            if best_p:
+                bm, bn, bk, th, st, cpr, _ = best_p[1]
+                k_nc = tilelang.compile(allgather_gemm_ce(M_loc, n, n, w, cpr, bm, bn, bk, num_stages=st, threads=th),
+                                        target="cuda", pass_configs={"tl.disable_wait_cache": True})
+                ag_p, k_p = best_p[3], best_p[4]
+                ag_nc = tld.CopyEngineAllGather(A_ce, chunks_per_rank=cpr)
+
+                def ours_p():
+                    e = ag_p.start()
+                    k_p(A_ce, B, C, ag_p.flags, e)
+                    ag_p.finish()
+
+                def ours_p_nocache():
+                    e = ag_nc.start()
+                    k_nc(A_ce, B, C, ag_nc.flags, e)
+                    ag_nc.finish()
+
+                C.zero_()
+                ours_p_nocache()
+                torch.cuda.synchronize()
+                err_nc = (C.float() - C_ref.float()).abs().max().item()
+                ce_rows.append((_cfg_str(best_p[1]) + "-nocache", _slowest(_time(ours_p_nocache, args.iters)), err_nc))
+                # flags_set_p: the persistent kernel alone with every flag set (its per-tile work against
+                # plain_heap's, whichever configuration won above).
+                sides_p = [("ours_p", ours_p), ("ours_p_nocache", ours_p_nocache),
+                           ("flags_set_p", lambda: k_p(A_ce, B, C, ag_p.flags, ag_p.epoch))]
 
             def ours_best():
                 e = ag.start()
@@ -245,7 +282,7 @@ def run(args):
                          ("cublas", lambda: torch.matmul(A_nccl, B, out=C_ref)),
                          ("flags_set", lambda: k_ce(A_ce, B, C, ag.flags, ag.epoch)),
                          ("plain_heap", lambda: g(A_ce, B, C)),
-                         ("plain_under_copies", plain_under_copies)]
+                         ("plain_under_copies", plain_under_copies)] + sides_p
                 if i % 2:
                     sides.reverse()
                 got = {name: _slowest(_time(fn, args.iters)) for name, fn in sides}
@@ -271,7 +308,13 @@ def run(args):
                   "ours_tflops": flops / best[0] / 1e9, "max_abs_diff": best[2],
                   "max_abs_diff_all_configs": max(e for _, _, e in ce_rows),
                   "rounds": round_rows, "round_speedups": [round(x, 4) for x in round_ratios],
-                  "median_round_speedup": rr[len(rr) // 2] if rr else None, "clock_probe": probe})
+                  "median_round_speedup": rr[len(rr) // 2] if rr else None,
+                  "config_p": _cfg_str(best_p[1]) if best_p else None,
+                  "median_round_p_nocache_over_p": _median([x["ours_p_nocache"] / x["ours_p"] for x in round_rows])
+                  if sides_p else None,
+                  "median_round_flags_set_p_over_plain_heap": _median([x["flags_set_p"] / x["plain_heap"]
+                                                                       for x in round_rows]) if sides_p else None,
+                  "clock_probe": probe})
 
     if "rs" not in only and "ar" not in only:
         return rows

@@ -279,29 +279,37 @@ void bind_cuda(nb::module_& parent) {
   }, nb::arg("func"), nb::arg("arch") = "sm_80", nb::arg("configs") = std::map<std::string, bool>{});
 
   // Runs the lowered kernel on the CPU emulator (src/target/cuda/emulator.h): tensors are host
-  // pointers (numpy), updated in place. Returns {"races": [...], "device_assert": str, "blocks": n}.
+  // pointers (numpy), updated in place. Returns {"races": [...], "device_assert": str, "blocks": n,
+  // "dist_polls": n (T.waits that looked at their flag)}; rank / world: the device a distributed kernel
+  // runs as (emulator.h, EmulatorDevice).
   m.def(
       "emulate_func",
       [](const PrimFunc& f, std::vector<std::pair<std::string, nb::object>> args, const std::string& arch,
-         const std::map<std::string, bool>& configs) {
+         const std::map<std::string, bool>& configs, int64_t rank, int64_t world) {
         std::vector<TLArg> slots = runtime_slots(args, "emulate_func");
+        if (world < 1 || rank < 0 || rank >= world)
+          throw_error<ValueError>("emulate_func: rank ", rank, " is not in 0 .. world - 1 (world ", world, ")");
         PassContext ctx;
         ctx.target = cuda_target(arch);
         AttrMap raw;
         for (auto& [k, v] : configs) raw[k] = Attr(v);
         ctx.configs = validate_pass_configs(raw);
         PrimFunc lowered = lower_cuda(f, ctx);
-        EmulatorReport r = emulate_cuda(lowered, slots);
+        EmulatorDevice dev;
+        dev.rank = rank;
+        dev.world = world;
+        EmulatorReport r = emulate_cuda(lowered, slots, dev);
         nb::dict d;
         nb::list races;
         for (const std::string& x : r.races) races.append(x);
         d["races"] = races;
         d["device_assert"] = r.device_assert;
         d["blocks"] = r.blocks_run;
+        d["dist_polls"] = r.dist_polls;
         return d;
       },
       nb::arg("func"), nb::arg("args"), nb::arg("arch") = "sm_80",
-      nb::arg("configs") = std::map<std::string, bool>{});
+      nb::arg("configs") = std::map<std::string, bool>{}, nb::arg("rank") = 0, nb::arg("world") = 1);
 
   // The emulator on an already lowered function (tests edit lowered IR text to check that the
   // emulator's ordering checks fail where they must).

@@ -64,6 +64,11 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
        "cuda sm_90a: in a warp-specialized loop, a row sum accumulated into a running sum (attention's "
        "T.reduce_sum(P, s); l = l * a + s) is combined across threads in every iteration instead of once after "
        "the loop"},
+      {"TL_DISABLE_WAIT_CACHE", "tl.disable_wait_cache", Attr::kBool,
+       "cuda sm_90a: in a persistent kernel whose T.waits the TMA producer thread runs (the copy-engine "
+       "all-gather GEMM), a T.wait(cmp=\"ge\") polls its flag and fences the async proxy before every tile "
+       "instead of skipping the tiles whose flag element and value (or a lower one) it has already seen "
+       "satisfied"},
       {"TL_DISABLE_PERSISTENT", "tl.disable_persistent", Attr::kBool,
        "cuda sm_90a: warp-specialized kernels run one CTA per tile instead of one per SM looping over tiles"},
       {"TL_ENABLE_PERSISTENT_FLASH", "tl.enable_persistent_flash", Attr::kBool,

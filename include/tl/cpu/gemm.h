@@ -740,6 +740,7 @@ __attribute__((noinline)) void gemv_strip(int k, const float* __restrict a, int6
 #pragma GCC unroll 16
     for (int v = 0; v < NV; v += VB >= 64 ? 1 : 64 / VB)  // one prefetch per 64-byte line
       __builtin_prefetch(row + kGemvPrefetchRows * ldb + v * L, 0, 3);
+    __builtin_prefetch(row + kGemvPrefetchRows * ldb + NV * L - 1, 0, 3);  // the tail line (rows not 64-byte aligned)
     const float s = a[kk * a_ks];
 #pragma GCC unroll 16
     for (int v = 0; v < NV; ++v) acc[v] += vload<V>(row + v * L) * s;
@@ -785,6 +786,11 @@ inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const floa
 #pragma GCC unroll 16
     for (int q = 0; q < kGemvRows; ++q) sr[q] = a[(kk + q) * a_ks], r[q] = b + (kk + q) * ldb;
     const int64_t pf = kk + kGemvRows + kGemvRowsAhead <= k ? kGemvRowsAhead * ldb : 0;  // none at the end
+    // The line of each row's last element: where B's rows are not 64-byte aligned (numpy's arrays
+    // are 16 bytes past a page), it lies past the lines prefetched below (one per 16 floats from the
+    // row's start), in the next 4 KiB page, and would be a demand miss from memory at every pass's end.
+#pragma GCC unroll 16
+    for (int q = 0; q < kGemvRows; ++q) __builtin_prefetch(r[q] + pf + N - 1, 0, 1);
 #pragma GCC unroll 4
     for (int j = 0; j < N; j += L) {
       if (j % 16 == 0)  // one prefetch per 64-byte line

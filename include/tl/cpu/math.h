@@ -8,7 +8,15 @@
  * the subnormal range are rounded once. Overflow gives +inf, underflow 0, NaN stays NaN. Measured
  * error: within 1 ulp of the correctly rounded result (tests/cpp/target/cpu/math_test.cc); the C
  * library's expf is within 0.5 ulp, CUDA's expf within 2.
- * exp2(x) uses the same reduction with r = (x - n) ln 2.
+ * exp2(x): 2^n * q(r) with n = round(x), r = x - n (exact) and q a degree-7 polynomial fitted to 2^r
+ * on |r| <= 1/2 (relative error 4e-11; no multiplication by ln 2, one multiply-add fewer than the
+ * Taylor form): 0.85 ulp at worst with FMA, 1.08 without (the Taylor form in (x - n) ln 2 had
+ * 0.93 / 1.23 on a sweep of every 13th float).
+ *
+ * Both clamp x to the range where n stays small on x's bits (two integer minimums, see
+ * clamp_bits): a float comparison-and-select pair vectorizes into four compares and blends (GCC
+ * keeps IEEE semantics for NaN), which made the clamp a quarter of exp2's instructions. The
+ * exp2 pass of the fp32 flash-attention step (a 64 x 64 tile, Zen 4) runs 1.22x faster.
  *
  * Correct under -ffast-math (TL_ENABLE_FAST_MATH) too: n = round(x / ln 2) is taken from the bits of
  * x / ln 2 + 1.5 * 2^23 (an integer conversion, which no floating-point reassociation can touch);
@@ -57,6 +65,20 @@ inline float exp_reduced(float r) {
   return p * r + 1.0f;
 }
 
+/* x clamped to [lo, hi] (lo < 0 < hi) through its bits: as signed integers the negative floats are
+ * negative, so a signed minimum with hi's bits bounds the positive values (+inf and positive NaNs
+ * too) and leaves the negative ones; as unsigned integers the negative floats lie above the
+ * positive ones and grow with their magnitude, so an unsigned minimum with lo's bits then bounds
+ * them (-inf too). Two integer min instructions in a vectorized loop. A NaN becomes a bound: the
+ * caller returns NaN for a NaN x itself. */
+inline float clamp_bits(float x, uint32_t hi_bits, uint32_t lo_bits) {
+  int32_t b = __builtin_bit_cast(int32_t, x);
+  b = b < static_cast<int32_t>(hi_bits) ? b : static_cast<int32_t>(hi_bits);
+  uint32_t u = static_cast<uint32_t>(b);
+  u = u < lo_bits ? u : lo_bits;
+  return __builtin_bit_cast(float, u);
+}
+
 constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer in the low bits
 constexpr int32_t kRoundMagicBits = 0x4b400000;
 
@@ -65,8 +87,7 @@ constexpr int32_t kRoundMagicBits = 0x4b400000;
 inline float exp(float x) {
   using namespace math_impl;
   // Beyond these e^x is inf (> ln FLT_MAX) or rounds to 0 (< ln(2^-150)); clamping keeps n in range.
-  float xc = x > 89.0f ? 89.0f : x;
-  xc = xc < -104.0f ? -104.0f : xc;
+  const float xc = clamp_bits(x, 0x42b20000u, 0xc2d00000u);  // [-104, 89]
   const float t = xc * 1.44269504088896341f + kRoundMagic;
   const int32_t ni = __builtin_bit_cast(int32_t, t) - kRoundMagicBits;
   const float n = static_cast<float>(ni);
@@ -78,13 +99,20 @@ inline float exp(float x) {
 
 inline float exp2(float x) {
   using namespace math_impl;
-  float xc = x > 129.0f ? 129.0f : x;
-  xc = xc < -151.0f ? -151.0f : xc;
+  // Beyond these 2^x is inf (>= 128) or rounds to 0 (< -150); clamping keeps n in range.
+  const float xc = clamp_bits(x, 0x43010000u, 0xc3170000u);  // [-151, 129]
   const float t = xc + kRoundMagic;
   const int32_t ni = __builtin_bit_cast(int32_t, t) - kRoundMagicBits;
-  const float n = static_cast<float>(ni);
-  const float r = (xc - n) * 0.693147180559945309f;  // xc - n is exact
-  const float y = scale_pow2(exp_reduced(r), ni);
+  const float r = xc - static_cast<float>(ni);  // exact, |r| <= 1/2
+  float p = 1.520192109e-05f;  // 2^r, fitted (near-minimax relative error) on [-1/2, 1/2]
+  p = p * r + 1.546929125e-04f;
+  p = p * r + 1.333392225e-03f;
+  p = p * r + 9.618027136e-03f;
+  p = p * r + 5.550410226e-02f;
+  p = p * r + 2.402265072e-01f;
+  p = p * r + 6.931471825e-01f;
+  p = p * r + 1.0f;
+  const float y = scale_pow2(p, ni);
   return x != x ? x : y;
 }
 

@@ -128,6 +128,43 @@ __attribute__((always_inline)) inline V fold_lanes(V v) {
 
 }  // namespace reduce_impl
 
+namespace reduce_impl {
+
+/* One step of the transposing fold of reduce_rows: lane j of the result combines lanes j and j + H
+ * of x where bit H of j is clear, lanes j - H and j of y where it is set. */
+template <int KIND, typename Acc, int H, typename V, int... I>
+__attribute__((always_inline)) inline V fold_pair(V x, V y, int_seq<I...>) {
+#if defined(__clang__)
+  const V lo = __builtin_shufflevector(x, y, ((I & H) ? sizeof...(I) + I - H : I)...);
+  const V hi = __builtin_shufflevector(x, y, ((I & H) ? sizeof...(I) + I : I + H)...);
+#else
+  typedef typename vec<typename bits_of<Acc>::type, sizeof(V)>::type M;
+  constexpr int L = static_cast<int>(sizeof...(I));
+  const M lo_mask = {((I & H) ? L + I - H : I)...};
+  const M hi_mask = {((I & H) ? L + I : I + H)...};
+  const V lo = __builtin_shuffle(x, y, lo_mask), hi = __builtin_shuffle(x, y, hi_mask);
+#endif
+  return combine<KIND>(lo, hi);
+}
+
+/* v[0..C) (C a power of two, C <= L) folded pairwise by fold_pair with H = L/2, L/4, ...: lane j of
+ * the result holds the fold of v[bit-reversed low bits of j] (lane l with l + L/2, then L/4, ...:
+ * the order of fold_lanes). */
+template <int KIND, typename Acc, int L, int H, int C, typename V>
+__attribute__((always_inline)) inline void fold_rows(V* v) {
+  if constexpr (C > 1) {
+#pragma GCC unroll 16
+    for (int i = 0; i < C / 2; ++i)
+      v[i] = fold_pair<KIND, Acc, H>(v[2 * i], v[2 * i + 1], typename make_int_seq<L>::type());
+    fold_rows<KIND, Acc, L, H / 2, C / 2>(v);
+  }
+}
+
+constexpr int bit_reverse(int x, int bits) { return bits == 0 ? 0 : ((x & 1) << (bits - 1)) | bit_reverse(x >> 1, bits - 1); }
+constexpr int log2_int(int x) { return x <= 1 ? 0 : 1 + log2_int(x / 2); }
+
+}  // namespace reduce_impl
+
 /* Reduces p[0..n) (converted to Acc) and combines the result with init. */
 template <int KIND, typename T, typename Acc>
 inline Acc reduce_row(const T* p, int64_t n, Acc init) {
@@ -214,6 +251,66 @@ inline void cumsum_row(const TS* src, TD* dst, int64_t n, bool reverse) {
       dst[i - 1] = TD(carry);
     }
   }
+}
+
+/* dst[r] = reduce_row(p + r * ld, n, clear ? identity : dst[r]) for r < rows, with the same
+ * result for every element (the same combines in the same order), L rows at a time where n is a
+ * whole number of vectors: each row's vectors are combined as in reduce_row, then the L row vectors
+ * are folded together by two-vector shuffles (lane j of the folded vector combines lanes j and
+ * j + L/2 of one row where bit L/2 of j is clear, of the next where it is set; four such steps for
+ * 16 lanes leave row r's total in one lane), so the L totals take 2 (L - 1) shuffles instead of
+ * L log2 L, and are stored as one vector. The row loop of the cpu T.reduce lowering, where the
+ * reduced dimension is the innermost one and dst holds the accumulator type contiguously. */
+template <int KIND, typename T, typename Acc>
+inline void reduce_rows(const T* p, int64_t ld, int64_t n, int64_t rows, Acc* dst, bool clear) {
+  using namespace reduce_impl;
+  typedef typename vec<Acc, kVecBytes>::type V;
+  typedef typename vec<typename bits_of<Acc>::type, kVecBytes>::type VB;
+  constexpr int L = vec<Acc, kVecBytes>::kLanes, U = 4, LB = log2_int(L);
+  constexpr bool kAbs = KIND == kReduceAbsSum || KIND == kReduceAbsMax;
+  int64_t r0 = 0;
+  if (n >= L && n % L == 0) {
+    const VB abs_mask = vsplat<VB>(~(typename bits_of<Acc>::type(1) << (sizeof(Acc) * 8 - 1)));
+    auto prep = [&](V x) {
+      if constexpr (kAbs) {
+        VB b = reinterpret_cast<VB&>(x) & abs_mask;
+        return reinterpret_cast<V&>(b);
+      }
+      return x;
+    };
+    for (; r0 + L <= rows; r0 += L) {
+      V v[L];
+#pragma GCC unroll 16
+      for (int r = 0; r < L; ++r) {
+        const T* row = p + (r0 + r) * ld;
+        V acc[U];
+#pragma GCC unroll 4
+        for (int u = 0; u < U; ++u) acc[u] = vsplat<V>(identity<KIND, Acc>());
+        int64_t i = 0;
+        for (; i + U * L <= n; i += U * L)
+#pragma GCC unroll 4
+          for (int u = 0; u < U; ++u) acc[u] = combine<KIND>(acc[u], prep(load_as<Acc>(row + i + u * L)));
+        for (; i < n; i += L) acc[0] = combine<KIND>(acc[0], prep(load_as<Acc>(row + i)));
+        v[bit_reverse(r, LB)] = combine<KIND>(combine<KIND>(acc[0], acc[1]), combine<KIND>(acc[2], acc[3]));
+      }
+      fold_rows<KIND, Acc, L, L / 2, L>(v);
+      V out = v[0];
+      if (!clear) {  // combine1(init, total) lane by lane
+        const V init = vload<V>(dst + r0);
+        if constexpr (KIND == kReduceSum || KIND == kReduceAbsSum) out = init + out;
+        else if constexpr (KIND == kReduceMin) out = (init < out || out != out) ? init : out;
+        else out = (init > out || out != out) ? init : out;
+      } else if constexpr (KIND == kReduceSum || KIND == kReduceAbsSum) {
+        out = Acc(0) + out;
+      } else {
+        const V init = vsplat<V>(identity<KIND, Acc>());
+        if constexpr (KIND == kReduceMin) out = (init < out || out != out) ? init : out;
+        else out = (init > out || out != out) ? init : out;
+      }
+      vstore(dst + r0, out);
+    }
+  }
+  for (; r0 < rows; ++r0) dst[r0] = reduce_row<KIND>(p + r0 * ld, n, clear ? identity<KIND, Acc>() : dst[r0]);
 }
 
 }  // namespace cpu

@@ -41,11 +41,19 @@ __device__ __forceinline__ uint64_t now_ns() {
 // A failure that cannot be recovered inside the kernel (a peer that never arrives, a pointer outside
 // the symmetric heap): print why from one thread and stop the kernel. The context is lost, so the
 // host sees the next CUDA call fail; the printed line says what happened.
+#if defined(TL_CONSUMER_THREADS)
+// A warp-specialized kernel (wgmma; the copy-engine all-gather GEMM's T.wait) must contain no call:
+// with the printf below ptxas serializes every wgmma of the kernel (the CE GEMM ran 7-14% slower
+// than the same GEMM without its wait on an H100, 2026-11-27). Here a failure traps without the
+// device line; the host sees the launch fail (docs/DISTRIBUTED.md, "Errors").
+__device__ __forceinline__ void fail(const char*, const char*, long long, long long) { __trap(); }
+#else
 __device__ __noinline__ void fail(const char* what, const char* why, long long a, long long b) {
   printf("tilelang: %s on rank %d, block %d: %s (%lld, %lld)\n", what, tl_dist_ctx.rank,
          (int)(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)), why, a, b);
   __trap();
 }
+#endif
 
 __device__ __forceinline__ char* remote(const void* p, long long pe, const char* what) {
   if (pe < 0) return static_cast<char*>(const_cast<void*>(p));

@@ -17,9 +17,16 @@ call. On cpu the copy is a memcpy on a helper thread that sets the flag with a r
 
 Ordering, per call: start() runs a device barrier on the current stream (every rank has written its
 rows and finished its previous call, so the rows about to be pulled are final and nobody still
-reads this rank's copy), then forks the side stream; finish() joins it and runs a second barrier
-(no rank overwrites its rows while a peer still pulls them). A rank may rewrite its rows after
-finish() returns (in stream order).
+reads this rank's copy); the same kernel then sets the flags of this rank's own chunks (its rows are
+in place), so a consumer kernel launched next on the current stream starts its own tiles without
+depending on the side stream; start() then forks the side stream. finish() runs a second barrier on
+the side stream after the pulls (no rank overwrites its rows while a peer still pulls them) and
+makes the current stream wait for it. A rank may rewrite its rows after finish() returns (in stream
+order). Neither barrier can be dropped: the first orders a peer's writes of its rows before this
+rank pulls them, the second this rank's pulls before the peer's next writes. The first stays on the
+current stream: on the side stream it would need an SM while a persistent consumer kernel holds them
+all and waits for the chunks that come after it. The second may wait for an SM: the consumer does
+not depend on it.
 """
 import threading
 
@@ -28,22 +35,44 @@ from . import _require, _S, DistributedError
 __all__ = ["CopyEngineAllGather"]
 
 
-_BARRIER = []
+_BARRIER = {}
 
 
-def _barrier_kernel():
-    if _BARRIER:
-        return _BARRIER[0]
-    import tilelang
+def _barrier_kernel(n):
+    """The kernel start() and finish() run on the compute stream (cuda), compiled once per flag count n
+    (_barrier_func)."""
+    if n not in _BARRIER:
+        import tilelang
+        _BARRIER[n] = tilelang.compile(_barrier_func(n), target="cuda")
+    return _BARRIER[n]
+
+
+def _barrier_func(n):
+    """The barrier of a helper with n flags, on its own counter `sync` (a symmetric uint64): one block
+    adds 1 to every rank's counter (after the block's and the stream's earlier writes: T.signal) and
+    waits until its own reaches `target` (the number of the helper's barriers so far times the world
+    size), then sets flags[first, first + count) to epoch (start: this rank's own chunks, whose rows
+    are in place; finish: count 0). Its own counter, not T.barrier's per-block counters: finish()'s
+    barrier runs on the side stream, possibly beside a kernel of the compute stream that uses
+    T.barrier. Setting the own flags here, on the compute stream before the consumer kernel, instead
+    of on the side stream lets the consumer's first tiles start without waiting for the side stream to
+    pass its event."""
     import tilelang.language as T
 
     @T.prim_func
-    def tl_dist_stream_barrier(flags: T.Tensor((1,), "uint32")):
+    def tl_ce_allgather_barrier(sync: T.Tensor((1,), "uint64"), flags: T.Tensor((n,), "uint32"), target: T.int64,
+                                first: T.int32, count: T.int32, epoch: T.int32):
         with T.Kernel(1, threads=32) as bx:
-            T.barrier()
+            with T.Scale("device") as (rank, world):
+                for i in T.serial(world):
+                    T.signal(sync[0], 1, dst=(rank + i) % world, op="add")
+                T.wait(sync[0], target, cmp="ge")
+                tx = T.get_thread_binding(0)
+                for j in T.serial(T.ceildiv(count, 32)):
+                    if j * 32 + tx < count:
+                        flags[first + j * 32 + tx] = T.cast(epoch, "uint32")
 
-    _BARRIER.append(tilelang.compile(tl_dist_stream_barrier, target="cuda"))
-    return _BARRIER[0]
+    return tl_ce_allgather_barrier
 
 
 class CopyEngineAllGather:
@@ -60,7 +89,7 @@ class CopyEngineAllGather:
 
     def __init__(self, buf, chunks_per_rank=1):
         import torch
-        from . import empty
+        from . import empty, zeros
         _require("tilelang.distributed.CopyEngineAllGather")
         if not isinstance(buf, torch.Tensor):
             raise TypeError(f"CopyEngineAllGather: buf must be a torch tensor from tilelang.distributed.empty, got "
@@ -98,8 +127,9 @@ class CopyEngineAllGather:
         self._started = False
         if _S.device == "cuda":
             self._side = torch.cuda.Stream(device=f"cuda:{_S.local_rank}")
-            self._bar = _barrier_kernel()
-            self._bar_arg = self.flags[:1]
+            self._bar_kernel = _barrier_kernel(w * chunks_per_rank)
+            self._sync = zeros((1,), "uint64")  # the barriers' counter (_barrier_func)
+            self._bars = 0
         from . import barrier
         barrier()  # every rank's flags are zero before any start()
 
@@ -108,6 +138,11 @@ class CopyEngineAllGather:
         import torch
         flat = torch.frombuffer(_S.mmaps[p], dtype=torch.uint8, count=max(self._nbytes, 1), offset=self._off)
         return flat[:self._nbytes].view(self.buf.dtype).reshape(self.buf.shape)
+
+    def _bar(self, first, count, epoch):
+        """The helper's next barrier on the current stream (cuda), then flags[first, first + count) = epoch."""
+        self._bars += 1
+        self._bar_kernel(self._sync, self.flags, self._bars * self.world, first, count, epoch)
 
     def _chunks(self):
         """(source peer, chunk index) in arrival order: the next rank's rows first."""
@@ -148,7 +183,9 @@ class CopyEngineAllGather:
         from .. import _core
         dev = _S.local_rank
         main = torch.cuda.current_stream()
-        self._bar(self._bar_arg)  # on `main`: every rank's rows are final, every previous call finished
+        # On `main`: every rank's rows are final and every previous call finished; then this rank's own
+        # chunks are marked ready (in stream order before the consumer kernel).
+        self._bar(self.rank * self.chunks_per_rank, self.chunks_per_rank, e)
         side = self._side
         side.wait_stream(main)
         sh = side.cuda_stream
@@ -160,14 +197,12 @@ class CopyEngineAllGather:
         return e
 
     def _side_ops(self, e, bases):
-        """The side stream's work for epoch e (cuda), in order: ("flag", address, e) for this rank's own
-        chunks, then per peer chunk in arrival order ("copy", dst, src, bytes) and its ("flag", address, e).
-        `bases`: every rank's heap base in this process."""
+        """The side stream's work for epoch e (cuda), in order: per peer chunk in arrival order ("copy",
+        dst, src, bytes) and its ("flag", address, e). (This rank's own chunks are marked ready by start()'s
+        barrier kernel on the compute stream.) `bases`: every rank's heap base in this process."""
         ops = []
         flags = self.flags.data_ptr()
         cb = self.chunk_rows * self._row_bytes
-        for j in range(self.chunks_per_rank):
-            ops.append(("flag", flags + 4 * (self.rank * self.chunks_per_rank + j), e))
         for p, c in self._chunks():
             ops.append(("copy", bases[self.rank] + self._off + c * cb, bases[p] + self._off + c * cb, cb))
             ops.append(("flag", flags + 4 * c, e))
@@ -189,5 +224,10 @@ class CopyEngineAllGather:
             return
         import torch
         main = torch.cuda.current_stream()
+        # The second barrier on the side stream, after this rank's pulls: it meets the peers' as soon as
+        # every rank has pulled, usually while the consumer kernel still runs (its one warp fits beside
+        # a persistent GEMM's CTA, else it runs when that ends: nothing waits for it but `main`, below),
+        # so the current stream does not launch it after the consumer.
+        with torch.cuda.stream(self._side):
+            self._bar(0, 0, self.epoch)
         main.wait_stream(self._side)
-        self._bar(self._bar_arg)

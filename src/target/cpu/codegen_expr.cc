@@ -478,6 +478,18 @@ std::string CodeGenCPU::call(const CallNode* n) {
     return "tl::cpu::reduce_row<tl::cpu::" + it->second + ">(" + expr(n->args[1]) + ", " +
            as_value(n->args[2], DataType::Int64()) + ", " + as_value(n->args[3], n->dtype) + ")";
   }
+  if (op == "tl.cpu.reduce_rows") {  // src/target/cpu/lower_tile_ops_cpu.cc
+    static const std::map<std::string, std::string> kinds = {{"sum", "kReduceSum"},       {"max", "kReduceMax"},
+                                                             {"min", "kReduceMin"},       {"abssum", "kReduceAbsSum"},
+                                                             {"absmax", "kReduceAbsMax"}};
+    if (n->args.size() != 7) throw_error<TypeError>("tl.cpu.reduce_rows expects (kind, src, ld, n, rows, dst, clear)");
+    auto it = kinds.find(string_arg(n, 0));
+    if (it == kinds.end()) throw_error<ValueError>("tl.cpu.reduce_rows: unknown reduction '", string_arg(n, 0), "'");
+    return "tl::cpu::reduce_rows<tl::cpu::" + it->second + ">(" + expr(n->args[1]) + ", " +
+           as_value(n->args[2], DataType::Int64()) + ", " + as_value(n->args[3], DataType::Int64()) + ", " +
+           as_value(n->args[4], DataType::Int64()) + ", " + expr(n->args[5]) + ", " +
+           as_value(n->args[6], DataType::Bool()) + ")";
+  }
   if (op == "tl.cpu.cumsum_row") {
     if (n->args.size() != 4) throw_error<TypeError>("tl.cpu.cumsum_row expects (src, dst, n, reverse)");
     return "tl::cpu::cumsum_row(" + expr(n->args[0]) + ", " + expr(n->args[1]) + ", " +

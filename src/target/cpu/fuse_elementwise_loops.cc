@@ -54,6 +54,24 @@ class AccessCollector : public IRVisitor {
     IRVisitor::visit_store(n);
   }
   void visit_call(const CallNode* n) override {
+    // The row reductions (lower_tile_ops_cpu.cc) only read their source (operand 1, the address of
+    // its first element): a read of the whole buffer, so element-wise nests that only read it too
+    // may move across them (attention's copy of the exponentiated scores, up to the exp2 nest).
+    if ((n->op == "tl.cpu.reduce_row" || n->op == "tl.cpu.reduce_rows") && n->args.size() > 1) {
+      const auto* addr = n->args[1].as<CallNode>();
+      const auto* src = addr && addr->op == "tl.address_of" && addr->args.size() == 1
+                            ? addr->args[0].as<BufferLoadNode>() : nullptr;
+      if (src) {
+        accesses[src->buffer].push_back({{}, false});
+        for (auto& i : src->indices) visit(i);
+        bool saved = in_impure_;
+        in_impure_ = true;
+        for (size_t a = 0; a < n->args.size(); ++a)
+          if (a != 1) visit(n->args[a]);
+        in_impure_ = saved;
+        return;
+      }
+    }
     bool saved = in_impure_;
     if (!is_pure_call(n->op)) {
       in_impure_ = true;

@@ -83,9 +83,24 @@ Stmt lower_reduce_cpu_call(const TileOpNode& op) {
       !(acc_t == DataType::Float32() || acc_t == DataType::Float(64)) ||
       static_cast<int64_t>(dst.squeezed_extents().size()) != rank - 1)
     return Stmt();
+  bool clear = attr_bool(op.attrs, "clear", true);
+  if (rank == 2 && dst.buffer.dtype() == acc_t) {
+    // rows of a 2-D region into a contiguous accumulator-typed run: one reduce_rows call, which
+    // folds 16 (AVX-512) rows' totals together (include/tl/cpu/reduce.h); the same results
+    std::vector<size_t> sd = squeezed_dims(src), dd = squeezed_dims(dst);
+    if (sd.size() == 2 && dd.size() == 1 && is_one(dst.buffer.effective_strides()[dd[0]])) {
+      Expr zero = make_int(0, ext.back().dtype());
+      Expr ld = make_cast(DataType::Int64(), src.buffer.effective_strides()[sd[0]]);
+      return make_evaluate(
+          make_call(DataType::Void(), "tl.cpu.reduce_rows",
+                    {make_string(kind->second), address_of(src.buffer, region_indices(src, {zero, zero})), ld,
+                     make_cast(DataType::Int64(), ext.back()), make_cast(DataType::Int64(), ext[0]),
+                     address_of(dst.buffer, region_indices(dst, {zero})), make_bool(clear)}),
+          op.span);
+    }
+  }
   LoopNest out = make_loop_nest(std::vector<Expr>(ext.begin(), ext.end() - 1), "i");
   std::vector<Expr> dst_idx = region_indices(dst, out.indices());
-  bool clear = attr_bool(op.attrs, "clear", true);
   Expr init = !clear ? make_cast(acc_t, make_load(dst.buffer, dst_idx))
               : kind->first == "max" ? min_value_of(acc_t)
               : kind->first == "min" ? max_value_of(acc_t)

@@ -23,7 +23,10 @@ Stmt lower_gemm_cpu_call(const GemmOperands& g, const Span& span);
 // dimensions)
 //   dst[...] = cast(tl.cpu.reduce_row("sum"|"max"|"min"|"abssum"|"absmax", &src[..., 0], n, init))
 // where init is the kind's identity, or dst's old value with clear=false; include/tl/cpu/reduce.h
-// vectorizes the row. Otherwise an undefined Stmt (the loop form).
+// vectorizes the row. A 2-D source into a contiguous dst of the accumulator dtype takes one call
+//   tl.cpu.reduce_rows(kind, &src[0, 0], row stride, n, rows, &dst[0], clear)
+// instead (the same values; the header folds the totals of a vector's width of rows together).
+// Otherwise an undefined Stmt (the loop form).
 Stmt lower_reduce_cpu_call(const TileOpNode& op);
 
 // T.cumsum over the innermost dimension of contiguous float32/float16/bfloat16 rows (src and dst

@@ -8,8 +8,8 @@
 
 namespace tl {
 
-EmulatorReport emulate_cuda(const PrimFunc& lowered, const std::vector<TLArg>& args) {
-  cuda_emu::Emulator e(lowered, args);
+EmulatorReport emulate_cuda(const PrimFunc& lowered, const std::vector<TLArg>& args, const EmulatorDevice& dev) {
+  cuda_emu::Emulator e(lowered, args, dev);
   try {
     return e.run();
   } catch (const RuntimeError& err) {

@@ -29,11 +29,20 @@ struct EmulatorReport {
   std::vector<std::string> races;   // data races and unsynchronized async reads (at most 20)
   std::string device_assert;        // the first failed T.device_assert ("" when none)
   int64_t blocks_run = 0;
+  int64_t dist_polls = 0;           // T.waits that looked at their flag (a skipped cached wait does not)
+};
+
+// The device a distributed kernel (T.Scale("device")) runs as: T.get_rank() / T.get_num_ranks().
+// The emulator runs one device and nothing else: a T.wait whose flag does not already compare true
+// never completes (a RuntimeError naming it); T.barrier runs with world 1 only (the block meets
+// itself), T.signal to this device only; remote copies are not emulated.
+struct EmulatorDevice {
+  int64_t rank = 0, world = 1;
 };
 
 // Runs `lowered` with the runtime's argument slots (tensor: host pointer to its contiguous
 // elements; scalar: i64/f64; then the dynamic dimensions). Throws RuntimeError for an out-of-bounds
 // global access or a misaligned vector access, NotImplemented for IR it cannot emulate.
-EmulatorReport emulate_cuda(const PrimFunc& lowered, const std::vector<TLArg>& args);
+EmulatorReport emulate_cuda(const PrimFunc& lowered, const std::vector<TLArg>& args, const EmulatorDevice& dev = {});
 
 }  // namespace tl

@@ -79,9 +79,60 @@ static std::string atomic_kind(const std::string& op) {
   return "";
 }
 
+// T.wait (include/tl/cuda/dist.h, tl::dist::wait): one look at the flag, which must already compare
+// true: the emulator runs one device and nothing else, so a flag that does not would never change.
+void Emulator::dist_wait(const CallNode* c, const std::vector<char>& act) {
+  TL_ICHECK(c->args.size() == 4, "tl.dist.wait takes 4 arguments");
+  const auto* addr = c->args[0].as<CallNode>();
+  const auto* flag = addr && !addr->args.empty() ? addr->args[0].as<BufferLoadNode>() : nullptr;
+  TL_ICHECK(flag, "tl.dist.wait without its flag's address");
+  const DataType ft = flag->buffer.dtype();
+  int64_t t = 0;
+  while (t < threads_ && !act[static_cast<size_t>(t)]) ++t;
+  if (t == threads_) return;
+  ++report_.dist_polls;
+  const int64_t x = atomic_update("load", addr->args[0], Val(), t).i;
+  const int64_t v = wrap_int(ft, eval(c->args[1], t).i);
+  const int64_t cmp = get_const_int(c->args[2], "T.wait comparison");
+  auto less = [&](int64_t a, int64_t b) {
+    return ft.is_uint() ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
+  };
+  const bool ok = cmp == 0 ? x == v : cmp == 1 ? x != v : cmp == 2 ? !less(x, v) : cmp == 3 ? less(v, x)
+                : cmp == 4 ? !less(v, x) : less(x, v);
+  if (!ok) {
+    const auto* what = c->args[3].as<StringImmNode>();
+    const char* names[] = {"==", "!=", ">=", ">", "<=", "<"};
+    throw_error<RuntimeError>("emulator: ", what ? what->value : std::string("T.wait()"), " never completes: ",
+                              flag->buffer.name(), "[", flat_index(flag->buffer, flag->indices, t), "] is ", x,
+                              ", waiting for ", names[cmp >= 0 && cmp < 6 ? cmp : 5], " ", v,
+                              " (the emulator runs one device and nothing else that could set it)");
+  }
+  // Executed by a block (or the consumers): they meet after the look (block_sync in dist.h).
+  if (std::count(act.begin(), act.end(), 1) > 1) barrier(act, "T.wait()");
+}
+
 void Emulator::evaluate(const CallNode* c, const std::vector<char>& act, const Span& span) {
   const std::string& op = c->op;
   if (op == "tl.sync_threads") return barrier(act, "__syncthreads()");
+  if (op == "tl.dist.wait") return dist_wait(c, act);
+  if (op == "tl.dist.barrier") {  // one device: the block meets only itself
+    if (dev_.world != 1)
+      throw_error<NotImplemented>("emulator: T.barrier of ", dev_.world, " devices (the emulator runs one)");
+    return barrier(act, "T.barrier()");
+  }
+  if (op == "tl.dist.signal" && c->args.size() == 5) {  // to this device only: a store / add by one thread
+    barrier(act, "T.signal()");
+    int64_t t = 0;
+    while (t < threads_ && !act[static_cast<size_t>(t)]) ++t;
+    if (t == threads_) return;
+    const int64_t pe = eval(c->args[2], t).i;
+    if (pe != dev_.rank || dev_.world != 1)
+      throw_error<NotImplemented>("emulator: T.signal to device ", pe, " (the emulator runs one device)");
+    const auto* addr = c->args[0].as<CallNode>();
+    TL_ICHECK(addr && !addr->args.empty(), "tl.dist.signal without its flag's address");
+    atomic_update(get_const_int(c->args[3], "T.signal op") ? "add" : "store", addr->args[0], eval(c->args[1], t), t);
+    return barrier(act, "T.signal()");
+  }
   if (op == "tl.cluster_sync" || op == "cuda.mbarrier_arrive_cluster_warps")
     throw_error<NotImplemented>("emulator: T.cluster_sync and cluster mbarriers (the CTAs of a cluster run together "
                                 "on a GPU; the emulator runs one block at a time)");

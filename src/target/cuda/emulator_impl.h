@@ -84,7 +84,8 @@ DataType type_of_name(const std::string& n);
 
 class Emulator {
  public:
-  Emulator(const PrimFunc& f, const std::vector<TLArg>& args) : f_(f), args_(args) {}
+  Emulator(const PrimFunc& f, const std::vector<TLArg>& args, const EmulatorDevice& dev = {})
+      : f_(f), args_(args), dev_(dev) {}
 
   EmulatorReport run();
   const std::vector<std::string>& races() const { return report_.races; }
@@ -168,6 +169,8 @@ class Emulator {
   const PrimFunc& f_;
   const std::vector<TLArg>& args_;
   EmulatorReport report_;
+  EmulatorDevice dev_;
+  void dist_wait(const CallNode* c, const std::vector<char>& act);  // tl.dist.wait (emulator_builtins.cc)
   int64_t threads_ = 1;
   int64_t smem_bytes_ = 0;
   std::vector<uint8_t> smem_;

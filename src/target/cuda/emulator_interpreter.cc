@@ -253,6 +253,11 @@ Val Emulator::call(const CallNode* c, int64_t t) {
   if (is_atomic_write_builtin(op) && op != "tl.atomic_store")  // tl.atomic_<kind>_scalar, its old value
     return atomic_update(op.substr(10, op.size() - 10 - 7), c->args[0], eval(c->args[1], t), t);
   if (op == "tl.atomic_load") return atomic_update("load", c->args[0], Val(), t);
+  if (op == "tl.dist.rank" || op == "tl.dist.world") {
+    Val v;
+    v.i = op == "tl.dist.rank" ? dev_.rank : dev_.world;
+    return v;
+  }
   if (op == "cuda.num_ctas") {
     Val v;
     v.i = num_ctas_;

@@ -243,9 +243,12 @@ class Specializer : public StmtMutator {
     pre_ = plan_prologue(k, params_, top, loop_at, *loop, items, lm, ctx_.configs, persistent_.on, persistent_prologue_,
                          cluster_, has_dist_);
     steady_fence_free_ = mark_async_proxy_gemms(top, loop_at, &items, is_producer, pre_, ov_, ctx_.configs);
-    // TMA-store epilogues (not where a peer may read the output once the kernel signals).
+    // TMA-store epilogues (not where a peer may read the output once the kernel signals; a kernel whose
+    // only distributed operators are the producer's T.waits signals nothing, and its output is read
+    // after the kernel like a plain GEMM's: the copy-engine all-gather GEMM keeps the plain GEMM's
+    // epilogue).
     const int64_t mbar_bytes = 1024;  // the mbarriers' slot (the stage tiles after it are 1024-aligned)
-    tma_store_ = has_dist_ ? TmaStoreEpilogue()
+    tma_store_ = has_dist_ && !producer_waits_ ? TmaStoreEpilogue()
                            : plan_tma_store_epilogue(k, top, loop_at, lm, params_, ctx_, persistent_.on,
                                                      shared_bytes_estimate(top, plan.versioned, S, mbar_bytes));
     return build(k, nc, top, loop_at, *loop, items, plan, boxes, groups, async_at != items.size());
@@ -408,13 +411,26 @@ class Specializer : public StmtMutator {
       con.push_back(builtin("cuda.setmaxnreg_inc", {make_int(c)}));
     }
     // The producer's T.waits (producer_waits_): per tile, before its loads; after them the thread
-    // fences the async proxy (tl::dist::wait<kThread>) so that TMA sees what arrived.
+    // fences the async proxy (tl::dist::wait<kThread>) so that TMA sees what arrived. Persistent: a
+    // wait for a flag element this thread has already seen satisfied is skipped (cache_producer_wait,
+    // ws_distributed.h; off with TL_DISABLE_WAIT_CACHE).
+    ProducerWaitCache wait_cache;
     if (!producer_waits.empty()) {
+      if (persistent_.on && !config_bool(ctx_.configs, "tl.disable_wait_cache"))
+        for (Stmt& w : producer_waits) w = cache_producer_wait(w, &wait_cache);
       producer_waits.push_back(producer_loop);
       producer_loop = make_seq(producer_waits);
     }
-    pro.push_back(make_if(eq(tid, make_int(nc, tid.dtype())),
-                          persistent_tile_loop(persistent_, tile_bindings, producer_loop, loop.span, true)));
+    Stmt producer_role = persistent_tile_loop(persistent_, tile_bindings, producer_loop, loop.span, true);
+    if (!wait_cache.allocs.empty()) {
+      std::vector<BodyItem> role = wait_cache.allocs;
+      BodyItem body;
+      body.stmt = make_seq({make_seq(wait_cache.init), producer_role});
+      body.span = loop.span;
+      role.push_back(body);
+      producer_role = rebuild_body(role);
+    }
+    pro.push_back(make_if(eq(tid, make_int(nc, tid.dtype())), producer_role));
     // Ping-pong: warpgroup 0 goes first (warpgroup 1 lets it); at the end it takes that last
     // arrival of warpgroup 1 so that both barriers end balanced.
     Expr wg1 = tid >= make_int(128, tid.dtype());

@@ -65,4 +65,55 @@ bool waits_gate_producer_only(const std::vector<BodyItem>& top, size_t loop_at, 
   return any_wait;
 }
 
+Stmt cache_producer_wait(const Stmt& wait, ProducerWaitCache* cache) {
+  // The flag element (a BufferLoad), the value and whether the comparison is "ge".
+  const BufferLoadNode* flag = nullptr;
+  Buffer fbuf;
+  std::vector<Expr> idx;
+  Expr value;
+  bool ge = false;
+  if (const auto* op = wait.as<TileOpNode>(); op && op->op == "dist.wait" && op->args.size() == 2 &&
+                                             op->args[0].is_region() && !op->args[1].is_region()) {
+    fbuf = op->args[0].region.buffer;
+    for (const Range& r : op->args[0].region.region) idx.push_back(r.min);
+    value = op->args[1].expr;
+    ge = attr_str(op->attrs, "cmp", "ge") == "ge";
+  } else if (const auto* ev = wait.as<EvaluateNode>()) {
+    const auto* c = ev->value.as<CallNode>();
+    if (c && c->op == "tl.dist.wait" && c->args.size() == 4) {
+      const auto* addr = c->args[0].as<CallNode>();
+      flag = addr && !addr->args.empty() ? addr->args[0].as<BufferLoadNode>() : nullptr;
+      if (flag) {
+        fbuf = flag->buffer;
+        idx = flag->indices;
+      }
+      value = c->args[1];
+      ge = is_const_value(c->args[2], 2);
+    }
+  }
+  if (!ge || !fbuf.defined() || idx.size() != fbuf.ndim()) return wait;
+  // Row-major flat index of the element (int64).
+  const DataType i64 = DataType::Int64();
+  Expr flat = make_int(0, i64);
+  for (size_t d = 0; d < idx.size(); ++d) flat = flat * make_cast(i64, fbuf.shape()[d]) + make_cast(i64, idx[d]);
+  const DataType t = fbuf.dtype();
+  const std::string n = std::to_string(cache->allocs.size() / 2);
+  Buffer seen_at("tl_wait_seen_at" + n, i64, {make_int(1)}, MemScope::kLocalVar, {}, wait->span);
+  Buffer seen("tl_wait_seen" + n, t, {make_int(1)}, MemScope::kLocalVar, {}, wait->span);
+  for (const Buffer& b : {seen_at, seen}) {
+    BodyItem a;
+    a.alloc = b;
+    a.span = wait->span;
+    cache->allocs.push_back(a);
+  }
+  const Expr zero = make_int(0);
+  cache->init.push_back(make_store(seen_at, {zero}, make_int(-1, i64), wait->span));
+  cache->init.push_back(make_store(seen, {zero}, make_int(0, t), wait->span));
+  const Expr v = make_cast(t, value);
+  Expr miss = ne(make_load(seen_at, {zero}), flat) || make_load(seen, {zero}) < v;
+  return make_if(miss,
+                 make_seq({wait, make_store(seen_at, {zero}, flat, wait->span), make_store(seen, {zero}, v, wait->span)}),
+                 Stmt(), wait->span);
+}
+
 }  // namespace tl

@@ -156,3 +156,44 @@ def test_softmax_cumsum_reduce_match_float64(rng):
     np.testing.assert_allclose(s, soft, rtol=1e-5, atol=1e-8)
     np.testing.assert_allclose(p, np.cumsum(s.astype(np.float64), axis=1), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(am, np.abs(x).max(axis=1))
+
+
+@pytest.mark.parametrize("rows,n", [(64, 64), (40, 96), (19, 32), (24, 40)])
+@pytest.mark.parametrize("clear", [True, False])
+def test_row_reductions_of_a_2d_fragment_match_float64(rows, n, clear, rng):
+    """T.reduce_* over the rows of a 2-D fragment into a float32 fragment: one reduce_rows call
+    (include/tl/cpu/reduce.h: whole blocks of vector-width rows folded together, the rest row by row;
+    n = 40 is not a whole number of 16-lane vectors), with and without clear (then the old values
+    take part), against numpy in float64."""
+    kinds = ("sum", "max", "min", "abssum", "absmax")
+
+    @T.prim_func
+    def red(X: T.Tensor((rows, n), "float32"), Init: T.Tensor((5, rows), "float32"), Y: T.Tensor((5, rows), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            x = T.alloc_fragment((rows, n), "float32")
+            ys = [T.alloc_fragment((rows,), "float32") for _ in kinds]
+            T.copy(X, x)
+            for k, y in enumerate(ys):
+                T.copy(Init[k, 0], y)
+            T.reduce_sum(x, ys[0], dim=1, clear=clear)
+            T.reduce_max(x, ys[1], dim=1, clear=clear)
+            T.reduce_min(x, ys[2], dim=1, clear=clear)
+            T.reduce_abssum(x, ys[3], dim=1, clear=clear)
+            T.reduce_absmax(x, ys[4], dim=1, clear=clear)
+            for k, y in enumerate(ys):
+                T.copy(y, Y[k, 0])
+
+    kernel = tilelang.compile(red, target="cpu")
+    with open(os.path.join(kernel.artifact_dir, "kernel.cc")) as f:
+        assert f.read().count("tl::cpu::reduce_rows<") == 5
+    x = rng.standard_normal((rows, n)).astype(np.float32)
+    init = rng.standard_normal((5, rows)).astype(np.float32)
+    y = np.empty_like(init)
+    kernel(x, init, y)
+    x64, i64 = x.astype(np.float64), init.astype(np.float64)
+    want = [x64.sum(1), x64.max(1), x64.min(1), np.abs(x64).sum(1), np.abs(x64).max(1)]
+    if not clear:
+        want = [want[0] + i64[0], np.maximum(want[1], i64[1]), np.minimum(want[2], i64[2]), want[3] + i64[3],
+                np.maximum(want[4], i64[4])]
+    for k, name in enumerate(kinds):
+        np.testing.assert_allclose(y[k], want[k], rtol=2e-6, atol=2e-6 * n, err_msg=name)

@@ -147,10 +147,11 @@ class EmuRunner(Runner):
     """The same kernel run by the CPU emulator of lowered cuda IR (src/target/cuda/emulator.h):
     no GPU needed. Also returns the races the emulator found (must be empty)."""
 
-    def __init__(self, func, arch="sm_80", configs=None):
+    def __init__(self, func, arch="sm_80", configs=None, rank=0, world=1):
         self.func = func
         self.arch = arch
         self.configs = configs or {}
+        self.rank, self.world = rank, world  # the device a distributed kernel runs as (T.get_rank())
 
     def __call__(self, *args):
         host = []
@@ -177,5 +178,5 @@ class EmuRunner(Runner):
                 if val is not None:
                     break
             slots.append(("i64", int(val)))
-        self.report = cuda.emulate_func(self.func.ir, slots, self.arch, self.configs)
+        self.report = cuda.emulate_func(self.func.ir, slots, self.arch, self.configs, self.rank, self.world)
         return host

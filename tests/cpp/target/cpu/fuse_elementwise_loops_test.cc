@@ -176,6 +176,77 @@ func @f(A: global float32[4, 64], B: global float32[4, 64]) {
 })");
 }
 
+// A row reduction only reads its source: a nest that only reads that buffer too moves up across it
+// and fuses with the nest that wrote it (attention's exp2 nest and the copy of the scores that
+// feeds the second GEMM); one that writes the source does not move (the next test).
+TEST(FuseElementwiseLoops, AReaderMovesAcrossARowReductionOfItsBuffer) {
+  tl::testing::expect_pass("fuse_elementwise_loops", R"(
+func @f(A: global float32[4, 64], B: global float32[4, 64], S: global float32[4]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc x: fragment float32[4, 64]
+    alloc c: fragment float32[4, 64]
+    alloc s: fragment float32[4]
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 64) {
+        x[i, j] = A[i, j] * 2.0f32
+      }
+    }
+    evaluate tl.cpu.reduce_rows<void>("sum", tl.address_of<handle>(x[0, 0]), 64i64, 64i64, 4i64, tl.address_of<handle>(s[0]), true)
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 64) {
+        c[i, j] = x[i, j]
+      }
+    }
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 64) {
+        B[i, j] = c[i, j] + s[i]
+      }
+    }
+  }
+})", R"(
+func @f(A: global float32[4, 64], B: global float32[4, 64], S: global float32[4]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc x: fragment float32[4, 64]
+    alloc c: fragment float32[4, 64]
+    alloc s: fragment float32[4]
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 64) {
+        x[i, j] = A[i, j] * 2.0f32
+        c[i, j] = x[i, j]
+      }
+    }
+    evaluate tl.cpu.reduce_rows<void>("sum", tl.address_of<handle>(x[0, 0]), 64i64, 64i64, 4i64, tl.address_of<handle>(s[0]), true)
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 64) {
+        B[i, j] = c[i, j] + s[i]
+      }
+    }
+  }
+})");
+}
+
+TEST(FuseElementwiseLoops, AWriterOfTheSourceDoesNotMoveAcrossARowReduction) {
+  expect_unchanged(R"(
+func @f(A: global float32[4, 64], B: global float32[4, 64]) {
+  kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc x: fragment float32[4, 64]
+    alloc s: fragment float32[4]
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 64) {
+        x[i, j] = A[i, j]
+      }
+    }
+    evaluate tl.cpu.reduce_rows<void>("max", tl.address_of<handle>(x[0, 0]), 64i64, 64i64, 4i64, tl.address_of<handle>(s[0]), true)
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 64) {
+        x[i, j] = x[i, j] * 2.0f32
+        B[i, j] = x[i, j]
+      }
+    }
+  }
+})");
+}
+
 TEST(FuseElementwiseLoops, NotAppliedWhenExtentsDiffer) {
   expect_unchanged(R"(
 func @f(A: global float32[64], B: global float32[64]) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -107,6 +108,56 @@ TEST(CpuReduceRow, MaxAndMinIgnoreNaN) {
   std::vector<float> nans(forty, NAN);
   EXPECT_EQ(cpu::reduce_row<cpu::kReduceMax>(nans.data(), forty, -INFINITY), -INFINITY);  // as fmaxf(-inf, NaN)
   EXPECT_TRUE(std::isnan(cpu::reduce_row<cpu::kReduceSum>(nans.data(), forty, 0.0f)));
+}
+
+// reduce_rows: every row's result bit for bit that of reduce_row with the same init (the rows
+// fold reorders no combine), for row counts around the vector width (whole blocks of rows and the
+// rows left over), lengths that are and are not whole vectors, rows apart by more than their
+// length, clear or not, with NaNs and negative zeros in the data; and against float64.
+template <int KIND, typename T, typename Acc> void check_rows(const char* what) {
+  std::mt19937 g(KIND * 7 + sizeof(T));
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  for (int64_t n : {1, 4, 8, 12, 16, 24, 64, 96}) {
+    for (int64_t rows : {0, 1, 3, 4, 5, 8, 16, 17, 35, 64}) {
+      for (bool clear : {true, false}) {
+        const int64_t ld = n + 5;
+        std::vector<T> x(static_cast<size_t>(rows * ld + 1));
+        for (auto& v : x) v = T(u(g));
+        if (rows > 2 && n > 3) x[2 * ld + 3] = T(NAN), x[ld] = T(-0.0f);
+        std::vector<Acc> init(static_cast<size_t>(rows) + 1), got(init.size()), want(init.size());
+        for (auto& v : init) v = static_cast<Acc>(u(g));
+        got = init;
+        cpu::reduce_rows<KIND>(x.data(), ld, n, rows, got.data(), clear);
+        for (int64_t r = 0; r < rows; ++r) {
+          Acc i0 = clear ? cpu::reduce_impl::identity<KIND, Acc>() : init[r];
+          want[r] = cpu::reduce_row<KIND>(x.data() + r * ld, n, i0);
+          ASSERT_EQ(std::memcmp(&got[r], &want[r], sizeof(Acc)), 0)
+              << what << " kind " << KIND << " n=" << n << " rows=" << rows << " clear=" << clear << " row " << r
+              << ": " << got[r] << " vs " << want[r];
+          if (r == 2 && n > 3) continue;  // the NaN row: reduce_row's NaN rules, checked above
+          double ref = clear ? static_cast<double>(i0) : static_cast<double>(init[r]);
+          std::vector<double> row;
+          for (int64_t i = 0; i < n; ++i) row.push_back(static_cast<double>(static_cast<Acc>(x[r * ld + i])));
+          ref = reference<KIND>(row, ref);
+          double tol = (KIND == cpu::kReduceSum || KIND == cpu::kReduceAbsSum) ? 1.2e-7 * (n + 2) * (2.0 * n + 2) : 0;
+          ASSERT_NEAR(static_cast<double>(got[r]), ref, tol) << what << " kind " << KIND << " n=" << n << " row " << r;
+        }
+        ASSERT_EQ(got[rows], init[rows]) << "reduce_rows wrote past its rows";
+      }
+    }
+  }
+}
+
+TEST(CpuReduceRow, RowsBitForBitAsRowByRow) {
+  check_rows<cpu::kReduceSum, float, float>("float");
+  check_rows<cpu::kReduceMax, float, float>("float");
+  check_rows<cpu::kReduceMin, float, float>("float");
+  check_rows<cpu::kReduceAbsSum, float, float>("float");
+  check_rows<cpu::kReduceAbsMax, float, float>("float");
+  check_rows<cpu::kReduceSum, double, double>("double");
+  check_rows<cpu::kReduceMax, double, double>("double");
+  check_rows<cpu::kReduceSum, bfloat16_t, float>("bfloat16");
+  check_rows<cpu::kReduceMax, half_t, float>("half");
 }
 
 template <typename TS, typename TD> void check_cumsum(const char* what) {
