@@ -173,10 +173,11 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
         old_kernel = None
         if old_include and dtype != "int8":  # the same program built with an earlier tree's headers (the cache keys on them)
             os.environ["TILELANG_INCLUDE_DIR"] = old_include
-            try:
+            try:  # headers older than the packed-B reuse do not take the GEMM's launch token
                 old_kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype, accum_dtype=acc,
                                                      out_dtype=out_dtype), target="cpu",
-                                              pass_configs={"tl.cpu_num_threads": threads})
+                                              pass_configs={"tl.cpu_num_threads": threads,
+                                                            "tl.disable_cpu_gemm_pack_reuse": True})
             finally:
                 os.environ.pop("TILELANG_INCLUDE_DIR", None)
         if dtype == "int8":

@@ -2,7 +2,7 @@
  * thread CPU time (2048^3; A and B on 2 MiB-aligned, huge-page-advised memory as numpy's are).
  * bf16 variants are first checked against a float64 product at 64 random entries.
  * usage: driver ROUNDS [--int8|--f32] variant.so... ; prints GFLOP/s (GOP/s) and the median paired
- * speedup of each variant over the first. */
+ * speedup of each variant over the first. MISALIGN=16 shifts the operands as numpy places them. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,12 +21,14 @@ static double thread_seconds() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
+/* MISALIGN=16: every operand starts 16 bytes past the 2 MiB boundary, as numpy's large arrays
+ * (malloc'd by mmap) start 16 bytes past a page. */
 static void* big(size_t bytes) {
-  const size_t h = size_t(1) << 21;
-  void* p = aligned_alloc(h, (bytes + h - 1) / h * h);
-  madvise(p, bytes, MADV_HUGEPAGE);
-  memset(p, 0, bytes);
-  return p;
+  const size_t h = size_t(1) << 21, off = getenv("MISALIGN") ? size_t(atoi(getenv("MISALIGN"))) : 0;
+  char* p = static_cast<char*>(aligned_alloc(h, (bytes + off + h - 1) / h * h));
+  madvise(p, bytes + off, MADV_HUGEPAGE);
+  memset(p, 0, bytes + off);
+  return p + off;
 }
 static float bf16_value(uint16_t h) {
   uint32_t u = uint32_t(h) << 16;

@@ -29,20 +29,35 @@ typedef float Acc;
 constexpr int BK = 256;
 #endif
 constexpr int N = 2048, BM = 512, BN = 512;
+#ifndef REUSE_B  // -DREUSE_B=false: B packed per call, as a kernel whose B the lowering cannot prove unwritten
+#define REUSE_B true
+#endif
+#ifdef TL_CPU_GEMM_HAS_PACK_CACHE  // headers with the packed-B cache (older ones: B packed per call)
+#define BEGIN_LAUNCH() tl::cpu::gemm_begin_launch(REUSE_B)
+#define END_LAUNCH(t) tl::cpu::gemm_end_launch(t)
+#define LAUNCH_ARG , launch
+#else
+#define BEGIN_LAUNCH() 0
+#define END_LAUNCH(t) (void)(t)
+#define LAUNCH_ARG
+#endif
 
 extern "C" __attribute__((visibility("default"))) void run(const void* a, const void* b, void* c) {
   const In* A = static_cast<const In*>(a);
   const In* B = static_cast<const In*>(b);
   Acc* C = static_cast<Acc*>(c);
+  const uint64_t launch = BEGIN_LAUNCH();  // as a kernel entry does before each grid launch
+  (void)launch;
   for (int blk = 0; blk < (N / BM) * (N / BN); ++blk) {
     int64_t bx, by;
     tl::cpu::rasterize2d(blk, N / BN, N / BM, 4, true, &bx, &by);
     Acc* cl = static_cast<Acc*>(aligned_alloc(64, sizeof(Acc) * BM * LDC));
     for (int k = 0; k < N / BK; ++k)
       tl::cpu::gemm<BM, BN, BK, false, false>(A + by * BM * N + k * BK, N, B + int64_t(k) * BK * N + bx * BN, N, cl,
-                                              LDC, k == 0);
+                                              LDC, k == 0 LAUNCH_ARG);
     for (int i = 0; i < BM; ++i) tl::cpu::copy_stream(C + (by * BM + i) * N + bx * BN, cl + i * LDC, int64_t(BN));
     tl::cpu::store_fence();
     free(cl);
   }
+  END_LAUNCH(launch);
 }

@@ -111,6 +111,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
        "cpu: run each tile statement as its own loop nest (by default adjacent element-wise nests over the same "
        "iteration space are fused when provably legal, and a block-local buffer used only inside one fused "
        "iteration becomes a scalar)"},
+      {"TL_DISABLE_CPU_GEMM_PACK_REUSE", "tl.disable_cpu_gemm_pack_reuse", Attr::kBool,
+       "cpu: pack a GEMM's B in every call (by default a B that no statement of the kernel writes is packed once "
+       "per launch and thread and reused by the launch's later GEMM calls with the same B)"},
       {"TL_DISABLE_CPU_GEMM_PADDING", "tl.disable_cpu_gemm_padding", Attr::kBool,
        "cpu: keep a bf16 / int8 GEMM's block-local accumulator dense (by default rows a multiple of 1 KiB long get "
        "a 64-byte longer stride, so AMX C tiles do not alias L1 sets)"},

@@ -14,6 +14,8 @@
  *     vectors) in stack buffers of at most ~96 KiB per call, in chunks of k when the tile is larger,
  *     except an fp32 B of whole vectors feeding fewer than 96 rows of C, which is read in place;
  *   - bfloat16 / int8 inputs use AMX tiles (tdpbf16ps / tdpbssd) when compiled for and granted;
+ *     without AMX, vdpbf16ps / vpdpbusd in a blocked driver whose packed B a launch reuses across
+ *     its calls when the kernel passes a launch token (gemm_begin_launch);
  *   - bfloat16 inputs with a float32 C use vdpbf16ps (AVX512_BF16) on pairs of k: B is packed as
  *     k-pairs interleaved per column, A's pairs are broadcast as one 32-bit word. float16 inputs
  *     are converted to float32 while packing (vcvtph2ps; there is no AVX512_FP16 arithmetic here).
@@ -28,8 +30,10 @@
  * of k for each pair (both exact in float32) and treats bf16 subnormal inputs as zero. */
 #ifndef TL_CPU_GEMM_H_
 #define TL_CPU_GEMM_H_
+#define TL_CPU_GEMM_HAS_PACK_CACHE 1  // tl::cpu::gemm(..., clear, launch) and tl::cpu::gemm_begin_launch()
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "tl/cpu/isa.h"
 #include "tl/cpu/types.h"
@@ -407,6 +411,231 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
   }
 }
 
+/* ---- packed B reused across the calls of one launch -------------------------------------------
+ * The blocks of one grid column of a tiled GEMM multiply different rows of A by the same B tile
+ * (2048^3 in 512 x 512 blocks: 4 blocks), and each call packed that tile again. A call given a
+ * launch token (tl::cpu::gemm(..., clear, launch), launch != 0) that takes the dot-product driver
+ * (bf16 / int8 without AMX: the pack interleaves B into 4-byte groups) keeps its packed B in a
+ * per-thread cache instead of on the stack, keyed by the driver instantiation, the token, B's
+ * address and ldb; a later call with the same key uses the pack as it is. The token says that no
+ * store of that launch writes B's memory: codegen_cpu passes one (gemm_begin_launch(ok) before each
+ * grid launch, a fresh number per launch) only to GEMMs whose B is a tensor parameter no statement
+ * of the function writes, and `ok` is false (token 0: no reuse) when such a B overlaps a written
+ * tensor parameter in memory (docs/TARGET_CPU.md). Within a launch a key's pack is then made from
+ * unchanged memory, so a hit gives exactly what packing again would; a new launch gets a new token
+ * (the caller may have written B in between). Each thread (pool worker) has its own cache, at most
+ * kPackCacheBytes in kPackCacheEntries buffers, the least recently used given up first; when the
+ * grid has finished, the entry calls gemm_end_launch(token), which takes every thread's buffers of
+ * that launch back: between launches at most kPackCacheBytes stay allocated (pack_pool), whatever
+ * the number of threads. Measured on a Zen 4 core (docs/PERFORMANCE.md, eleventh
+ * session): bf16 1.01-1.03x, int8 1.01-1.03x on the 2048^3 block loop. The fp32 blocked driver does
+ * not use it: its pack is a plain copy, and reading the cached pack from L3 cost as much as
+ * packing (0.99-1.01x). */
+#ifndef TL_CPU_GEMM_PACK_CACHE_BYTES
+#define TL_CPU_GEMM_PACK_CACHE_BYTES (8 << 20)
+#endif
+constexpr int64_t kPackCacheBytes = TL_CPU_GEMM_PACK_CACHE_BYTES;
+constexpr int kPackCacheEntries = 16;
+/* Calls with fewer rows than this pack into the stack buffer as before: their blocks rarely share
+ * B (decode shapes), and the packed B then stays in L2 instead of going to a heap region. */
+constexpr int kPackCacheMinM = 96;
+
+/* A fresh launch token (never 0) when `ok`, else 0 (the launch packs B per call). */
+inline uint64_t gemm_begin_launch(bool ok = true) {
+  static uint64_t counter = 0;
+  const uint64_t token = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+  return ok ? token : 0;
+}
+
+/* A spin lock (held for a few dozen instructions: a lookup, or a release at a launch's end). */
+struct PackLock {
+  int word = 0;
+  void lock() {
+    while (__atomic_exchange_n(&word, 1, __ATOMIC_ACQUIRE))
+      while (__atomic_load_n(&word, __ATOMIC_RELAXED)) {
+      }
+  }
+  void unlock() { __atomic_store_n(&word, 0, __ATOMIC_RELEASE); }
+};
+
+/* Whether the byte ranges [a, a + an) and [b, b + bn) share a byte (an empty range shares none). */
+inline bool gemm_ranges_overlap(const void* a, int64_t an, const void* b, int64_t bn) {
+  const uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return an > 0 && bn > 0 && x < y + static_cast<uintptr_t>(bn) && y < x + static_cast<uintptr_t>(an);
+}
+
+/* One thread's cache; every live one is on a list (pack_cache_list), so that gemm_end_launch can
+ * free a finished launch's buffers in all of them. */
+struct PackCache {
+  struct Entry {
+    const void* tag = nullptr;  // the driver instantiation (its function's address)
+    const void* b = nullptr;
+    int64_t ldb = 0;
+    uint64_t launch = 0, used = 0;
+    int64_t bytes = 0;
+    void* data = nullptr;
+  };
+  Entry entry[kPackCacheEntries];
+  uint64_t clock = 0;
+  PackLock lock;  // taken by its thread's lookups and by gemm_end_launch
+  PackCache *prev = nullptr, *next = nullptr;
+  PackCache();
+  ~PackCache();
+};
+struct PackCacheList {
+  PackLock lock;
+  PackCache* head = nullptr;
+};
+inline PackCacheList& pack_cache_list() {
+  static PackCacheList list;
+  return list;
+}
+inline PackCache::PackCache() {
+  PackCacheList& l = pack_cache_list();
+  l.lock.lock();
+  next = l.head;
+  if (next) next->prev = this;
+  l.head = this;
+  l.lock.unlock();
+}
+inline PackCache::~PackCache() {
+  PackCacheList& l = pack_cache_list();
+  l.lock.lock();
+  if (prev) prev->next = next;
+  else l.head = next;
+  if (next) next->prev = prev;
+  l.lock.unlock();
+  for (Entry& e : entry) free(e.data);
+}
+inline PackCache& pack_cache() {
+  static thread_local PackCache cache;
+  return cache;
+}
+
+/* Buffers of finished launches kept for the next one (at most kPackCacheBytes in all per loaded
+ * kernel, whatever the number of threads): allocating them afresh at every launch page-faulted them
+ * in again (the bf16 2048^3 block loop 2% slower). A leaf lock: taken inside a cache's lock, never
+ * the other way round. */
+struct PackPool {
+  PackLock lock;
+  void* data[kPackCacheEntries] = {};
+  int64_t bytes[kPackCacheEntries] = {};
+};
+inline PackPool& pack_pool() {
+  static PackPool pool;
+  return pool;
+}
+/* A kept buffer of exactly `n` bytes, or a new one. */
+inline void* pack_buffer_take(int64_t n) {
+  PackPool& p = pack_pool();
+  void* d = nullptr;
+  p.lock.lock();
+  for (int i = 0; i < kPackCacheEntries && !d; ++i)
+    if (p.data[i] && p.bytes[i] == n) {
+      d = p.data[i];
+      p.data[i] = nullptr;
+    }
+  p.lock.unlock();
+  return d ? d : aligned_alloc(64, static_cast<size_t>((n + 63) / 64 * 64));
+}
+/* Keeps a buffer for a later launch while the pool has room, else frees it. */
+inline void pack_buffer_give(void* d, int64_t n) {
+  PackPool& p = pack_pool();
+  p.lock.lock();
+  int64_t held = 0;
+  int slot = -1;
+  for (int i = 0; i < kPackCacheEntries; ++i) {
+    if (p.data[i]) held += p.bytes[i];
+    else if (slot < 0) slot = i;
+  }
+  if (slot >= 0 && held + n <= kPackCacheBytes) {
+    p.data[slot] = d;
+    p.bytes[slot] = n;
+    d = nullptr;
+  }
+  p.lock.unlock();
+  free(d);
+}
+
+/* Gives up the packs of launch `token` in every thread's cache (to the pool, or freed); the entry
+ * calls it once the grid has finished (no GEMM of that launch still runs). */
+inline void gemm_end_launch(uint64_t token) {
+  if (token == 0) return;
+  PackCacheList& l = pack_cache_list();
+  l.lock.lock();
+  for (PackCache* c = l.head; c; c = c->next) {
+    c->lock.lock();
+    for (PackCache::Entry& e : c->entry)
+      if (e.data && e.launch == token) {
+        pack_buffer_give(e.data, e.bytes);
+        e = PackCache::Entry();
+      }
+    c->lock.unlock();
+  }
+  l.lock.unlock();
+}
+
+inline void* pack_cache_lookup_locked(PackCache& pc, const void* tag, uint64_t launch, const void* b, int64_t ldb,
+                                      int64_t bytes, bool* hit) {
+  typedef PackCache::Entry Entry;
+  int64_t held = 0;
+  for (Entry& e : pc.entry) {
+    if (e.data && e.tag == tag && e.b == b && e.ldb == ldb && e.launch == launch && e.bytes == bytes) {
+      e.used = ++pc.clock;
+      *hit = true;
+      return e.data;
+    }
+    if (e.data) held += e.bytes;
+  }
+  auto drop = [&](Entry* e) {  // gives up an entry's buffer
+    pack_buffer_give(e->data, e->bytes);
+    held -= e->bytes;
+    *e = Entry();
+  };
+  auto oldest = [&]() {  // the buffer to give up first: stale before live, then least recently used
+    Entry* o = nullptr;
+    for (Entry& e : pc.entry)
+      if (e.data && (!o || (e.launch != launch) > (o->launch != launch) ||
+                     ((e.launch != launch) == (o->launch != launch) && e.used < o->used)))
+        o = &e;
+    return o;
+  };
+  Entry* slot = nullptr;
+  for (Entry& e : pc.entry)
+    if (e.data && e.launch != launch && e.bytes == bytes) slot = &e;  // a stale buffer of this size
+  if (!slot) {
+    while (held + bytes > kPackCacheBytes) drop(oldest());
+    for (Entry& e : pc.entry)
+      if (!e.data) slot = &e;
+    if (!slot) drop(slot = oldest());
+    slot->data = pack_buffer_take(bytes);
+    if (!slot->data) return nullptr;
+  }
+  slot->tag = tag;
+  slot->b = b;
+  slot->ldb = ldb;
+  slot->launch = launch;
+  slot->bytes = bytes;
+  slot->used = ++pc.clock;
+  return slot->data;
+}
+
+/* The cache buffer (64-byte aligned, `bytes` long) for the pack of (tag, b, ldb) in launch
+ * `launch`; *hit tells whether it already holds it (else the caller packs into it). Null when the
+ * pack does not fit the budget or memory is short: the caller packs as without the cache. At most
+ * kPackCacheBytes stay allocated per thread (a buffer left by a launch that did not call
+ * gemm_end_launch is reused or freed first). */
+inline void* pack_cache_lookup(const void* tag, uint64_t launch, const void* b, int64_t ldb, int64_t bytes, bool* hit) {
+  *hit = false;
+  if (bytes > kPackCacheBytes) return nullptr;
+  PackCache& pc = pack_cache();
+  pc.lock.lock();
+  void* p = pack_cache_lookup_locked(pc, tag, launch, b, ldb, bytes, hit);
+  pc.lock.unlock();
+  return p;
+}
+
+
 /* ---- blocked driver for float32 with long k (AVX-512 and AVX2 tiers) ----------------------------
  * The GEMM of a TileLang kernel whose k loop holds nothing but the GEMM gets the whole k in one
  * call (forward_gemm_operands fuses the loop, docs/TARGET_CPU.md step 4). Then C can stay in
@@ -594,6 +823,20 @@ inline void gemm_f32_gemv(int k, const float* A, int64_t lda, const float* B, in
   if constexpr (NVT > 0) gemv_strip<VB, NVT>(k, A, a_ks, B + NS * W, ldb, C + NS * W, load_c);
 }
 
+/* Prefetching a run of bytes that may start anywhere in a line (numpy's large arrays start 16
+ * bytes past a page): the run's i-th line counted from the line holding its first byte, and how many
+ * lines a run of n bytes at p touches; run_lines() is an upper bound for every row of a matrix whose
+ * rows are `stride` bytes apart (so that rows of one prefetch loop share one count). Counting from
+ * p itself missed a row's last line whenever p was not 64-byte aligned (a demand miss per row: the
+ * 2048^3 block loops ran 4-6% slower on such operands, Zen 4 core). */
+inline const char* run_line(const void* p, int i) {
+  return reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(63)) + int64_t(i) * 64;
+}
+inline int run_lines(const void* p, int64_t stride, int64_t n) {
+  const bool shifted = (reinterpret_cast<uintptr_t>(p) & 63) != 0 || stride % 64 != 0;
+  return static_cast<int>((n + 63) / 64 + (shifted ? 1 : 0));
+}
+
 /* One MR-row block against the strips of one packed B chunk: nvl vectors in the last strip.
  * Meanwhile the next block's A rows (next_rows rows of kc floats from next, lda apart) are
  * prefetched into L2 a few lines before each strip (with the C prefetch, 1.01-1.03x the 224 lines
@@ -604,17 +847,18 @@ template <int VB, int MR, int NV, int AS>
 inline void blocked_row_block(int kc, const float* a, const float* bp, int strips, int nvl, float* c, int64_t ldc,
                               bool load_c, const float* next, int64_t lda, int next_rows) {
   constexpr int L = VB / 4, NR = NV * L;
-  const int row_lines = (kc + 15) / 16, lines = next_rows * row_lines, per = (lines + strips - 1) / strips;
+  const int row_lines = run_lines(next, lda * 4, int64_t(kc) * 4), lines = next_rows * row_lines;
+  const int per = (lines + strips - 1) / strips;
   int li = 0;
   for (int s = 0; s + 1 < strips; ++s) {
     for (const int e = li + per < lines ? li + per : lines; li < e; ++li)
-      __builtin_prefetch(next + (li / row_lines) * lda + (li % row_lines) * 16, 0, 2);
+      __builtin_prefetch(run_line(next + (li / row_lines) * lda, li % row_lines), 0, 2);
     if (load_c)
       for (int r = 0; r < MR; ++r)
         for (int j = 0; j < NR; j += 16) __builtin_prefetch(c + r * ldc + (s + 1) * NR + j, 1, 3);
     micro_kernel_packed<VB, MR, NV, AS>(kc, a, bp + int64_t(s) * kc * NR, c + s * NR, ldc, load_c);
   }
-  for (; li < lines; ++li) __builtin_prefetch(next + (li / row_lines) * lda + (li % row_lines) * 16, 0, 2);
+  for (; li < lines; ++li) __builtin_prefetch(run_line(next + (li / row_lines) * lda, li % row_lines), 0, 2);
   const float* bl = bp + int64_t(strips - 1) * kc * NR;
   float* cl = c + (strips - 1) * NR;
   if (nvl == NV) {
@@ -646,7 +890,8 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
       for (int kk = 0; kk < kc; ++kk) {  // B chunk into strips [s][kk][NR]
         const float* row = B + int64_t(k0 + kk) * ldb + j0;
         if (k0 + kk + kPrefetchRows < K)  // rows are pages apart: the hardware prefetchers do not run ahead into them
-          for (int j = 0; j < nc; j += 16) __builtin_prefetch(row + kPrefetchRows * ldb + j, 0, TL_CPU_GEMM_F32_PREFETCH_LOC);
+          for (int j = 0, n = run_lines(row, ldb * 4, int64_t(nc) * 4); j < n; ++j)
+            __builtin_prefetch(run_line(row + kPrefetchRows * ldb, j), 0, TL_CPU_GEMM_F32_PREFETCH_LOC);
         for (int s = 0; s < strips; ++s) {
           float* d = b_pack + int64_t(s) * kc * NR + kk * NR;
           const int w = s + 1 < strips ? NR : nvl * L;
@@ -881,7 +1126,8 @@ inline void dot_pack_b(const T* B, int64_t ldb, int k0, int kc, int j0, int nc, 
         const char* r0 = reinterpret_cast<const char*>(B + int64_t(k0 + g * E) * ldb + j0 + js);
         if (g + 4 < gdone)  // rows are pages apart: the hardware prefetchers do not run ahead into them
           for (int e = 0; e < E; ++e)
-            for (int j = 0; j < w * ELEM; j += 64) __builtin_prefetch(r0 + (4 * E + e) * ldb * ELEM + j, 0, 3);
+            for (int j = 0, n = run_lines(r0, ldb * ELEM, int64_t(w) * ELEM); j < n; ++j)
+              __builtin_prefetch(run_line(r0 + (4 * E + e) * ldb * ELEM, j), 0, 3);
         for (int jq = 0; jq < jdone; jq += CW) {
           GroupRow out[4];
           if constexpr (ELEM == 1) {
@@ -947,11 +1193,12 @@ inline void dot_row_block(int kg, const uint32_t* a, const uint32_t* bp, int nc,
                           int64_t lda_bytes = 0, int next_rows = 0, int row_bytes = 0) {
   typedef typename DotTraits<T>::Acc Acc;
   const int strips = (nc + kDotNR - 1) / kDotNR;
-  const int row_lines = (row_bytes + 63) / 64, lines = next_rows * row_lines, per = (lines + strips - 1) / strips;
+  const int row_lines = run_lines(next, lda_bytes, row_bytes), lines = next_rows * row_lines;
+  const int per = (lines + strips - 1) / strips;
   int li = 0;
   for (int s = 0; s < strips; ++s) {
     for (const int e = li + per < lines ? li + per : lines; li < e; ++li)
-      __builtin_prefetch(next + (li / row_lines) * lda_bytes + (li % row_lines) * 64, 0, 2);
+      __builtin_prefetch(run_line(next + (li / row_lines) * lda_bytes, li % row_lines), 0, 2);
     const uint32_t* b = bp + int64_t(s) * kg * kDotNR;
     Acc* cs = c + s * kDotNR;
     const int w = nc - s * kDotNR < kDotNR ? nc - s * kDotNR : kDotNR, nv = (w + 15) / 16;
@@ -978,32 +1225,41 @@ inline void dot_row_block(int kg, const uint32_t* a, const uint32_t* bp, int nc,
 
 template <int M, int N, int K, bool TRANS_A, bool TRANS_B, typename T>
 inline void gemm_dot(const T* A, int64_t lda, const T* B, int64_t ldb, typename DotTraits<T>::Acc* C, int64_t ldc,
-                     bool load_c) {
+                     bool load_c, uint64_t launch) {
   constexpr int E = DotTraits<T>::E, MR = kDotMR, MT = M % MR;
   constexpr int KC = cmin(K, DotTraits<T>::KC);           // k per chunk (elements)
   constexpr int KG = (KC + E - 1) / E, AS = KG + 16;      // groups per chunk; A block row stride (groups)
   constexpr int NC = cmin(round_up(N, kDotNR), kDotNC);   // columns per packed chunk
+  constexpr int NKC = (K + KC - 1) / KC, NJC = (N + NC - 1) / NC;  // chunks of k and of columns
   alignas(64) uint32_t b_pack[KG * NC];
   alignas(64) uint32_t a_blk[MR * AS];
   int32_t corr[MR] = {};
+  bool hit = false;  // B unwritten in this launch: packed once per launch and thread (pack_cache_lookup)
+  uint32_t* const cached =
+      launch != 0 && M >= kPackCacheMinM
+          ? static_cast<uint32_t*>(pack_cache_lookup(
+                reinterpret_cast<const void*>(&gemm_dot<M, N, K, TRANS_A, TRANS_B, T>), launch, B, ldb,
+                int64_t(NJC) * NKC * KG * NC * 4, &hit))
+          : nullptr;
   for (int j0 = 0; j0 < N; j0 += NC) {
     const int nc = N - j0 < NC ? N - j0 : NC;
     for (int k0 = 0; k0 < K; k0 += KC) {
       const int kc = K - k0 < KC ? K - k0 : KC, kg = (kc + E - 1) / E;
       const bool lc = load_c || k0 > 0;
-      dot_pack_b<K, TRANS_B>(B, ldb, k0, kc, j0, nc, b_pack);
+      uint32_t* const bp = cached ? cached + (int64_t(j0 / NC) * NKC + k0 / KC) * KG * NC : b_pack;
+      if (!hit) dot_pack_b<K, TRANS_B>(B, ldb, k0, kc, j0, nc, bp);
       for (int i0 = 0; i0 + MR <= M; i0 += MR) {
         // the next block's rows into L2 while this block computes (spread over its strips)
         const int next_rows = TRANS_A || M - i0 - MR <= 0 ? 0 : (M - i0 - MR < MR ? M - i0 - MR : MR);
         dot_pack_a<AS, TRANS_A>(A, lda, i0, MR, k0, kc, a_blk, corr);
-        dot_row_block<T, MR, AS>(kg, a_blk, b_pack, nc, C + int64_t(i0) * ldc + j0, ldc, lc, corr,
+        dot_row_block<T, MR, AS>(kg, a_blk, bp, nc, C + int64_t(i0) * ldc + j0, ldc, lc, corr,
                                  reinterpret_cast<const char*>(A + int64_t(i0 + MR) * lda + k0),
                                  lda * int64_t(sizeof(T)), next_rows, kc * static_cast<int>(sizeof(T)));
       }
       if constexpr (MT > 0) {
         constexpr int I0 = M - MT;
         dot_pack_a<AS, TRANS_A>(A, lda, I0, MT, k0, kc, a_blk, corr);
-        dot_row_block<T, MT, AS>(kg, a_blk, b_pack, nc, C + int64_t(I0) * ldc + j0, ldc, lc, corr);
+        dot_row_block<T, MT, AS>(kg, a_blk, bp, nc, C + int64_t(I0) * ldc + j0, ldc, lc, corr);
       }
     }
   }
@@ -1275,7 +1531,8 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
 
 /* One tier with an accumulator-typed C: the bf16 instructions when usable, else multiply-adds. */
 template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
-inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
+inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c,
+                          uint64_t launch = 0) {
 #if TL_CPU_COMPILED_AMX_BF16
   if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
                 same_type<Acc, float>::value && AmxFits<M, N, K, TRANS_A, 2>::value) {
@@ -1298,7 +1555,7 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
   if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
                 same_type<Acc, float>::value) {
     if (isa().bf16) {
-      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
       return;
     }
   }
@@ -1307,7 +1564,7 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
   if constexpr (VB == 64 && same_type<TA, int8_t>::value && same_type<TB, int8_t>::value &&
                 same_type<Acc, int32_t>::value) {
     if (isa().vnni) {
-      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      gemm_dot<M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
       return;
     }
   }
@@ -1327,40 +1584,48 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
 /* R rows of a C whose dtype is not the accumulator's, through a converted copy. */
 template <int VB, int R, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
 inline void gemm_rows_converted(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear,
-                                typename compute_type<TC>::type* tmp) {
+                                typename compute_type<TC>::type* tmp, uint64_t launch) {
   typedef typename compute_type<TC>::type Acc;
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < N; ++j) tmp[i * N + j] = clear ? Acc(0) : to_acc<Acc>(C[i * ldc + j]);
-  gemm_tier_acc<VB, R, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, tmp, N, true);
+  gemm_tier_acc<VB, R, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, tmp, N, true, launch);
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < N; ++j) C[i * ldc + j] = TC(tmp[i * N + j]);
 }
 
 template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
-inline void gemm_tier(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear) {
+inline void gemm_tier(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear,
+                      uint64_t launch) {
   typedef typename compute_type<TC>::type Acc;
   if constexpr (same_type<TC, Acc>::value) {
-    gemm_tier_acc<VB, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, !clear);
+    gemm_tier_acc<VB, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, !clear, launch);
   } else {
     constexpr int MC = cmax(1, cmin(M, kTempCBytes / (N * static_cast<int>(sizeof(Acc)))));
     alignas(64) Acc tmp[MC * N];
     for (int m0 = 0; m0 + MC <= M; m0 += MC)
       gemm_rows_converted<VB, MC, N, K, TRANS_A, TRANS_B>(TRANS_A ? A + m0 : A + m0 * lda, lda, B, ldb, C + m0 * ldc,
-                                                          ldc, clear, tmp);
+                                                          ldc, clear, tmp, launch);
     if constexpr (M % MC != 0) {
       constexpr int M0 = M - M % MC;
       gemm_rows_converted<VB, M % MC, N, K, TRANS_A, TRANS_B>(TRANS_A ? A + M0 : A + M0 * lda, lda, B, ldb,
-                                                              C + M0 * ldc, ldc, clear, tmp);
+                                                              C + M0 * ldc, ldc, clear, tmp, launch);
     }
   }
 }
 
 }  // namespace gemm_impl
 
+using gemm_impl::gemm_begin_launch;    // a kernel entry's token for the GEMMs of one grid launch
+using gemm_impl::gemm_end_launch;      // ... and the release of its packs once the grid has finished
+using gemm_impl::gemm_ranges_overlap;  // whether a reused B overlaps a written tensor
+
 /* Row-major A is [M, K] (TRANS_A: [K, M]), B is [K, N] (TRANS_B: [N, K]), C is [M, N]; each with
- * unit stride in its last dimension and the given leading dimension (elements). */
+ * unit stride in its last dimension and the given leading dimension (elements). launch: 0, or a
+ * token of gemm_begin_launch() for a launch in which nothing writes B's memory: B's pack may then be
+ * reused by the launch's later calls ("packed B reused across the calls of one launch" above). */
 template <int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename TC>
-inline void gemm(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear) {
+inline void gemm(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int64_t ldc, bool clear,
+                 uint64_t launch = 0) {
   static_assert(M > 0 && N > 0, "tl::cpu::gemm needs a non-empty C tile");
   if constexpr (K <= 0) {  // an empty sum: C keeps its value, or becomes 0
     if (clear)
@@ -1369,17 +1634,17 @@ inline void gemm(const TA* A, int64_t lda, const TB* B, int64_t ldb, TC* C, int6
   } else {
 #if TL_CPU_COMPILED_AVX512
     if (isa().level == kIsaAvx512) {
-      gemm_impl::gemm_tier<64, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear);
+      gemm_impl::gemm_tier<64, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear, launch);
       return;
     }
 #endif
 #if TL_CPU_COMPILED_AVX2
     if (isa().level == kIsaAvx2) {
-      gemm_impl::gemm_tier<32, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear);
+      gemm_impl::gemm_tier<32, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear, launch);
       return;
     }
 #endif
-    gemm_impl::gemm_tier<16, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear);
+    gemm_impl::gemm_tier<16, M, N, K, TRANS_A, TRANS_B>(A, lda, B, ldb, C, ldc, clear, launch);
   }
 }
 

@@ -63,9 +63,9 @@ class CpuBackend : public TargetBackend {
     return lower_cpu(f, ctx);
   }
 
-  std::string codegen(const PrimFunc& lowered, const PassContext&, std::string* host_source) override {
+  std::string codegen(const PrimFunc& lowered, const PassContext& ctx, std::string* host_source) override {
     if (host_source) host_source->clear();  // host and kernel code are one C++ file on cpu
-    return codegen_cpu(lowered);
+    return codegen_cpu(lowered, !config_bool(ctx.configs, "tl.disable_cpu_gemm_pack_reuse"));
   }
 
   void build(const std::string& kernel_source, const std::string& dir, const CompileOptions& opts) override {

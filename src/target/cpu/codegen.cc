@@ -32,7 +32,7 @@ namespace {
 // The names emitted code may not give a user's variable: C++'s (target/c_source.h, shared with the
 // cuda code generator) and those of the cpu kernel ABI and runtime.
 bool reserved_name(const std::string& n) {
-  static const std::set<std::string> ours = {"api", "args", "num_args", "tl", "block_index", "ctx", "p",
+  static const std::set<std::string> ours = {"api", "args", "num_args", "tl", "block_index", "ctx", "p", "pack_launch",
                                              "tl_kernel_entry", "tl_kernel_isa", "TLArg", "TLRuntimeAPI"};
   return ours.count(n) || cxx_reserved_words().count(n);
 }
@@ -106,6 +106,44 @@ class CaptureCollector : public IRVisitor {
   std::vector<Var> vars_;
   std::set<const BufferNode*> seen_buffers_, allocated_;
   std::vector<Buffer> buffers_;
+};
+
+// The tensor parameters that a statement of the function may write: stores, and every buffer whose
+// element is an argument of a call (a reference an intrinsic may write through: atomics, copy_stream's
+// destination, a GEMM's C, tl.address_of anywhere) except the A and B operands of tl.cpu.gemm; a tile
+// op left in the body counts as writing every buffer it names. `any_handle`: a scalar handle
+// parameter (a raw pointer the function may write through) exists.
+class WrittenBuffers : public IRVisitor {
+ public:
+  std::set<const BufferNode*> written;
+
+ protected:
+  void visit_store(const BufferStoreNode* n) override {
+    written.insert(n->buffer.get());
+    IRVisitor::visit_store(n);
+  }
+  void visit_call(const CallNode* n) override {
+    for (size_t i = 0; i < n->args.size(); ++i) {
+      const Expr& a = n->args[i];
+      if (n->op == "tl.cpu.gemm" && (i == 5 || i == 7)) {  // &A[...], &B[...]: read only
+        const auto* addr = a.as<CallNode>();
+        const auto* ld = addr && addr->op == "tl.address_of" && addr->args.size() == 1
+                             ? addr->args[0].as<BufferLoadNode>()
+                             : nullptr;
+        if (ld) {
+          for (const Expr& idx : ld->indices) visit(idx);
+          continue;
+        }
+      }
+      if (auto* ld = a.as<BufferLoadNode>()) written.insert(ld->buffer.get());
+      visit(a);
+    }
+  }
+  void visit_tile_op(const TileOpNode* n) override {
+    for (const TileArg& a : n->args)
+      if (a.is_region()) written.insert(a.region.buffer.get());
+    IRVisitor::visit_tile_op(n);
+  }
 };
 
 }  // namespace
@@ -321,7 +359,7 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
 
   std::ostringstream os;
   os << "struct " << base << "_ctx {\n  const TLRuntimeAPI* api;\n  int64_t grid[" << std::max<size_t>(n->grid.size(), 1)
-     << "];\n  int32_t failed;\n";
+     << "];\n  int32_t failed;\n  uint64_t pack_launch;  // tl::cpu::gemm_begin_launch's token, or 0\n";
   for (auto& b : *captured_buffers) os << "  " << buffer_pointer_type(b) << " " << name(b) << ";\n";
   for (auto& v : *captured_vars) os << "  " << value_type(v.dtype()) << " " << name(v) << ";\n";
   os << "};\n\n";
@@ -368,6 +406,7 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
   in_block_ = false;
   out_ = saved_out;
   indent_ = saved_indent;
+  if (!reuse_b_used_.empty()) os << "  const uint64_t pack_launch = ctx.pack_launch;\n";
   os << body.str() << "  return 0;\n}\n\n";
   os << "static void " << base << "_task(void* p, int64_t block_index) {\n"
      << "  " << base << "_ctx* ctx = static_cast<" << base << "_ctx*>(p);\n"
@@ -383,6 +422,27 @@ std::string CodeGenCPU::block_function(const KernelLaunchNode* n, const std::str
   return os.str();
 }
 
+// The launch's token for packed-B reuse: a fresh one, or 0 (no reuse) when a written tensor parameter
+// overlaps a reused B in memory (a caller passing overlapping tensors: the kernel's own stores would
+// then change B).
+std::string CodeGenCPU::begin_launch_call() {
+  auto span_bytes = [&](const Buffer& b) {  // bytes from the first element to past the last
+    std::vector<Expr> st = b.effective_strides();
+    std::string s = "int64_t(1)";
+    for (size_t d = 0; d < b.ndim(); ++d)
+      s += " + (int64_t(" + expr(b.shape()[d]) + ") - 1) * int64_t(" + expr(st[d]) + ")";
+    return "(" + s + ") * " + std::to_string(b.dtype().bytes());
+  };
+  std::string ok = written_packed_ ? "false" : "true";
+  for (const BufferNode* r : reuse_b_used_) {
+    const Buffer& rb = reuse_b_.at(r);
+    for (const Buffer& w : written_params_)
+      ok += " && !tl::cpu::gemm_ranges_overlap(" + name(rb) + ", " + span_bytes(rb) + ", " + name(w) + ", " +
+            span_bytes(w) + ")";
+  }
+  return "tl::cpu::gemm_begin_launch(" + ok + ")";
+}
+
 void CodeGenCPU::launch(const KernelLaunchNode* n) {
   // The kernel's base name and the names derived from it must all be free.
   std::string stem = sanitize(func_name_ + "_kernel" + std::to_string(kernel_count_++)), base = stem;
@@ -392,6 +452,7 @@ void CodeGenCPU::launch(const KernelLaunchNode* n) {
   for (const char* suffix : {"", "_ctx", "_block", "_task"}) used_names_.insert(base + suffix);
   std::vector<Var> vars;
   std::vector<Buffer> buffers;
+  reuse_b_used_.clear();
   block_functions_.push_back(block_function(n, base, &vars, &buffers));
   std::string c = fresh("launch" + std::to_string(kernel_count_ - 1));
   line("{");
@@ -400,6 +461,7 @@ void CodeGenCPU::launch(const KernelLaunchNode* n) {
   line(base + "_ctx " + c + ";");
   line(c + ".api = api;");
   line(c + ".failed = 0;");
+  line(c + ".pack_launch = " + (reuse_b_used_.empty() ? std::string("0") : begin_launch_call()) + ";");
   if (n->grid.empty()) line(c + ".grid[0] = 1;");
   for (size_t d = 0; d < n->grid.size(); ++d)
     line(c + ".grid[" + std::to_string(d) + "] = int64_t(" + expr(n->grid[d]) + ");");
@@ -411,12 +473,13 @@ void CodeGenCPU::launch(const KernelLaunchNode* n) {
     positive += " && " + c + ".grid[" + std::to_string(d) + "] > 0";
   }
   line("if (" + positive + ") api->parallel_for(api->pool, " + blocks + ", " + base + "_task, &" + c + ");");
+  if (!reuse_b_used_.empty()) line("tl::cpu::gemm_end_launch(" + c + ".pack_launch);  // frees the launch's packs");
   line("if (" + c + ".failed) return 1;");
   --indent_;
   line("}");
 }
 
-std::string CodeGenCPU::generate(const PrimFunc& f) {
+std::string CodeGenCPU::generate(const PrimFunc& f, bool pack_reuse) {
   func_name_ = sanitize(f.name());
   std::ostringstream entry;
   out_ = &entry;
@@ -459,6 +522,22 @@ std::string CodeGenCPU::generate(const PrimFunc& f) {
     line("const " + value_type(t) + " " + name(dyn[k]) + " = " + storage_type(t) + "(args[" +
          std::to_string(params.size() + k) + "].i64);  // dynamic dimension");
   }
+  {
+    WrittenBuffers wb;
+    wb.visit(f.body());
+    bool any_handle = false;
+    for (const Param& p : params)
+      if (!p.is_buffer() && p.var.dtype().is_handle()) any_handle = true;
+    for (const Param& p : params) {
+      if (!p.is_buffer()) continue;
+      if (wb.written.count(p.buffer.get())) {
+        written_params_.push_back(p.buffer);
+        if (packed_buffer(p.buffer)) written_packed_ = true;
+      } else if (pack_reuse && !any_handle && !packed_buffer(p.buffer) && p.buffer.scope() == MemScope::kGlobal) {
+        reuse_b_[p.buffer.get()] = p.buffer;
+      }
+    }
+  }
   seq_or_single(f.body());
   line("return 0;");
 
@@ -481,9 +560,9 @@ std::string CodeGenCPU::generate(const PrimFunc& f) {
 
 }  // namespace cpu_codegen
 
-std::string codegen_cpu(const PrimFunc& lowered) {
+std::string codegen_cpu(const PrimFunc& lowered, bool pack_reuse) {
   cpu_codegen::CodeGenCPU cg;
-  return cg.generate(lowered);
+  return cg.generate(lowered, pack_reuse);
 }
 
 std::string cpu_include_dir() { return tl_include_dir("tl/cpu/kernel.h"); }

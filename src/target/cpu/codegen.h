@@ -15,8 +15,10 @@ namespace tl {
 // which unpacks the arguments (tensors, scalars, then dynamic variables), runs host code, and runs
 // each grid through api->parallel_for (row-major over the grid dimensions: the last one varies
 // fastest). Storage and numerics are described in docs/TARGET_CPU.md. Throws NotImplemented for
-// constructs the cpu target does not support (naming them).
-std::string codegen_cpu(const PrimFunc& lowered);
+// constructs the cpu target does not support (naming them). `pack_reuse`: GEMMs whose B no statement
+// writes pass the launch's token, so that B's pack is reused across the launch's GEMM calls
+// (include/tl/cpu/gemm.h; off with the pass config tl.disable_cpu_gemm_pack_reuse).
+std::string codegen_cpu(const PrimFunc& lowered, bool pack_reuse = true);
 
 // Directory to pass with -I so that emitted code finds tl/cpu/*.h: $TILELANG_INCLUDE_DIR when set,
 // else $TILELANG_SOURCE_DIR/include, else the include/ directory of the source tree this library

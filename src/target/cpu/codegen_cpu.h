@@ -35,7 +35,7 @@ std::string float_literal(DataType t, double v);
 
 class CodeGenCPU {
  public:
-  std::string generate(const PrimFunc& f);
+  std::string generate(const PrimFunc& f, bool pack_reuse = true);
 
   // ---- expressions (codegen_expr.cc) ----
   std::string expr(const Expr& e);
@@ -89,6 +89,17 @@ class CodeGenCPU {
   int kernel_count_ = 0;
   bool in_block_ = false;
   bool uses_dist_ = false;  // the kernel calls tl.dist.*: include tl/cpu/dist.h
+  // Packed-B reuse (include/tl/cpu/gemm.h, "packed B reused across the calls of one launch"):
+  // tensor parameters no statement of the function writes (a tl.cpu.gemm in a kernel with such a
+  // B passes the launch's token, ctx.pack_launch); those the kernel being emitted uses so; the
+  // written tensor parameters (a launch gets a token only when none overlaps a reused B in
+  // memory); whether a written one is fp4-packed (no overlap test: no token).
+  std::map<const BufferNode*, Buffer> reuse_b_;
+  std::set<const BufferNode*> reuse_b_used_;
+  std::vector<Buffer> written_params_;
+  bool written_packed_ = false;
+  // The tl::cpu::gemm_begin_launch(...) statement of a launch whose kernel reuses packed B.
+  std::string begin_launch_call();
   int64_t stack_bytes_ = 0;  // of the function being emitted
   Span span_;                // of the statement being emitted (for messages)
 };

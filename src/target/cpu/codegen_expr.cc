@@ -443,10 +443,21 @@ std::string CodeGenCPU::call(const CallNode* n) {
     int64_t m = get_const_int(n->args[0], "gemm M"), nn = get_const_int(n->args[1], "gemm N"),
             k = get_const_int(n->args[2], "gemm K"), ta = get_const_int(n->args[3], "transpose_A"),
             tb = get_const_int(n->args[4], "transpose_B");
+    // B a tensor parameter the function never writes: its pack may be reused within a launch.
+    bool reuse_b = false;
+    if (auto* addr = n->args[7].as<CallNode>())
+      if (addr->op == "tl.address_of" && addr->args.size() == 1)
+        if (auto* ld = addr->args[0].as<BufferLoadNode>())
+          if (in_block_ && reuse_b_.count(ld->buffer.get())) {
+            reuse_b = true;
+            reuse_b_used_.insert(ld->buffer.get());
+          }
     return "tl::cpu::gemm<" + std::to_string(m) + ", " + std::to_string(nn) + ", " + std::to_string(k) + ", " +
-           (ta ? "true" : "false") + ", " + (tb ? "true" : "false") + ">(" + expr(n->args[5]) + ", " +
+           (ta ? "true" : "false") + ", " + (tb ? "true" : "false") + ">(" +
+           expr(n->args[5]) + ", " +
            expr(n->args[6]) + ", " + expr(n->args[7]) + ", " + expr(n->args[8]) + ", " + expr(n->args[9]) + ", " +
-           expr(n->args[10]) + ", " + as_value(n->args[11], DataType::Bool()) + ")";
+           expr(n->args[10]) + ", " + as_value(n->args[11], DataType::Bool()) +
+           (reuse_b && in_block_ ? ", pack_launch" : "") + ")";
   }
   if (op == "tl.cpu.copy_stream") {  // src/target/cpu/stream_global_stores.cc
     if (n->args.size() != 3) throw_error<TypeError>("tl.cpu.copy_stream expects (dst, src, n)");

@@ -18,6 +18,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "target/cpu/jit_util.h"
@@ -347,6 +348,108 @@ TEST(CpuGemmHeader, Avx2TierWithoutAvx512) {
   std::string so = build_cases("-mno-avx512f");
   ASSERT_FALSE(so.empty());
   EXPECT_EQ(run_cases(so, ""), "avx2");
+}
+
+// The packed-B cache's bookkeeping (include/tl/cpu/gemm.h, "packed B reused across the calls of
+// one launch"): a key hits only within its launch, the least recently used buffer goes when the
+// entries or the byte budget run out, and gemm_end_launch frees a launch's buffers in every
+// thread's cache.
+int live_packs() {
+  int n = 0;
+  for (const auto& e : cpu::gemm_impl::pack_cache().entry) n += e.data != nullptr;
+  return n;
+}
+
+TEST(CpuGemmPackCache, HitsWithinALaunchOnly) {
+  using cpu::gemm_impl::pack_cache_lookup;
+  static int tag_a, tag_b;
+  float b[4];
+  const uint64_t l1 = cpu::gemm_begin_launch(), l2 = cpu::gemm_begin_launch();
+  EXPECT_NE(l1, 0u);
+  EXPECT_NE(l1, l2);
+  EXPECT_EQ(cpu::gemm_begin_launch(false), 0u);
+  bool hit = true;
+  void* p = pack_cache_lookup(&tag_a, l1, b, 64, 4096, &hit);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(pack_cache_lookup(&tag_a, l1, b, 64, 4096, &hit), p);
+  EXPECT_TRUE(hit);
+  pack_cache_lookup(&tag_b, l1, b, 64, 4096, &hit);  // another driver
+  EXPECT_FALSE(hit);
+  pack_cache_lookup(&tag_a, l1, b + 1, 64, 4096, &hit);  // another B
+  EXPECT_FALSE(hit);
+  pack_cache_lookup(&tag_a, l1, b, 128, 4096, &hit);  // another ldb
+  EXPECT_FALSE(hit);
+  pack_cache_lookup(&tag_a, l2, b, 64, 4096, &hit);  // the next launch
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(pack_cache_lookup(&tag_a, l1, b, 64, cpu::gemm_impl::kPackCacheBytes + 1, &hit), nullptr);
+  cpu::gemm_end_launch(l1);
+  cpu::gemm_end_launch(l2);
+  EXPECT_EQ(live_packs(), 0);
+}
+
+TEST(CpuGemmPackCache, EvictsLeastRecentlyUsed) {
+  using cpu::gemm_impl::kPackCacheBytes;
+  using cpu::gemm_impl::kPackCacheEntries;
+  using cpu::gemm_impl::pack_cache_lookup;
+  static int tag;
+  std::vector<float> b(64);
+  const uint64_t l = cpu::gemm_begin_launch();
+  bool hit;
+  for (int i = 0; i < kPackCacheEntries + 4; ++i) pack_cache_lookup(&tag, l, &b[i], 64, 1024, &hit);
+  EXPECT_EQ(live_packs(), kPackCacheEntries);
+  pack_cache_lookup(&tag, l, &b[kPackCacheEntries + 3], 64, 1024, &hit);  // the newest stays
+  EXPECT_TRUE(hit);
+  pack_cache_lookup(&tag, l, &b[0], 64, 1024, &hit);  // the oldest went
+  EXPECT_FALSE(hit);
+  // budget: two packs of 0.6 x the budget cannot both stay
+  pack_cache_lookup(&tag, l, &b[40], 64, kPackCacheBytes * 6 / 10, &hit);
+  pack_cache_lookup(&tag, l, &b[41], 64, kPackCacheBytes * 6 / 10, &hit);
+  int64_t held = 0;
+  for (const auto& e : cpu::gemm_impl::pack_cache().entry) held += e.data ? e.bytes : 0;
+  EXPECT_LE(held, kPackCacheBytes);
+  pack_cache_lookup(&tag, l, &b[40], 64, kPackCacheBytes * 6 / 10, &hit);
+  EXPECT_FALSE(hit);
+  cpu::gemm_end_launch(l);
+  EXPECT_EQ(live_packs(), 0);
+}
+
+TEST(CpuGemmPackCache, EndOfLaunchFreesEveryThreadsPacks) {
+  static int tag;
+  float b[2];
+  const uint64_t l = cpu::gemm_begin_launch(), other = cpu::gemm_begin_launch();
+  int before = -1, after_end = -1, other_kept = -1;
+  bool go = false, ended = false;
+  std::thread t([&] {
+    bool hit;
+    // two launches' packs in one thread (of different sizes: a buffer of a launch not running here
+    // any more may be taken over by the next launch's pack of its size)
+    cpu::gemm_impl::pack_cache_lookup(&tag, l, b, 64, 4096, &hit);
+    cpu::gemm_impl::pack_cache_lookup(&tag, other, b, 64, 8192, &hit);
+    before = live_packs();
+    __atomic_store_n(&go, true, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&ended, __ATOMIC_ACQUIRE)) std::this_thread::yield();
+    after_end = live_packs();
+    cpu::gemm_impl::pack_cache_lookup(&tag, other, b, 64, 8192, &hit);
+    other_kept = hit;
+    cpu::gemm_end_launch(other);
+  });
+  while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE)) std::this_thread::yield();
+  cpu::gemm_end_launch(l);  // from another thread, as a kernel entry after the grid
+  __atomic_store_n(&ended, true, __ATOMIC_RELEASE);
+  t.join();
+  EXPECT_EQ(before, 2);
+  EXPECT_EQ(after_end, 1);
+  EXPECT_EQ(other_kept, 1);
+}
+
+TEST(CpuGemmPackCache, RangesOverlap) {
+  char m[64];
+  EXPECT_TRUE(cpu::gemm_ranges_overlap(m, 16, m + 8, 16));
+  EXPECT_FALSE(cpu::gemm_ranges_overlap(m, 16, m + 16, 16));
+  EXPECT_TRUE(cpu::gemm_ranges_overlap(m + 8, 1, m, 64));
+  EXPECT_FALSE(cpu::gemm_ranges_overlap(m, 0, m, 64));
+  EXPECT_FALSE(cpu::gemm_ranges_overlap(m, 64, m, -5));
 }
 
 }  // namespace
