@@ -989,6 +989,27 @@ inline void interleave_quads(Bytes64 x0, Bytes64 x1, Bytes64 x2, Bytes64 x3, Gro
   out[2] = TL_LANES(tb, td, 0, 1, 4, 5);
   out[3] = TL_LANES(tb, td, 2, 3, 6, 7);
 }
+
+/* One 64-byte column piece of a group of rows of a row-major B, in 4-byte groups: `r` points at the
+ * group's first row, `ld` is B's row stride and `col` the piece's first column, both in elements.
+ * ELEM 1 (int8): 64 columns of 4 rows into out[0..3]; ELEM 2 (bf16): 32 columns of 2 rows into
+ * out[0..1]. Shared by the dot-product driver's and the AMX driver's B packs. */
+template <int ELEM>
+inline void load_group_rows(const char* r, int64_t ld, int64_t col, GroupRow* out) {
+  if constexpr (ELEM == 1) {
+    Bytes64 x0, x1, x2, x3;
+    __builtin_memcpy(&x0, r + col, 64);
+    __builtin_memcpy(&x1, r + ld + col, 64);
+    __builtin_memcpy(&x2, r + 2 * ld + col, 64);
+    __builtin_memcpy(&x3, r + 3 * ld + col, 64);
+    interleave_quads(x0, x1, x2, x3, out);
+  } else {
+    Halves64 x0, x1;
+    __builtin_memcpy(&x0, r + 2 * col, 64);
+    __builtin_memcpy(&x1, r + 2 * (ld + col), 64);
+    interleave_pairs(x0, x1, out);
+  }
+}
 #undef TL_LANES
 #undef TL_LANE
 
@@ -1130,19 +1151,7 @@ inline void dot_pack_b(const T* B, int64_t ldb, int k0, int kc, int j0, int nc, 
               __builtin_prefetch(run_line(r0 + (4 * E + e) * ldb * ELEM, j), 0, 3);
         for (int jq = 0; jq < jdone; jq += CW) {
           GroupRow out[4];
-          if constexpr (ELEM == 1) {
-            Bytes64 x0, x1, x2, x3;
-            __builtin_memcpy(&x0, r0 + jq, 64);
-            __builtin_memcpy(&x1, r0 + ldb + jq, 64);
-            __builtin_memcpy(&x2, r0 + 2 * ldb + jq, 64);
-            __builtin_memcpy(&x3, r0 + 3 * ldb + jq, 64);
-            interleave_quads(x0, x1, x2, x3, out);
-          } else {
-            Halves64 x0, x1;
-            __builtin_memcpy(&x0, r0 + 2 * jq, 64);
-            __builtin_memcpy(&x1, r0 + 2 * (ldb + jq), 64);
-            interleave_pairs(x0, x1, out);
-          }
+          load_group_rows<ELEM>(r0, ldb, jq, out);
 #pragma GCC unroll 4
           for (int q = 0; q < CW / 16; ++q) {
             const GroupRow x = out[q] ^ flip;
@@ -1435,19 +1444,7 @@ inline void amx_pack_b(const T* B, int64_t ldb, int s0, int sc, uint32_t* b_pack
       uint32_t* d = b_pack + (s * 16 + g) * 16;
       for (int j0 = 0; j0 < NW; j0 += CW) {
         GroupRow out[4];
-        if constexpr (ELEM == 1) {
-          Bytes64 x0, x1, x2, x3;
-          __builtin_memcpy(&x0, r0 + j0, 64);
-          __builtin_memcpy(&x1, r0 + ldb + j0, 64);
-          __builtin_memcpy(&x2, r0 + 2 * ldb + j0, 64);
-          __builtin_memcpy(&x3, r0 + 3 * ldb + j0, 64);
-          interleave_quads(x0, x1, x2, x3, out);
-        } else {
-          Halves64 x0, x1;
-          __builtin_memcpy(&x0, r0 + 2 * j0, 64);
-          __builtin_memcpy(&x1, r0 + 2 * (ldb + j0), 64);
-          interleave_pairs(x0, x1, out);
-        }
+        load_group_rows<ELEM>(r0, ldb, j0, out);
         for (int q = 0; q < CW / 16; ++q)
           __builtin_memcpy(d + (j0 / 16 + q) * jt_stride, &out[q], 64);
       }
