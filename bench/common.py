@@ -7,6 +7,7 @@ inputs first. Results go to bench/results/<name>.json; docs/PERFORMANCE.md keeps
 """
 import datetime
 import json
+import contextlib
 import os
 import platform
 import re
@@ -130,6 +131,45 @@ def add_cpu_timing_args(ap, rounds, rep):
     ap.add_argument("--rep", type=int, default=rep)
     ap.add_argument("--timer", choices=["wall", "thread_cpu"], default="wall",
                     help="thread_cpu: the calling thread's CPU time per call (needs --threads 1)")
+
+
+def add_old_build_args(ap):
+    """--old-include DIR / --old-env NAME=VALUE: also build every kernel a second way (an earlier
+    tree's headers, or a build-time environment variable such as TL_CPU_VECTOR_WIDTH=256 set while
+    it compiles; the kernel cache keys on both) and time it in the same rounds as ours."""
+    ap.add_argument("--old-include", default=None, metavar="DIR",
+                    help="the second build uses the headers in DIR (an earlier tree's include/, e.g. from "
+                         "`git archive <commit> include | tar -x -C <dir>`)")
+    ap.add_argument("--old-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="the second build runs with NAME=VALUE in the environment (repeatable)")
+
+
+def old_build_env(args):
+    """The environment of the second build from add_old_build_args' options; None when not asked."""
+    env = {}
+    for item in args.old_env:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--old-env takes NAME=VALUE, got {item!r}")
+        env[name] = value
+    if args.old_include:
+        env["TILELANG_INCLUDE_DIR"] = args.old_include
+    return env or None
+
+
+@contextlib.contextmanager
+def environment(overrides):
+    """Sets `overrides` in os.environ for the block and restores the earlier values after it."""
+    saved = {k: os.environ.get(k) for k in overrides}
+    os.environ.update(overrides)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def interleaved(fns, rounds=5, warmup=25, rep=100, timer="wall"):

@@ -7,7 +7,8 @@ scaled_dot_product_attention in the same dtype and process (issue 17, item 5).
 
   python bench/cpu_flash.py [--threads 2] [--rounds 3] [--timer thread_cpu --threads 1]
       [--only bfloat16|float32] [--shapes B,H,S,D ...] [--blocks M,N] [--causal no|yes]
-      [--old-include DIR]   (also the same kernels built with an earlier tree's headers, same process)
+      [--old-include DIR] [--old-env NAME=VALUE]   (also the same kernels built with an earlier tree's
+      headers or with a build-time variable set, e.g. TL_CPU_VECTOR_WIDTH=256; same process)
 
 Both results are checked against numpy in float64 first (relative error bound per dtype). Ratios
 are medians of per-round paired time ratios (bench/common.py). Results: bench/results/cpu_flash.json
@@ -103,14 +104,14 @@ def attn_flops(b, h, s, d, causal):
 
 
 def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"), shapes=None, blocks=BLOCKS,
-         causal_modes=(False, True), old_include=None):
+         causal_modes=(False, True), old_env=None):
     import ml_dtypes
     import torch
     torch.set_num_threads(threads)
     if timer == "thread_cpu" and threads != 1:
         raise ValueError("--timer thread_cpu needs --threads 1")
     name = "cpu_flash" if timer == "wall" else "cpu_flash_1t_cputime"
-    if old_include:
+    if old_env:
         name += "_ab"
     elif tuple(dtypes) != ("bfloat16", "float32") or shapes or tuple(blocks) != BLOCKS or len(causal_modes) != 2:
         name += "_subset"  # a partial run does not replace the full run's results
@@ -118,7 +119,7 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
     table = common.Table(name, f"cpu flash-attention forward, {threads} thread{'s' if threads > 1 else ''}, {what} "
                          "(GFLOP/s; ratio = ours / torch SDPA, same process)",
                          ["workload", "ours GFLOP/s", "torch SDPA GFLOP/s", "vs torch"] +
-                         (["old headers GFLOP/s", "vs old", "old vs torch"] if old_include else []))
+                         (["old build GFLOP/s", "vs old", "old vs torch"] if old_env else []))
     rng = np.random.default_rng(0)
     for (b, h, s, d) in (shapes or SHAPES):
         for dtype in dtypes:
@@ -133,15 +134,12 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
                 o = np.empty((b, h, s, d), npdt)
                 kernel(q, k, v, o)
                 outs = [("ours", o)]
-                if old_include:  # the same program built with an earlier tree's headers (the cache keys on them)
-                    os.environ["TILELANG_INCLUDE_DIR"] = old_include
-                    try:
+                if old_env:  # the same program built the other way (the cache keys on headers and flags)
+                    with common.environment(old_env):
                         old_kernel = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_num_threads": threads})
-                    finally:
-                        os.environ.pop("TILELANG_INCLUDE_DIR", None)
                     o_old = np.empty((b, h, s, d), npdt)
                     old_kernel(q, k, v, o_old)
-                    outs.append(("old headers", o_old))
+                    outs.append(("old build", o_old))
                 ref = reference(q, k, v, causal)
                 tol = 2e-2 if dtype == "bfloat16" else 1e-4
                 for who, out in outs + [("torch", torch.nn.functional.scaled_dot_product_attention(
@@ -151,21 +149,23 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
                         raise AssertionError(f"{label} ({who}): relative error {err:.2e} exceeds {tol:.0e}")
                 fns = {"ours": lambda: kernel(q, k, v, o),
                        "torch": lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)}
-                if old_include:
+                if old_env:
                     fns["old"] = lambda: old_kernel(q, k, v, o_old)
                 ms = common.interleaved(fns, rounds=rounds, warmup=2, rep=rep, timer=timer)
                 fl = attn_flops(b, h, s, d, causal)
                 ratio = round(ms.ratio("torch", "ours"), 3)
                 row = [label, common.gflops(fl, ms["ours"]), common.gflops(fl, ms["torch"]), ratio]
                 extra = ""
-                if old_include:
+                if old_env:
                     row += [common.gflops(fl, ms["old"]), round(ms.ratio("old", "ours"), 3),
                             round(ms.ratio("torch", "old"), 3)]
-                    extra = f"; old headers {row[4]:.1f}, ours/old {row[5]}, old vs torch {row[6]}"
+                    extra = f"; old build {row[4]:.1f}, ours/old {row[5]}, old vs torch {row[6]}"
                 table.add(*row)
                 print(f"  {label}: ours {common.gflops(fl, ms['ours']):.1f}, torch {common.gflops(fl, ms['torch']):.1f}"
                       f" GFLOP/s; vs torch {ratio}{extra}", flush=True)
     m = common.machine()
+    if old_env:
+        table.note("old build: " + " ".join(f"{k}={v}" for k, v in old_env.items()))
     table.note(f"torch {torch.__version__} scaled_dot_product_attention (cpu); blocks {blocks[0]}x{blocks[1]}; "
                f"GFLOP/s count 4*B*H*S^2*D (half when causal)")
     table.note(f"GFLOP/s from median {what} per call; ratio = median over rounds of paired time ratios; "
@@ -184,12 +184,10 @@ if __name__ == "__main__":
                     help="shapes to run (default: " + " ".join(",".join(map(str, x)) for x in SHAPES) + ")")
     ap.add_argument("--blocks", default="%d,%d" % BLOCKS, metavar="M,N", help="block_M,block_N")
     ap.add_argument("--causal", choices=["both", "no", "yes"], default="both")
-    ap.add_argument("--old-include", default=None, metavar="DIR",
-                    help="also time the same kernels built with the headers in DIR (an earlier tree's include/, "
-                         "e.g. from `git archive <commit> include | tar -x -C <dir>`), in the same process")
+    common.add_old_build_args(ap)
     args = ap.parse_args()
     main(threads=args.threads, rounds=args.rounds, rep=args.rep, timer=args.timer, dtypes=tuple(args.only),
          shapes=[tuple(int(x) for x in s.split(",")) for s in args.shapes] if args.shapes else None,
          blocks=tuple(int(x) for x in args.blocks.split(",")),
          causal_modes={"both": (False, True), "no": (False,), "yes": (True,)}[args.causal],
-         old_include=args.old_include)
+         old_env=common.old_build_env(args))

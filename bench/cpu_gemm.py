@@ -18,7 +18,7 @@ same process, with the peers at full speed:
   set). torch._int_mm (s8 x s8 -> s32) goes through oneDNN's gemm API, whose kernel names no AMX:
   refused on an AMX-INT8 CPU, so not timed there.
 
-  python bench/cpu_gemm.py [--threads 2] [--rounds 5] [--quick] [--old-include DIR]
+  python bench/cpu_gemm.py [--threads 2] [--rounds 5] [--quick] [--old-include DIR] [--old-env NAME=VALUE]
 
 The block configuration is the cpu one documented in docs/PERFORMANCE.md (CPU_CONFIG below): the
 kernel source is TileLang's, only block_M / block_N / block_K differ from the GPU examples.
@@ -133,7 +133,7 @@ def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal):
     return common.gflops(ops, ms["ours"]), "", "n/a (numpy has no int8 GEMM)", peer, vs_t
 
 
-def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_include=None):
+def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_env=None):
     import ml_dtypes
     try:
         import threadpoolctl
@@ -160,7 +160,7 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
     table = common.Table(name, f"cpu GEMM, {threads} thread{'s' if threads > 1 else ''}, {what} (GFLOP/s, int8: GOP/s; "
                          "ratio = ours / peer, same process)",
                          ["workload", "config", "ours GFLOP/s", "numpy GFLOP/s", "vs numpy", "torch GFLOP/s",
-                          "vs torch"] + (["old headers GFLOP/s", "vs old"] if old_include else []))
+                          "vs torch"] + (["old build GFLOP/s", "vs old"] if old_env else []))
     rng = np.random.default_rng(0)
     for label, M, N, K, (bm, bn, bk), dtype, *out in SHAPES:
         if (quick and label not in QUICK) or (only and not any(o in label for o in only)):
@@ -171,18 +171,16 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
                                   target="cpu",
                                   pass_configs={"tl.cpu_num_threads": threads})
         old_kernel = None
-        if old_include and dtype != "int8":  # the same program built with an earlier tree's headers (the cache keys on them)
-            os.environ["TILELANG_INCLUDE_DIR"] = old_include
-            try:  # headers older than the packed-B reuse do not take the GEMM's launch token
+        if old_env and dtype != "int8":  # the same program built the other way (the cache keys on headers and flags)
+            old_configs = {"tl.cpu_num_threads": threads}
+            if "TILELANG_INCLUDE_DIR" in old_env:  # headers older than the packed-B reuse do not take the launch token
+                old_configs["tl.disable_cpu_gemm_pack_reuse"] = True
+            with common.environment(old_env):
                 old_kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype, accum_dtype=acc,
-                                                     out_dtype=out_dtype), target="cpu",
-                                              pass_configs={"tl.cpu_num_threads": threads,
-                                                            "tl.disable_cpu_gemm_pack_reuse": True})
-            finally:
-                os.environ.pop("TILELANG_INCLUDE_DIR", None)
+                                                     out_dtype=out_dtype), target="cpu", pass_configs=old_configs)
         if dtype == "int8":
             table.add(label, f"{bm}x{bn}x{bk}", *int8_row(kernel, M, N, K, rng, rounds, rep, timer, int8_refusal),
-                      *([""] * 2 if old_include else []))
+                      *([""] * 2 if old_env else []))
             continue
         a32 = rng.standard_normal((M, K), dtype=np.float32)
         b32 = rng.standard_normal((K, N), dtype=np.float32)
@@ -199,7 +197,7 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
         if old_kernel is not None:
             c_old = np.empty_like(c)
             old_kernel(a, b, c_old)
-            check(c_old.astype(np.float32), a32, b32, f"{label} (old headers)", 1e-5 if out_dtype == "float32" else 1e-2)
+            check(c_old.astype(np.float32), a32, b32, f"{label} (old build)", 1e-5 if out_dtype == "float32" else 1e-2)
             fns["old"] = lambda: old_kernel(a, b, c_old)
         c_np = np.empty((M, N), np.float32)
         if dtype == "float32":
@@ -220,7 +218,7 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
         t_ref = (bf16_refusal if dtype == "bfloat16" else torch_refusal)
         vs_t = ratio_cell(ms, "torch", t_ref) if "torch" in ms else "n/a"
         table.add(label, f"{bm}x{bn}x{bk}", gf("ours"), gf("numpy"), vs_np, gf("torch"), vs_t,
-                  *([gf("old"), round(ms.ratio("old", "ours"), 3) if "old" in ms else ""] if old_include else []))
+                  *([gf("old"), round(ms.ratio("old", "ours"), 3) if "old" in ms else ""] if old_env else []))
         print(f"  {label}: " + ", ".join(f"{n} {gf(n):.1f}" for n in ms) + f" GFLOP/s; vs numpy {vs_np}, "
               f"vs torch {vs_t}", flush=True)
     table.note(f"numpy peer: {ob.get('internal_api')} {ob.get('version')}, kernel '{ob.get('architecture')}' "
@@ -247,9 +245,7 @@ if __name__ == "__main__":
     common.add_cpu_timing_args(ap, rounds=5, rep=30)
     ap.add_argument("--quick", action="store_true", help="only 2048^3, tall-skinny, decode M=16 and bf16")
     ap.add_argument("--only", nargs="*", help="only workloads whose label contains one of these")
-    ap.add_argument("--old-include", default=None, metavar="DIR",
-                    help="also time the fp32 / bf16 kernels built with an earlier tree's include/ (same process, "
-                         "interleaved; column 'vs old' = ours / old)")
+    common.add_old_build_args(ap)  # fp32 / bf16 only; column 'vs old' = ours / old
     args = ap.parse_args()
     main(threads=args.threads, rounds=args.rounds, quick=args.quick, rep=args.rep, timer=args.timer, only=args.only,
-         old_include=args.old_include)
+         old_env=common.old_build_env(args))

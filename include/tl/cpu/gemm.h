@@ -415,7 +415,8 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
  * The blocks of one grid column of a tiled GEMM multiply different rows of A by the same B tile
  * (2048^3 in 512 x 512 blocks: 4 blocks), and each call packed that tile again. A call given a
  * launch token (tl::cpu::gemm(..., clear, launch), launch != 0) that takes the dot-product driver
- * (bf16 / int8 without AMX: the pack interleaves B into 4-byte groups) keeps its packed B in a
+ * (bf16 / int8 without AMX: the pack interleaves B into 4-byte groups) or the AMX driver (B's tiles
+ * in 4-byte groups, every k chunk one after the other) keeps its packed B in a
  * per-thread cache instead of on the stack, keyed by the driver instantiation, the token, B's
  * address and ldb; a later call with the same key uses the pack as it is. The token says that no
  * store of that launch writes B's memory: codegen_cpu passes one (gemm_begin_launch(ok) before each
@@ -435,10 +436,15 @@ inline void gemm_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C,
 #define TL_CPU_GEMM_PACK_CACHE_BYTES (8 << 20)
 #endif
 constexpr int64_t kPackCacheBytes = TL_CPU_GEMM_PACK_CACHE_BYTES;
-constexpr int kPackCacheEntries = 16;
+/* Entries: a flash-attention grid's blocks walk every K and V block of their head (2 x 32 packs of
+ * 16 KiB at S = 2048, D = 128, 64-row blocks), which a smaller table evicts before the next block of
+ * the head comes back to them. */
+constexpr int kPackCacheEntries = 256;
 /* Calls with fewer rows than this pack into the stack buffer as before: their blocks rarely share
- * B (decode shapes), and the packed B then stays in L2 instead of going to a heap region. */
-constexpr int kPackCacheMinM = 96;
+ * B (decode shapes), and the packed B then stays in L2 instead of going to a heap region. 32 takes
+ * in flash attention's GEMMs (64 query rows a block; every block of a head multiplies by the same
+ * K and V blocks): on the Zen 4 core the bf16 flash forward ran 1.01-1.05x with it (was 96). */
+constexpr int kPackCacheMinM = 32;
 
 /* A fresh launch token (never 0) when `ok`, else 0 (the launch packs B per call). */
 inline uint64_t gemm_begin_launch(bool ok = true) {
@@ -476,6 +482,7 @@ struct PackCache {
     void* data = nullptr;
   };
   Entry entry[kPackCacheEntries];
+  const void* keys[kPackCacheEntries] = {};  // entry[i].b of a live entry, else null: the hit scan reads only these
   uint64_t clock = 0;
   PackLock lock;  // taken by its thread's lookups and by gemm_end_launch
   PackCache *prev = nullptr, *next = nullptr;
@@ -565,10 +572,11 @@ inline void gemm_end_launch(uint64_t token) {
   l.lock.lock();
   for (PackCache* c = l.head; c; c = c->next) {
     c->lock.lock();
-    for (PackCache::Entry& e : c->entry)
-      if (e.data && e.launch == token) {
-        pack_buffer_give(e.data, e.bytes);
-        e = PackCache::Entry();
+    for (int i = 0; i < kPackCacheEntries; ++i)
+      if (c->entry[i].data && c->entry[i].launch == token) {
+        pack_buffer_give(c->entry[i].data, c->entry[i].bytes);
+        c->entry[i] = PackCache::Entry();
+        c->keys[i] = nullptr;
       }
     c->lock.unlock();
   }
@@ -578,19 +586,23 @@ inline void gemm_end_launch(uint64_t token) {
 inline void* pack_cache_lookup_locked(PackCache& pc, const void* tag, uint64_t launch, const void* b, int64_t ldb,
                                       int64_t bytes, bool* hit) {
   typedef PackCache::Entry Entry;
-  int64_t held = 0;
-  for (Entry& e : pc.entry) {
-    if (e.data && e.tag == tag && e.b == b && e.ldb == ldb && e.launch == launch && e.bytes == bytes) {
+  for (int i = 0; i < kPackCacheEntries; ++i) {
+    if (pc.keys[i] != b) continue;
+    Entry& e = pc.entry[i];
+    if (e.data && e.tag == tag && e.ldb == ldb && e.launch == launch && e.bytes == bytes) {
       e.used = ++pc.clock;
       *hit = true;
       return e.data;
     }
-    if (e.data) held += e.bytes;
   }
+  int64_t held = 0;
+  for (Entry& e : pc.entry)
+    if (e.data) held += e.bytes;
   auto drop = [&](Entry* e) {  // gives up an entry's buffer
     pack_buffer_give(e->data, e->bytes);
     held -= e->bytes;
     *e = Entry();
+    pc.keys[e - pc.entry] = nullptr;
   };
   auto oldest = [&]() {  // the buffer to give up first: stale before live, then least recently used
     Entry* o = nullptr;
@@ -617,6 +629,7 @@ inline void* pack_cache_lookup_locked(PackCache& pc, const void* tag, uint64_t l
   slot->launch = launch;
   slot->bytes = bytes;
   slot->used = ++pc.clock;
+  pc.keys[slot - pc.entry] = b;
   return slot->data;
 }
 
@@ -1485,7 +1498,8 @@ inline void amx_pack_a(const T* A, int64_t lda, int i0, int s0, int sc, char* a_
  * tiles), then the 32 or 16 rows left in 2 x 2 / 2 x 1 (1 x 2 / 1 x 1) blocks; each C block stays
  * in the tiles for the whole chunk. */
 template <int M, int N, int K, bool TRANS_B, typename T, typename Acc>
-inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c) {
+inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c,
+                     uint64_t launch) {
   constexpr int ELEM = static_cast<int>(sizeof(T));
   constexpr bool kBf16 = ELEM == 2;
   constexpr int S = K / (64 / ELEM);                                          // tile steps of k
@@ -1495,13 +1509,23 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
   constexpr int M3 = M / 48 * 48, NF = N / 32 * 32;  // rows in 3 x 1 blocks; columns in 2-tile pairs
   alignas(64) uint32_t b_pack[NTL * SC * 256];
   alignas(64) char a_blk[3 * SC * kAmxTileBytes];
+  // B unwritten in this launch: packed once per launch and thread, every chunk after the one before
+  // (chunk s0 at NTL * s0 tiles), and reused by the launch's later calls on the same B ("packed B
+  // reused across the calls of one launch" above).
+  bool hit = false;
+  uint32_t* const cached =
+      launch != 0 && M >= kPackCacheMinM
+          ? static_cast<uint32_t*>(pack_cache_lookup(reinterpret_cast<const void*>(&gemm_amx<M, N, K, TRANS_B, T, Acc>),
+                                                     launch, B, ldb, int64_t(NTL) * S * kAmxTileBytes, &hit))
+          : nullptr;
   amx_configure();
   const int64_t c_ld = ldc * 4;
   for (int s0 = 0; s0 < S; s0 += SC) {
     const int sc = S - s0 < SC ? S - s0 : SC;
-    amx_pack_b<N, TRANS_B>(B, ldb, s0, sc, b_pack);
+    uint32_t* const bpk = cached ? cached + int64_t(NTL) * s0 * 256 : b_pack;
+    if (!hit) amx_pack_b<N, TRANS_B>(B, ldb, s0, sc, bpk);
     const bool lc = load_c || s0 > 0;
-    const char* bp = reinterpret_cast<const char*>(b_pack);
+    const char* bp = reinterpret_cast<const char*>(bpk);
     const int64_t bt = int64_t(sc) * kAmxTileBytes, at = bt;  // one tile's steps, A and B alike
     for (int i0 = 0; i0 < M3; i0 += 48) {
       amx_pack_a<3>(A, lda, i0, s0, sc, a_blk);
@@ -1534,7 +1558,7 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
   if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
                 same_type<Acc, float>::value && AmxFits<M, N, K, TRANS_A, 2>::value) {
     if (isa().amx_bf16) {
-      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
       return;
     }
   }
@@ -1543,7 +1567,7 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
   if constexpr (VB == 64 && same_type<TA, int8_t>::value && same_type<TB, int8_t>::value &&
                 same_type<Acc, int32_t>::value && AmxFits<M, N, K, TRANS_A, 1>::value) {
     if (isa().amx_int8) {
-      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c);
+      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
       return;
     }
   }

@@ -156,7 +156,9 @@ class CpuBackend : public TargetBackend {
   std::string compiler_version(const CompileOptions& opts) override {
     // The ISA set kernels are compiled for is part of the key: TL_CPU_ISA=avx2 (or another host)
     // never reuses an AVX-512 or AMX kernel.
-    return toolchain_version() + "isa " + target_cpu_isa(opts.pass_configs).names() + "\n";
+    // So are the flags derived from it and the environment (TL_CPU_VECTOR_WIDTH).
+    const CpuIsa isa = target_cpu_isa(opts.pass_configs);
+    return toolchain_version() + "isa " + isa.names() + "\nisa flags " + format_command(cpu_isa_flags(isa)) + "\n";
   }
 
  private:

@@ -131,14 +131,26 @@ std::string cpu_isa_cap(const AttrMap& pass_configs) {
 
 CpuIsa target_cpu_isa(const AttrMap& pass_configs) { return cap_cpu_isa(host_cpu_isa(), cpu_isa_cap(pass_configs)); }
 
+std::string cpu_vector_width() {
+  const char* e = std::getenv("TL_CPU_VECTOR_WIDTH");
+  std::string w = e ? e : "";
+  if (w.empty()) return "512";
+  if (w != "256" && w != "512")
+    throw_error<ValueError>("TL_CPU_VECTOR_WIDTH must be 256 or 512 (bits of the vectors GCC's auto-vectorizer prefers "
+                            "on AVX-512 hosts), got '", w, "'");
+  return w;
+}
+
 std::vector<std::string> cpu_isa_flags(const CpuIsa& isa) {
   if (!isa.x86) return {"-march=native"};
   std::vector<std::string> f = {"-march=x86-64", "-mtune=native"};
   if (isa.avx2)
     for (const char* m : {"-msse3", "-mssse3", "-msse4.1", "-msse4.2", "-mpopcnt", "-mavx", "-mavx2", "-mfma", "-mf16c"})
       f.push_back(m);
-  if (isa.avx512)
+  if (isa.avx512) {
     for (const char* m : {"-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512cd"}) f.push_back(m);
+    f.push_back("-mprefer-vector-width=" + cpu_vector_width());
+  }
   if (isa.avx512_vnni) f.push_back("-mavx512vnni");
   if (isa.avx512_bf16) f.push_back("-mavx512bf16");
   if (isa.avx512_fp16) f.push_back("-mavx512fp16");

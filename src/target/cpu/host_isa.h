@@ -47,9 +47,15 @@ std::string cpu_isa_cap(const AttrMap& pass_configs);
 // The set kernels are compiled for: host_cpu_isa() capped by cpu_isa_cap(pass_configs).
 CpuIsa target_cpu_isa(const AttrMap& pass_configs);
 
-// -march/-m flags for `isa` (x86: -march=x86-64 plus one -m flag per feature, -mtune=native;
-// elsewhere -march=native).
+// -march/-m flags for `isa` (x86: -march=x86-64 plus one -m flag per feature, -mtune=native, and
+// with AVX-512 -mprefer-vector-width=cpu_vector_width(); elsewhere -march=native).
 std::vector<std::string> cpu_isa_flags(const CpuIsa& isa);
+
+// The vector width GCC's auto-vectorizer prefers where AVX-512 is in the set: "512" unless
+// $TL_CPU_VECTOR_WIDTH says "256" (another value is a ValueError). -mtune=native on an Intel server
+// core (Skylake-SP .. Emerald Rapids) would otherwise pick 256-bit vectors for every element-wise
+// loop, half the width of the hand-written GEMMs' (docs/TARGET_CPU.md, "Instruction sets").
+std::string cpu_vector_width();
 
 // Features in `required` (a names() string) that `have` lacks, joined by ','; empty when none.
 std::string missing_cpu_features(const std::string& required, const CpuIsa& have);

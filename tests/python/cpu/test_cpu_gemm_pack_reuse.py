@@ -62,13 +62,15 @@ def check(c, a, b, dtype):
 
 # M, N, K, blocks, dtype: fp32 (k loop fused: one call per block, k chunks of 256 with a tail; its
 # blocked driver ignores the token, the values must still hold),
-# bf16 / int8 (one call per k step: one cached pack per step and B column), a bf16 launch with more
-# B packs per thread (40) than the cache's 16 entries (evictions), a column tail of B (N % 64 != 0)
+# bf16 / int8 (one call per k step: one cached pack per step and B column), bf16 launches with 40
+# B packs per thread and with 288 (more than the cache's 256 entries and its 8 MiB: evictions), a
+# column tail of B (N % 64 != 0)
 CASES = [
     (512, 256, 300, (128, 128, 32), "float32", "float32"),
     (384, 192, 512, (192, 96, 128), "float32", "float32"),
     (512, 256, 512, (128, 128, 128), "bfloat16", "float32"),
     (256, 256, 2560, (128, 128, 128), "bfloat16", "float32"),
+    (256, 256, 18432, (128, 128, 128), "bfloat16", "float32"),
     (512, 256, 512, (128, 128, 256), "int8", "int32"),
     (384, 200, 512, (128, 200, 128), "bfloat16", "float32"),
 ]

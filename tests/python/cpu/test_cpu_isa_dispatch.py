@@ -137,3 +137,63 @@ def test_another_include_directory_in_the_same_process_changes_the_key(tmp_path,
     monkeypatch.delenv("TILELANG_INCLUDE_DIR")
     again = run_gemm(seed=4)
     assert again.artifact_dir == first.artifact_dir
+
+
+VECTOR_WIDTH_SCRIPT = r"""
+import os, subprocess, sys
+import numpy as np
+import tilelang
+import tilelang.language as T
+
+@T.prim_func
+def axpb(A: T.Tensor((4096,), "float32"), B: T.Tensor((4096,), "float32")):
+    with T.Kernel(4, threads=1) as bx:
+        for i in T.Parallel(1024):
+            B[bx * 1024 + i] = A[bx * 1024 + i] * 2.5 - 1.0
+
+k = tilelang.compile(axpb, target="cpu", verbose=True)
+a = np.random.default_rng(5).standard_normal(4096).astype(np.float32)
+b = np.empty_like(a)
+k(a, b)
+np.testing.assert_allclose(b, a.astype(np.float64) * 2.5 - 1.0, rtol=1e-6, atol=1e-6)
+asm = subprocess.run(["objdump", "-d", os.path.join(k.artifact_dir, "kernel.so")], capture_output=True,
+                     text=True).stdout
+print("RESULT", k.artifact_dir, "zmm" in asm, "ymm" in asm)
+"""
+
+
+def compile_vector_width_probe(tmp_path, width):
+    script = tmp_path / "vector_width_probe.py"  # @T.prim_func reads its source from a file
+    script.write_text(VECTOR_WIDTH_SCRIPT)
+    env = dict(os.environ)
+    env.pop("TL_CPU_VECTOR_WIDTH", None)
+    if width is not None:
+        env["TL_CPU_VECTOR_WIDTH"] = width
+    r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    art, zmm, ymm = r.stdout.split("RESULT")[-1].split()
+    return r.stderr, art, zmm == "True", ymm == "True"
+
+
+@pytest.mark.skipif(not HAS_AVX512, reason="the preferred vector width applies to AVX-512 builds")
+def test_avx512_builds_prefer_512_bit_vectors_unless_told_256(tmp_path):
+    """-mtune=native on an Intel server core (Sapphire / Emerald Rapids) makes GCC vectorize every
+    element-wise loop with 256-bit vectors; AVX-512 builds ask for 512 (the flag is on the compile
+    line and in the key), and TL_CPU_VECTOR_WIDTH=256 gives the other build under its own key."""
+    log, art, zmm, ymm = compile_vector_width_probe(tmp_path, None)
+    assert "-mprefer-vector-width=512" in log, log[-2000:]
+    log256, art256, zmm256, ymm256 = compile_vector_width_probe(tmp_path, "256")
+    assert "-mprefer-vector-width=256" in log256, log256[-2000:]
+    assert art256 != art
+    if shutil.which("objdump"):
+        assert zmm and not ymm, "the element-wise loop of the default build should use zmm registers"
+        assert ymm256 and not zmm256, "TL_CPU_VECTOR_WIDTH=256 should give a ymm loop"
+
+
+def test_bad_vector_width_is_a_value_error(monkeypatch):
+    monkeypatch.setenv("TL_CPU_VECTOR_WIDTH", "1024")
+    if not HAS_AVX512:  # the width is read only where AVX-512 is in the set
+        pytest.skip("the vector width applies to AVX-512 builds")
+    with pytest.raises(ValueError, match="TL_CPU_VECTOR_WIDTH"):
+        run_gemm(seed=6)
