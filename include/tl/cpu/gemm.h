@@ -1339,13 +1339,23 @@ constexpr int kAmxPackBBytes = TL_CPU_AMX_PACK_B_BYTES;  // stack for packed B p
 constexpr int kAmxTileBytes = 1024;
 constexpr int kAmxMaxSteps = TL_CPU_AMX_MAX_STEPS;  // tile steps per chunk: C reloaded every 16 steps at most
 constexpr int kAmxABlockBytes = 32 * 1024;          // the packed 48-row A block stays in L1: at most 10 steps
+/* A whose rows are at most this many bytes apart is not packed: the tile loads read it in place
+ * (flash attention's Q and P blocks: 256 and 128 bytes a row), which saves a copy of every A block. */
+#ifndef TL_CPU_AMX_DIRECT_A_LD_BYTES
+#define TL_CPU_AMX_DIRECT_A_LD_BYTES 512
+#endif
+constexpr int64_t kAmxDirectALdBytes = TL_CPU_AMX_DIRECT_A_LD_BYTES;
+/* The AMX driver keeps B's pack in the launch's cache only up to this size (flash attention's K and
+ * V blocks: 16 KiB at D = 128 with 64-row blocks, 32 KiB with 128). */
+constexpr int64_t kAmxPackCacheMaxBytes = 64 * 1024;
 
 /* One MT x NT block of 16 x 16 C tiles (MT, NT in {1, 2}) over `steps` tile steps of k: A tile of
- * row tile r and step s at a + r * a_ts + s * 1 KiB, B tile of column tile c at b + c * b_ts + s * 1
- * KiB (both packed, rows 64 bytes apart), C at `c` (row stride c_ld bytes). */
+ * row tile r and step s at a + r * a_ts + s * a_ss with rows a_rs bytes apart (packed: 1 KiB and 64;
+ * read in place: 64 and A's row stride), B tile of column tile c at b + c * b_ts + s * 1 KiB
+ * (packed, rows 64 bytes apart), C at `c` (row stride c_ld bytes). */
 template <bool BF16, int MT, int NT>
-inline void amx_block(int steps, const char* a, int64_t a_ts, const char* b, int64_t b_ts, char* c, int64_t c_ld,
-                      bool load_c) {
+inline void amx_block(int steps, const char* a, int64_t a_ts, int64_t a_ss, int64_t a_rs, const char* b, int64_t b_ts,
+                      char* c, int64_t c_ld, bool load_c) {
   if (load_c) {
     TL_AMX_LOAD(0, c, c_ld);
     if constexpr (NT > 1) TL_AMX_LOAD(1, c + 64, c_ld);
@@ -1358,11 +1368,11 @@ inline void amx_block(int steps, const char* a, int64_t a_ts, const char* b, int
     if constexpr (MT > 1 && NT > 1) TL_AMX_ZERO(3);
   }
   for (int s = 0; s < steps; ++s) {
-    const char* as = a + s * kAmxTileBytes;
+    const char* as = a + s * a_ss;
     const char* bs = b + s * kAmxTileBytes;
-    TL_AMX_LOAD(4, as, 64);
+    TL_AMX_LOAD(4, as, a_rs);
     TL_AMX_LOAD(6, bs, 64);
-    if constexpr (MT > 1) TL_AMX_LOAD(5, as + a_ts, 64);
+    if constexpr (MT > 1) TL_AMX_LOAD(5, as + a_ts, a_rs);
     if constexpr (NT > 1) TL_AMX_LOAD(7, bs + b_ts, 64);
     if constexpr (BF16) {
       TL_AMX_DP("tdpbf16ps", 0, 4, 6);
@@ -1387,7 +1397,8 @@ inline void amx_block(int steps, const char* a, int64_t a_ts, const char* b, int
  * so B crosses from L2 once per three tile products instead of once per two in the 2 x 2 block;
  * the C traffic per product is the same. Layout arguments as amx_block's. */
 template <bool BF16>
-inline void amx_block31(int steps, const char* a, int64_t a_ts, const char* b, char* c, int64_t c_ld, bool load_c) {
+inline void amx_block31(int steps, const char* a, int64_t a_ts, int64_t a_ss, int64_t a_rs, const char* b, char* c,
+                        int64_t c_ld, bool load_c) {
   if (load_c) {
     TL_AMX_LOAD(0, c, c_ld);
     TL_AMX_LOAD(1, c + 16 * c_ld, c_ld);
@@ -1398,11 +1409,11 @@ inline void amx_block31(int steps, const char* a, int64_t a_ts, const char* b, c
     TL_AMX_ZERO(2);
   }
   for (int s = 0; s < steps; ++s) {
-    const char* as = a + s * kAmxTileBytes;
+    const char* as = a + s * a_ss;
     TL_AMX_LOAD(6, b + s * kAmxTileBytes, 64);
-    TL_AMX_LOAD(3, as, 64);
-    TL_AMX_LOAD(4, as + a_ts, 64);
-    TL_AMX_LOAD(5, as + 2 * a_ts, 64);
+    TL_AMX_LOAD(3, as, a_rs);
+    TL_AMX_LOAD(4, as + a_ts, a_rs);
+    TL_AMX_LOAD(5, as + 2 * a_ts, a_rs);
     if constexpr (BF16) {
       TL_AMX_DP("tdpbf16ps", 0, 3, 6);
       TL_AMX_DP("tdpbf16ps", 1, 4, 6);
@@ -1512,12 +1523,19 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
   // B unwritten in this launch: packed once per launch and thread, every chunk after the one before
   // (chunk s0 at NTL * s0 tiles), and reused by the launch's later calls on the same B ("packed B
   // reused across the calls of one launch" above).
+  // Only small packs (kAmxPackCacheMaxBytes): a large one is read back from L3 at about the cost of
+  // packing it again, and it pushes the stack pack out of L2 (bf16 2048^3 in 512 x 512 x 256 blocks,
+  // 256 KiB packs: 0.91-0.95x with it on the AMX Xeon).
+  constexpr int64_t kPackBytes = int64_t(NTL) * S * kAmxTileBytes;
   bool hit = false;
   uint32_t* const cached =
-      launch != 0 && M >= kPackCacheMinM
+      launch != 0 && M >= kPackCacheMinM && kPackBytes <= kAmxPackCacheMaxBytes
           ? static_cast<uint32_t*>(pack_cache_lookup(reinterpret_cast<const void*>(&gemm_amx<M, N, K, TRANS_B, T, Acc>),
-                                                     launch, B, ldb, int64_t(NTL) * S * kAmxTileBytes, &hit))
+                                                     launch, B, ldb, kPackBytes, &hit))
           : nullptr;
+  // A rows at most kAmxDirectALdBytes apart are read by the tile loads in place (a tile's 16 rows
+  // then span at most 8 KiB, spread over the L1 sets); wider rows are packed (see above).
+  const bool direct_a = lda * ELEM <= kAmxDirectALdBytes;
   amx_configure();
   const int64_t c_ld = ldc * 4;
   for (int s0 = 0; s0 < S; s0 += SC) {
@@ -1527,23 +1545,30 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
     const bool lc = load_c || s0 > 0;
     const char* bp = reinterpret_cast<const char*>(bpk);
     const int64_t bt = int64_t(sc) * kAmxTileBytes, at = bt;  // one tile's steps, A and B alike
+    // A's tiles: read in place when its rows are close (direct_a), else packed per row block
+    const int64_t a_ss = direct_a ? 64 : kAmxTileBytes, a_rs = direct_a ? lda * ELEM : 64;
+    auto a_rows = [&](int i0, int rt) -> const char* {  // rows [i0, i0 + 16 * rt) from step s0 on
+      if (direct_a) return reinterpret_cast<const char*>(A + int64_t(i0) * lda) + int64_t(s0) * 64;
+      if (rt == 3) amx_pack_a<3>(A, lda, i0, s0, sc, a_blk);
+      else if (rt == 2) amx_pack_a<2>(A, lda, i0, s0, sc, a_blk);
+      else amx_pack_a<1>(A, lda, i0, s0, sc, a_blk);
+      return a_blk;
+    };
+    const int64_t a_ts = direct_a ? 16 * lda * ELEM : at;
     for (int i0 = 0; i0 < M3; i0 += 48) {
-      amx_pack_a<3>(A, lda, i0, s0, sc, a_blk);
+      const char* ap = a_rows(i0, 3);
       char* ci = reinterpret_cast<char*>(C + i0 * ldc);
-      for (int jt = 0; jt < NTL; ++jt) amx_block31<kBf16>(sc, a_blk, at, bp + jt * bt, ci + jt * 64, c_ld, lc);
+      for (int jt = 0; jt < NTL; ++jt)
+        amx_block31<kBf16>(sc, ap, a_ts, a_ss, a_rs, bp + jt * bt, ci + jt * 64, c_ld, lc);
     }
-    if constexpr (M - M3 == 32) {
-      amx_pack_a<2>(A, lda, M3, s0, sc, a_blk);
+    if constexpr (M - M3 == 32 || M - M3 == 16) {
+      constexpr int RT = (M - M3) / 16;
+      const char* ap = a_rows(M3, RT);
       char* ci = reinterpret_cast<char*>(C + M3 * ldc);
       for (int j0 = 0; j0 < NF; j0 += 32)
-        amx_block<kBf16, 2, 2>(sc, a_blk, at, bp + (j0 / 16) * bt, bt, ci + j0 * 4, c_ld, lc);
-      if constexpr (NF < N) amx_block<kBf16, 2, 1>(sc, a_blk, at, bp + (NF / 16) * bt, bt, ci + NF * 4, c_ld, lc);
-    } else if constexpr (M - M3 == 16) {
-      amx_pack_a<1>(A, lda, M3, s0, sc, a_blk);
-      char* ci = reinterpret_cast<char*>(C + M3 * ldc);
-      for (int j0 = 0; j0 < NF; j0 += 32)
-        amx_block<kBf16, 1, 2>(sc, a_blk, at, bp + (j0 / 16) * bt, bt, ci + j0 * 4, c_ld, lc);
-      if constexpr (NF < N) amx_block<kBf16, 1, 1>(sc, a_blk, at, bp + (NF / 16) * bt, bt, ci + NF * 4, c_ld, lc);
+        amx_block<kBf16, RT, 2>(sc, ap, a_ts, a_ss, a_rs, bp + (j0 / 16) * bt, bt, ci + j0 * 4, c_ld, lc);
+      if constexpr (NF < N)
+        amx_block<kBf16, RT, 1>(sc, ap, a_ts, a_ss, a_rs, bp + (NF / 16) * bt, bt, ci + NF * 4, c_ld, lc);
     }
   }
   amx_release();
