@@ -107,6 +107,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_CPU_STREAM_STORES", "tl.disable_cpu_stream_stores", Attr::kBool,
        "cpu: copy a block-local buffer into a global one with plain stores (by default long contiguous runs use "
        "non-temporal stores)"},
+      {"TL_DISABLE_CPU_CONVERT_ROWS", "tl.disable_cpu_convert_rows", Attr::kBool,
+       "cpu: round a float32 value into a block-local bfloat16 buffer inside its element-wise loop nest (by "
+       "default such a store becomes one row conversion after the nest, vcvtne2ps2bf16 with AVX512-BF16)"},
       {"TL_DISABLE_CPU_LOOP_FUSION", "tl.disable_cpu_loop_fusion", Attr::kBool,
        "cpu: run each tile statement as its own loop nest (by default adjacent element-wise nests over the same "
        "iteration space are fused when provably legal, and a block-local buffer used only inside one fused "

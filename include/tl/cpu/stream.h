@@ -90,6 +90,35 @@ inline void copy_stream(bfloat16_t* __restrict dst, const float* __restrict src,
   for (; i < n; ++i) dst[i] = bfloat16_t(src[i]);
 }
 
+/* dst[i] = bfloat16_t(src[i]) for i < n (to nearest even; a NaN stays a NaN, quieted), through
+ * AVX512-BF16's vcvtne2ps2bf16 (32 results an instruction) where the build and the CPU have it:
+ * the row conversion of src/target/cpu/convert_bf16_rows.cc (flash attention's P). That instruction
+ * reads a denormal float as zero, so a block of 32 holding one (vfpclassps) is rounded element by
+ * element instead; every result is then bit for bit bfloat16_t(float)'s. */
+inline void convert_bf16(bfloat16_t* __restrict dst, const float* __restrict src, int64_t n) {
+  int64_t i = 0;
+#if defined(__x86_64__) && TL_CPU_COMPILED_AVX512_BF16
+  if (isa().bf16) {
+    typedef float F __attribute__((vector_size(64), aligned(4)));
+    typedef short H __attribute__((vector_size(64), aligned(2)));
+    for (; i + 32 <= n; i += 32) {
+      const F lo = *reinterpret_cast<const F*>(src + i), hi = *reinterpret_cast<const F*>(src + i + 16);
+      unsigned short dlo, dhi;  // lanes holding a denormal (class bit 5)
+      __asm__("vfpclassps $0x20, %1, %0" : "=k"(dlo) : "v"(lo));
+      __asm__("vfpclassps $0x20, %1, %0" : "=k"(dhi) : "v"(hi));
+      if ((dlo | dhi) != 0) {
+        for (int q = 0; q < 32; ++q) dst[i + q] = bfloat16_t(src[i + q]);
+        continue;
+      }
+      H h;  // results 0..15 from lo, 16..31 from hi
+      __asm__("vcvtne2ps2bf16 %2, %1, %0" : "=v"(h) : "v"(hi), "v"(lo));
+      *reinterpret_cast<H*>(dst + i) = h;
+    }
+  }
+#endif
+  for (; i < n; ++i) dst[i] = bfloat16_t(src[i]);
+}
+
 /* Orders this thread's streaming stores before its later stores (and the launch's completion). */
 inline void store_fence() {
 #if defined(__x86_64__)

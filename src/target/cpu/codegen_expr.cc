@@ -459,9 +459,10 @@ std::string CodeGenCPU::call(const CallNode* n) {
            expr(n->args[10]) + ", " + as_value(n->args[11], DataType::Bool()) +
            (reuse_b && in_block_ ? ", pack_launch" : "") + ")";
   }
-  if (op == "tl.cpu.copy_stream") {  // src/target/cpu/stream_global_stores.cc
-    if (n->args.size() != 3) throw_error<TypeError>("tl.cpu.copy_stream expects (dst, src, n)");
-    return "tl::cpu::copy_stream(" + expr(n->args[0]) + ", " + expr(n->args[1]) + ", " +
+  // src/target/cpu/stream_global_stores.cc / convert_bf16_rows.cc: (dst, src, n) run copies
+  if (op == "tl.cpu.copy_stream" || op == "tl.cpu.convert_bf16") {
+    if (n->args.size() != 3) throw_error<TypeError>(op, " expects (dst, src, n)");
+    return "tl::cpu::" + op.substr(7) + "(" + expr(n->args[0]) + ", " + expr(n->args[1]) + ", " +
            as_value(n->args[2], DataType::Int64()) + ")";
   }
   if (op == "tl.cpu.store_fence") {

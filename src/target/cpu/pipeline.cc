@@ -1,5 +1,6 @@
 #include "target/cpu/pipeline.h"
 
+#include "target/cpu/convert_bf16_rows.h"
 #include "target/cpu/forward_gemm_operands.h"
 #include "target/cpu/fuse_elementwise_loops.h"
 #include "target/cpu/lower_tile_ops_cpu.h"
@@ -32,6 +33,7 @@ PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
   runner.run("fuse_elementwise_loops", fuse_elementwise_loops);  // one nest per element-wise chain
   runner.run("flatten_buffer_access", flatten_buffer_access);
   runner.run("simplify", simplify);  // folds the flattened index arithmetic, drops provable guards
+  runner.run("convert_bf16_rows", convert_bf16_rows);  // float32 -> bfloat16 stores: one row conversion per nest
   runner.run("stream_global_stores", stream_global_stores);  // long local -> global copies bypass the cache
   return runner.func();
 }
