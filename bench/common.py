@@ -142,6 +142,22 @@ def add_old_build_args(ap):
                          "`git archive <commit> include | tar -x -C <dir>`)")
     ap.add_argument("--old-env", action="append", default=[], metavar="NAME=VALUE",
                     help="the second build runs with NAME=VALUE in the environment (repeatable)")
+    ap.add_argument("--old-config", action="append", default=[], metavar="KEY=VALUE",
+                    help="the second build also gets pass config KEY (true/false, an integer or a string), e.g. "
+                         "tl.disable_cpu_convert_rows=true for headers older than that pass (repeatable)")
+
+
+def old_build_configs(args):
+    """The second build's extra pass configs from --old-config KEY=VALUE."""
+    configs = {}
+    for item in args.old_config:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--old-config takes KEY=VALUE, got {item!r}")
+        low = value.lower()
+        configs[key] = True if low == "true" else False if low == "false" else int(value) if value.lstrip("-").isdigit() \
+            else value
+    return configs
 
 
 def old_build_env(args):

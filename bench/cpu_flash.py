@@ -3,12 +3,14 @@ the element type as a parameter) compiled for cpu, against torch's cpu
 scaled_dot_product_attention in the same dtype and process (issue 17, item 5).
 
   shapes: [batch, heads, seq_len, dim] = [1, 8, 2048, 128] and [1, 16, 2048, 64], causal and not;
-  dtypes bfloat16 (T.gemm on AMX tiles where the CPU has them) and float32.
+  dtypes bfloat16 (T.gemm on AMX tiles where the CPU has them) and float32; blocks: the cpu
+  configuration CPU_CONFIG below (bf16 128 x 128, fp32 128 x 64), the example's with --blocks 64,64.
 
   python bench/cpu_flash.py [--threads 2] [--rounds 3] [--timer thread_cpu --threads 1]
       [--only bfloat16|float32] [--shapes B,H,S,D ...] [--blocks M,N] [--causal no|yes]
-      [--old-include DIR] [--old-env NAME=VALUE]   (also the same kernels built with an earlier tree's
-      headers or with a build-time variable set, e.g. TL_CPU_VECTOR_WIDTH=256; same process)
+      [--old-include DIR] [--old-env NAME=VALUE] [--old-config KEY=VALUE]   (also the same kernels
+      built another way — an earlier tree's headers, a build-time variable such as
+      TL_CPU_VECTOR_WIDTH=256, extra pass configs — and timed in the same rounds)
 
 Both results are checked against numpy in float64 first (relative error bound per dtype). Ratios
 are medians of per-round paired time ratios (bench/common.py). Results: bench/results/cpu_flash.json
@@ -27,9 +29,14 @@ import numpy as np  # noqa: E402
 import tilelang  # noqa: E402
 import tilelang.language as T  # noqa: E402
 
-# (batch, heads, seq_len, dim); block_M x block_N = 64 x 64 as in the example
+# (batch, heads, seq_len, dim)
 SHAPES = [(1, 8, 2048, 128), (1, 16, 2048, 64)]
-BLOCKS = (64, 64)
+# block_M x block_N: the example's are 64 x 64 (--blocks 64,64); the cpu configuration, like
+# bench/cpu_gemm.py's CPU_CONFIG, takes larger blocks (fewer, larger GEMM calls per KV step; measured
+# with bench/cpu_flash_phases on the AMX Xeon, twelfth session: bf16 384 against 296 GFLOP/s at 64 x 64,
+# fp32 120 against 118; on the Zen 4 core bf16 174 against 166, fp32 equal; docs/PERFORMANCE.md).
+EXAMPLE_BLOCKS = (64, 64)
+CPU_CONFIG = {"bfloat16": (128, 128), "float32": (128, 64)}
 
 
 def flashattn(batch, heads, seq_len, dim, is_causal, block_M, block_N, dtype):
@@ -103,8 +110,8 @@ def attn_flops(b, h, s, d, causal):
     return 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
 
 
-def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"), shapes=None, blocks=BLOCKS,
-         causal_modes=(False, True), old_env=None):
+def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"), shapes=None, blocks=None,
+         causal_modes=(False, True), old_env=None, old_configs=None):
     import ml_dtypes
     import torch
     torch.set_num_threads(threads)
@@ -113,7 +120,7 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
     name = "cpu_flash" if timer == "wall" else "cpu_flash_1t_cputime"
     if old_env:
         name += "_ab"
-    elif tuple(dtypes) != ("bfloat16", "float32") or shapes or tuple(blocks) != BLOCKS or len(causal_modes) != 2:
+    elif tuple(dtypes) != ("bfloat16", "float32") or shapes or blocks is not None or len(causal_modes) != 2:
         name += "_subset"  # a partial run does not replace the full run's results
     what = "wall clock" if timer == "wall" else "thread CPU time"
     table = common.Table(name, f"cpu flash-attention forward, {threads} thread{'s' if threads > 1 else ''}, {what} "
@@ -129,14 +136,15 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
             tq, tk, tv = (torch.from_numpy(x.astype(np.float32)).to(tdt) for x in (q, k, v))
             for causal in causal_modes:
                 label = f"{dtype} B{b} H{h} S{s} D{d}{' causal' if causal else ''}"
-                prog = flashattn(b, h, s, d, causal, *blocks, dtype)
+                prog = flashattn(b, h, s, d, causal, *(blocks or CPU_CONFIG[dtype]), dtype)
                 kernel = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_num_threads": threads})
                 o = np.empty((b, h, s, d), npdt)
                 kernel(q, k, v, o)
                 outs = [("ours", o)]
                 if old_env:  # the same program built the other way (the cache keys on headers and flags)
                     with common.environment(old_env):
-                        old_kernel = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_num_threads": threads})
+                        old_kernel = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_num_threads": threads,
+                                                                                        **(old_configs or {})})
                     o_old = np.empty((b, h, s, d), npdt)
                     old_kernel(q, k, v, o_old)
                     outs.append(("old build", o_old))
@@ -165,8 +173,9 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
                       f" GFLOP/s; vs torch {ratio}{extra}", flush=True)
     m = common.machine()
     if old_env:
-        table.note("old build: " + " ".join(f"{k}={v}" for k, v in old_env.items()))
-    table.note(f"torch {torch.__version__} scaled_dot_product_attention (cpu); blocks {blocks[0]}x{blocks[1]}; "
+        table.note("old build: " + " ".join(f"{k}={v}" for k, v in {**old_env, **(old_configs or {})}.items()))
+    table.note(f"torch {torch.__version__} scaled_dot_product_attention (cpu); blocks "
+               f"{'x'.join(map(str, blocks)) if blocks else ', '.join(f'{t} ' + 'x'.join(map(str, b)) for t, b in CPU_CONFIG.items())}; "
                f"GFLOP/s count 4*B*H*S^2*D (half when causal)")
     table.note(f"GFLOP/s from median {what} per call; ratio = median over rounds of paired time ratios; "
                f"{threads} thread(s) for ours (tl.cpu_num_threads) and torch")
@@ -182,12 +191,13 @@ if __name__ == "__main__":
                     help="element types to run")
     ap.add_argument("--shapes", nargs="+", default=None, metavar="B,H,S,D",
                     help="shapes to run (default: " + " ".join(",".join(map(str, x)) for x in SHAPES) + ")")
-    ap.add_argument("--blocks", default="%d,%d" % BLOCKS, metavar="M,N", help="block_M,block_N")
+    ap.add_argument("--blocks", default=None, metavar="M,N",
+                    help="block_M,block_N for every dtype (default: CPU_CONFIG; the example's: 64,64)")
     ap.add_argument("--causal", choices=["both", "no", "yes"], default="both")
     common.add_old_build_args(ap)
     args = ap.parse_args()
     main(threads=args.threads, rounds=args.rounds, rep=args.rep, timer=args.timer, dtypes=tuple(args.only),
          shapes=[tuple(int(x) for x in s.split(",")) for s in args.shapes] if args.shapes else None,
-         blocks=tuple(int(x) for x in args.blocks.split(",")),
+         blocks=tuple(int(x) for x in args.blocks.split(",")) if args.blocks else None,
          causal_modes={"both": (False, True), "no": (False,), "yes": (True,)}[args.causal],
-         old_env=common.old_build_env(args))
+         old_env=common.old_build_env(args), old_configs=common.old_build_configs(args))

@@ -133,7 +133,7 @@ def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal):
     return common.gflops(ops, ms["ours"]), "", "n/a (numpy has no int8 GEMM)", peer, vs_t
 
 
-def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_env=None):
+def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_env=None, old_configs=None):
     import ml_dtypes
     try:
         import threadpoolctl
@@ -172,12 +172,11 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
                                   pass_configs={"tl.cpu_num_threads": threads})
         old_kernel = None
         if old_env and dtype != "int8":  # the same program built the other way (the cache keys on headers and flags)
-            old_configs = {"tl.cpu_num_threads": threads}
-            if "TILELANG_INCLUDE_DIR" in old_env:  # headers older than the packed-B reuse do not take the launch token
-                old_configs["tl.disable_cpu_gemm_pack_reuse"] = True
+            # (headers older than the packed-B reuse need --old-config tl.disable_cpu_gemm_pack_reuse=true)
+            build_configs = {"tl.cpu_num_threads": threads, **(old_configs or {})}
             with common.environment(old_env):
                 old_kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype, accum_dtype=acc,
-                                                     out_dtype=out_dtype), target="cpu", pass_configs=old_configs)
+                                                     out_dtype=out_dtype), target="cpu", pass_configs=build_configs)
         if dtype == "int8":
             table.add(label, f"{bm}x{bn}x{bk}", *int8_row(kernel, M, N, K, rng, rounds, rep, timer, int8_refusal),
                       *([""] * 2 if old_env else []))
@@ -248,4 +247,4 @@ if __name__ == "__main__":
     common.add_old_build_args(ap)  # fp32 / bf16 only; column 'vs old' = ours / old
     args = ap.parse_args()
     main(threads=args.threads, rounds=args.rounds, quick=args.quick, rep=args.rep, timer=args.timer, only=args.only,
-         old_env=common.old_build_env(args))
+         old_env=common.old_build_env(args), old_configs=common.old_build_configs(args))
