@@ -1347,7 +1347,10 @@ constexpr int kAmxABlockBytes = 32 * 1024;          // the packed 48-row A block
 constexpr int64_t kAmxDirectALdBytes = TL_CPU_AMX_DIRECT_A_LD_BYTES;
 /* The AMX driver keeps B's pack in the launch's cache only up to this size (flash attention's K and
  * V blocks: 16 KiB at D = 128 with 64-row blocks, 32 KiB with 128). */
-constexpr int64_t kAmxPackCacheMaxBytes = 64 * 1024;
+#ifndef TL_CPU_AMX_PACK_CACHE_MAX_BYTES
+#define TL_CPU_AMX_PACK_CACHE_MAX_BYTES (64 * 1024)
+#endif
+constexpr int64_t kAmxPackCacheMaxBytes = TL_CPU_AMX_PACK_CACHE_MAX_BYTES;
 
 /* One MT x NT block of 16 x 16 C tiles (MT, NT in {1, 2}) over `steps` tile steps of k: A tile of
  * row tile r and step s at a + r * a_ts + s * a_ss with rows a_rs bytes apart (packed: 1 KiB and 64;
