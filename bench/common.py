@@ -147,30 +147,32 @@ def add_old_build_args(ap):
                          "tl.disable_cpu_convert_rows=true for headers older than that pass (repeatable)")
 
 
-def old_build_configs(args):
-    """The second build's extra pass configs from --old-config KEY=VALUE."""
-    configs = {}
-    for item in args.old_config:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--old-config takes KEY=VALUE, got {item!r}")
-        low = value.lower()
-        configs[key] = True if low == "true" else False if low == "false" else int(value) if value.lstrip("-").isdigit() \
-            else value
-    return configs
-
-
-def old_build_env(args):
-    """The environment of the second build from add_old_build_args' options; None when not asked."""
-    env = {}
-    for item in args.old_env:
+def _name_values(items, option):
+    """{NAME: VALUE} from NAME=VALUE strings (a ValueError naming `option` for another form)."""
+    pairs = {}
+    for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise ValueError(f"--old-env takes NAME=VALUE, got {item!r}")
-        env[name] = value
+            raise ValueError(f"{option} takes NAME=VALUE, got {item!r}")
+        pairs[name] = value
+    return pairs
+
+
+def _config_value(text):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def old_build(args):
+    """(environment, pass configs) of the second build from add_old_build_args' options; None when
+    none was given."""
+    env = _name_values(args.old_env, "--old-env")
     if args.old_include:
         env["TILELANG_INCLUDE_DIR"] = args.old_include
-    return env or None
+    configs = {k: _config_value(v) for k, v in _name_values(args.old_config, "--old-config").items()}
+    return (env, configs) if env or configs else None
 
 
 @contextlib.contextmanager

@@ -111,14 +111,14 @@ def attn_flops(b, h, s, d, causal):
 
 
 def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"), shapes=None, blocks=None,
-         causal_modes=(False, True), old_env=None, old_configs=None):
+         causal_modes=(False, True), old=None):
     import ml_dtypes
     import torch
     torch.set_num_threads(threads)
     if timer == "thread_cpu" and threads != 1:
         raise ValueError("--timer thread_cpu needs --threads 1")
     name = "cpu_flash" if timer == "wall" else "cpu_flash_1t_cputime"
-    if old_env:
+    if old:
         name += "_ab"
     elif tuple(dtypes) != ("bfloat16", "float32") or shapes or blocks is not None or len(causal_modes) != 2:
         name += "_subset"  # a partial run does not replace the full run's results
@@ -126,7 +126,7 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
     table = common.Table(name, f"cpu flash-attention forward, {threads} thread{'s' if threads > 1 else ''}, {what} "
                          "(GFLOP/s; ratio = ours / torch SDPA, same process)",
                          ["workload", "ours GFLOP/s", "torch SDPA GFLOP/s", "vs torch"] +
-                         (["old build GFLOP/s", "vs old", "old vs torch"] if old_env else []))
+                         (["old build GFLOP/s", "vs old", "old vs torch"] if old else []))
     rng = np.random.default_rng(0)
     for (b, h, s, d) in (shapes or SHAPES):
         for dtype in dtypes:
@@ -141,10 +141,10 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
                 o = np.empty((b, h, s, d), npdt)
                 kernel(q, k, v, o)
                 outs = [("ours", o)]
-                if old_env:  # the same program built the other way (the cache keys on headers and flags)
-                    with common.environment(old_env):
+                if old:  # the same program built the other way (the cache keys on headers and flags)
+                    with common.environment(old[0]):
                         old_kernel = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_num_threads": threads,
-                                                                                        **(old_configs or {})})
+                                                                                        **old[1]})
                     o_old = np.empty((b, h, s, d), npdt)
                     old_kernel(q, k, v, o_old)
                     outs.append(("old build", o_old))
@@ -157,14 +157,14 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
                         raise AssertionError(f"{label} ({who}): relative error {err:.2e} exceeds {tol:.0e}")
                 fns = {"ours": lambda: kernel(q, k, v, o),
                        "torch": lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)}
-                if old_env:
+                if old:
                     fns["old"] = lambda: old_kernel(q, k, v, o_old)
                 ms = common.interleaved(fns, rounds=rounds, warmup=2, rep=rep, timer=timer)
                 fl = attn_flops(b, h, s, d, causal)
                 ratio = round(ms.ratio("torch", "ours"), 3)
                 row = [label, common.gflops(fl, ms["ours"]), common.gflops(fl, ms["torch"]), ratio]
                 extra = ""
-                if old_env:
+                if old:
                     row += [common.gflops(fl, ms["old"]), round(ms.ratio("old", "ours"), 3),
                             round(ms.ratio("torch", "old"), 3)]
                     extra = f"; old build {row[4]:.1f}, ours/old {row[5]}, old vs torch {row[6]}"
@@ -172,8 +172,8 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
                 print(f"  {label}: ours {common.gflops(fl, ms['ours']):.1f}, torch {common.gflops(fl, ms['torch']):.1f}"
                       f" GFLOP/s; vs torch {ratio}{extra}", flush=True)
     m = common.machine()
-    if old_env:
-        table.note("old build: " + " ".join(f"{k}={v}" for k, v in {**old_env, **(old_configs or {})}.items()))
+    if old:
+        table.note("old build: " + " ".join(f"{k}={v}" for k, v in {**old[0], **old[1]}.items()))
     table.note(f"torch {torch.__version__} scaled_dot_product_attention (cpu); blocks "
                f"{'x'.join(map(str, blocks)) if blocks else ', '.join(f'{t} ' + 'x'.join(map(str, b)) for t, b in CPU_CONFIG.items())}; "
                f"GFLOP/s count 4*B*H*S^2*D (half when causal)")
@@ -200,4 +200,4 @@ if __name__ == "__main__":
          shapes=[tuple(int(x) for x in s.split(",")) for s in args.shapes] if args.shapes else None,
          blocks=tuple(int(x) for x in args.blocks.split(",")) if args.blocks else None,
          causal_modes={"both": (False, True), "no": (False,), "yes": (True,)}[args.causal],
-         old_env=common.old_build_env(args), old_configs=common.old_build_configs(args))
+         old=common.old_build(args))

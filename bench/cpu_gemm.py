@@ -133,7 +133,7 @@ def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal):
     return common.gflops(ops, ms["ours"]), "", "n/a (numpy has no int8 GEMM)", peer, vs_t
 
 
-def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_env=None, old_configs=None):
+def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=None):
     import ml_dtypes
     try:
         import threadpoolctl
@@ -160,7 +160,7 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
     table = common.Table(name, f"cpu GEMM, {threads} thread{'s' if threads > 1 else ''}, {what} (GFLOP/s, int8: GOP/s; "
                          "ratio = ours / peer, same process)",
                          ["workload", "config", "ours GFLOP/s", "numpy GFLOP/s", "vs numpy", "torch GFLOP/s",
-                          "vs torch"] + (["old build GFLOP/s", "vs old"] if old_env else []))
+                          "vs torch"] + (["old build GFLOP/s", "vs old"] if old else []))
     rng = np.random.default_rng(0)
     for label, M, N, K, (bm, bn, bk), dtype, *out in SHAPES:
         if (quick and label not in QUICK) or (only and not any(o in label for o in only)):
@@ -171,15 +171,15 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
                                   target="cpu",
                                   pass_configs={"tl.cpu_num_threads": threads})
         old_kernel = None
-        if old_env and dtype != "int8":  # the same program built the other way (the cache keys on headers and flags)
+        if old and dtype != "int8":  # the same program built the other way (the cache keys on headers and flags)
             # (headers older than the packed-B reuse need --old-config tl.disable_cpu_gemm_pack_reuse=true)
-            build_configs = {"tl.cpu_num_threads": threads, **(old_configs or {})}
-            with common.environment(old_env):
+            build_configs = {"tl.cpu_num_threads": threads, **old[1]}
+            with common.environment(old[0]):
                 old_kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype, accum_dtype=acc,
                                                      out_dtype=out_dtype), target="cpu", pass_configs=build_configs)
         if dtype == "int8":
             table.add(label, f"{bm}x{bn}x{bk}", *int8_row(kernel, M, N, K, rng, rounds, rep, timer, int8_refusal),
-                      *([""] * 2 if old_env else []))
+                      *([""] * 2 if old else []))
             continue
         a32 = rng.standard_normal((M, K), dtype=np.float32)
         b32 = rng.standard_normal((K, N), dtype=np.float32)
@@ -217,7 +217,7 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old_
         t_ref = (bf16_refusal if dtype == "bfloat16" else torch_refusal)
         vs_t = ratio_cell(ms, "torch", t_ref) if "torch" in ms else "n/a"
         table.add(label, f"{bm}x{bn}x{bk}", gf("ours"), gf("numpy"), vs_np, gf("torch"), vs_t,
-                  *([gf("old"), round(ms.ratio("old", "ours"), 3) if "old" in ms else ""] if old_env else []))
+                  *([gf("old"), round(ms.ratio("old", "ours"), 3) if "old" in ms else ""] if old else []))
         print(f"  {label}: " + ", ".join(f"{n} {gf(n):.1f}" for n in ms) + f" GFLOP/s; vs numpy {vs_np}, "
               f"vs torch {vs_t}", flush=True)
     table.note(f"numpy peer: {ob.get('internal_api')} {ob.get('version')}, kernel '{ob.get('architecture')}' "
@@ -247,4 +247,4 @@ if __name__ == "__main__":
     common.add_old_build_args(ap)  # fp32 / bf16 only; column 'vs old' = ours / old
     args = ap.parse_args()
     main(threads=args.threads, rounds=args.rounds, quick=args.quick, rep=args.rep, timer=args.timer, only=args.only,
-         old_env=common.old_build_env(args), old_configs=common.old_build_configs(args))
+         old=common.old_build(args))
