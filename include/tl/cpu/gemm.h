@@ -1527,8 +1527,8 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
   // (chunk s0 at NTL * s0 tiles), and reused by the launch's later calls on the same B ("packed B
   // reused across the calls of one launch" above).
   // Only small packs (kAmxPackCacheMaxBytes): a large one is read back from L3 at about the cost of
-  // packing it again, and it pushes the stack pack out of L2 (bf16 2048^3 in 512 x 512 x 256 blocks,
-  // 256 KiB packs: 0.91-0.95x with it on the AMX Xeon).
+  // packing it again (the 2048^3 block loops' 256 KiB packs: bf16 0.98-1.01x, int8 0.99-1.05x with
+  // them on the AMX Xeon, within noise).
   constexpr int64_t kPackBytes = int64_t(NTL) * S * kAmxTileBytes;
   bool hit = false;
   uint32_t* const cached =
