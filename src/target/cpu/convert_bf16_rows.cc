@@ -9,6 +9,7 @@
 #include "arith/expr_order.h"
 #include "ir/functor.h"
 #include "ir/structural.h"
+#include "target/cpu/loop_index.h"
 #include "transform/pass_config.h"
 
 namespace tl {
@@ -68,15 +69,6 @@ class RowConverter : public StmtMutator {
   }
 
  private:
-  // The index at j = 0 when `idx` is (an expression free of j) + j.
-  static std::optional<Expr> base_of(const Expr& idx, const Var& j) {
-    Expr base = substitute(idx, {{j, make_int(0, j.dtype())}});
-    Analyzer an;
-    auto* v = an.simplify(idx - base).as<VarNode>();
-    if (v == nullptr || v != j.get()) return std::nullopt;
-    return an.simplify(base);
-  }
-
   // (b0, stride) when `base` is b0 + i * stride with b0 free of i and stride a constant.
   static std::optional<std::pair<Expr, int64_t>> row_form(const Expr& base, const Var& i) {
     Analyzer an;
@@ -142,7 +134,7 @@ class RowConverter : public StmtMutator {
         st->indices.size() != 1 || ld->indices.size() != 1 || !D->strides.empty() || !ld->buffer->strides.empty())
       return std::nullopt;
     const Buffer& X = ld->buffer;
-    std::optional<Expr> dj = base_of(st->indices[0], inner->var), xj = base_of(ld->indices[0], inner->var);
+    std::optional<Expr> dj = unit_stride_start(st->indices[0], inner), xj = unit_stride_start(ld->indices[0], inner);
     if (!dj || !xj) return std::nullopt;
     Expr d0 = *dj, x0 = *xj;
     int64_t sd = len, sx = len;

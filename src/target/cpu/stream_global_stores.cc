@@ -1,11 +1,10 @@
 #include "target/cpu/stream_global_stores.h"
 
-#include <map>
 #include <optional>
 
-#include "arith/analyzer.h"
 #include "ir/functor.h"
 #include "ir/structural.h"
+#include "target/cpu/loop_index.h"
 #include "transform/pass_config.h"
 
 namespace tl {
@@ -70,7 +69,7 @@ class StreamRewriter : public StmtMutator {
       return std::nullopt;
     const DataType t = st->buffer.dtype();
     if (t.bits % 8 != 0 || t.lanes != 1 || ext * t.bytes() < kMinRowBytes) return std::nullopt;
-    std::optional<Expr> dst = start_of(st->indices[0], n), src = start_of(ld->indices[0], n);
+    std::optional<Expr> dst = unit_stride_start(st->indices[0], n), src = unit_stride_start(ld->indices[0], n);
     if (!dst || !src) return std::nullopt;
     auto address = [](const Buffer& b, const Expr& i) {
       return make_call(DataType::Handle(), "tl.address_of", {make_load(b, {i})});
@@ -79,20 +78,6 @@ class StreamRewriter : public StmtMutator {
     return make_evaluate(make_call(DataType::Void(), "tl.cpu.copy_stream",
                                    {address(st->buffer, *dst), address(ld->buffer, *src), make_int(ext)}),
                          n->span);
-  }
-
-  // The index at the loop's first iteration, when `idx` is (an expression without the loop
-  // variable) + the loop variable.
-  std::optional<Expr> start_of(const Expr& idx, const ForNode* n) {
-    std::map<Var, Expr, VarLess> at_min = {{n->var, make_cast(n->var.dtype(), n->min)}};
-    Expr first = substitute(idx, at_min);
-    std::map<Var, Expr, VarLess> at_zero = {{n->var, make_int(0, n->var.dtype())}};
-    Expr base = substitute(idx, at_zero);
-    Analyzer an;
-    Expr diff = an.simplify(idx - base);
-    auto* v = diff.as<VarNode>();
-    if (v == nullptr || v != n->var.get()) return std::nullopt;
-    return an.simplify(first);
   }
 };
 

@@ -1,0 +1,19 @@
+#include "target/cpu/loop_index.h"
+
+#include <map>
+
+#include "arith/analyzer.h"
+#include "ir/functor.h"
+
+namespace tl {
+
+std::optional<Expr> unit_stride_start(const Expr& idx, const ForNode* n) {
+  std::map<Var, Expr, VarLess> at_min = {{n->var, make_cast(n->var.dtype(), n->min)}};
+  std::map<Var, Expr, VarLess> at_zero = {{n->var, make_int(0, n->var.dtype())}};
+  Analyzer an;
+  auto* v = an.simplify(idx - substitute(idx, at_zero)).as<VarNode>();
+  if (v == nullptr || v != n->var.get()) return std::nullopt;
+  return an.simplify(substitute(idx, at_min));
+}
+
+}  // namespace tl
