@@ -110,6 +110,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_CPU_CONVERT_ROWS", "tl.disable_cpu_convert_rows", Attr::kBool,
        "cpu: round a float32 value into a block-local bfloat16 buffer inside its element-wise loop nest (by "
        "default such a store becomes one row conversion after the nest, vcvtne2ps2bf16 with AVX512-BF16)"},
+      {"TL_DISABLE_CPU_VECTOR_MATH", "tl.disable_cpu_vector_math", Attr::kBool,
+       "cpu: leave an element-wise loop calling exp2 / exp to GCC's auto-vectorizer (by default such a float32 "
+       "loop is emitted as explicit 16-lane vector code with vscalefps-based exp2 / exp on AVX-512)"},
       {"TL_DISABLE_CPU_LOOP_FUSION", "tl.disable_cpu_loop_fusion", Attr::kBool,
        "cpu: run each tile statement as its own loop nest (by default adjacent element-wise nests over the same "
        "iteration space are fused when provably legal, and a block-local buffer used only inside one fused "

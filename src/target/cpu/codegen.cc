@@ -275,6 +275,10 @@ void CodeGenCPU::for_loop(const ForNode* n) {
   std::string t = storage_type(n->var.dtype());
   std::string v = name(n->var);
   int64_t ext = 0;
+  if (int64_t lanes = attr_int(n->annotations, "cpu.vector_lanes", 0); lanes > 0) {
+    vector_loop(n, lanes);
+    return;
+  }
   switch (n->for_kind) {
     case ForKind::kVectorized: line("#pragma GCC ivdep"); break;
     case ForKind::kUnrolled: {
@@ -583,6 +587,9 @@ std::vector<std::string> cpu_compiler_flags(bool fast_math, const std::vector<st
       // allowed, as on GPUs.
       "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=fast",
       "-fno-exceptions", "-fno-rtti", "-fvisibility=hidden", "-fno-plt",
+      // tl::cpu::f32x16 (math.h) passes 64-byte vectors between inlined functions: no ABI to warn of
+      // in builds without AVX-512.
+      "-Wno-psabi",
       "-I" + cpu_include_dir(),
   };
   flags.insert(flags.end(), rest.begin(), rest.end());

@@ -6,6 +6,7 @@
 #include "target/cpu/lower_tile_ops_cpu.h"
 #include "target/cpu/pad_gemm_accumulators.h"
 #include "target/cpu/stream_global_stores.h"
+#include "target/cpu/vectorize_math_loops.h"
 #include "transform/config_index_bitwidth.h"
 #include "transform/check_cpu_constructs.h"
 #include "transform/flatten_buffer_access.h"
@@ -35,6 +36,7 @@ PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
   runner.run("simplify", simplify);  // folds the flattened index arithmetic, drops provable guards
   runner.run("convert_bf16_rows", convert_bf16_rows);  // float32 -> bfloat16 stores: one row conversion per nest
   runner.run("stream_global_stores", stream_global_stores);  // long local -> global copies bypass the cache
+  runner.run("vectorize_math_loops", vectorize_math_loops);  // exp2 / exp loops as explicit 16-lane vector code
   return runner.func();
 }
 

@@ -1,0 +1,153 @@
+"""vectorize_math_loops (src/target/cpu/vectorize_math_loops.h): an element-wise float32 loop calling
+exp2 / exp is emitted as explicit 16-lane vector code (tl::cpu::vexp2 / vexp, include/tl/cpu/math.h:
+vrndscaleps and vscalefps on AVX-512), the iterations past the last whole vector as scalar code.
+Checked against numpy in float64 and against the same kernels built with tl.disable_cpu_vector_math
+(GCC's vectorization of the scalar functions), on random values and on the special ones (infinities,
+NaN, results that overflow, underflow or fall in the subnormal range), on lengths that leave a scalar
+tail, and on the bench's flash-attention kernels."""
+import os
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "bench"))
+import cpu_flash  # noqa: E402  (the benchmark's kernel: TileLang's flash-attention example, dtype a parameter)
+
+OFF = {"tl.disable_cpu_vector_math": True}
+
+
+def source(kernel):
+    with open(os.path.join(kernel.artifact_dir, "kernel.cc")) as f:
+        return f.read()
+
+
+def softmax_parts(M, N, scale):
+    """E2 = exp2(X * scale - m), E = exp(X - m) / 2 (m the row's first value, a per-row scalar), and
+    a rescale of a second buffer, in T.Parallel loops over fragments."""
+
+    @T.prim_func
+    def k(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32"), E2: T.Tensor((M, N), "float32"),
+          E: T.Tensor((M, N), "float32"), Z: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            S = T.alloc_fragment((M, N), "float32")
+            R = T.alloc_fragment((M, N), "float32")
+            O = T.alloc_fragment((M, N), "float32")
+            m = T.alloc_fragment((M,), "float32")
+            T.copy(X[0, 0], S)
+            T.copy(Y[0, 0], O)
+            for i in T.Parallel(M):
+                m[i] = S[i, 0]
+            for i, j in T.Parallel(M, N):
+                R[i, j] = T.exp(S[i, j] - m[i]) / 2.0
+            for i, j in T.Parallel(M, N):
+                S[i, j] = T.exp2(S[i, j] * scale - m[i] * scale)
+                O[i, j] = O[i, j] * m[i]
+            T.copy(S, E2[0, 0])
+            T.copy(R, E[0, 0])
+            T.copy(O, Z[0, 0])
+
+    return k
+
+
+def special_inputs(rng, M, N):
+    x = rng.uniform(-30, 30, (M, N)).astype(np.float32)
+    flat = x.reshape(-1)
+    vals = [np.inf, -np.inf, np.nan, 200.0, -200.0, 127.9, 128.0, -126.5, -140.25, -149.0, -150.5, 88.7, -103.0,
+            0.0, -0.0, 1e-30, -1e-30]
+    cols = np.arange(1, N)  # past column 0, which holds the row's m
+    for n, v in enumerate(vals):
+        flat[(n % M) * N + cols[(7 * n) % len(cols)]] = v
+    return x
+
+
+@pytest.mark.parametrize("M,N", [(8, 64), (5, 200), (3, 7)], ids=["whole", "tail", "short"])
+def test_exp_loops_match_numpy_and_the_scalar_build(M, N, rng):
+    prog = softmax_parts(M, N, 1.4426950408889634)
+    on = tilelang.compile(prog, target="cpu")
+    off = tilelang.compile(prog, target="cpu", pass_configs=OFF)
+    assert "tl::cpu::vexp2(" in source(on) and "tl::cpu::vexp(" in source(on)
+    assert "tl::cpu::vexp" not in source(off)
+    x = special_inputs(rng, M, N)
+    y = rng.standard_normal((M, N)).astype(np.float32)
+    outs = []
+    for kern in (on, off):
+        e2, e, z = (np.zeros((M, N), np.float32) for _ in range(3))
+        kern(x, y, e2, e, z)
+        outs.append((e2, e, z))
+    for a, b in zip(outs[0], outs[1]):  # each lane is the scalar function's value (GCC: bit for bit)
+        np.testing.assert_allclose(a, b, rtol=2.5e-7, atol=0, equal_nan=True)
+    e2, e, z = outs[0]
+    # The functions' arguments as the kernel forms them in float32: x * scale - m * scale with the
+    # multiply-add fused (-ffp-contract=fast) or not, and x - m; then exp2 / exp in float64.
+    x64, m = x.astype(np.float64), x[:, :1].astype(np.float64)
+    scale = np.float64(np.float32(1.4426950408889634))
+    ms = (m * scale).astype(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        args_e2 = [(x64 * scale - ms).astype(np.float32), (x * np.float32(scale)).astype(np.float32) - ms.astype(np.float32)]
+        want_e2 = [np.exp2(a.astype(np.float64)) for a in args_e2]
+        want_e = [np.exp((x - m.astype(np.float32)).astype(np.float64)) / 2]
+    tiny = np.finfo(np.float32).tiny
+    for got, wants in ((e2, want_e2), (e, want_e)):
+        nan = np.isnan(wants[0])
+        assert np.array_equal(np.isnan(got), nan)
+        ok = np.zeros(got.shape, bool)
+        for want in wants:
+            with np.errstate(invalid="ignore", over="ignore"):
+                big = np.abs(want) >= tiny
+                ok |= big & (np.abs(got - want) <= 4e-7 * np.abs(want))  # within one ulp (0.84 at worst)
+                ok |= ~big & (np.abs(got - want) <= 1.5e-45)  # subnormal or zero: within one subnormal step
+                wf = want.astype(np.float32)  # overflows to inf where the result does
+                ok |= np.isinf(wf) & (got == wf)
+        assert np.all(ok[~nan]), (x[~ok & ~nan], got[~ok & ~nan])
+    np.testing.assert_allclose(z, y * x[:, :1], rtol=1e-7)
+
+
+def exp_of_index(N):
+    """A loop whose exp2 argument is the loop index converted to float: not of the vector forms, it
+    stays scalar code (and still computes the right values)."""
+
+    @T.prim_func
+    def k(Y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            S = T.alloc_fragment((N,), "float32")
+            for j in T.Parallel(N):
+                S[j] = T.exp2(T.cast(j, "float32") * -0.25)
+            T.copy(S, Y[0])
+
+    return k
+
+
+def test_loops_outside_the_vector_forms_stay_scalar():
+    kern = tilelang.compile(exp_of_index(40), target="cpu")
+    assert "tl::cpu::vexp" not in source(kern) and "tl::cpu::exp2(" in source(kern)
+    y = np.zeros(40, np.float32)
+    kern(y)
+    np.testing.assert_allclose(y, np.exp2(np.arange(40) * -0.25), rtol=4e-7)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_flash_attention_with_vector_exp2(dtype, causal, rng):
+    b, h, s, d = 1, 2, 256, 64
+    bm, bn = cpu_flash.CPU_CONFIG[dtype]
+    prog = cpu_flash.flashattn(b, h, s, d, causal, bm, bn, dtype)
+    on = tilelang.compile(prog, target="cpu")
+    off = tilelang.compile(prog, target="cpu", pass_configs=OFF)
+    assert "tl::cpu::vexp2(" in source(on)
+    npdt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32
+    q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float32).astype(npdt) for _ in range(3))
+    o_on, o_off = np.empty_like(q), np.empty_like(q)
+    on(q, k, v, o_on)
+    off(q, k, v, o_off)
+    ref = cpu_flash.reference(q, k, v, causal)
+    tol = 2e-2 if dtype == "bfloat16" else 1e-5
+    for o in (o_on, o_off):
+        assert np.abs(o.astype(np.float64) - ref).max() / np.abs(ref).max() < tol
+    np.testing.assert_allclose(o_on.astype(np.float32), o_off.astype(np.float32), rtol=0,
+                               atol=1e-5 if dtype == "float32" else 1e-2)
