@@ -690,7 +690,13 @@ constexpr int kBlockedMinM = TL_CPU_GEMM_BLOCKED_MIN_M, kBlockedMinK = 128;
 #endif
 constexpr int kPrefetchRows = TL_CPU_GEMM_F32_PREFETCH_ROWS;
 template <int VB> struct F32Blocking;
-template <> struct F32Blocking<64> { static constexpr int MR = 14, NV = 2; };
+#ifndef TL_CPU_GEMM_F32_MR  // rows x vectors of the AVX-512 micro-kernel (a knob for the bench/ sweeps)
+#define TL_CPU_GEMM_F32_MR 14
+#endif
+#ifndef TL_CPU_GEMM_F32_NV
+#define TL_CPU_GEMM_F32_NV 2
+#endif
+template <> struct F32Blocking<64> { static constexpr int MR = TL_CPU_GEMM_F32_MR, NV = TL_CPU_GEMM_F32_NV; };
 template <> struct F32Blocking<32> { static constexpr int MR = 6, NV = 2; };
 template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
 struct BlockedF32Fits {
