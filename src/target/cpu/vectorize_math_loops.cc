@@ -1,6 +1,7 @@
 #include "target/cpu/vectorize_math_loops.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -114,6 +115,30 @@ class Checker {
   bool has_math_ = false;
 };
 
+// The factor f of a store B[x] = B[x] * f (or f * B[x]) whose f is free of the loop variable, when no
+// other statement of the loop names B: the store can run as a loop of its own, and be skipped when
+// f == 1 (x * 1 is x for every float).
+std::optional<Expr> rescale_factor(const BufferStoreNode* st, const std::vector<Stmt>& body, const Var& v) {
+  auto* m = st->value.as<BinaryNode>();
+  if (!m || m->op != BinOp::kMul) return std::nullopt;
+  auto same = [&](const Expr& e) {
+    auto* l = e.as<BufferLoadNode>();
+    return l && l->buffer.same_as(st->buffer) && l->indices.size() == 1 && structural_equal(l->indices[0], st->indices[0]);
+  };
+  Expr f = same(m->a) ? m->b : same(m->b) ? m->a : Expr();
+  if (!f.defined() || uses_var(f, v) || !uses_var(st->indices[0], v)) return std::nullopt;
+  for (const Stmt& o : body) {
+    if (o.get() == st) continue;
+    bool names = false;
+    if (auto* os = o.as<BufferStoreNode>(); os && os->buffer.same_as(st->buffer)) names = true;
+    for_each_expr(o, [&](const Expr& e) {
+      if (auto* l = e.as<BufferLoadNode>(); l && l->buffer.same_as(st->buffer)) names = true;
+    });
+    if (names) return std::nullopt;
+  }
+  return f;
+}
+
 class Marker : public StmtMutator {
  public:
   using StmtMutator::mutate;
@@ -127,7 +152,26 @@ class Marker : public StmtMutator {
     AttrMap ann = n->annotations;
     ann["cpu.vector_lanes"] = Attr(kLanes);
     ++marked;
-    return make_for(n->var, n->min, n->extent, n->for_kind, n->body, ann, n->span);
+    std::vector<Stmt> body;
+    if (auto* sq = n->body.as<SeqStmtNode>()) body = sq->seq;
+    else body = {n->body};
+    // Online softmax's rescale of the output rows, O[i, j] *= scale[i], leaves the nest: guarded by
+    // scale != 1, a row whose maximum did not change skips its pass over O (exact: x * 1 == x).
+    std::vector<Stmt> out, rest;
+    for (const Stmt& st : body) {
+      auto* store = st.as<BufferStoreNode>();
+      std::optional<Expr> f = store ? rescale_factor(store, body, n->var) : std::nullopt;
+      if (!f || body.size() == 1) {
+        rest.push_back(st);
+        continue;
+      }
+      Var v(n->var.name(), n->var.dtype());
+      Stmt loop = make_for(v, n->min, n->extent, n->for_kind, substitute(st, {{n->var, v}}), ann, n->span);
+      out.push_back(make_if(ne(*f, make_float(1.0, f->dtype())), loop, Stmt(), st.span()));
+    }
+    if (out.empty()) return make_for(n->var, n->min, n->extent, n->for_kind, n->body, ann, n->span);
+    out.push_back(make_for(n->var, n->min, n->extent, n->for_kind, make_seq(rest, n->body.span()), ann, n->span));
+    return make_seq(out, n->span);
   }
 };
 

@@ -23,6 +23,11 @@
 //     free of the loop variable are pure and read no buffer the loop stores (one scalar per step);
 //   - some store's value calls exp2 or exp on a part that depends on the loop variable (other
 //     element-wise loops vectorize well as they are).
+// In a marked loop, a store B[x] = B[x] * f (or f * B[x]) with f free of the loop variable, whose
+// buffer no other statement of the loop names (online softmax's rescale of the output rows by
+// exp2(m_old - m_new)), leaves as a marked loop of its own under `if (f != 1)`: x * 1 == x for every
+// float (NaN, infinities, -0 and subnormals included; a signaling NaN stays signaling), so a row whose
+// running maximum did not change skips its pass over the output instead of rewriting it unchanged.
 // Off with the pass config tl.disable_cpu_vector_math (docs/TARGET_CPU.md).
 #pragma once
 

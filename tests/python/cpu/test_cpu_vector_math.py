@@ -108,6 +108,49 @@ def test_exp_loops_match_numpy_and_the_scalar_build(M, N, rng):
     np.testing.assert_allclose(z, y * x[:, :1], rtol=1e-7)
 
 
+def exp2_and_rescale(M, N):
+    """S = exp2(X - m), O *= m on a global O that nothing else in the loop names: the rescale leaves
+    the nest as a loop of its own, skipped for the rows whose m is exactly 1."""
+
+    @T.prim_func
+    def k(X: T.Tensor((M, N), "float32"), m: T.Tensor((M,), "float32"), O: T.Tensor((M, N), "float32"),
+          E2: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            S = T.alloc_fragment((M, N), "float32")
+            T.copy(X[0, 0], S)
+            for i, j in T.Parallel(M, N):
+                S[i, j] = T.exp2(S[i, j] - m[i])
+                O[i, j] = O[i, j] * m[i]
+            T.copy(S, E2[0, 0])
+
+    return k
+
+
+@pytest.mark.parametrize("N", [64, 37])
+def test_rescale_skipped_where_the_factor_is_one_is_exact(N, rng):
+    M = 8
+    prog = exp2_and_rescale(M, N)
+    on = tilelang.compile(prog, target="cpu")
+    off = tilelang.compile(prog, target="cpu", pass_configs=OFF)
+    assert "!= 1.0f" in source(on) and "!= 1.0f" not in source(off)
+    x = rng.uniform(-20, 20, (M, N)).astype(np.float32)
+    m = np.array([1.0, 0.5, 1.0, np.nan, -1.0, 1.0, np.inf, 3.0], np.float32)
+    o0 = rng.standard_normal((M, N)).astype(np.float32)
+    o0[0, :3] = [np.nan, np.inf, -0.0]  # kept as they are by a skipped row (x * 1 == x)
+    o0[0, 3] = np.float32(1e-40)  # a subnormal too
+    results = []
+    for kern in (on, off):
+        o, e2 = o0.copy(), np.zeros((M, N), np.float32)
+        kern(x, m, o, e2)
+        results.append((o, e2))
+    with np.errstate(invalid="ignore"):
+        want = o0 * m[:, None]
+    for o, e2 in results:
+        np.testing.assert_array_equal(o, want)  # bit for bit (NaN where NaN), skipped rows included
+        assert np.signbit(o[0, 2])
+        np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
 def exp_of_index(N):
     """A loop whose exp2 argument is the loop index converted to float: not of the vector forms, it
     stays scalar code (and still computes the right values)."""

@@ -22,12 +22,21 @@ func @f(M: global float32[64], G: global float32[4096]) {
 }
 
 // Flash attention's exp2 nest after fusion (the P cast already moved out by convert_bf16_rows): the
-// scores and the rescaled output, both element-wise in place, with per-row scalars.
-TEST(VectorizeMathLoops, FlashExp2NestIsMarked) {
-  const std::string body = "S[i * 64 + j] = exp2(S[i * 64 + j] * 0.5f32 - M[i] * 0.5f32)\n"
-                           "        O[i * 64 + j] = O[i * 64 + j] * M[i]";
-  tl::testing::expect_pass("vectorize_math_loops", nest("for j: int32 in vectorized(0, 64)", body),
-                           nest("for j: int32 in vectorized(0, 64) {cpu.vector_lanes = 16}", body));
+// scores and the rescaled output, both element-wise in place, with per-row scalars. The rescale of
+// O by a factor free of j, which no other statement names, leaves as a loop of its own guarded by
+// factor != 1 (x * 1 == x: rows whose running maximum did not change skip their pass over O).
+TEST(VectorizeMathLoops, FlashExp2NestIsMarkedAndItsRescaleGuarded) {
+  const std::string exp2 = "S[i * 64 + j] = exp2(S[i * 64 + j] * 0.5f32 - M[i] * 0.5f32)";
+  const std::string scale = "O[i * 64 + j] = O[i * 64 + j] * M[i]";
+  tl::testing::expect_pass("vectorize_math_loops", nest("for j: int32 in vectorized(0, 64)", exp2 + "\n        " + scale),
+                           nest("if (M[i] != 1f32) {\n        for j: int32 in vectorized(0, 64) {cpu.vector_lanes = 16} {\n"
+                                "          " + scale + "\n        }\n      }\n      for j: int32 in vectorized(0, 64) "
+                                "{cpu.vector_lanes = 16}",
+                                exp2));
+  // O also read by another statement: the rescale stays in the nest.
+  const std::string shared = exp2 + "\n        " + scale + "\n        G[i * 64 + j] = O[i * 64 + j]";
+  tl::testing::expect_pass("vectorize_math_loops", nest("for j: int32 in vectorized(0, 64)", shared),
+                           nest("for j: int32 in vectorized(0, 64) {cpu.vector_lanes = 16}", shared));
 }
 
 // exp over a tail-length loop starting past 0 (codegen runs the last iterations scalar); a store of a
