@@ -174,6 +174,18 @@ __attribute__((always_inline)) inline f32x16 vsub_mul(f32x16 a, f32x16 n, float 
 
 }  // namespace math_impl
 
+/* p as a value the compiler cannot see through: a product passed through it is not contracted into a
+ * fused multiply-add with a later addition (codegen_vector.cc emits a * c - b * c this way, so that
+ * a == b gives exactly 0, as the source says). No instruction. */
+__attribute__((always_inline)) inline f32x16 vrounded(f32x16 p) {
+#if TL_CPU_COMPILED_AVX512
+  __asm__("" : "+v"(p));
+#else
+  __asm__("" : "+m"(p));  // a 64-byte vector is several registers here
+#endif
+  return p;
+}
+
 __attribute__((always_inline)) inline f32x16 vexp2(f32x16 x) {
   using namespace math_impl;
   const f32x16 xc = vclamp_bits(x, 0x43010000u, 0xc3170000u);  // [-151, 129], as exp2

@@ -27,6 +27,15 @@ template <typename V, typename T> __attribute__((always_inline)) inline V vload(
 template <typename V, typename T> __attribute__((always_inline)) inline void vstore(T* p, const V& v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
+/* The first n (0 < n <= lanes) elements; the other lanes are 0 (loads) or left alone (stores). */
+template <typename V, typename T> __attribute__((always_inline)) inline V vload_n(const T* p, int n) {
+  V v = {};
+  __builtin_memcpy(&v, p, sizeof(T) * static_cast<unsigned>(n));
+  return v;
+}
+template <typename V, typename T> __attribute__((always_inline)) inline void vstore_n(T* p, const V& v, int n) {
+  __builtin_memcpy(p, &v, sizeof(T) * static_cast<unsigned>(n));
+}
 template <typename V, typename T> __attribute__((always_inline)) inline V vsplat(T x) {
   V v = {};
   return v + x;  // a scalar operand is broadcast to every lane

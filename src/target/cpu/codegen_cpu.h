@@ -65,12 +65,14 @@ class CodeGenCPU {
   void stmt(const Stmt& s);
   void seq_or_single(const Stmt& s);
   void for_loop(const ForNode* n);
-  // A loop marked by vectorize_math_loops (annotation cpu.vector_lanes): explicit vector code, then
-  // the scalar loop for the remaining iterations (codegen_vector.cc).
+  // A loop marked by vectorize_math_loops (annotation cpu.vector_lanes): explicit vector code, the
+  // remaining iterations as one partial step (codegen_vector.cc).
   void vector_loop(const ForNode* n, int64_t lanes);
   std::string vector_value(const Expr& e, const Var& lane_var);
   bool vector_varies(const Expr& e, const Var& lane_var) const;
+  void vector_step(const std::vector<Stmt>& stores, const Var& lane_var, int64_t lanes);
   std::map<const BufferNode*, std::string> vector_temps_;  // per-iteration temporaries: their vector's name
+  std::string vector_count_;  // in the partial last step: the name of its lane count
   void allocate(const AllocateNode* n);
   void evaluate(const EvaluateNode* n);
   // tl.dist.copy / barrier / signal / wait (include/tl/cpu/dist.h): a call returning 0 or 1 (failed).

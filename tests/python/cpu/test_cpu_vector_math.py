@@ -151,6 +151,38 @@ def test_rescale_skipped_where_the_factor_is_one_is_exact(N, rng):
         np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
+def scale_of_two_maxima(N, c):
+    """scale = exp2(a * c - b * c), online softmax's rescale factor from the old and the new maximum."""
+
+    @T.prim_func
+    def k(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            s = T.alloc_fragment((N,), "float32")
+            for i in T.Parallel(N):
+                s[i] = T.exp2(A[i] * c - B[i] * c)
+            T.copy(s, Y[0])
+
+    return k
+
+
+def test_difference_of_products_with_a_common_factor_is_exact_for_equal_operands(rng):
+    """Both products are rounded before the subtraction (no fused multiply-add), so equal maxima give
+    a scale of exactly 1 (which lets the guarded rescale skip the row) and the rest is exp2 of the
+    difference of the rounded products."""
+    N, c = 200, np.float32(0.12751743)
+    kern = tilelang.compile(scale_of_two_maxima(N, float(c)), target="cpu")
+    assert "tl::cpu::vrounded(" in source(kern)
+    a = rng.uniform(-60, 60, N).astype(np.float32)
+    b = a.copy()
+    b[1::3] += rng.uniform(0, 5, len(b[1::3])).astype(np.float32)  # the maximum grew in every third row
+    y = np.zeros(N, np.float32)
+    kern(a, b, y)
+    same = a == b
+    assert np.all(y[same] == 1.0)
+    arg = (a * c).astype(np.float32) - (b * c).astype(np.float32)  # float32 products and difference
+    np.testing.assert_allclose(y[~same], np.exp2(arg[~same].astype(np.float64)), rtol=4e-7)
+
+
 def exp_of_index(N):
     """A loop whose exp2 argument is the loop index converted to float: not of the vector forms, it
     stays scalar code (and still computes the right values)."""
