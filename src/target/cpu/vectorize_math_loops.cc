@@ -28,7 +28,8 @@ bool is_math_call(const CallNode* c) {
 // Whether a loop's stores and values have the forms listed in the header.
 class Checker {
  public:
-  explicit Checker(const ForNode* loop) : loop_(loop) {}
+  // require_math: some value must call exp2 / exp (else any loop of the admitted forms passes).
+  Checker(const ForNode* loop, bool require_math) : loop_(loop), require_math_(require_math) {}
 
   bool check(const Stmt& body) {
     std::vector<const BufferStoreNode*> stores;
@@ -57,7 +58,7 @@ class Checker {
     for (const auto& [b, idx] : temps_)  // a temporary is an element-wise buffer nowhere else
       for (const auto& [sb, sidx] : store_indices_)
         if (sb == b && !structural_equal(sidx, idx)) return false;
-    return has_math_;
+    return has_math_ || !require_math_;
   }
 
  private:
@@ -108,6 +109,7 @@ class Checker {
   }
 
   const ForNode* loop_;
+  const bool require_math_;
   std::set<const BufferNode*> stored_;
   std::vector<std::pair<const BufferNode*, Expr>> store_indices_;
   std::map<const BufferNode*, Expr> temps_;
@@ -116,8 +118,8 @@ class Checker {
 };
 
 // The factor f of a store B[x] = B[x] * f (or f * B[x]) whose f is free of the loop variable, when no
-// other statement of the loop names B: the store can run as a loop of its own, and be skipped when
-// f == 1 (x * 1 is x for every float).
+// other statement of the loop names B and f is not a constant: the store can run as a loop of its
+// own, and be skipped when f == 1 (x * 1 is x for every float).
 std::optional<Expr> rescale_factor(const BufferStoreNode* st, const std::vector<Stmt>& body, const Var& v) {
   auto* m = st->value.as<BinaryNode>();
   if (!m || m->op != BinOp::kMul) return std::nullopt;
@@ -126,7 +128,7 @@ std::optional<Expr> rescale_factor(const BufferStoreNode* st, const std::vector<
     return l && l->buffer.same_as(st->buffer) && l->indices.size() == 1 && structural_equal(l->indices[0], st->indices[0]);
   };
   Expr f = same(m->a) ? m->b : same(m->b) ? m->a : Expr();
-  if (!f.defined() || uses_var(f, v) || !uses_var(st->indices[0], v)) return std::nullopt;
+  if (!f.defined() || f.as<FloatImmNode>() || uses_var(f, v) || !uses_var(st->indices[0], v)) return std::nullopt;
   for (const Stmt& o : body) {
     if (o.get() == st) continue;
     bool names = false;
@@ -146,15 +148,24 @@ class Marker : public StmtMutator {
 
  protected:
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
-    if (n->for_kind != ForKind::kVectorized || n->annotations.count("cpu.vector_lanes") ||
-        !Checker(n).check(n->body))
+    if (n->for_kind != ForKind::kVectorized || n->annotations.count("cpu.vector_lanes"))
       return StmtMutator::mutate_for(n, s);
     AttrMap ann = n->annotations;
     ann["cpu.vector_lanes"] = Attr(kLanes);
-    ++marked;
     std::vector<Stmt> body;
     if (auto* sq = n->body.as<SeqStmtNode>()) body = sq->seq;
     else body = {n->body};
+    // A loop that is only the rescale (when the nest's rows are not as long as the output's, the
+    // rescale is a nest of its own): guarded as below, without an exp2 / exp to require.
+    if (auto* st = body.size() == 1 ? body[0].as<BufferStoreNode>() : nullptr) {
+      if (std::optional<Expr> f = rescale_factor(st, body, n->var); f && Checker(n, false).check(n->body)) {
+        ++marked;
+        Stmt loop = make_for(n->var, n->min, n->extent, n->for_kind, n->body, ann, n->span);
+        return make_if(ne(*f, make_float(1.0, f->dtype())), loop, Stmt(), n->span);
+      }
+    }
+    if (!Checker(n, true).check(n->body)) return StmtMutator::mutate_for(n, s);
+    ++marked;
     // Online softmax's rescale of the output rows, O[i, j] *= scale[i], leaves the nest: guarded by
     // scale != 1, a row whose maximum did not change skips its pass over O (exact: x * 1 == x).
     std::vector<Stmt> out, rest;

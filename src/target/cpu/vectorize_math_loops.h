@@ -28,6 +28,8 @@
 // exp2(m_old - m_new)), leaves as a marked loop of its own under `if (f != 1)`: x * 1 == x for every
 // float (NaN, infinities, -0 and subnormals included; a signaling NaN stays signaling), so a row whose
 // running maximum did not change skips its pass over the output instead of rewriting it unchanged.
+// A vectorized loop that is nothing but such a store (the rescale as a nest of its own, when the
+// score rows are shorter than the output rows) is marked and guarded the same way.
 // Off with the pass config tl.disable_cpu_vector_math (docs/TARGET_CPU.md).
 #pragma once
 

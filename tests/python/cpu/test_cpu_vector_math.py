@@ -215,6 +215,7 @@ def test_flash_attention_with_vector_exp2(dtype, causal, rng):
     on = tilelang.compile(prog, target="cpu")
     off = tilelang.compile(prog, target="cpu", pass_configs=OFF)
     assert "tl::cpu::vexp2(" in source(on)
+    assert "!= 1.0f" in source(on)  # the rescale of acc_o, guarded (in the exp2 nest's place or alone)
     npdt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32
     q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float32).astype(npdt) for _ in range(3))
     o_on, o_off = np.empty_like(q), np.empty_like(q)

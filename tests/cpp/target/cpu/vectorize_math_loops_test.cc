@@ -39,6 +39,19 @@ TEST(VectorizeMathLoops, FlashExp2NestIsMarkedAndItsRescaleGuarded) {
                            nest("for j: int32 in vectorized(0, 64) {cpu.vector_lanes = 16}", shared));
 }
 
+// The rescale as a loop of its own (score rows shorter than the output rows): marked and guarded too.
+TEST(VectorizeMathLoops, RescaleLoopAloneIsGuarded) {
+  const std::string scale = "O[i * 64 + j] = M[i] * O[i * 64 + j]";
+  tl::testing::expect_pass("vectorize_math_loops", nest("for j: int32 in vectorized(0, 64)", scale),
+                           nest("if (M[i] != 1f32) {\n        for j: int32 in vectorized(0, 64) {cpu.vector_lanes = 16}",
+                                scale + "\n        }"));
+  for (const char* other : {"O[i * 64 + j] = O[i * 64 + j] * O[i]", "O[i * 64 + j] = O[i * 64 + j + 1] * M[i]",
+                            "O[i * 64 + j] = O[i * 64 + j] + M[i]"}) {
+    const std::string src = nest("for j: int32 in vectorized(0, 64)", other);
+    tl::testing::expect_pass("vectorize_math_loops", src, src);
+  }
+}
+
 // exp over a tail-length loop starting past 0 (codegen runs the last iterations scalar); a store of a
 // value free of the loop variable is admitted next to it (a broadcast).
 TEST(VectorizeMathLoops, ExpWithOffsetAndInvariantStoreIsMarked) {
