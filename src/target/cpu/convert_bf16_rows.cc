@@ -101,30 +101,30 @@ class RowConverter : public StmtMutator {
     for (size_t k = 0; k < body.size(); ++k) {
       auto* st = body[k].as<BufferStoreNode>();
       if (st == nullptr) continue;
-      std::optional<Stmt> call = conversion(outer, inner, rows, len, body, k, st);
+      std::optional<Stmt> call = conversion(outer, inner, len, body, k, st);
       if (!call) continue;
       ++rewritten;
       std::vector<Stmt> rest;
       for (size_t q = 0; q < body.size(); ++q)
         if (q != k) rest.push_back(body[q]);
-      std::vector<Stmt> out;
-      if (!rest.empty()) {
-        Stmt in = make_for(inner->var, inner->min, inner->extent, inner->for_kind,
-                           rest.size() == 1 ? rest[0] : make_seq(rest, inner->body->span), inner->annotations,
-                           inner->span);
-        Stmt nest = outer == nullptr ? in
-                                     : make_for(outer->var, outer->min, outer->extent, outer->for_kind, in,
-                                                outer->annotations, outer->span);
-        out.push_back(mutate(nest));  // a second cast store of the same nest
+      std::optional<Stmt> in;
+      if (!rest.empty())
+        in = make_for(inner->var, inner->min, inner->extent, inner->for_kind,
+                      rest.size() == 1 ? rest[0] : make_seq(rest, inner->body->span), inner->annotations, inner->span);
+      if (outer == nullptr) {  // one loop: the conversion after it
+        if (!in) return *call;
+        return make_seq({mutate(*in), *call}, inner->span);  // mutate: a second cast store of the loop
       }
-      out.push_back(*call);
-      return out.size() == 1 ? out[0] : make_seq(out, (outer ? outer : inner)->span);
+      // A nest: row i is converted at the end of iteration i, while the row is still in L1.
+      Stmt row_body = in ? make_seq({*in, *call}, inner->span) : *call;
+      return mutate(make_for(outer->var, outer->min, outer->extent, outer->for_kind, row_body, outer->annotations,
+                             outer->span));
     }
     return std::nullopt;
   }
 
   // The conversion call(s) replacing store `st` (statement k of the innermost body), or nothing.
-  std::optional<Stmt> conversion(const ForNode* outer, const ForNode* inner, int64_t rows, int64_t len,
+  std::optional<Stmt> conversion(const ForNode* outer, const ForNode* inner, int64_t len,
                                  const std::vector<Stmt>& body, size_t k, const BufferStoreNode* st) {
     auto* c = st->value.as<CastNode>();
     auto* ld = c != nullptr ? c->value.as<BufferLoadNode>() : nullptr;
@@ -166,12 +166,12 @@ class RowConverter : public StmtMutator {
                                       make_int(n, n > INT32_MAX ? DataType::Int64() : DataType::Int32())}),
                            st->span);
     };
-    if (outer == nullptr || (sd == len && sx == len)) return call(d0, x0, rows * len);
-    Analyzer an;
+    if (outer == nullptr) return call(d0, x0, len);
+    Analyzer an;  // row i of the nest (the caller places the call at the end of iteration i)
     const Var& i = outer->var;
     Expr di = an.simplify(d0 + make_cast(d0.dtype(), i) * make_int(sd, d0.dtype()));
     Expr xi = an.simplify(x0 + make_cast(x0.dtype(), i) * make_int(sx, x0.dtype()));
-    return make_for(i, outer->min, outer->extent, ForKind::kSerial, call(di, xi, len), {}, outer->span);
+    return call(di, xi, len);
   }
 };
 
