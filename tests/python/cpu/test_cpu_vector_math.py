@@ -183,6 +183,30 @@ def test_difference_of_products_with_a_common_factor_is_exact_for_equal_operands
     np.testing.assert_allclose(y[~same], np.exp2(arg[~same].astype(np.float64)), rtol=4e-7)
 
 
+def exp_rows_dynamic():
+    """Rows of a run-time length (int64 indices): the vector steps, then a partial step of n % 16."""
+    M, N = T.dynamic("m"), T.dynamic("n")
+
+    @T.prim_func
+    def k(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(M, threads=1) as bx:
+            for j in T.Parallel(N):
+                Y[bx, j] = T.exp2(X[bx, j] * 0.5) + T.exp(X[bx, j] * 0.25)
+
+    return k
+
+
+def test_dynamic_row_lengths(rng):
+    kern = tilelang.compile(exp_rows_dynamic(), target="cpu")
+    assert "tl::cpu::vexp2(" in source(kern) and "tl::cpu::vload_n<" in source(kern)
+    for m, n in ((5, 37), (3, 64), (4, 1), (2, 0), (3, 200)):
+        x = rng.uniform(-50, 50, (m, n)).astype(np.float32)
+        y = np.full((m, n), np.nan, np.float32)
+        kern(x, y)
+        x64 = x.astype(np.float64)
+        np.testing.assert_allclose(y, np.exp2(x64 * 0.5) + np.exp(x64 * 0.25), rtol=1e-6)
+
+
 def exp_of_index(N):
     """A loop whose exp2 argument is the loop index converted to float: not of the vector forms, it
     stays scalar code (and still computes the right values)."""

@@ -82,6 +82,13 @@ TEST(VectorizeMathLoops, PerIterationTemporaryIsMarked) {
   }
 }
 
+// int64 indices (dynamic shapes, or buffers past 2^31 elements): the loop variable appears widened.
+TEST(VectorizeMathLoops, WidenedLoopVariableIsUnitStride) {
+  const std::string body = "S[cast<int64>(i) * 64i64 + cast<int64>(j)] = exp2(O[cast<int64>(i) * 64i64 + cast<int64>(j)])";
+  tl::testing::expect_pass("vectorize_math_loops", nest("for j: int32 in vectorized(0, 64)", body),
+                           nest("for j: int32 in vectorized(0, 64) {cpu.vector_lanes = 16}", body));
+}
+
 // Loops the vector code does not cover stay as they are.
 TEST(VectorizeMathLoops, OtherLoopsStay) {
   for (const char* body : {
