@@ -13,7 +13,8 @@
 //   - it is vectorized (T.Parallel / T.vectorized after legalize_cpu_loops) and its body is one
 //     store or a sequence of stores (no loop, let, if or call statement);
 //   - every store writes a float32 buffer at a one-dimensional index (something free of the loop
-//     variable) + the loop variable, or is a per-iteration temporary: a float32 buffer stored only
+//     variable) + the loop variable (possibly widened to int64: loop_index.h), or is a per-iteration
+//     temporary: a float32 buffer stored only
 //     at one index free of the loop variable (fuse_elementwise_loops' scalar for a buffer used inside
 //     one iteration) and read only at that index, in statements after one that writes it (so no
 //     value crosses iterations; codegen keeps it in a vector register and stores its last lane);
