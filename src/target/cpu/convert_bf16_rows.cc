@@ -9,6 +9,7 @@
 #include "arith/expr_order.h"
 #include "ir/functor.h"
 #include "ir/structural.h"
+#include "op/op_util.h"
 #include "target/cpu/loop_index.h"
 #include "transform/pass_config.h"
 
@@ -43,12 +44,6 @@ bool plain_body(const Stmt& body) {
   });
   for_each_expr(body, [&](const Expr& e) { ok = ok && is_pure_expr(e); });
   return ok;
-}
-
-bool uses_var(const Expr& e, const Var& v) {
-  bool found = false;
-  for_each_subexpr(e, [&](const Expr& x) { found |= x.get() == v.get(); });
-  return found;
 }
 
 class RowConverter : public StmtMutator {
