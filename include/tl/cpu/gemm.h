@@ -779,12 +779,15 @@ __attribute__((noinline)) void gemv_strip(int k, const float* __restrict a, int6
  * prefetchers do not run ahead, and demand misses alone leave the memory bandwidth unused). Each C
  * element still adds its k terms one by one in increasing k. Measured on a Zen 4 core at 1 x 1024 x
  * 4096 (B from memory, docs/PERFORMANCE.md): 8 rows 1.14-1.22x against 4 (12 and 16 slower); the
- * L2 prefetch 16..64 rows ahead 1.26-1.38x more (into L1, prefetcht0: 0.8-0.99x). */
+ * L2 prefetch 16..64 rows ahead 1.26-1.38x more (into L1, prefetcht0: 0.8-0.99x). On an Emerald
+ * Rapids core the software prefetch costs instead (its L2 streamer keeps up without it: no prefetch
+ * 1.10-1.12x over 32 rows ahead, 8..24 rows ahead in between; fourteenth session), so Intel hosts
+ * (TL_CPU_TUNE_INTEL) take kGemvRowsAhead = 0: no prefetch. */
 #ifndef TL_CPU_GEMV_ROWS
 #define TL_CPU_GEMV_ROWS 8
 #endif
 #ifndef TL_CPU_GEMV_ROWS_AHEAD
-#define TL_CPU_GEMV_ROWS_AHEAD 32
+#define TL_CPU_GEMV_ROWS_AHEAD (TL_CPU_TUNE_INTEL ? 0 : 32)
 #endif
 constexpr int kGemvRows = TL_CPU_GEMV_ROWS, kGemvRowsAhead = TL_CPU_GEMV_ROWS_AHEAD;
 template <int VB, int N>
@@ -808,11 +811,13 @@ inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const floa
     // The line of each row's last element: where B's rows are not 64-byte aligned (numpy's arrays
     // are 16 bytes past a page), it lies past the lines prefetched below (one per 16 floats from the
     // row's start), in the next 4 KiB page, and would be a demand miss from memory at every pass's end.
+    if constexpr (kGemvRowsAhead > 0) {
 #pragma GCC unroll 16
-    for (int q = 0; q < kGemvRows; ++q) __builtin_prefetch(r[q] + pf + N - 1, 0, 1);
+      for (int q = 0; q < kGemvRows; ++q) __builtin_prefetch(r[q] + pf + N - 1, 0, 1);
+    }
 #pragma GCC unroll 4
     for (int j = 0; j < N; j += L) {
-      if (j % 16 == 0)  // one prefetch per 64-byte line
+      if (kGemvRowsAhead > 0 && j % 16 == 0)  // one prefetch per 64-byte line
 #pragma GCC unroll 16
         for (int q = 0; q < kGemvRows; ++q) __builtin_prefetch(r[q] + pf + j, 0, 1);
       V x = vload<V>(c + j);

@@ -34,6 +34,12 @@
 #else
 #define TL_CPU_COMPILED_AVX2 0
 #endif
+/* Tuning for Intel cores, set by the compiler on an Intel host (src/target/cpu/host_isa.cc, next to
+ * -mtune=native): defaults that measured differently on Intel and AMD cores (the GEMV's prefetch,
+ * gemm.h). Never a correctness matter. */
+#ifndef TL_CPU_TUNE_INTEL
+#define TL_CPU_TUNE_INTEL 0
+#endif
 #if TL_CPU_COMPILED_AVX512 && defined(__AVX512BF16__)
 #define TL_CPU_COMPILED_AVX512_BF16 1
 #else

@@ -40,6 +40,7 @@ CpuIsa detect() {
   uint32_t a, b, c, d;
   cpuid(0, 0, &a, &b, &c, &d);
   const uint32_t max_leaf = a;
+  h.intel = b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;  // "Genu" "ineI" "ntel"
   cpuid(1, 0, &a, &b, &c, &d);
   const bool fma = (c >> 12) & 1u, osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u, f16c = (c >> 29) & 1u;
   if (!osxsave || !avx || max_leaf < 7) return h;
@@ -157,6 +158,7 @@ std::vector<std::string> cpu_isa_flags(const CpuIsa& isa) {
   if (isa.amx_tile) f.push_back("-mamx-tile");
   if (isa.amx_bf16) f.push_back("-mamx-bf16");
   if (isa.amx_int8) f.push_back("-mamx-int8");
+  if (isa.intel) f.push_back("-DTL_CPU_TUNE_INTEL=1");
   return f;
 }
 

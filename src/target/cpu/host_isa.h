@@ -27,6 +27,10 @@ struct CpuIsa {
   bool amx_bf16 = false;
   bool amx_int8 = false;
   bool amx_fp16 = false;    // detected and reported only: no code uses it (GCC 12 has no -mamx-fp16)
+  // Not a feature: the vendor (cpuid leaf 0 says "GenuineIntel"), for tuning choices that differ
+  // between Intel and AMD cores (-DTL_CPU_TUNE_INTEL=1, next to -mtune=native). Not in names(): a
+  // kernel tuned for one vendor runs correctly on the other.
+  bool intel = false;
 
   // "portable", or the features joined by ',' (e.g. "avx2,avx512,avx512_vnni,avx512_bf16").
   std::string names() const;
@@ -48,7 +52,8 @@ std::string cpu_isa_cap(const AttrMap& pass_configs);
 CpuIsa target_cpu_isa(const AttrMap& pass_configs);
 
 // -march/-m flags for `isa` (x86: -march=x86-64 plus one -m flag per feature, -mtune=native, and
-// with AVX-512 -mprefer-vector-width=cpu_vector_width(); elsewhere -march=native).
+// with AVX-512 -mprefer-vector-width=cpu_vector_width(); elsewhere -march=native), and on an Intel
+// host -DTL_CPU_TUNE_INTEL=1 (the headers' tuning defaults for Intel cores, include/tl/cpu/isa.h).
 std::vector<std::string> cpu_isa_flags(const CpuIsa& isa);
 
 // The vector width GCC's auto-vectorizer prefers where AVX-512 is in the set: "512" unless

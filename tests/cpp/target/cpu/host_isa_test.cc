@@ -32,6 +32,7 @@ TEST(CpuHostIsa, DetectionAgreesWithTheCompilerRuntime) {
   if (h.avx512) EXPECT_TRUE(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"));
   if (!h.avx2) EXPECT_FALSE(h.avx512);
   if (h.amx_bf16 || h.amx_int8) EXPECT_TRUE(h.amx_tile);
+  EXPECT_EQ(h.intel, __builtin_cpu_is("intel") != 0);
 #endif
   EXPECT_FALSE(h.names().empty());
 }
@@ -59,6 +60,13 @@ TEST(CpuHostIsa, FlagsFollowTheSet) {
   for (const char* m : {"-mavx512f", "-mavx512bf16", "-mamx-tile"}) EXPECT_FALSE(has(a2, m)) << m;
   auto p = cpu_isa_flags(cap_cpu_isa(rich(), "portable"));
   EXPECT_EQ(p, (std::vector<std::string>{"-march=x86-64", "-mtune=native"}));
+  // the vendor is tuning, not a feature: a flag for the headers, not part of the set's name
+  CpuIsa intel = rich();
+  intel.intel = true;
+  EXPECT_TRUE(has(cpu_isa_flags(intel), "-DTL_CPU_TUNE_INTEL=1"));
+  EXPECT_TRUE(has(cpu_isa_flags(cap_cpu_isa(intel, "avx2")), "-DTL_CPU_TUNE_INTEL=1"));
+  EXPECT_FALSE(has(cpu_isa_flags(rich()), "-DTL_CPU_TUNE_INTEL=1"));
+  EXPECT_EQ(intel.names(), rich().names());
 }
 
 TEST(CpuHostIsa, MissingFeatures) {
