@@ -440,6 +440,11 @@ constexpr int64_t kPackCacheBytes = TL_CPU_GEMM_PACK_CACHE_BYTES;
  * 16 KiB at S = 2048, D = 128, 64-row blocks), which a smaller table evicts before the next block of
  * the head comes back to them. */
 constexpr int kPackCacheEntries = 256;
+constexpr int kPackCacheHints = 1024;  // a power of two
+inline unsigned pack_cache_hash(const void* b) {
+  const uintptr_t x = reinterpret_cast<uintptr_t>(b) >> 1;  // B's address: 2-byte elements at least
+  return static_cast<unsigned>(x ^ (x >> 10) ^ (x >> 20)) & (kPackCacheHints - 1);
+}
 /* Calls with fewer rows than this pack into the stack buffer as before: their blocks rarely share
  * B (decode shapes), and the packed B then stays in L2 instead of going to a heap region. 32 takes
  * in flash attention's GEMMs (64 query rows a block; every block of a head multiplies by the same
@@ -483,6 +488,9 @@ struct PackCache {
   };
   Entry entry[kPackCacheEntries];
   const void* keys[kPackCacheEntries] = {};  // entry[i].b of a live entry, else null: the hit scan reads only these
+  // A hint, never trusted: the slot where a B hashing to h was last found or placed. A hit there
+  // skips the scan of keys (about 200 cycles for 256 keys; flash attention looks up twice per KV step).
+  uint16_t hint[kPackCacheHints] = {};
   uint64_t clock = 0;
   PackLock lock;  // taken by its thread's lookups and by gemm_end_launch
   PackCache *prev = nullptr, *next = nullptr;
@@ -586,11 +594,22 @@ inline void gemm_end_launch(uint64_t token) {
 inline void* pack_cache_lookup_locked(PackCache& pc, const void* tag, uint64_t launch, const void* b, int64_t ldb,
                                       int64_t bytes, bool* hit) {
   typedef PackCache::Entry Entry;
+  auto matches = [&](const Entry& e) {
+    return e.data && e.b == b && e.tag == tag && e.ldb == ldb && e.launch == launch && e.bytes == bytes;
+  };
+  uint16_t& hint = pc.hint[pack_cache_hash(b)];
+  if (matches(pc.entry[hint])) {
+    Entry& e = pc.entry[hint];
+    e.used = ++pc.clock;
+    *hit = true;
+    return e.data;
+  }
   for (int i = 0; i < kPackCacheEntries; ++i) {
     if (pc.keys[i] != b) continue;
     Entry& e = pc.entry[i];
-    if (e.data && e.tag == tag && e.ldb == ldb && e.launch == launch && e.bytes == bytes) {
+    if (matches(e)) {
       e.used = ++pc.clock;
+      hint = static_cast<uint16_t>(i);
       *hit = true;
       return e.data;
     }
@@ -630,6 +649,7 @@ inline void* pack_cache_lookup_locked(PackCache& pc, const void* tag, uint64_t l
   slot->bytes = bytes;
   slot->used = ++pc.clock;
   pc.keys[slot - pc.entry] = b;
+  hint = static_cast<uint16_t>(slot - pc.entry);
   return slot->data;
 }
 

@@ -388,6 +388,41 @@ TEST(CpuGemmPackCache, HitsWithinALaunchOnly) {
   EXPECT_EQ(live_packs(), 0);
 }
 
+// The per-bucket hint only speeds up a hit: two B operands hashing to one bucket, looked up in turn,
+// each find their own pack (the hint points at the other's slot half of the time).
+TEST(CpuGemmPackCache, BucketHintIsOnlyAHint) {
+  using cpu::gemm_impl::pack_cache_hash;
+  using cpu::gemm_impl::pack_cache_lookup;
+  static int tag;
+  static char buf[1 << 22];
+  const char* b0 = buf;
+  const char* b1 = nullptr;
+  for (int64_t o = 64; o < int64_t(sizeof buf) && !b1; o += 2)
+    if (pack_cache_hash(buf + o) == pack_cache_hash(b0)) b1 = buf + o;
+  ASSERT_NE(b1, nullptr);
+  const uint64_t l = cpu::gemm_begin_launch();
+  bool hit = true;
+  void* p0 = pack_cache_lookup(&tag, l, b0, 64, 4096, &hit);
+  EXPECT_FALSE(hit);
+  void* p1 = pack_cache_lookup(&tag, l, b1, 64, 4096, &hit);
+  EXPECT_FALSE(hit);
+  ASSERT_NE(p0, nullptr);
+  ASSERT_NE(p1, nullptr);
+  EXPECT_NE(p0, p1);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(pack_cache_lookup(&tag, l, b0, 64, 4096, &hit), p0);
+    EXPECT_TRUE(hit);
+    EXPECT_EQ(pack_cache_lookup(&tag, l, b1, 64, 4096, &hit), p1);
+    EXPECT_TRUE(hit);
+  }
+  cpu::gemm_end_launch(l);
+  const uint64_t l2 = cpu::gemm_begin_launch();
+  pack_cache_lookup(&tag, l2, b0, 64, 4096, &hit);  // the hinted slot was freed with its launch
+  EXPECT_FALSE(hit);
+  cpu::gemm_end_launch(l2);
+  EXPECT_EQ(live_packs(), 0);
+}
+
 TEST(CpuGemmPackCache, EvictsLeastRecentlyUsed) {
   using cpu::gemm_impl::kPackCacheBytes;
   using cpu::gemm_impl::kPackCacheEntries;
