@@ -22,11 +22,6 @@ import cpu_flash  # noqa: E402  (the benchmark's kernel: TileLang's flash-attent
 OFF = {"tl.disable_cpu_convert_rows": True}
 
 
-def source(kernel):
-    with open(os.path.join(kernel.artifact_dir, "kernel.cc")) as f:
-        return f.read()
-
-
 def scaled_cast(M, N):
     """P = bfloat16(X * 2) through a float32 fragment; P also feeds a GEMM, so it stays a buffer (the
     cast store is then a statement of the fused nest, as in flash attention)."""
@@ -69,8 +64,8 @@ def test_row_conversion_matches_the_plain_stores_bit_for_bit(M, N, rng):
     prog = scaled_cast(M, N)
     on = tilelang.compile(prog, target="cpu")
     off = tilelang.compile(prog, target="cpu", pass_configs=OFF)
-    assert "tl::cpu::convert_bf16(" in source(on)
-    assert "tl::cpu::convert_bf16(" not in source(off)
+    assert "tl::cpu::convert_bf16(" in on.get_kernel_source()
+    assert "tl::cpu::convert_bf16(" not in off.get_kernel_source()
     x = special_values(rng, M * N).reshape(M, N) / np.float32(2)  # the kernel doubles it back, exactly
     w = rng.standard_normal((N, 16)).astype(np.float32).astype(ml_dtypes.bfloat16)
     outs = []
@@ -93,7 +88,7 @@ def test_flash_attention_p_conversion_bit_for_bit(causal, rng):
     prog = cpu_flash.flashattn(b, h, s, d, causal, 64, 64, "bfloat16")
     on = tilelang.compile(prog, target="cpu")
     off = tilelang.compile(prog, target="cpu", pass_configs=OFF)
-    assert "tl::cpu::convert_bf16(" in source(on)
+    assert "tl::cpu::convert_bf16(" in on.get_kernel_source()
     q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float32).astype(ml_dtypes.bfloat16) for _ in range(3))
     o_on, o_off = np.empty_like(q), np.empty_like(q)
     on(q, k, v, o_on)

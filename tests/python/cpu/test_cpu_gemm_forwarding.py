@@ -21,11 +21,6 @@ import kernel_zoo as zoo  # noqa: E402
 KEEP = {"tl.disable_cpu_gemm_forwarding": True}
 
 
-def source(kernel):
-    with open(os.path.join(kernel.artifact_dir, "kernel.cc")) as f:
-        return f.read()
-
-
 def stores_to(src, name):
     """Whether the emitted C++ stores into buffer `name` (its declaration does not count)."""
     return re.search(name + r"\[[^\]]*\] = ", src) is not None
@@ -72,7 +67,7 @@ def test_forwarded_gemm_matches_numpy_and_the_copying_kernel(case, rng):
     else:
         np.testing.assert_allclose(c1, reference(a, b, ta, tb, np.float64), rtol=0, atol=2e-6 * K)
     np.testing.assert_array_equal(c1, c2)
-    src, src_kept = source(fast), source(kept)
+    src, src_kept = fast.get_kernel_source(), kept.get_kernel_source()
     assert stores_to(src_kept, "A_shared") and stores_to(src_kept, "B_shared")
     assert (not stores_to(src, "A_shared")) == fwd_a, src[src.find("_block("):][:3000]
     assert (not stores_to(src, "B_shared")) == fwd_b, src[src.find("_block("):][:3000]
@@ -104,7 +99,7 @@ def test_shared_tile_with_another_reader_is_kept(rng):
     kernel(a, b, c, d)
     np.testing.assert_allclose(c, reference(a, b, False, False, np.float64), rtol=0, atol=1e-4)
     np.testing.assert_array_equal(d, a)
-    src = source(kernel)
+    src = kernel.get_kernel_source()
     assert stores_to(src, "A_shared") and not stores_to(src, "B_shared")
 
 
@@ -137,7 +132,7 @@ def test_written_global_is_not_forwarded(rng):
     kernel(a, b, c)
     np.testing.assert_allclose(c, reference(a0, b, False, False, np.float64), rtol=0, atol=1e-4)
     np.testing.assert_array_equal(a, a0 + 1)
-    src = source(kernel)
+    src = kernel.get_kernel_source()
     assert stores_to(src, "A_shared") and not stores_to(src, "B_shared")
 
 
@@ -180,7 +175,7 @@ def test_clear_before_the_k_loop_becomes_the_first_gemms_clear(rng):
     kept(a, b, c2, d, K // bk)
     np.testing.assert_allclose(c1, reference(a, b, False, False, np.float64), rtol=0, atol=2e-6 * K)
     np.testing.assert_array_equal(c1, c2)
-    src, src_kept = source(fast), source(kept)
+    src, src_kept = fast.get_kernel_source(), kept.get_kernel_source()
     # the clear argument, then the launch token of packed-B reuse (test_cpu_gemm_pack_reuse.py)
     assert not stores_to(src, "C_local") and "k == 0, pack_launch);" in src, src[src.find("_block("):][:3000]
     assert stores_to(src_kept, "C_local")
@@ -205,7 +200,7 @@ def test_clear_stays_where_the_gemm_cannot_take_it(variant, rng):
     if variant == "dynamic_k":
         kernel(a, b, c, d, 0)
         np.testing.assert_array_equal(c, np.zeros((M, N), np.float32))
-    assert stores_to(source(kernel), "C_local")
+    assert stores_to(kernel.get_kernel_source(), "C_local")
 
 
 def test_clear_right_before_a_gemm_in_every_iteration_becomes_its_clear(rng):
@@ -242,7 +237,7 @@ def test_clear_right_before_a_gemm_in_every_iteration_becomes_its_clear(rng):
     np.testing.assert_allclose(o1, 0.5 * (q64 @ k64.T) @ k64, rtol=0, atol=1e-5 * N * D)
     np.testing.assert_array_equal(o1, o2)
     zero_fill = re.compile(r"\bS\[[^\]]*\] = 0\.0f;")
-    assert not zero_fill.search(source(fast)) and zero_fill.search(source(kept))
+    assert not zero_fill.search(fast.get_kernel_source()) and zero_fill.search(kept.get_kernel_source())
 
 
 def _dynamic_gemm(A, B, block_M, block_N, block_K, trans_A, trans_B, dtype, accum_dtype):
@@ -286,7 +281,7 @@ def test_dynamic_shape_gemm_reads_global_tiles_in_bounds(dtype, ta, tb, rng):
     bm, bn, bk = 32, 48, 16
     fast = dynamic_gemm.compile(None, None, bm, bn, bk, ta, tb, dtype, "float32")
     kept = dynamic_gemm_kept.compile(None, None, bm, bn, bk, ta, tb, dtype, "float32")
-    src = source(fast)
+    src = fast.get_kernel_source()
     direct = re.search(r"tl::cpu::gemm<[^>]*>\(\(A \+", src)
     assert direct and stores_to(src, "A_shared"), src[src.find("_block("):][:4000]
     np_dtype = np.float16 if dtype == "float16" else np.float32

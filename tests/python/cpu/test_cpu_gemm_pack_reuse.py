@@ -6,7 +6,6 @@ exact) on random inputs, with one and two threads, every ISA tier forced with tl
 launches with B rewritten in place between them; and the safety rule: a kernel that writes B between
 two GEMMs of one launch gets no token (its second GEMM sees the new B), nor does a launch whose
 written tensor overlaps B in memory (the same array passed as B and C)."""
-import os
 
 import ml_dtypes
 import numpy as np
@@ -16,11 +15,6 @@ import tilelang
 import tilelang.language as T
 
 TOKEN = "pack_launch);"  # a tl::cpu::gemm call given the launch's token
-
-
-def source(kernel):
-    with open(os.path.join(kernel.artifact_dir, "kernel.cc")) as f:
-        return f.read()
 
 
 def tiled_gemm(M, N, K, bm, bn, bk, dtype, acc, out=None):
@@ -82,7 +76,7 @@ def test_reused_packs_match_numpy(case, threads, rng):
     M, N, K, (bm, bn, bk), dtype, acc = case
     kernel = tilelang.compile(tiled_gemm(M, N, K, bm, bn, bk, dtype, acc), target="cpu",
                               pass_configs={"tl.cpu_num_threads": threads})
-    assert TOKEN in source(kernel)
+    assert TOKEN in kernel.get_kernel_source()
     a, b = operands(M, N, K, dtype, rng)
     for _ in range(2):  # a second launch: its own token, the same values
         c = np.full((M, N), 7, acc)
@@ -160,7 +154,7 @@ def test_b_written_in_the_launch_gets_no_token(dtype, threads, rng):
     np.testing.assert_array_equal(b, b1)
     check(c1, a, b0, dtype)
     check(c2, a, b1, dtype)
-    src = source(kernel)
+    src = kernel.get_kernel_source()
     assert src.count("tl::cpu::gemm<") == 2 and src.count("int64_t(256LL), (B + ") == 2, "the GEMMs read B in place"
     assert TOKEN not in src and ".pack_launch = 0;" in src
 
@@ -174,7 +168,7 @@ def test_b_overlapping_a_written_tensor_gets_token_zero(rng):
     N, bm = 128, 128
     kernel = tilelang.compile(tiled_gemm(M, N, K, bm, N, 128, "bfloat16", "float32", "bfloat16"), target="cpu",
                               pass_configs={"tl.cpu_num_threads": 1})
-    assert TOKEN in source(kernel)
+    assert TOKEN in kernel.get_kernel_source()
     a, b = operands(M, N, K, "bfloat16", rng)
     buf = b.copy()
     kernel(a, buf, buf)  # B and C are one array
@@ -194,7 +188,7 @@ def test_off_switch(rng):
     prog = tiled_gemm(M, N, K, bm, bn, bk, "bfloat16", "float32")
     on = tilelang.compile(prog, target="cpu")
     off = tilelang.compile(prog, target="cpu", pass_configs={"tl.disable_cpu_gemm_pack_reuse": True})
-    assert TOKEN in source(on) and TOKEN not in source(off) and ".pack_launch = 0;" in source(off)
+    assert TOKEN in on.get_kernel_source() and TOKEN not in off.get_kernel_source() and ".pack_launch = 0;" in off.get_kernel_source()
     a, b = operands(M, N, K, "bfloat16", rng)
     c1, c2 = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
     on(a, b, c1)

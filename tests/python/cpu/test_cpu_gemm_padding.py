@@ -6,7 +6,6 @@ rows (T.reduce), against the same kernel with tl.disable_cpu_gemm_padding (bit-e
 changes addresses, not the order of any sum), under the lower ISA tiers forced with tl.cpu_isa (the
 pass does not depend on the tier), and on the emitted C++ (the padded leading dimension is there,
 or, where the pass must not apply, not)."""
-import os
 
 import ml_dtypes
 import numpy as np
@@ -16,11 +15,6 @@ import tilelang
 import tilelang.language as T
 
 OFF = {"tl.disable_cpu_gemm_padding": True}
-
-
-def source(kernel):
-    with open(os.path.join(kernel.artifact_dir, "kernel.cc")) as f:
-        return f.read()
 
 
 def gemm_epilogue(M, N, K, bm, bn, bk, dtype, acc):
@@ -79,7 +73,7 @@ def test_padded_accumulator_matches_numpy(case, cap, rng):
     for name, cfg in (("padded", {}), ("dense", OFF)):
         kernel = tilelang.compile(gemm_epilogue(M, N, K, bm, bn, bk, dtype, acc), target="cpu",
                                   pass_configs={"tl.cpu_isa": cap, **cfg})
-        src = source(kernel)
+        src = kernel.get_kernel_source()
         assert (f"int64_t({ld}LL)" in src) == (name == "padded"), f"{name}: leading dimension {ld} in the source"
         c = np.full((M, N), 7, acc)
         r = np.full((M, N // bn), 7, acc)
@@ -116,7 +110,7 @@ def plain_gemm(M, N, K, bm, bn, bk, dtype, acc):
 def test_not_padded(case, rng):
     M, N, K, (bm, bn, bk), dtype, acc = case
     kernel = tilelang.compile(plain_gemm(M, N, K, bm, bn, bk, dtype, acc), target="cpu")
-    assert f"int64_t({bn}LL), " in source(kernel) and f"int64_t({bn + 16}LL)" not in source(kernel)
+    assert f"int64_t({bn}LL), " in kernel.get_kernel_source() and f"int64_t({bn + 16}LL)" not in kernel.get_kernel_source()
     if dtype == "float32":
         a, b = rng.standard_normal((M, K), dtype=np.float32), rng.standard_normal((K, N), dtype=np.float32)
     else:
@@ -132,7 +126,7 @@ def test_padded_with_staging_copies_and_fill(rng):
     M, N, K, bm, bn, bk = 96, 512, 256, 48, 256, 128
     prog = gemm_epilogue(M, N, K, bm, bn, bk, "int8", "int32")
     kernel = tilelang.compile(prog, target="cpu", pass_configs={"tl.disable_cpu_gemm_forwarding": True})
-    assert "int64_t(272LL)" in source(kernel)
+    assert "int64_t(272LL)" in kernel.get_kernel_source()
     a, b = operands(M, N, K, "int8", rng)
     c = np.full((M, N), 7, np.int32)
     r = np.full((M, N // bn), 7, np.int32)
@@ -147,7 +141,7 @@ def test_padded_global_operand_gemm(rng):
     with a 2 KiB-row int8 accumulator: padded, exact."""
     M, N, K, bm, bn, bk = 64, 512, 256, 32, 512, 128
     kernel = tilelang.compile(plain_gemm(M, N, K, bm, bn, bk, "int8", "int32"), target="cpu")
-    assert "int64_t(528LL)" in source(kernel)
+    assert "int64_t(528LL)" in kernel.get_kernel_source()
     a, b = operands(M, N, K, "int8", rng)
     c = np.empty((M, N), np.int32)
     kernel(a, b, c)

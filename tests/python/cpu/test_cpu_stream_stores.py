@@ -6,7 +6,6 @@ ends with plain ones. Checked against numpy on random inputs, with destinations 
 in float32, bfloat16 and int8 (and float32 rounded into bfloat16, special values included, as in
 TileLang's GEMM examples' copy-out), against the same kernel with tl.disable_cpu_stream_stores, and on
 the emitted C++ (the streaming copy and the fence after it are there, or not)."""
-import os
 
 import ml_dtypes
 import numpy as np
@@ -16,11 +15,6 @@ import tilelang
 import tilelang.language as T
 
 OFF = {"tl.disable_cpu_stream_stores": True}
-
-
-def source(kernel):
-    with open(os.path.join(kernel.artifact_dir, "kernel.cc")) as f:
-        return f.read()
 
 
 def shift_copy(M, N, bm, dtype, col0):
@@ -60,7 +54,7 @@ def test_streamed_copy_matches_numpy(case):
     for name, cfg in (("stream", {}), ("plain", OFF)):
         kernel = tilelang.compile(shift_copy(M, N, bm, dtype, col0), target="cpu",
                                   pass_configs={"tl.cpu_num_threads": 2, **cfg})
-        src = source(kernel)
+        src = kernel.get_kernel_source()
         assert ("tl::cpu::copy_stream(" in src) == (name == "stream"), src
         assert ("tl::cpu::store_fence();" in src) == (name == "stream")
         sentinel = np.array(-7, dtype=a.dtype)
@@ -77,7 +71,7 @@ def test_streamed_copy_matches_numpy(case):
 def test_short_rows_and_small_blocks_are_not_streamed(M, N, bm):
     # rows of 256 bytes, or 300 KiB blocks: plain stores (measured faster there)
     kernel = tilelang.compile(shift_copy(M, N, bm, "float32", 0), target="cpu")
-    assert "copy_stream" not in source(kernel)
+    assert "copy_stream" not in kernel.get_kernel_source()
     a = data((M, N), "float32", np.random.default_rng(1))
     c = np.zeros((M, N + 5), np.float32)
     kernel(a, c)
@@ -91,7 +85,7 @@ def test_streamed_copy_on_lower_isa_tiers(isa):
     a = data((M, N), dtype, np.random.default_rng(11))
     kernel = tilelang.compile(shift_copy(M, N, bm, dtype, col0), target="cpu",
                               pass_configs={"tl.cpu_isa": isa, "tl.cpu_num_threads": 2})
-    assert "tl::cpu::copy_stream(" in source(kernel)
+    assert "tl::cpu::copy_stream(" in kernel.get_kernel_source()
     c = np.full((M, N + col0 + 5), -7, dtype=np.float32)
     kernel(a, c)
     np.testing.assert_array_equal(c[:, col0:col0 + N], a + 1)
@@ -137,7 +131,7 @@ def test_float32_to_bfloat16_copy_is_streamed_and_rounds_like_a_cast(isa, col0):
         extra = {"tl.cpu_isa": isa} if isa else {}
         kernel = tilelang.compile(round_copy(M, N, bm, col0), target="cpu",
                                   pass_configs={"tl.cpu_num_threads": 2, **cfg, **extra})
-        assert ("tl::cpu::copy_stream(" in source(kernel)) == (name == "stream")
+        assert ("tl::cpu::copy_stream(" in kernel.get_kernel_source()) == (name == "stream")
         c = np.full((M, N + col0 + 5), 0xABCD, dtype=np.uint16).view(ml_dtypes.bfloat16)
         kernel(a, c)
         got = c[:, col0:col0 + N]
@@ -180,7 +174,7 @@ def test_bfloat16_gemm_copy_out_is_streamed():
     for name, cfg in (("stream", {}), ("plain", OFF)):
         kernel = tilelang.compile(gemm_bf16_out(M, N, K, 512, 512, 128), target="cpu",
                                   pass_configs={"tl.cpu_num_threads": 2, **cfg})
-        assert ("tl::cpu::copy_stream(" in source(kernel)) == (name == "stream")
+        assert ("tl::cpu::copy_stream(" in kernel.get_kernel_source()) == (name == "stream")
         c = np.empty((M, N), ml_dtypes.bfloat16)
         kernel(a, b, c)
         # float32 accumulation, then one rounding to bfloat16 (relative 2^-8) of each element

@@ -22,11 +22,6 @@ import cpu_flash  # noqa: E402  (the benchmark's kernel: TileLang's flash-attent
 OFF = {"tl.disable_cpu_vector_math": True}
 
 
-def source(kernel):
-    with open(os.path.join(kernel.artifact_dir, "kernel.cc")) as f:
-        return f.read()
-
-
 def softmax_parts(M, N, scale):
     """E2 = exp2(X * scale - m), E = exp(X - m) / 2 (m the row's first value, a per-row scalar), and
     a rescale of a second buffer, in T.Parallel loops over fragments."""
@@ -71,8 +66,8 @@ def test_exp_loops_match_numpy_and_the_scalar_build(M, N, rng):
     prog = softmax_parts(M, N, 1.4426950408889634)
     on = tilelang.compile(prog, target="cpu")
     off = tilelang.compile(prog, target="cpu", pass_configs=OFF)
-    assert "tl::cpu::vexp2(" in source(on) and "tl::cpu::vexp(" in source(on)
-    assert "tl::cpu::vexp" not in source(off)
+    assert "tl::cpu::vexp2(" in on.get_kernel_source() and "tl::cpu::vexp(" in on.get_kernel_source()
+    assert "tl::cpu::vexp" not in off.get_kernel_source()
     x = special_inputs(rng, M, N)
     y = rng.standard_normal((M, N)).astype(np.float32)
     outs = []
@@ -132,7 +127,7 @@ def test_rescale_skipped_where_the_factor_is_one_is_exact(N, rng):
     prog = exp2_and_rescale(M, N)
     on = tilelang.compile(prog, target="cpu")
     off = tilelang.compile(prog, target="cpu", pass_configs=OFF)
-    assert "!= 1.0f" in source(on) and "!= 1.0f" not in source(off)
+    assert "!= 1.0f" in on.get_kernel_source() and "!= 1.0f" not in off.get_kernel_source()
     x = rng.uniform(-20, 20, (M, N)).astype(np.float32)
     m = np.array([1.0, 0.5, 1.0, np.nan, -1.0, 1.0, np.inf, 3.0], np.float32)
     o0 = rng.standard_normal((M, N)).astype(np.float32)
@@ -171,7 +166,7 @@ def test_difference_of_products_with_a_common_factor_is_exact_for_equal_operands
     difference of the rounded products."""
     N, c = 200, np.float32(0.12751743)
     kern = tilelang.compile(scale_of_two_maxima(N, float(c)), target="cpu")
-    assert "tl::cpu::vrounded(" in source(kern)
+    assert "tl::cpu::vrounded(" in kern.get_kernel_source()
     a = rng.uniform(-60, 60, N).astype(np.float32)
     b = a.copy()
     b[1::3] += rng.uniform(0, 5, len(b[1::3])).astype(np.float32)  # the maximum grew in every third row
@@ -198,7 +193,7 @@ def exp_rows_dynamic():
 
 def test_dynamic_row_lengths(rng):
     kern = tilelang.compile(exp_rows_dynamic(), target="cpu")
-    assert "tl::cpu::vexp2(" in source(kern) and "tl::cpu::vload_n<" in source(kern)
+    assert "tl::cpu::vexp2(" in kern.get_kernel_source() and "tl::cpu::vload_n<" in kern.get_kernel_source()
     for m, n in ((5, 37), (3, 64), (4, 1), (2, 0), (3, 200)):
         x = rng.uniform(-50, 50, (m, n)).astype(np.float32)
         y = np.full((m, n), np.nan, np.float32)
@@ -224,7 +219,7 @@ def exp_of_index(N):
 
 def test_loops_outside_the_vector_forms_stay_scalar():
     kern = tilelang.compile(exp_of_index(40), target="cpu")
-    assert "tl::cpu::vexp" not in source(kern) and "tl::cpu::exp2(" in source(kern)
+    assert "tl::cpu::vexp" not in kern.get_kernel_source() and "tl::cpu::exp2(" in kern.get_kernel_source()
     y = np.zeros(40, np.float32)
     kern(y)
     np.testing.assert_allclose(y, np.exp2(np.arange(40) * -0.25), rtol=4e-7)
@@ -238,8 +233,8 @@ def test_flash_attention_with_vector_exp2(dtype, causal, rng):
     prog = cpu_flash.flashattn(b, h, s, d, causal, bm, bn, dtype)
     on = tilelang.compile(prog, target="cpu")
     off = tilelang.compile(prog, target="cpu", pass_configs=OFF)
-    assert "tl::cpu::vexp2(" in source(on)
-    assert "!= 1.0f" in source(on)  # the rescale of acc_o, guarded (in the exp2 nest's place or alone)
+    assert "tl::cpu::vexp2(" in on.get_kernel_source()
+    assert "!= 1.0f" in on.get_kernel_source()  # the rescale of acc_o, guarded (in the exp2 nest's place or alone)
     npdt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32
     q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float32).astype(npdt) for _ in range(3))
     o_on, o_off = np.empty_like(q), np.empty_like(q)
