@@ -282,6 +282,8 @@ torch.set_num_threads(2)
 a = torch.randn(64, 64); b = torch.randn(64, 64)
 torch.matmul(a, b)
 torch.matmul(a.bfloat16(), b.bfloat16())
+print("TL_PROBE f16mm", flush=True)
+torch.matmul(a.half(), b.half())
 print("TL_PROBE int8_mm", flush=True)
 torch._int_mm(torch.ones(64, 64, dtype=torch.int8), torch.ones(64, 64, dtype=torch.int8))
 try:
@@ -327,7 +329,7 @@ def torch_peer():
     # instruction set) and a quantized linear on the onednn engine (u8 x s8 through oneDNN's matmul,
     # e.g. brg_matmul:avx10_1_512_amx, weights packed once when set)
     segments = {seg.split("\n", 1)[0].strip(): seg for seg in out.split("TL_PROBE ")[1:]}
-    for key, marker in (("int8_mm_impl", "int8_mm"), ("qlinear_impl", "qlinear")):
+    for key, marker in (("f16_impl", "f16mm"), ("int8_mm_impl", "int8_mm"), ("qlinear_impl", "qlinear")):
         info[key] = None
         for line in segments.get(marker, "").splitlines():
             f = line.split(",")
@@ -358,6 +360,21 @@ def bf16_peer_refusal(impl, flags=None):
         return f"peer bf16 runs '{impl}', CPU has AMX-BF16"
     if "avx512_bf16" in flags and not any(s in impl for s in ("amx", "bf16", "avx10")):
         return f"peer bf16 runs '{impl}', CPU has AVX512-BF16"
+    return None
+
+
+def f16_peer_refusal(impl, flags=None):
+    """None when a float16 peer implementation (oneDNN primitive:name) uses this CPU's float16 units,
+    which it must name: AMX where the CPU has AMX-FP16, AVX512-FP16 (avx512_core_fp16 / AVX10)
+    where it has that; on other CPUs oneDNN converts to float32, any AVX-512 or AVX2 kernel will do.
+    torch's float16 matmul outside oneDNN (no verbose line) is refused."""
+    flags = cpu_flags() if flags is None else flags
+    if not impl:
+        return "peer float16 matmul does not run oneDNN (implementation unknown)"
+    if "amx_fp16" in flags and "amx" not in impl:
+        return f"peer float16 runs '{impl}', CPU has AMX-FP16"
+    if "avx512_fp16" in flags and not any(s in impl for s in ("amx", "fp16", "avx10")):
+        return f"peer float16 runs '{impl}', CPU has AVX512-FP16"
     return None
 
 

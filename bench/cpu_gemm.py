@@ -12,7 +12,9 @@ same process, with the peers at full speed:
   shapes: fp32 square 2048^3 (and 1024^3), tall-skinny M=8192 N=256 K=2048, decode M=16 N=K=4096
   (and M=1); bf16 A, B with fp32 C, and with bf16 C (TileLang's GEMM example: one rounding of the
   fp32 accumulator at the copy-out, what torch.matmul in bf16 returns), at 2048^3 against
-  torch.matmul in bf16 (oneDNN); int8 A, B with
+  torch.matmul in bf16 (oneDNN); fp16 A, B with fp32 C and with fp16 C at 2048^3 against OpenBLAS
+  sgemm on the same values in fp32 (numpy column) and torch.matmul in fp16 (oneDNN, refused unless
+  it runs the CPU's fp16 units: common.f16_peer_refusal); int8 A, B with
   int32 C at 2048^3 against oneDNN's int8 matmul through torch's quantized linear on the onednn
   engine (u8 x s8 with int32 accumulation, requantized to u8; its weights are packed once, when
   set). torch._int_mm (s8 x s8 -> s32) goes through oneDNN's gemm API, whose kernel names no AMX:
@@ -46,7 +48,9 @@ import tilelang.language as T  # noqa: E402
 # and A per 32-row block, so bigger blocks re-read the operands fewer times; 256 k per call keep
 # the packed B slice (256 KiB) in L2 and the C tiles in AMX registers over 8 tile steps.
 # int8 (AMX tdpbssd, int32 C): the same blocks with 512 k per call (8 tile steps of 64).
-CPU_CONFIG = {"float32": (512, 512, 64), "bfloat16": (512, 512, 256), "int8": (512, 512, 512)}
+# fp16 (AMX through two bfloat16 per value, or float32 multiply-adds): bf16's blocks.
+CPU_CONFIG = {"float32": (512, 512, 64), "bfloat16": (512, 512, 256), "float16": (512, 512, 256),
+              "int8": (512, 512, 512)}
 
 # (label, M, N, K, (block_M, block_N, block_K), dtype)
 # fp32 (2026-11-27): the k loop of this kernel becomes one GEMM over all of k (forward_gemm_operands),
@@ -64,6 +68,11 @@ SHAPES = [
     # TileLang's GEMM example writes C in the input dtype (float32 accumulator, one rounding at the
     # copy-out), as torch.matmul on bfloat16 does: the like-for-like row against oneDNN.
     ("bf16 2048^3 (fp32 acc, bf16 C)", 2048, 2048, 2048, CPU_CONFIG["bfloat16"], "bfloat16", "bfloat16"),
+    # fp16: numpy's column is OpenBLAS sgemm on the same values in float32 (numpy has no fp16 GEMM
+    # of its own speed); torch's is torch.matmul on float16 (oneDNN; refused unless it runs the
+    # CPU's float16 units, common.f16_peer_refusal), float16 C as it returns.
+    ("fp16 2048^3 (fp32 acc)", 2048, 2048, 2048, CPU_CONFIG["float16"], "float16"),
+    ("fp16 2048^3 (fp32 acc, fp16 C)", 2048, 2048, 2048, CPU_CONFIG["float16"], "float16", "float16"),
     ("int8 2048^3 (int32 acc)", 2048, 2048, 2048, CPU_CONFIG["int8"], "int8"),
 ]
 QUICK = ("fp32 2048^3", "fp32 tall-skinny 8192x256x2048", "fp32 decode 16x4096x4096", "bf16 2048^3 (fp32 acc)",
@@ -154,6 +163,7 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
     torch_refusal = common.fp32_peer_refusal(tp["fp32_level"], cpu_level) if tp else "torch not installed"
     bf16_refusal = common.bf16_peer_refusal(tp["bf16_impl"], flags) if tp else "torch not installed"
     int8_refusal = common.int8_peer_refusal(tp["qlinear_impl"], flags) if tp else "torch not installed"
+    f16_refusal = common.f16_peer_refusal(tp.get("f16_impl"), flags) if tp else "torch not installed"
     if timer == "thread_cpu" and threads != 1:
         raise ValueError("--timer thread_cpu needs --threads 1 (every contender computes on the calling thread)")
     name = "cpu_gemm" if timer == "wall" else "cpu_gemm_1t_cputime"
@@ -184,14 +194,15 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
             continue
         a32 = rng.standard_normal((M, K), dtype=np.float32)
         b32 = rng.standard_normal((K, N), dtype=np.float32)
-        if dtype == "bfloat16":
-            a, b = a32.astype(ml_dtypes.bfloat16), b32.astype(ml_dtypes.bfloat16)
+        narrow = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}.get(dtype)
+        if narrow is not None:
+            a, b = a32.astype(narrow), b32.astype(narrow)
             a32, b32 = a.astype(np.float32), b.astype(np.float32)
         else:
             a, b = a32, b32
-        c = np.empty((M, N), ml_dtypes.bfloat16 if out_dtype == "bfloat16" else np.float32)
+        c = np.empty((M, N), {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}.get(out_dtype, np.float32))
         kernel(a, b, c)
-        # float32 C: float32 accumulation error only; bfloat16 C: plus one rounding (2^-9 relative)
+        # float32 C: float32 accumulation error only; bfloat16 / float16 C: plus one rounding
         check(c.astype(np.float32), a32, b32, f"{label} (ours)", 1e-5 if out_dtype == "float32" else 1e-2)
         fns = {"ours": lambda: kernel(a, b, c)}
         if old_kernel is not None:
@@ -202,12 +213,15 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
         c_np = np.empty((M, N), np.float32)
         if dtype == "float32":
             fns["numpy"] = lambda: np.matmul(a, b, out=c_np)
+        if dtype == "float16":  # OpenBLAS sgemm on the same values
+            fns["numpy"] = lambda: np.matmul(a32, b32, out=c_np)
         if torch is not None:
             if dtype == "float32":
                 ta, tb, tc = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(c_np.copy())
                 fns["torch"] = lambda: torch.matmul(ta, tb, out=tc)
-            else:  # bf16 in, bf16 out (torch has no bf16 x bf16 -> fp32 matmul); fp32 accumulation inside
-                ta, tb = torch.from_numpy(a32).bfloat16(), torch.from_numpy(b32).bfloat16()
+            else:  # bf16 (fp16) in, bf16 (fp16) out (no torch matmul returns fp32 here); fp32 accumulation inside
+                to = torch.bfloat16 if dtype == "bfloat16" else torch.float16
+                ta, tb = torch.from_numpy(a32).to(to), torch.from_numpy(b32).to(to)
                 tc = torch.matmul(ta, tb)
                 check(tc.float().numpy(), a32, b32, f"{label} (torch)", 1e-2)
                 fns["torch"] = lambda: torch.matmul(ta, tb, out=tc)
@@ -215,7 +229,7 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
         flops = 2.0 * M * N * K
         gf = lambda name: common.gflops(flops, ms[name]) if name in ms else ""  # noqa: E731
         vs_np = ratio_cell(ms, "numpy", np_refusal) if "numpy" in ms else "n/a (numpy has no bf16 GEMM)"
-        t_ref = (bf16_refusal if dtype == "bfloat16" else torch_refusal)
+        t_ref = {"bfloat16": bf16_refusal, "float16": f16_refusal}.get(dtype, torch_refusal)
         vs_t = ratio_cell(ms, "torch", t_ref) if "torch" in ms else "n/a"
         table.add(label, f"{bm}x{bn}x{bk}", gf("ours"), gf("numpy"), vs_np, gf("torch"), vs_t,
                   *([gf("old"), round(ms.ratio("old", "ours"), 3) if "old" in ms else ""] if old else []))
@@ -226,7 +240,7 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
     if tp:
         table.note(f"torch peer: torch {tp['version']} (ATen capability {tp['aten_capability']}); fp32: "
                    f"{tp.get('fp32_impl')} {tp['mkl']} ({tp['fp32_level']} tier); bf16: oneDNN {tp['bf16_impl']}; "
-                   f"int8: oneDNN {tp.get('qlinear_impl')} (quantized linear, u8 x s8, weights packed once; "
+                   f"fp16: oneDNN {tp.get('f16_impl')} ({f16_refusal or 'usable'}); int8: oneDNN {tp.get('qlinear_impl')} (quantized linear, u8 x s8, weights packed once; "
                    f"torch._int_mm runs {tp.get('int8_mm_impl')}: {common.int8_peer_refusal(tp.get('int8_mm_impl'), flags) or 'usable'})")
     table.note(f"CPU fp32 tier {cpu_level}; ratios are refused against a peer of an older tier")
     m = common.machine()

@@ -18,7 +18,10 @@
  *     its calls when the kernel passes a launch token (gemm_begin_launch);
  *   - bfloat16 inputs with a float32 C use vdpbf16ps (AVX512_BF16) on pairs of k: B is packed as
  *     k-pairs interleaved per column, A's pairs are broadcast as one 32-bit word. float16 inputs
- *     are converted to float32 while packing (vcvtph2ps; there is no AVX512_FP16 arithmetic here).
+ *     of large calls (M N K >= 2^22) use the bfloat16 tiles where there is AMX-BF16, each value
+ *     split into two bfloat16 (exact; four tile products per k, "float16 as two bfloat16" below);
+ *     otherwise they are converted to float32 while packing (vcvtph2ps). AVX512_FP16's arithmetic
+ *     accumulates in float16 and is not used.
  *
  * The instruction set tier is picked once per loaded kernel (tl/cpu/isa.h): AVX-512, AVX2+FMA or
  * the portable one (16-byte vectors), forced lower with TL_CPU_ISA=portable|avx2.
@@ -27,7 +30,9 @@
  * int32 for int32 C, double for double C); C's old value is the starting point unless `clear`.
  * Every C element sums its k terms in increasing k order (one fused multiply-add each where the
  * machine has FMA), except the AVX512_BF16 path: vdpbf16ps adds the product of k+1 and then that
- * of k for each pair (both exact in float32) and treats bf16 subnormal inputs as zero. */
+ * of k for each pair (both exact in float32) and treats bf16 subnormal inputs as zero, and the AMX
+ * paths, which add each k's products (float16: the four partial products) in float32 as
+ * tdpbf16ps does. */
 #ifndef TL_CPU_GEMM_H_
 #define TL_CPU_GEMM_H_
 #define TL_CPU_GEMM_HAS_PACK_CACHE 1  // tl::cpu::gemm(..., clear, launch) and tl::cpu::gemm_begin_launch()
@@ -1319,6 +1324,119 @@ inline void gemm_dot(const T* A, int64_t lda, const T* B, int64_t ldb, typename 
 }
 #endif
 
+/* ---- float16 as two bfloat16 --------------------------------------------------------------------
+ * A float16 value x has 11 significant bits and an exponent inside bfloat16's normal range, so
+ * x = hi + lo exactly with hi = bfloat16(x) (to nearest even, 8 bits) and lo = x - hi (at most 3
+ * bits: exact in float32 and in bfloat16). Then a b = a_hi b_hi + a_hi b_lo + a_lo b_hi + a_lo b_lo,
+ * four products exact in float32, so a float16 GEMM is a bfloat16 GEMM over 4 K whose k-th group of
+ * four holds (a_hi, a_hi', a_lo, a_lo) in A and (b_hi, b_lo, b_hi', b_lo) in B (gemm_amx's float16 path).
+ * An infinite value has lo = 0 and hi' = 0 (hi' is the copy that meets the other operand's lo): its
+ * products are inf times the other's hi and zeros, so inf * finite is inf and inf * 0 is NaN, as
+ * in float32, and never inf * (a finite value's lo of 0). A NaN is a quiet NaN in hi. These helpers
+ * are plain vector code (tested on any machine); the GEMM that uses them needs AMX-BF16. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // 64-byte vectors by value without AVX-512: inlined, no ABI crossed
+typedef uint32_t SplitBits __attribute__((vector_size(64)));
+typedef float SplitFloats __attribute__((vector_size(64)));
+struct F16Split {
+  SplitBits hi, hi2, lo;  // bfloat16 bits in the upper 16 bits of each lane, the lower 16 zero
+};
+__attribute__((always_inline)) inline SplitFloats load_half16(const half_t* src) {
+#if TL_CPU_COMPILED_AVX512
+  typedef int16_t H __attribute__((vector_size(32)));
+  H h;
+  __builtin_memcpy(&h, src, 32);
+  SplitFloats f;
+  __asm__("vcvtph2ps %1, %0" : "=v"(f) : "v"(h));
+  return f;
+#else
+  SplitFloats f;
+  for (int l = 0; l < 16; ++l) f[l] = static_cast<float>(src[l]);
+  return f;
+#endif
+}
+__attribute__((always_inline)) inline F16Split f16_split(SplitFloats x) {
+  const SplitBits u = (SplitBits)x, mag = u & 0x7fffffffu;
+  const SplitBits nan = (SplitBits)(mag > 0x7f800000u), inf = (SplitBits)(mag == 0x7f800000u);
+  SplitBits h = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;  // to nearest even (finite x)
+  h = (h & ~nan) | (u & nan & 0xffff0000u) | (nan & 0x00400000u);  // NaN: quiet, upper bits kept
+  const SplitBits lo = (SplitBits)(x - (SplitFloats)h) & 0xffff0000u & ~inf & ~nan;
+  return F16Split{h, h & ~inf, lo};
+}
+/* Two lanes' 32-bit words interleaved: d0[0], d1[0], d0[1], d1[1], ... into 32 words at dst. */
+__attribute__((always_inline)) inline void store_interleaved(SplitBits d0, SplitBits d1, uint32_t* dst) {
+  const SplitBits o0 = __builtin_shufflevector(d0, d1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const SplitBits o1 = __builtin_shufflevector(d0, d1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  __builtin_memcpy(dst, &o0, 64);
+  __builtin_memcpy(dst + 16, &o1, 64);
+}
+/* 16 float16 values from src, of which only the first n (8 or 16) are read; the rest are 0. */
+__attribute__((always_inline)) inline SplitFloats load_half_part(const half_t* src, int n) {
+  if (n == 16) return load_half16(src);
+  alignas(32) half_t t[16];
+  for (int l = 0; l < 16; ++l) t[l] = l < n ? src[l] : half_t::from_bits(0);
+  return load_half16(t);
+}
+/* The AMX tiles of a float16 operand in its bfloat16 pair form: one tile step holds 8 k (32
+ * bfloat16), tiles of 16 rows x 64 bytes, 256 words each, as gemm_amx lays them out (below).
+ * A: rows [i0, i0 + 16 RT), steps [s0, s0 + sc) into a_blk ([row tile][step][row][64 bytes]); the
+ * 64 bytes of a row and step are (hi, hi', lo, lo) for each of its 8 k. */
+template <int RT>
+inline void amx_pack_a_f16(const half_t* A, int64_t lda, int i0, int s0, int sc, char* a_blk) {
+  for (int r = 0; r < 16 * RT; ++r) {
+    const half_t* src = A + int64_t(i0 + r) * lda + s0 * 8;
+    char* d = a_blk + (r / 16) * sc * 1024 + (r % 16) * 64;
+    for (int s = 0; s < sc; s += 2) {  // two steps (16 k) per split
+      const F16Split v = f16_split(load_half_part(src + s * 8, sc - s >= 2 ? 16 : 8));
+      alignas(64) uint32_t w[32];
+      store_interleaved((v.hi >> 16) | v.hi2, (v.lo >> 16) | v.lo, w);
+      __builtin_memcpy(d + s * 1024, w, 64);
+      if (sc - s >= 2) __builtin_memcpy(d + (s + 1) * 1024, w + 16, 64);
+    }
+  }
+}
+/* B ([K, N]; TRANS_B: [N, K]), steps [s0, s0 + sc) into b_pack ([column tile][step][group row][16
+ * columns x 4 bytes]): group row 2 q of a step is (hi, lo) and row 2 q + 1 (hi', lo) of each
+ * column's k = 8 step + q. A row of B gives two tile rows as they are; a transposed B's rows are
+ * columns, turned by the 16 x 16 word transpose of the integer packs. */
+template <int N, bool TRANS_B>
+inline void amx_pack_b_f16(const half_t* B, int64_t ldb, int s0, int sc, uint32_t* b_pack) {
+  constexpr int NTL = N / 16;
+  if constexpr (TRANS_B) {
+    for (int jt = 0; jt < NTL; ++jt)
+      for (int s = 0; s < sc; s += 2) {
+        const int n = sc - s >= 2 ? 16 : 8;
+        GroupRow r0[16], r1[16];
+        for (int j = 0; j < 16; ++j) {
+          const F16Split v = f16_split(load_half_part(B + int64_t(jt * 16 + j) * ldb + (s0 + s) * 8, n));
+          alignas(64) uint32_t w[32];
+          store_interleaved((v.hi >> 16) | v.lo, (v.hi2 >> 16) | v.lo, w);
+          __builtin_memcpy(&r0[j], w, 64);
+          __builtin_memcpy(&r1[j], w + 16, 64);
+        }
+        transpose16_groups(r0);
+        __builtin_memcpy(b_pack + (int64_t(jt) * sc + s) * 256, r0, sizeof r0);
+        if (n == 16) {
+          transpose16_groups(r1);
+          __builtin_memcpy(b_pack + (int64_t(jt) * sc + s + 1) * 256, r1, sizeof r1);
+        }
+      }
+    return;
+  }
+  for (int s = 0; s < sc; ++s)
+    for (int q = 0; q < 8; ++q) {
+      const half_t* row = B + int64_t((s0 + s) * 8 + q) * ldb;
+      for (int jt = 0; jt < NTL; ++jt) {
+        const F16Split v = f16_split(load_half16(row + jt * 16));
+        const SplitBits even = (v.hi >> 16) | v.lo, odd = (v.hi2 >> 16) | v.lo;
+        uint32_t* d = b_pack + (int64_t(jt) * sc + s) * 256 + 2 * q * 16;
+        __builtin_memcpy(d, &even, 64);
+        __builtin_memcpy(d + 16, &odd, 64);
+      }
+    }
+}
+#pragma GCC diagnostic pop
+
 #if TL_CPU_COMPILED_AMX_BF16 || TL_CPU_COMPILED_AMX_INT8
 /* ---- AMX tiles ----------------------------------------------------------------------------------
  * Eight tile registers of 16 rows x 64 bytes. The main block is 3 x 1: tmm0..2 hold a 48 x 16
@@ -1471,6 +1589,24 @@ template <int M, int N, int K, bool TRANS_A, int ELEM> struct AmxFits {
   static constexpr bool value =
       !TRANS_A && M % 16 == 0 && N % 16 == 0 && K % KT == 0 && (N / 16) * kAmxTileBytes <= kAmxPackBBytes;
 };
+/* float16 (two bfloat16 per value): 8 k per tile step, and only for calls of at least
+ * kAmxF16MinWork = M N K: four tile products per k pay for themselves on large blocks, not on small
+ * ones. Per call on an Emerald Rapids core against the float32 multiply-adds (operands in L2,
+ * docs/PERFORMANCE.md): 512 x 512 x 256 2.0x, 256 x 256 x 64 1.6x, 256 x 128 x 64 1.3x, 128^3
+ * 1.1-1.2x alone but 0.7x inside the flash-attention kernel (128 x 128 blocks), 128 x 128 x 32 0.94x,
+ * 64 x 64 x 128 (B transposed) 0.74x. TL_CPU_AMX_F16=0 keeps float16 on the multiply-adds (a knob
+ * for the bench/ comparisons). */
+#ifndef TL_CPU_AMX_F16
+#define TL_CPU_AMX_F16 1
+#endif
+#ifndef TL_CPU_AMX_F16_MIN_WORK
+#define TL_CPU_AMX_F16_MIN_WORK (1 << 22)
+#endif
+constexpr int64_t kAmxF16MinWork = TL_CPU_AMX_F16_MIN_WORK;
+template <int M, int N, int K, bool TRANS_A> struct AmxF16Fits {
+  static constexpr bool value = TL_CPU_AMX_F16 && int64_t(M) * N * K >= kAmxF16MinWork &&
+                                AmxFits<M, N, 4 * K, TRANS_A, 2>::value;
+};
 
 /* Packs tile steps [s0, s0 + sc) of B into b_pack ([jt][s][g][16 x 4 bytes], sc steps per column
  * tile): group g of step s is k = (s0 + s) * KT + g * E .. + E - 1 (E = 2 bf16 / 4 int8 per group). */
@@ -1537,8 +1673,10 @@ inline void amx_pack_a(const T* A, int64_t lda, int i0, int s0, int sc, char* a_
   }
 }
 
-/* C (float for bf16, int32 for int8; row-major) (+)= A B with A [M, K] row-major and B [K, N]
- * (TRANS_B: [N, K]), through the tiles. Chunks of k whose packed B fits kAmxPackBBytes; within a
+/* C (float for bf16 and float16, int32 for int8; row-major) (+)= A B with A [M, K] row-major and B
+ * [K, N] (TRANS_B: [N, K]), through the tiles; float16 as two bfloat16 per value (8 k per tile step,
+ * four tile products per k, packed by amx_pack_a_f16 / amx_pack_b_f16: products exact, sums in
+ * float32 as tdpbf16ps makes them). Chunks of k whose packed B fits kAmxPackBBytes; within a
  * chunk, 48-row blocks of A (packed into L1) against every 16-column tile of B (3 x 1 blocks of C
  * tiles), then the 32 or 16 rows left in 2 x 2 / 2 x 1 (1 x 2 / 1 x 1) blocks; each C block stays
  * in the tiles for the whole chunk. */
@@ -1546,8 +1684,9 @@ template <int M, int N, int K, bool TRANS_B, typename T, typename Acc>
 inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c,
                      uint64_t launch) {
   constexpr int ELEM = static_cast<int>(sizeof(T));
-  constexpr bool kBf16 = ELEM == 2;
-  constexpr int S = K / (64 / ELEM);                                          // tile steps of k
+  constexpr bool kF16 = same_type<T, half_t>::value;
+  constexpr bool kBf16 = ELEM == 2;                                           // tdpbf16ps (bf16, float16)
+  constexpr int S = K / (kF16 ? 8 : 64 / ELEM);                               // tile steps of k
   constexpr int NTL = N / 16;                                                 // column tiles
   constexpr int SC = cmin(cmin(S, kAmxMaxSteps),  // steps per chunk: packed B and the A block within budget
                           cmin(kAmxPackBBytes / (NTL * kAmxTileBytes), kAmxABlockBytes / (3 * kAmxTileBytes)));
@@ -1569,13 +1708,16 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
           : nullptr;
   // A rows at most kAmxDirectALdBytes apart are read by the tile loads in place (a tile's 16 rows
   // then span at most 8 KiB, spread over the L1 sets); wider rows are packed (see above).
-  const bool direct_a = lda * ELEM <= kAmxDirectALdBytes;
+  const bool direct_a = !kF16 && lda * ELEM <= kAmxDirectALdBytes;
   amx_configure();
   const int64_t c_ld = ldc * 4;
   for (int s0 = 0; s0 < S; s0 += SC) {
     const int sc = S - s0 < SC ? S - s0 : SC;
     uint32_t* const bpk = cached ? cached + int64_t(NTL) * s0 * 256 : b_pack;
-    if (!hit) amx_pack_b<N, TRANS_B>(B, ldb, s0, sc, bpk);
+    if (!hit) {
+      if constexpr (kF16) amx_pack_b_f16<N, TRANS_B>(B, ldb, s0, sc, bpk);
+      else amx_pack_b<N, TRANS_B>(B, ldb, s0, sc, bpk);
+    }
     const bool lc = load_c || s0 > 0;
     const char* bp = reinterpret_cast<const char*>(bpk);
     const int64_t bt = int64_t(sc) * kAmxTileBytes, at = bt;  // one tile's steps, A and B alike
@@ -1583,9 +1725,15 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
     const int64_t a_ss = direct_a ? 64 : kAmxTileBytes, a_rs = direct_a ? lda * ELEM : 64;
     auto a_rows = [&](int i0, int rt) -> const char* {  // rows [i0, i0 + 16 * rt) from step s0 on
       if (direct_a) return reinterpret_cast<const char*>(A + int64_t(i0) * lda) + int64_t(s0) * 64;
-      if (rt == 3) amx_pack_a<3>(A, lda, i0, s0, sc, a_blk);
-      else if (rt == 2) amx_pack_a<2>(A, lda, i0, s0, sc, a_blk);
-      else amx_pack_a<1>(A, lda, i0, s0, sc, a_blk);
+      if constexpr (kF16) {
+        if (rt == 3) amx_pack_a_f16<3>(A, lda, i0, s0, sc, a_blk);
+        else if (rt == 2) amx_pack_a_f16<2>(A, lda, i0, s0, sc, a_blk);
+        else amx_pack_a_f16<1>(A, lda, i0, s0, sc, a_blk);
+      } else {
+        if (rt == 3) amx_pack_a<3>(A, lda, i0, s0, sc, a_blk);
+        else if (rt == 2) amx_pack_a<2>(A, lda, i0, s0, sc, a_blk);
+        else amx_pack_a<1>(A, lda, i0, s0, sc, a_blk);
+      }
       return a_blk;
     };
     const int64_t a_ts = direct_a ? 16 * lda * ELEM : at;
@@ -1616,6 +1764,15 @@ inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Ac
 #if TL_CPU_COMPILED_AMX_BF16
   if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
                 same_type<Acc, float>::value && AmxFits<M, N, K, TRANS_A, 2>::value) {
+    if (isa().amx_bf16) {
+      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
+      return;
+    }
+  }
+#endif
+#if TL_CPU_COMPILED_AMX_BF16
+  if constexpr (VB == 64 && same_type<TA, half_t>::value && same_type<TB, half_t>::value &&
+                same_type<Acc, float>::value && AmxF16Fits<M, N, K, TRANS_A>::value) {
     if (isa().amx_bf16) {
       gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
       return;

@@ -90,6 +90,38 @@ inline void copy_stream(bfloat16_t* __restrict dst, const float* __restrict src,
   for (; i < n; ++i) dst[i] = bfloat16_t(src[i]);
 }
 
+/* copy_stream from float32 into float16: each element rounded as half_t(float) rounds it (to nearest
+ * even, subnormals included, overflow to inf, a NaN quieted with its top payload bits), by
+ * vcvtps2ph with the rounding in its immediate (0: nearest even, whatever MXCSR says), 32 results
+ * per 64-byte line of dst streamed in AVX-512 builds; plain converting stores for the ends and in
+ * builds without AVX-512. The copy-out of a GEMM whose C is float16. */
+inline void copy_stream(half_t* __restrict dst, const float* __restrict src, int64_t n) {
+  int64_t i = 0;
+#if defined(__x86_64__) && TL_CPU_COMPILED_AVX512
+  const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) & 63);
+  if (mis % 2 == 0) {
+    int64_t head = (64 - mis) % 64 / 2;
+    if (head > n) head = n;
+    for (; i < head; ++i) dst[i] = half_t(src[i]);
+    typedef float F __attribute__((vector_size(64)));
+    typedef short H __attribute__((vector_size(32)));
+    typedef long long V __attribute__((vector_size(64)));
+    for (; i + 32 <= n; i += 32) {
+      H h[2];
+      for (int q = 0; q < 2; ++q) {
+        F x;
+        __builtin_memcpy(&x, src + i + 16 * q, 64);
+        __asm__("vcvtps2ph $0, %1, %0" : "=v"(h[q]) : "v"(x));
+      }
+      V v;
+      __builtin_memcpy(&v, h, 64);
+      __asm__ __volatile__("vmovntdq %1, %0" : "=m"(*reinterpret_cast<V*>(dst + i)) : "v"(v));
+    }
+  }
+#endif
+  for (; i < n; ++i) dst[i] = half_t(src[i]);
+}
+
 /* dst[i] = bfloat16_t(src[i]) for i < n (to nearest even; a NaN stays a NaN, quieted), through
  * AVX512-BF16's vcvtne2ps2bf16 (32 results an instruction) where the build and the CPU have it:
  * the row conversion of src/target/cpu/convert_bf16_rows.cc (flash attention's P). That instruction

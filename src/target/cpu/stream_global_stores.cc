@@ -55,11 +55,11 @@ class StreamRewriter : public StmtMutator {
     int64_t ext = 0;
     if (!st || !is_const_int(n->extent, &ext) || ext <= 0) return std::nullopt;
     auto* ld = st->value.as<BufferLoadNode>();
-    if (ld == nullptr) {  // a float32 value rounded to bfloat16: copy_stream's converting overload
+    if (ld == nullptr) {  // a float32 value rounded to bfloat16 / float16: copy_stream's converting overloads
       auto* c = st->value.as<CastNode>();
       ld = c != nullptr ? c->value.as<BufferLoadNode>() : nullptr;
-      if (ld == nullptr || c->dtype != DataType::BFloat16() || st->buffer.dtype() != DataType::BFloat16() ||
-          ld->buffer.dtype() != DataType::Float32())
+      const bool narrow = c != nullptr && (c->dtype == DataType::BFloat16() || c->dtype == DataType::Float(16));
+      if (ld == nullptr || !narrow || st->buffer.dtype() != c->dtype || ld->buffer.dtype() != DataType::Float32())
         return std::nullopt;
     } else if (st->buffer.dtype() != ld->buffer.dtype()) {
       return std::nullopt;

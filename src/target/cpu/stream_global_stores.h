@@ -19,13 +19,15 @@
 //     the decode shapes (16 or 1 rows of 1 KiB) were 10-20% slower streamed;
 //   - its body is exactly that store: G a global buffer, L a buffer of another scope with G's dtype,
 //     the value the loaded element itself (no arithmetic; the one cast allowed is float32 L to a
-//     bfloat16 G, the copy-out of a float32 accumulator into a bfloat16 C as in TileLang's GEMM
-//     examples), both indices one-dimensional and of the form (something not depending on i) + i;
+//     bfloat16 or float16 G, the copy-out of a float32 accumulator into a bfloat16 / float16 C as in
+//     TileLang's GEMM examples), both indices one-dimensional and of the form (something not
+//     depending on i) + i;
 //     row and copy sizes count G's bytes.
 // tl::cpu::copy_stream (include/tl/cpu/stream.h) stores the 64-byte-aligned middle of the run with
 // vmovntdq (AVX-512 / AVX2 / SSE2 widths) and the ends with plain stores; its float32 -> bfloat16
-// overload rounds as bfloat16_t(float) does (to nearest even, NaN quieted) and streams 32 results
-// per 64-byte line in AVX-512 builds (plain converting stores in others). Off with the pass config
+// and float32 -> float16 overloads round as bfloat16_t(float) / half_t(float) do (to nearest even,
+// NaN quieted) and stream 32 results per 64-byte line in AVX-512 builds (float16 through
+// vcvtps2ph; plain converting stores in other builds). Off with the pass config
 // tl.disable_cpu_stream_stores.
 #pragma once
 

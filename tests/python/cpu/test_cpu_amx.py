@@ -48,6 +48,16 @@ CASES = [
     # M, N, K not multiples of the blocks (the kernel's zero-filled copies feed whole tiles)
     (200, 136, 300, (64, 64, 64), "bfloat16", "float32", False),
     (72, 40, 200, (32, 32, 64), "int8", "int32", False),
+    # float16 through the bf16 tiles (two bfloat16 per value, 8 k per tile step), which GEMM calls of
+    # at least 2^22 multiply-adds take: 3 x 1 and 2 x 2 tile blocks, B transposed, 5 column tiles, an
+    # odd number of tile steps (216 k: 27), several chunks of packed B; smaller calls (the last case)
+    # keep the float32 multiply-adds
+    (256, 256, 128, (256, 256, 64), "float16", "float32", False),
+    (128, 256, 256, (128, 256, 128), "float16", "float32", True),
+    (256, 160, 216, (256, 80, 216), "float16", "float32", False),
+    (80, 256, 256, (80, 256, 256), "float16", "float32", True),
+    (512, 512, 512, (512, 512, 256), "float16", "float32", False),
+    (200, 136, 300, (64, 64, 64), "float16", "float32", False),
 ]
 
 
@@ -56,8 +66,9 @@ def operands(M, N, K, dtype, trans_B, rng):
         a = rng.integers(-128, 128, (M, K)).astype(np.int8)
         b = rng.integers(-128, 128, (N, K) if trans_B else (K, N)).astype(np.int8)
         return a, b
-    a = rng.uniform(-2, 2, (M, K)).astype(np.float32).astype(ml_dtypes.bfloat16)
-    b = rng.uniform(-2, 2, (N, K) if trans_B else (K, N)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    narrow = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    a = rng.uniform(-2, 2, (M, K)).astype(np.float32).astype(narrow)
+    b = rng.uniform(-2, 2, (N, K) if trans_B else (K, N)).astype(np.float32).astype(narrow)
     return a, b
 
 
@@ -86,7 +97,7 @@ def test_tile_gemm_matches_numpy(case, accumulate, rng):
         tier, built = kernel_info(k)
         results[cap] = (c, tier, built)
     tier, built = results["native"][1:]
-    needed = "amx_bf16" if dtype == "bfloat16" else "amx_int8"
+    needed = "amx_int8" if dtype == "int8" else "amx_bf16"  # float16 runs on the bf16 tiles
     # AMX is used exactly when the kernel was compiled for it (the host reported AMX and the OS
     # granted the tile state); never under a cap.
     assert ("amx" in tier) == (needed in built.split(",")), (tier, built)
@@ -96,22 +107,59 @@ def test_tile_gemm_matches_numpy(case, accumulate, rng):
             np.testing.assert_array_equal(results["native"][0], results["avx512"][0])
 
 
+@pytest.mark.parametrize("trans_B", [False, True], ids=["B", "Bt"])
+def test_float16_gemm_infinities_and_nan(trans_B, rng):
+    """float16 inputs with inf, -inf and NaN among finite values and zeros: inf * finite is inf,
+    inf * 0 and NaN * x are NaN, inf - inf is NaN, as numpy computes in float64 (the AMX path splits
+    each value into two bfloat16; an infinity must never meet the zero low part of a finite value)."""
+    M, N, K = 128, 128, 256  # one GEMM call of 2^22 multiply-adds: the tile path where there is AMX
+    prog = zoo.gemm(M, N, K, 128, 128, 256, "float16", "float32", "float32", trans_B=trans_B)
+    a = rng.uniform(-2, 2, (M, K)).astype(np.float16)
+    b = rng.uniform(-2, 2, (N, K) if trans_B else (K, N)).astype(np.float16)
+    a[0, 3] = np.inf          # row 0: inf times B's row / column 3
+    a[1, 5] = -np.inf
+    a[2, 7] = np.nan
+    a[3, 1] = np.inf          # row 3: inf + (-inf) in every column
+    a[3, 2] = -np.inf
+    bk = b.T if trans_B else b  # [K, N] view
+    bk[1:3] = np.abs(bk[1:3])  # row 3's inf * b[1] - inf * b[2]: inf - inf in every column
+    bk[3, 4] = 0.0            # (0, 4): inf * 0 -> NaN
+    bk[5, 6] = np.inf         # (1, 6): -inf * inf -> -inf; column 6: inf elsewhere
+    bk[9, 10] = 0.0
+    bk[9, 11] = np.inf        # column 11: inf * finite for every row but 0..3
+    with np.errstate(invalid="ignore"):
+        ref = a.astype(np.float64) @ bk.astype(np.float64)
+    assert np.isnan(ref[0, 4]) and np.isinf(ref[1, 6]) and np.isnan(ref[3]).all()
+    for cap in ("native", "avx512"):
+        if cap == "avx512" and not HAS_AVX512:
+            continue
+        k = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_isa": cap})
+        c = np.zeros((M, N), np.float32)
+        k(a, b, c)
+        np.testing.assert_array_equal(np.isnan(c), np.isnan(ref), err_msg=cap)
+        np.testing.assert_array_equal(np.isposinf(c), np.isposinf(ref), err_msg=cap)
+        np.testing.assert_array_equal(np.isneginf(c), np.isneginf(ref), err_msg=cap)
+        fin = np.isfinite(ref)
+        np.testing.assert_allclose(c[fin], ref[fin], rtol=0, atol=2e-5 * K, err_msg=cap)
+
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "bench"))
 import cpu_flash  # noqa: E402  (the benchmark's kernel: TileLang's flash-attention example, dtype a parameter)
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("dim,blocks,threads", [(128, (64, 64), 1), (64, (64, 64), 2), (64, (128, 64), 1)])
-def test_flash_attention_bf16_matches_numpy(dim, blocks, threads, causal, rng):
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_flash_attention_matches_numpy(dim, blocks, threads, causal, dtype, rng):
     """Every block of a head multiplies by the same K and V blocks: with AMX their packs are made by
     the head's first block and reused by the others in the launch (the pack cache, 16 KiB a pack at
     D = 128); values against numpy in float64 and, where the CPU has AVX-512, against the same kernel
     built without AMX / AVX512-BF16 (tl.cpu_isa=avx512). Two launches on new K / V at the same
     addresses: the second must not reuse the first one's packs."""
     b, h, s = 1, 3, 384
-    prog = cpu_flash.flashattn(b, h, s, dim, causal, *blocks, "bfloat16")
-    q, k, v, k2, v2 = (rng.standard_normal((b, h, s, dim)).astype(np.float32).astype(ml_dtypes.bfloat16)
-                       for _ in range(5))
+    prog = cpu_flash.flashattn(b, h, s, dim, causal, *blocks, dtype)
+    narrow = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    q, k, v, k2, v2 = (rng.standard_normal((b, h, s, dim)).astype(np.float32).astype(narrow) for _ in range(5))
     outs = {}
     for cap in ("native", "avx512"):
         if cap == "avx512" and not HAS_AVX512:

@@ -92,12 +92,12 @@ def test_streamed_copy_on_lower_isa_tiers(isa):
     assert (c[:, :col0] == -7).all() and (c[:, col0 + N:] == -7).all()
 
 
-def round_copy(M, N, bm, col0):
-    """C (bfloat16)[:, col0:col0 + N] = A (float32) through a float32 fragment: the copy-out of a
-    float32 accumulator into a bfloat16 C, as in TileLang's GEMM examples."""
+def round_copy(M, N, bm, col0, dtype="bfloat16"):
+    """C (bfloat16 or float16)[:, col0:col0 + N] = A (float32) through a float32 fragment: the
+    copy-out of a float32 accumulator into a narrow C, as in TileLang's GEMM examples."""
 
     @T.prim_func
-    def k(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N + col0 + 5), "bfloat16")):
+    def k(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N + col0 + 5), dtype)):
         with T.Kernel(T.ceildiv(M, bm), threads=1) as bx:
             L = T.alloc_fragment((bm, N), "float32")
             T.copy(A[bx * bm, 0], L)
@@ -120,24 +120,45 @@ def rounding_data(shape, rng):
     return u.view(np.float32)
 
 
+def half_rounding_data(shape, rng):
+    """float32 bit patterns for float16 rounding: exponents 2^-27 .. 2^17 (float16's subnormals,
+    normals and overflow), exact ties at float16's last place, 65520 (rounds to inf) and the float
+    just below it (to 65504), infinities and NaNs."""
+    u = rng.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32)
+    flat = u.reshape(-1)
+    idx = np.arange(flat.size)
+    e = (np.uint32(127 - 27) + (flat >> np.uint32(23)) % np.uint32(45)) & np.uint32(0xFF)
+    flat[:] = (flat & np.uint32(0x807FFFFF)) | (e << np.uint32(23))
+    flat[idx % 7 == 1] = (flat[idx % 7 == 1] & 0xFFFFE000) | 0x1000  # ties
+    flat[idx % 11 == 2] = (flat[idx % 11 == 2] & 0x807FFFFF) | 0x7F800000  # infinities and NaNs
+    flat[idx % 17 == 4] = 0x477FF000
+    flat[idx % 19 == 5] = 0x477FEFFF
+    return u.view(np.float32)
+
+
 @pytest.mark.parametrize("isa", [None, "avx2"], ids=["host", "avx2"])
 @pytest.mark.parametrize("col0", [3, 0])
-def test_float32_to_bfloat16_copy_is_streamed_and_rounds_like_a_cast(isa, col0):
-    # rows of 520 bfloat16 (1040 bytes), blocks of 512 x 520 x 2 bytes (520 KiB): streamed
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_float32_to_narrow_copy_is_streamed_and_rounds_like_a_cast(isa, col0, dtype):
+    # rows of 520 bfloat16 / float16 (1040 bytes), blocks of 512 x 520 x 2 bytes (520 KiB): streamed
     M, N, bm = 1024, 520, 512
+    narrow = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
     a = rounding_data((M, N), np.random.default_rng(5))
+    if dtype == "float16":
+        a = half_rounding_data((M, N), np.random.default_rng(5))
     out = {}
     for name, cfg in (("stream", {}), ("plain", OFF)):
         extra = {"tl.cpu_isa": isa} if isa else {}
-        kernel = tilelang.compile(round_copy(M, N, bm, col0), target="cpu",
+        kernel = tilelang.compile(round_copy(M, N, bm, col0, dtype), target="cpu",
                                   pass_configs={"tl.cpu_num_threads": 2, **cfg, **extra})
         assert ("tl::cpu::copy_stream(" in kernel.get_kernel_source()) == (name == "stream")
-        c = np.full((M, N + col0 + 5), 0xABCD, dtype=np.uint16).view(ml_dtypes.bfloat16)
+        c = np.full((M, N + col0 + 5), 0xABCD, dtype=np.uint16).view(narrow)
         kernel(a, c)
         got = c[:, col0:col0 + N]
         nan = np.isnan(a)
         assert np.isnan(got.astype(np.float32))[nan].all()  # NaN stays NaN
-        expected = a.astype(ml_dtypes.bfloat16)  # round to nearest even (ml_dtypes)
+        with np.errstate(over="ignore"):
+            expected = a.astype(narrow)  # round to nearest even (ml_dtypes / numpy)
         np.testing.assert_array_equal(got.view(np.uint16)[~nan], expected.view(np.uint16)[~nan])
         bits = c.view(np.uint16)
         assert (bits[:, :col0] == 0xABCD).all() and (bits[:, col0 + N:] == 0xABCD).all()  # nothing outside

@@ -487,5 +487,71 @@ TEST(CpuGemmPackCache, RangesOverlap) {
   EXPECT_FALSE(cpu::gemm_ranges_overlap(m, 64, m, -5));
 }
 
+
+// float16 as two bfloat16 (gemm.h; the AMX float16 GEMM's tiles): the tiles that amx_pack_a_f16 /
+// amx_pack_b_f16 make, multiplied as tdpbf16ps does (pairs of bfloat16 products per group row), give
+// exactly the float16 GEMM: random values whose products and sums are exact in float64, an odd
+// number of tile steps (a half-used split), both B layouts; and with inf, -inf, NaN, 65504 and
+// subnormals placed among them, inf * finite is inf, inf * 0 and NaN * x are NaN, as in float64.
+// Plain vector code: runs on any machine (the tile instructions themselves need AMX).
+double bf16_value(uint16_t bits) {
+  const uint32_t u = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+template <bool TRANS_B>
+void check_f16_tiles(const std::vector<half_t>& a, const std::vector<half_t>& b, bool exact, const char* what) {
+  constexpr int M = 32, N = 32, K = 24, S = K / 8;  // 2 row tiles, 2 column tiles, 3 tile steps
+  std::vector<char> a_blk(2 * S * 1024);
+  std::vector<uint32_t> b_pack(2 * S * 256);
+  cpu::gemm_impl::amx_pack_a_f16<2>(a.data(), K, 0, 0, S, a_blk.data());
+  cpu::gemm_impl::amx_pack_b_f16<N, TRANS_B>(b.data(), TRANS_B ? K : N, 0, S, b_pack.data());
+  const uint16_t* a16 = reinterpret_cast<const uint16_t*>(a_blk.data());
+  const uint16_t* b16 = reinterpret_cast<const uint16_t*>(b_pack.data());
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double tiles = 0, want = 0;
+      for (int s = 0; s < S; ++s)
+        for (int g = 0; g < 16; ++g)
+          for (int e = 0; e < 2; ++e)
+            tiles += bf16_value(a16[((m / 16) * S + s) * 512 + (m % 16) * 32 + 2 * g + e]) *
+                     bf16_value(b16[(((n / 16) * S + s) * 256 + g * 16 + n % 16) * 2 + e]);
+      for (int k = 0; k < K; ++k)
+        want += double(static_cast<float>(a[m * K + k])) * static_cast<float>(TRANS_B ? b[n * K + k] : b[k * N + n]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(tiles)) << what << " " << m << "," << n;
+      } else if (exact || std::isinf(want)) {
+        EXPECT_EQ(tiles, want) << what << " " << m << "," << n;
+      } else {
+        EXPECT_NEAR(tiles, want, 1e-12 * std::fabs(want) + 1e-300) << what << " " << m << "," << n;
+      }
+    }
+}
+
+TEST(CpuGemmF16Split, TilesGiveTheExactProduct) {
+  constexpr int M = 32, N = 32, K = 24;
+  std::mt19937 gen(11);
+  auto moderate = [&] {  // sign, 10 random mantissa bits, exponent -4..4: products and sums exact in float64
+    const uint16_t e = uint16_t(15 - 4 + gen() % 9), m = uint16_t(gen() % 1024), sign = uint16_t(gen() % 2);
+    return half_t::from_bits(uint16_t(sign << 15 | e << 10 | m));
+  };
+  const uint16_t specials[] = {0x7c00, 0xfc00, 0x7e00, 0x7bff, 0xfbff, 0x0001, 0x8001, 0x0000, 0x8000, 0x03ff, 0x3c01};
+  for (int round = 0; round < 40; ++round) {
+    std::vector<half_t> a(M * K), b(K * N);
+    for (auto& x : a) x = moderate();
+    for (auto& x : b) x = moderate();
+    const bool exact = round < 20;
+    if (!exact)  // a few special values at random spots of both operands
+      for (int i = 0; i < 6; ++i) {
+        a[gen() % (M * K)] = half_t::from_bits(specials[gen() % (sizeof specials / 2)]);
+        b[gen() % (K * N)] = half_t::from_bits(specials[gen() % (sizeof specials / 2)]);
+      }
+    check_f16_tiles<false>(a, b, exact, exact ? "B" : "B, specials");
+    check_f16_tiles<true>(a, b, exact, exact ? "Bt" : "Bt, specials");
+  }
+}
+
 }  // namespace
 }  // namespace tl

@@ -76,6 +76,30 @@ func @f(C: global bfloat16[1048576]) {
 })");
 }
 
+// A float32 accumulator copied into a float16 C: the same, through copy_stream's float16 overload.
+TEST(StreamGlobalStores, Float32ToFloat16CopyOutIsStreamed) {
+  tl::testing::expect_pass("stream_global_stores", R"(
+func @f(C: global float16[1048576]) {
+  kernel(grid=[2, 2], blocks=[bx: int32, by: int32], threads=[], thread_vars=[]) {
+    alloc C_l: fragment float32[262144]
+    for i0: int32 in serial(0, 512) {
+      for i1: int32 in vectorized(0, 512) {
+        C[by * 524288 + i0 * 1024 + bx * 512 + i1] = cast<float16>(C_l[i0 * 512 + i1])
+      }
+    }
+  }
+})", R"(
+func @f(C: global float16[1048576]) {
+  kernel(grid=[2, 2], blocks=[bx: int32, by: int32], threads=[], thread_vars=[]) {
+    alloc C_l: fragment float32[262144]
+    for i0: int32 in serial(0, 512) {
+      evaluate tl.cpu.copy_stream<void>(tl.address_of<handle>(C[by * 524288 + i0 * 1024 + bx * 512]), tl.address_of<handle>(C_l[i0 * 512]), 512)
+    }
+    evaluate tl.cpu.store_fence<void>()
+  }
+})");
+}
+
 // Other conversions stay plain stores: bfloat16 from float16 or int32, a float32 rounded twice,
 // and bfloat16 rows of 256 elements (512 bytes).
 TEST(StreamGlobalStores, LeavesOtherConversions) {
@@ -104,12 +128,12 @@ func @f(C: global bfloat16[524288]) {
   tl::testing::expect_pass("stream_global_stores", src, src);
 }
 
-// Loops the rewrite leaves alone: rows below 1 KiB, a copy below 512 KiB in all, a conversion,
-// arithmetic on the value, a global source, a stride other than one, a trip count known only at
-// run time.
+// Loops the rewrite leaves alone: rows below 1 KiB, a copy below 512 KiB in all, a conversion other
+// than float32 to bfloat16 / float16, arithmetic on the value, a global source, a stride other than
+// one, a trip count known only at run time.
 TEST(StreamGlobalStores, LeavesShortSmallConvertingStridedAndGlobalCopies) {
   const char* src = R"(
-func @f(C: global float32[524288], H: global float16[524288], G: global float32[524288], n: int32) {
+func @f(C: global float32[524288], H: global int32[524288], G: global float32[524288], n: int32) {
   kernel(grid=[1], blocks=[bx: int32], threads=[], thread_vars=[]) {
     alloc L: fragment float32[262144]
     for r: int32 in serial(0, 2048) {
@@ -123,7 +147,7 @@ func @f(C: global float32[524288], H: global float16[524288], G: global float32[
       }
     }
     for i: int32 in vectorized(0, 262144) {
-      H[i] = cast<float16>(L[i])
+      H[i] = cast<int32>(L[i])
     }
     for i: int32 in vectorized(0, 262144) {
       C[i] = L[i] * 2.0f32
