@@ -28,6 +28,13 @@ def test_refusal_rules():
     assert common.int8_peer_refusal("matmul:brg_matmul:avx512_core_vnni", {"avx512f", "avx512_vnni"}) is None
     assert "VNNI" in common.int8_peer_refusal("gemm_api", {"avx512f", "avx512_vnni"})
     assert "unknown" in common.int8_peer_refusal(None, amx8)
+    fp16 = {"avx512f", "avx512_fp16", "amx_bf16"}
+    assert common.f16_peer_refusal("matmul:brg_matmul:avx10_1_512", fp16) is None
+    assert common.f16_peer_refusal("matmul:brg_matmul:avx512_core_fp16", fp16) is None
+    assert "AVX512-FP16" in common.f16_peer_refusal("matmul:brg_matmul:avx512_core", fp16)
+    assert "AMX-FP16" in common.f16_peer_refusal("matmul:brg_matmul:avx10_1_512", fp16 | {"amx_fp16"})
+    assert common.f16_peer_refusal("matmul:brg_matmul:avx512_core", {"avx512f"}) is None
+    assert "does not run oneDNN" in common.f16_peer_refusal(None, {"avx512f"})
     assert common.OPENBLAS_CORE_LEVEL["haswell"] == "avx2" and common.OPENBLAS_CORE_LEVEL["skylakex"] == "avx512"
 
 
