@@ -687,7 +687,9 @@ inline void* pack_cache_lookup(const void* tag, uint64_t launch, const void* b, 
  *     block of C in registers for the whole chunk.
  * MR x NV = 14 x 2 vectors (28 zmm accumulators, 2 for B, 1 broadcast; AVX-512) or 6 x 2 (12 ymm;
  * AVX2): the strip read from L2 per k step is two vectors for MR broadcasts. Taken for a
- * row-major fp32 A and B with N a multiple of the vector width, M >= 2 and K >= 128 (one row of C
+ * row-major fp32 A and B, or fp16 ones (converted with vcvtph2ps as they are packed: a 512 x 512 x
+ * 256 call packed B in 24-k chunks in gemm_acc, whose stack budget holds A and B together), with N
+ * a multiple of the vector width, M >= 2 and K >= 128 (one row of C
  * takes the GEMV below; a short k, as in a k loop of block_K-deep GEMMs, keeps gemm_acc, whose
  * operands are read in place where they can be). Measured on one core (docs/PERFORMANCE.md): 1.07
  * against the loop of 64-deep GEMMs at 2048^3, 1.1-1.2 at decode M = 4 and 16. Summation order as
@@ -725,7 +727,9 @@ template <> struct F32Blocking<64> { static constexpr int MR = TL_CPU_GEMM_F32_M
 template <> struct F32Blocking<32> { static constexpr int MR = 6, NV = 2; };
 template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
 struct BlockedF32Fits {
-  static constexpr bool value = (VB == 64 || VB == 32) && same_type<TA, float>::value && same_type<TB, float>::value &&
+  static constexpr bool value = (VB == 64 || VB == 32) &&
+                                ((same_type<TA, float>::value && same_type<TB, float>::value) ||
+                                 (same_type<TA, half_t>::value && same_type<TB, half_t>::value)) &&
                                 same_type<Acc, float>::value && !TRANS_A && !TRANS_B &&
                                 N % (VB / 4) == 0 && M >= kBlockedMinM && K >= kBlockedMinK;
 };
@@ -892,11 +896,11 @@ inline int run_lines(const void* p, int64_t stride, int64_t n) {
  * prefetched all at once at the block's start, on the 2048^3 bench kernel's block loop, Zen 4
  * core: presumably the burst queues behind itself), and the next strip's C block into L1
  * (C_local of a 512-wide block is 1 MiB: it does not stay in L2 between k chunks). */
-template <int VB, int MR, int NV, int AS>
+template <int VB, int MR, int NV, int AS, typename TA>
 inline void blocked_row_block(int kc, const float* a, const float* bp, int strips, int nvl, float* c, int64_t ldc,
-                              bool load_c, const float* next, int64_t lda, int next_rows) {
-  constexpr int L = VB / 4, NR = NV * L;
-  const int row_lines = run_lines(next, lda * 4, int64_t(kc) * 4), lines = next_rows * row_lines;
+                              bool load_c, const TA* next, int64_t lda, int next_rows) {
+  constexpr int L = VB / 4, NR = NV * L, E = static_cast<int>(sizeof(TA));
+  const int row_lines = run_lines(next, lda * E, int64_t(kc) * E), lines = next_rows * row_lines;
   const int per = (lines + strips - 1) / strips;
   int li = 0;
   for (int s = 0; s + 1 < strips; ++s) {
@@ -921,10 +925,11 @@ inline void blocked_row_block(int kc, const float* a, const float* bp, int strip
   }
 }
 
-template <int VB, int M, int N, int K>
-inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc,
-                             bool load_c) {
+template <int VB, int M, int N, int K, typename T>
+inline void gemm_f32_blocked(const T* A, int64_t lda, const T* B, int64_t ldb, float* C, int64_t ldc, bool load_c) {
   constexpr int L = VB / 4, MR = F32Blocking<VB>::MR, NV = F32Blocking<VB>::NV, NR = NV * L;
+  constexpr bool kHalf = same_type<T, half_t>::value;  // float16 operands, converted by vcvtph2ps as packed
+  constexpr int E = static_cast<int>(sizeof(T));
   constexpr int KC = cmin(K, kF32KC), AS = KC + 16;  // A block row stride: rows 64 bytes off a KiB multiple
   constexpr int NC = cmin(round_up(N, NR), cmax(NR, kF32PackBBytes / (KC * 4) / NR * NR));  // columns per B chunk
   constexpr int MF = M / MR * MR, MT = M % MR;
@@ -937,26 +942,34 @@ inline void gemm_f32_blocked(const float* A, int64_t lda, const float* B, int64_
       const int kc = K - k0 < KC ? K - k0 : KC;
       const bool lc = load_c || k0 > 0;
       for (int kk = 0; kk < kc; ++kk) {  // B chunk into strips [s][kk][NR]
-        const float* row = B + int64_t(k0 + kk) * ldb + j0;
+        const T* row = B + int64_t(k0 + kk) * ldb + j0;
         if (k0 + kk + kPrefetchRows < K)  // rows are pages apart: the hardware prefetchers do not run ahead into them
-          for (int j = 0, n = run_lines(row, ldb * 4, int64_t(nc) * 4); j < n; ++j)
+          for (int j = 0, n = run_lines(row, ldb * E, int64_t(nc) * E); j < n; ++j)
             __builtin_prefetch(run_line(row + kPrefetchRows * ldb, j), 0, TL_CPU_GEMM_F32_PREFETCH_LOC);
         for (int s = 0; s < strips; ++s) {
           float* d = b_pack + int64_t(s) * kc * NR + kk * NR;
           const int w = s + 1 < strips ? NR : nvl * L;
+          if constexpr (kHalf) {
+            half_run_to_float<VB>(row + s * NR, d, w);
+          } else {
 #pragma GCC ivdep
-          for (int j = 0; j < w; ++j) d[j] = row[s * NR + j];
+            for (int j = 0; j < w; ++j) d[j] = row[s * NR + j];
+          }
         }
       }
       for (int i0 = 0; i0 < M; i0 += MR) {
         const int mr = M - i0 < MR ? M - i0 : MR;
         const int next_rows = M - i0 - MR <= 0 ? 0 : (M - i0 - MR < MR ? M - i0 - MR : MR);  // prefetched meanwhile
-        const float* next = A + int64_t(i0 + MR) * lda + k0;
+        const T* next = A + int64_t(i0 + MR) * lda + k0;
         for (int r = 0; r < mr; ++r) {
-          const float* src = A + int64_t(i0 + r) * lda + k0;
+          const T* src = A + int64_t(i0 + r) * lda + k0;
           float* d = a_blk + r * AS;
+          if constexpr (kHalf) {
+            half_run_to_float<VB>(src, d, kc);
+          } else {
 #pragma GCC ivdep
-          for (int kk = 0; kk < kc; ++kk) d[kk] = src[kk];
+            for (int kk = 0; kk < kc; ++kk) d[kk] = src[kk];
+          }
         }
         float* ci = C + int64_t(i0) * ldc + j0;
         if (i0 < MF) {

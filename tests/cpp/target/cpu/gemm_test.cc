@@ -207,6 +207,10 @@ const std::vector<GemmCase>& gemm_cases() {
       {45, 272, 300, false, false, Dt::kF32, Dt::kF32},
       {32, 48, 128, false, false, Dt::kF32, Dt::kF32},
       {5, 64, 200, false, false, Dt::kF32, Dt::kF32},  // a few rows: one block of 5
+      // ... with float16 A and B, converted as packed (and a float16 C through the converted copy)
+      {100, 80, 600, false, false, Dt::kF16, Dt::kF32},
+      {45, 272, 300, false, false, Dt::kF16, Dt::kF32},
+      {30, 64, 160, false, false, Dt::kF16, Dt::kF16},
       // one row of C (the GEMV): one strip with a tail of vectors, and whole rows (N over one strip)
       {1, 80, 70, false, false, Dt::kF32, Dt::kF32},
       {1, 528, 37, false, false, Dt::kF32, Dt::kF32},
