@@ -57,69 +57,71 @@ template <typename T> inline void copy_stream(T* __restrict dst, const T* __rest
 #endif
 }
 
-/* copy_stream from float32 into bfloat16: each element rounded as bfloat16_t(float) rounds it (to
- * nearest even; a NaN stays a NaN, quieted), 32 results per 64-byte line of dst streamed in AVX-512
- * builds; plain converting stores for the ends and in builds without AVX-512. Half the bytes of a
- * float32 C: the copy-out of a GEMM whose C is bfloat16 (TileLang's GEMM examples). */
-inline void copy_stream(bfloat16_t* __restrict dst, const float* __restrict src, int64_t n) {
-  int64_t i = 0;
 #if defined(__x86_64__) && TL_CPU_COMPILED_AVX512
+namespace stream_impl {
+typedef uint16_t Narrow16 __attribute__((vector_size(32)));
+/* float32 into a 2-byte float type D: D(src[i]) one by one up to the first 64-byte line of dst and
+ * after the last, and each whole line between as two `convert16` results (16 floats at s to the
+ * bits of 16 D values) in one streamed store. */
+template <typename D, typename Convert16>
+inline void copy_stream_narrow(D* __restrict dst, const float* __restrict src, int64_t n, Convert16 convert16) {
+  int64_t i = 0;
   const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) & 63);
-  if (mis % 2 == 0) {  // a bfloat16 array always is; then the line boundaries fall between elements
+  if (mis % 2 == 0) {  // a 2-byte array always is; then the line boundaries fall between elements
     int64_t head = (64 - mis) % 64 / 2;
     if (head > n) head = n;
-    for (; i < head; ++i) dst[i] = bfloat16_t(src[i]);
-    typedef uint32_t U __attribute__((vector_size(64)));
-    typedef uint16_t H __attribute__((vector_size(32)));
+    for (; i < head; ++i) dst[i] = D(src[i]);
     typedef long long V __attribute__((vector_size(64)));
     for (; i + 32 <= n; i += 32) {
-      H h[2];
-      for (int q = 0; q < 2; ++q) {
-        U x;
-        __builtin_memcpy(&x, src + i + 16 * q, 64);
-        const U nearest = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;  // float_to_bfloat16_bits, lane-wise
-        const U quiet_nan = (x >> 16) | 0x40u;
-        h[q] = __builtin_convertvector((x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : nearest, H);
-      }
+      const Narrow16 h[2] = {convert16(src + i), convert16(src + i + 16)};
       V v;
       __builtin_memcpy(&v, h, 64);
       __asm__ __volatile__("vmovntdq %1, %0" : "=m"(*reinterpret_cast<V*>(dst + i)) : "v"(v));
     }
   }
+  for (; i < n; ++i) dst[i] = D(src[i]);
+}
+}  // namespace stream_impl
 #endif
-  for (; i < n; ++i) dst[i] = bfloat16_t(src[i]);
+
+/* copy_stream from float32 into bfloat16: each element rounded as bfloat16_t(float) rounds it (to
+ * nearest even; a NaN stays a NaN, quieted), 32 results per 64-byte line of dst streamed in AVX-512
+ * builds (integer vector operations); plain converting stores for the ends and in builds without
+ * AVX-512. Half the bytes of a float32 C: the copy-out of a GEMM whose C is bfloat16 (TileLang's
+ * GEMM examples). */
+inline void copy_stream(bfloat16_t* __restrict dst, const float* __restrict src, int64_t n) {
+#if defined(__x86_64__) && TL_CPU_COMPILED_AVX512
+  stream_impl::copy_stream_narrow(dst, src, n, [](const float* s) {
+    typedef uint32_t U __attribute__((vector_size(64)));
+    U x;
+    __builtin_memcpy(&x, s, 64);
+    const U nearest = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;  // float_to_bfloat16_bits, lane-wise
+    const U quiet_nan = (x >> 16) | 0x40u;
+    return __builtin_convertvector((x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : nearest, stream_impl::Narrow16);
+  });
+#else
+  for (int64_t i = 0; i < n; ++i) dst[i] = bfloat16_t(src[i]);
+#endif
 }
 
 /* copy_stream from float32 into float16: each element rounded as half_t(float) rounds it (to nearest
- * even, subnormals included, overflow to inf, a NaN quieted with its top payload bits), by
- * vcvtps2ph with the rounding in its immediate (0: nearest even, whatever MXCSR says), 32 results
- * per 64-byte line of dst streamed in AVX-512 builds; plain converting stores for the ends and in
- * builds without AVX-512. The copy-out of a GEMM whose C is float16. */
+ * even, subnormals included, overflow to inf, a NaN quieted with its top payload bits): in AVX-512
+ * builds by vcvtps2ph with the rounding in its immediate (0: nearest even, whatever MXCSR says), 32
+ * results per streamed 64-byte line; plain converting stores for the ends and in other builds. The
+ * copy-out of a GEMM whose C is float16. */
 inline void copy_stream(half_t* __restrict dst, const float* __restrict src, int64_t n) {
-  int64_t i = 0;
 #if defined(__x86_64__) && TL_CPU_COMPILED_AVX512
-  const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) & 63);
-  if (mis % 2 == 0) {
-    int64_t head = (64 - mis) % 64 / 2;
-    if (head > n) head = n;
-    for (; i < head; ++i) dst[i] = half_t(src[i]);
+  stream_impl::copy_stream_narrow(dst, src, n, [](const float* s) {
     typedef float F __attribute__((vector_size(64)));
-    typedef short H __attribute__((vector_size(32)));
-    typedef long long V __attribute__((vector_size(64)));
-    for (; i + 32 <= n; i += 32) {
-      H h[2];
-      for (int q = 0; q < 2; ++q) {
-        F x;
-        __builtin_memcpy(&x, src + i + 16 * q, 64);
-        __asm__("vcvtps2ph $0, %1, %0" : "=v"(h[q]) : "v"(x));
-      }
-      V v;
-      __builtin_memcpy(&v, h, 64);
-      __asm__ __volatile__("vmovntdq %1, %0" : "=m"(*reinterpret_cast<V*>(dst + i)) : "v"(v));
-    }
-  }
+    F x;
+    __builtin_memcpy(&x, s, 64);
+    stream_impl::Narrow16 h;
+    __asm__("vcvtps2ph $0, %1, %0" : "=v"(h) : "v"(x));
+    return h;
+  });
+#else
+  for (int64_t i = 0; i < n; ++i) dst[i] = half_t(src[i]);
 #endif
-  for (; i < n; ++i) dst[i] = half_t(src[i]);
 }
 
 /* dst[i] = bfloat16_t(src[i]) for i < n (to nearest even; a NaN stays a NaN, quieted), through
