@@ -1,5 +1,6 @@
-"""bf16 and int8 T.gemm on cpu through AMX tiles (tdpbf16ps / tdpbssd) where the CPU has AMX and the
-OS grants the tile state, against numpy in float64 / int64 on random inputs. The same kernels are
+"""bf16, fp16 (each value as two bfloat16, for large calls) and int8 T.gemm on cpu through AMX tiles
+(tdpbf16ps / tdpbssd) where the CPU has AMX and the OS grants the tile state, against numpy in
+float64 / int64 on random inputs. The same kernels are
 also run with TL_CPU_ISA=avx512 (pass config tl.cpu_isa: no AMX, no AVX512-BF16) and the results
 compared, so on a machine without AMX both runs check the fallback paths and on one with AMX the
 tile path is checked against numpy and against the vector path. scripts/cpu_amx_check.sh runs
