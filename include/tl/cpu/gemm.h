@@ -194,20 +194,27 @@ template <typename Acc, typename T> __attribute__((always_inline)) inline Acc to
   return static_cast<Acc>(static_cast<typename compute_type<T>::type>(x));
 }
 
+/* 16 float16 values to float32 (vcvtph2ps with AVX-512, one by one otherwise). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // 64-byte vectors by value without AVX-512: inlined, no ABI crossed
+__attribute__((always_inline)) inline vec<float, 64>::type load_half16(const half_t* src) {
+  vec<float, 64>::type f;
+#if TL_CPU_COMPILED_AVX512
+  const vec<int16_t, 32>::type h = vload<vec<int16_t, 32>::type>(src);
+  __asm__("vcvtph2ps %1, %0" : "=v"(f) : "v"(h));
+#else
+  for (int l = 0; l < 16; ++l) f[l] = static_cast<float>(src[l]);
+#endif
+  return f;
+}
+#pragma GCC diagnostic pop
+
 /* n float16 values to float32: vcvtph2ps 16 (AVX-512) or 8 (AVX2 tier, F16C) at a time. */
 template <int VB> inline void half_run_to_float(const half_t* src, float* dst, int n) {
   int j = 0;
 #if TL_CPU_COMPILED_AVX512
-  if constexpr (VB == 64) {
-    typedef vec<float, 64>::type V;
-    typedef vec<int16_t, 32>::type H;
-    for (; j + 16 <= n; j += 16) {
-      H h = vload<H>(src + j);
-      V f;
-      __asm__("vcvtph2ps %1, %0" : "=v"(f) : "v"(h));
-      vstore(dst + j, f);
-    }
-  }
+  if constexpr (VB == 64)
+    for (; j + 16 <= n; j += 16) vstore(dst + j, load_half16(src + j));
 #endif
 #if TL_CPU_COMPILED_AVX2
   if constexpr (VB == 32) {
@@ -1354,20 +1361,6 @@ typedef float SplitFloats __attribute__((vector_size(64)));
 struct F16Split {
   SplitBits hi, hi2, lo;  // bfloat16 bits in the upper 16 bits of each lane, the lower 16 zero
 };
-__attribute__((always_inline)) inline SplitFloats load_half16(const half_t* src) {
-#if TL_CPU_COMPILED_AVX512
-  typedef int16_t H __attribute__((vector_size(32)));
-  H h;
-  __builtin_memcpy(&h, src, 32);
-  SplitFloats f;
-  __asm__("vcvtph2ps %1, %0" : "=v"(f) : "v"(h));
-  return f;
-#else
-  SplitFloats f;
-  for (int l = 0; l < 16; ++l) f[l] = static_cast<float>(src[l]);
-  return f;
-#endif
-}
 __attribute__((always_inline)) inline F16Split f16_split(SplitFloats x) {
   const SplitBits u = (SplitBits)x, mag = u & 0x7fffffffu;
   const SplitBits nan = (SplitBits)(mag > 0x7f800000u), inf = (SplitBits)(mag == 0x7f800000u);
