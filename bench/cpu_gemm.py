@@ -52,6 +52,8 @@ import tilelang.language as T  # noqa: E402
 CPU_CONFIG = {"float32": (512, 512, 64), "bfloat16": (512, 512, 256), "float16": (512, 512, 256),
               "int8": (512, 512, 512)}
 
+EXAMPLE_BLOCKS = (128, 128, 32)  # TileLang's examples/gemm blocks for a GPU
+
 # (label, M, N, K, (block_M, block_N, block_K), dtype)
 # fp32 (2026-11-27): the k loop of this kernel becomes one GEMM over all of k (forward_gemm_operands),
 # so block_K no longer sets the GEMM's depth; 512 x 512 blocks re-read A and B half as often as
@@ -74,6 +76,11 @@ SHAPES = [
     ("fp16 2048^3 (fp32 acc)", 2048, 2048, 2048, CPU_CONFIG["float16"], "float16"),
     ("fp16 2048^3 (fp32 acc, fp16 C)", 2048, 2048, 2048, CPU_CONFIG["float16"], "float16", "float16"),
     ("int8 2048^3 (int32 acc)", 2048, 2048, 2048, CPU_CONFIG["int8"], "int8"),
+    # TileLang's GEMM example unchanged: its GPU blocks (128 x 128 x 32), C in the input dtype. The k
+    # loop of 32-deep GEMMs becomes one GEMM over all of k (forward_gemm_operands' k-loop fusion).
+    ("fp16 2048^3 example blocks (fp16 C)", 2048, 2048, 2048, EXAMPLE_BLOCKS, "float16", "float16"),
+    ("bf16 2048^3 example blocks (bf16 C)", 2048, 2048, 2048, EXAMPLE_BLOCKS, "bfloat16", "bfloat16"),
+    ("int8 2048^3 example blocks (int32 acc)", 2048, 2048, 2048, EXAMPLE_BLOCKS, "int8"),
 ]
 QUICK = ("fp32 2048^3", "fp32 tall-skinny 8192x256x2048", "fp32 decode 16x4096x4096", "bf16 2048^3 (fp32 acc)",
          "bf16 2048^3 (fp32 acc, bf16 C)", "int8 2048^3 (int32 acc)")

@@ -102,8 +102,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
        "cpu: keep the T.copy of a global tile into shared memory that only feeds a T.gemm (by default the GEMM "
        "reads the global tile in place)"},
       {"TL_DISABLE_CPU_GEMM_K_FUSION", "tl.disable_cpu_gemm_k_fusion", Attr::kBool,
-       "cpu: keep a k loop whose body is one float32 T.gemm on global tiles as a loop of block_K-deep GEMMs (by "
-       "default it becomes one GEMM over the whole k)"},
+       "cpu: keep a k loop whose body is one T.gemm on global tiles as a loop of block_K-deep GEMMs (by default it "
+       "becomes one GEMM over the whole k: float32 always, bfloat16 / float16 / int8 when block_K is at most 256 "
+       "bytes)"},
       {"TL_DISABLE_CPU_STREAM_STORES", "tl.disable_cpu_stream_stores", Attr::kBool,
        "cpu: copy a block-local buffer into a global one with plain stores (by default long contiguous runs use "
        "non-temporal stores)"},

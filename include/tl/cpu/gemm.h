@@ -1600,8 +1600,12 @@ template <int M, int N, int K, bool TRANS_A, int ELEM> struct AmxFits {
  * ones. Per call on an Emerald Rapids core against the float32 multiply-adds (operands in L2,
  * docs/PERFORMANCE.md): 512 x 512 x 256 2.0x, 256 x 256 x 64 1.6x, 256 x 128 x 64 1.3x, 128^3
  * 1.1-1.2x alone but 0.7x inside the flash-attention kernel (128 x 128 blocks), 128 x 128 x 32 0.94x,
- * 64 x 64 x 128 (B transposed) 0.74x. TL_CPU_AMX_F16=0 keeps float16 on the multiply-adds (a knob
- * for the bench/ comparisons). */
+ * 64 x 64 x 128 (B transposed) 0.74x; and at least TL_CPU_AMX_F16_MIN_ROWS = 512 rows, which reuse
+ * each split B pack (twice B's bytes, not kept across calls above the launch cache's 64 KiB) over 16
+ * blocks of 32 rows: deep calls (a k loop of 32-deep GEMMs fused into one) ran 0.93x the
+ * multiply-adds at 128 x 128 x 2048 and 0.83x at 256 x 256 x 2048, 0.93-0.98x the per-call 256 k at
+ * 512 x 512 x 2048.
+ * TL_CPU_AMX_F16=0 keeps float16 on the multiply-adds (a knob for the bench/ comparisons). */
 #ifndef TL_CPU_AMX_F16
 #define TL_CPU_AMX_F16 1
 #endif
@@ -1609,8 +1613,11 @@ template <int M, int N, int K, bool TRANS_A, int ELEM> struct AmxFits {
 #define TL_CPU_AMX_F16_MIN_WORK (1 << 22)
 #endif
 constexpr int64_t kAmxF16MinWork = TL_CPU_AMX_F16_MIN_WORK;
+#ifndef TL_CPU_AMX_F16_MIN_ROWS
+#define TL_CPU_AMX_F16_MIN_ROWS 512
+#endif
 template <int M, int N, int K, bool TRANS_A> struct AmxF16Fits {
-  static constexpr bool value = TL_CPU_AMX_F16 && int64_t(M) * N * K >= kAmxF16MinWork &&
+  static constexpr bool value = TL_CPU_AMX_F16 && int64_t(M) * N * K >= kAmxF16MinWork && M >= TL_CPU_AMX_F16_MIN_ROWS &&
                                 AmxFits<M, N, 4 * K, TRANS_A, 2>::value;
 };
 

@@ -29,10 +29,13 @@
 // GEMM, is dropped and that GEMM clears C (clear_accum = true, or k == min in the loop): the GEMM
 // starts from zero registers / AMX tiles instead of loading the zeros the fill stored.
 // Third rewrite (after both): a serial or pipelined loop of constant trip count n >= 2 whose body is
-// only one float32 `T.gemm(A, B, C)` on global tiles advancing along k by their k extent per
-// iteration (C not depending on the loop; clear_accum false or `k == min`) becomes one T.gemm over
-// the whole k: the same products in the same order per C element, but the header GEMM keeps C in
-// registers and packs each operand once per long stretch of k (tl.disable_cpu_gemm_k_fusion).
+// only one `T.gemm(A, B, C)` on global tiles advancing along k by their k extent per iteration (C not
+// depending on the loop; clear_accum false or `k == min`) becomes one T.gemm over the whole k: the
+// same products in the same order per C element, but the header GEMM keeps C in registers (AMX
+// tiles) and packs each operand once per long stretch of k (tl.disable_cpu_gemm_k_fusion). float32
+// loops always; bfloat16 / float16 (C float32) and int8 (C int32) loops when each iteration's GEMM is
+// at most 256 bytes deep (TileLang's examples' block_K = 32), not the deep per-call chunks the AMX
+// drivers were tuned for.
 // All three rewrites are off with the pass config tl.disable_cpu_gemm_forwarding.
 #pragma once
 

@@ -18,7 +18,7 @@ constexpr int64_t kMinRows = 16;       // one AMX tile of rows
 
 bool block_local(MemScope s) { return s == MemScope::kShared || s == MemScope::kFragment || s == MemScope::kLocal; }
 
-bool amx_input(DataType t) { return t == DataType::BFloat16() || t == DataType::Int(8); }
+bool amx_input(DataType t) { return t == DataType::BFloat16() || t == DataType::Float(16) || t == DataType::Int(8); }
 
 // Buffers that are a qualifying GEMM's C, and buffers that must keep their dense layout.
 class Collector : public IRVisitor {

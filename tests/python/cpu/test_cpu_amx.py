@@ -50,14 +50,17 @@ CASES = [
     (200, 136, 300, (64, 64, 64), "bfloat16", "float32", False),
     (72, 40, 200, (32, 32, 64), "int8", "int32", False),
     # float16 through the bf16 tiles (two bfloat16 per value, 8 k per tile step), which GEMM calls of
-    # at least 2^22 multiply-adds take: 3 x 1 and 2 x 2 tile blocks, B transposed, 5 column tiles, an
-    # odd number of tile steps (216 k: 27), several chunks of packed B; smaller calls (the last case)
-    # keep the float32 multiply-adds
-    (256, 256, 128, (256, 256, 64), "float16", "float32", False),
-    (128, 256, 256, (128, 256, 128), "float16", "float32", True),
-    (256, 160, 216, (256, 80, 216), "float16", "float32", False),
-    (80, 256, 256, (80, 256, 256), "float16", "float32", True),
+    # at least 2^22 multiply-adds and 512 rows take: 3 x 1 and 2 x 2 tile blocks, B transposed, 5
+    # column tiles, 33 row tiles, an odd number of tile steps (216 k: 27), several chunks of packed B;
+    # smaller calls (the last three cases: 128 and 80 rows, partial blocks) keep the float32
+    # multiply-adds
+    (512, 256, 128, (512, 256, 64), "float16", "float32", False),
+    (512, 128, 256, (512, 128, 128), "float16", "float32", True),
+    (512, 160, 216, (512, 80, 216), "float16", "float32", False),
+    (528, 80, 256, (528, 80, 256), "float16", "float32", True),
     (512, 512, 512, (512, 512, 256), "float16", "float32", False),
+    (128, 256, 256, (128, 256, 128), "float16", "float32", True),
+    (80, 256, 256, (80, 256, 256), "float16", "float32", True),
     (200, 136, 300, (64, 64, 64), "float16", "float32", False),
 ]
 
@@ -113,8 +116,8 @@ def test_float16_gemm_infinities_and_nan(trans_B, rng):
     """float16 inputs with inf, -inf and NaN among finite values and zeros: inf * finite is inf,
     inf * 0 and NaN * x are NaN, inf - inf is NaN, as numpy computes in float64 (the AMX path splits
     each value into two bfloat16; an infinity must never meet the zero low part of a finite value)."""
-    M, N, K = 128, 128, 256  # one GEMM call of 2^22 multiply-adds: the tile path where there is AMX
-    prog = zoo.gemm(M, N, K, 128, 128, 256, "float16", "float32", "float32", trans_B=trans_B)
+    M, N, K = 512, 128, 256  # one GEMM call of 2^24 multiply-adds, 512 rows: the tile path where there is AMX
+    prog = zoo.gemm(M, N, K, 512, 128, 256, "float16", "float32", "float32", trans_B=trans_B)
     a = rng.uniform(-2, 2, (M, K)).astype(np.float16)
     b = rng.uniform(-2, 2, (N, K) if trans_B else (K, N)).astype(np.float16)
     a[0, 3] = np.inf          # row 0: inf times B's row / column 3

@@ -1,9 +1,11 @@
 """The k-loop fusion of forward_gemm_operands (src/target/cpu/forward_gemm_operands.h): a loop whose
-body is one float32 T.gemm on global tiles that advance along k becomes one GEMM over the whole k
-(the header then keeps C in registers over long stretches of k). Checked against numpy in float64
-on random inputs, bit for bit against the same kernel with the fusion off
-(tl.disable_cpu_gemm_k_fusion: each C element adds the same products in the same order), and on
-the emitted C++ (which loops became one call, which stayed)."""
+body is one T.gemm on global tiles that advance along k becomes one GEMM over the whole k (the header
+then keeps C in registers over long stretches of k) — float32 loops always, bfloat16 / float16 / int8
+loops when each iteration's GEMM is at most 256 bytes deep (TileLang's examples' block_K = 32).
+Checked against numpy in float64 on random inputs, bit for bit against the same kernel with the
+fusion off (tl.disable_cpu_gemm_k_fusion: each C element adds the same products in the same order;
+float32 and int8, whose sums are exact), and on the emitted C++ (which loops became one call, which
+stayed)."""
 import re
 
 import ml_dtypes
@@ -61,6 +63,11 @@ def operands(M, N, K, ta, tb, dtype, rng):
     b = rng.uniform(-1, 1, (N, K) if tb else (K, N)).astype(np.float32)
     if dtype == "bfloat16":
         a, b = a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16)
+    elif dtype == "float16":
+        a, b = a.astype(np.float16), b.astype(np.float16)
+    elif dtype == "int8":
+        a = rng.integers(-128, 128, a.shape).astype(np.int8)
+        b = rng.integers(-128, 128, b.shape).astype(np.int8)
     return a, b
 
 
@@ -116,13 +123,51 @@ def test_fill_before_the_loop_is_kept_and_accumulated_onto(rng):
     assert gemm_calls(fused.get_kernel_source()) == [("32", "32", "256", "false", "false")]
 
 
-@pytest.mark.parametrize("variant", ["extra_statement", "clear_every_iteration", "partial_tiles", "bfloat16"])
+# dtype, accumulator, M, N, K, blocks, trans_B: shallow narrow-type GEMMs per iteration (the examples'
+# block_K = 32; int8 up to 256 k, bf16 / fp16 up to 128), AMX-sized and not, B transposed
+NARROW = [
+    ("bfloat16", "float32", 128, 96, 512, (64, 48, 32), False),
+    ("bfloat16", "float32", 64, 64, 384, (64, 64, 128), True),
+    ("float16", "float32", 256, 128, 512, (256, 128, 32), False),
+    ("float16", "float32", 128, 128, 256, (128, 128, 32), True),
+    ("int8", "int32", 64, 80, 512, (32, 80, 64), False),
+    ("int8", "int32", 96, 48, 768, (48, 48, 256), True),
+]
+
+
+@pytest.mark.parametrize("case", NARROW, ids=lambda c: f"{c[0]}-{c[2]}x{c[3]}x{c[4]}-bk{c[5][2]}-tB{int(c[6])}")
+def test_shallow_narrow_type_loops_are_fused(case, rng):
+    """bfloat16 / float16 / int8 loops of shallow GEMMs become one GEMM over all of k: values against
+    numpy in float64 (int8: exactly, and bit for bit the loop's), one call in the emitted C++."""
+    dtype, acc, M, N, K, (bm, bn, bk), tb = case
+    prog = kernel(M, N, K, bm, bn, bk, tb=tb, dtype=dtype, acc=acc)
+    fused = tilelang.compile(prog, target="cpu")
+    loop = tilelang.compile(prog, target="cpu", pass_configs=UNFUSED)
+    a, b = operands(M, N, K, False, tb, dtype, rng)
+    np_acc = np.int32 if acc == "int32" else np.float32
+    c1, c2 = np.full((M, N), 7, np_acc), np.full((M, N), 7, np_acc)
+    fused(a, b, c1)
+    loop(a, b, c2)
+    ref = reference(a, b, False, tb)
+    if dtype == "int8":
+        np.testing.assert_array_equal(c1.astype(np.int64), ref.astype(np.int64))
+        np.testing.assert_array_equal(c1, c2)
+    else:  # products of two bf16 / fp16 values are exact in float32; float32 sums of K of them
+        np.testing.assert_allclose(c1, ref, rtol=0, atol=4e-6 * K)
+        np.testing.assert_allclose(c2, ref, rtol=0, atol=4e-6 * K)
+    assert gemm_calls(fused.get_kernel_source()) == [(str(bm), str(bn), str(K), "false", str(tb).lower())]
+    assert gemm_calls(loop.get_kernel_source()) == [(str(bm), str(bn), str(bk), "false", str(tb).lower())]
+
+
+@pytest.mark.parametrize("variant", ["extra_statement", "clear_every_iteration", "partial_tiles", "deep_bfloat16",
+                                     "deep_int8"])
 def test_loops_that_stay_loops(variant, rng):
     """Not fused: a loop body with more than the GEMM, a GEMM that clears C on every iteration (only
-    the last k tile counts), partial tiles (the staging copies stay: they zero-fill), and non-fp32
-    GEMMs (the AMX / bf16 drivers keep their per-call chunks). Values still match numpy."""
+    the last k tile counts), partial tiles (the staging copies stay: they zero-fill), and bf16 / int8
+    GEMMs deeper than 256 bytes per iteration (the AMX / dot-product drivers were tuned for those
+    per-call chunks: the cpu configurations' 512 x 512 x 256 / 512). Values still match numpy."""
     M, N, K, bm, bn, bk = 64, 64, 256, 32, 32, 64
-    dtype = "float32"
+    dtype, acc = "float32", "float32"
     kw = {}
     if variant == "extra_statement":
         kw["extra"] = True
@@ -130,11 +175,13 @@ def test_loops_that_stay_loops(variant, rng):
         kw["every_iteration_clear"] = True
     elif variant == "partial_tiles":
         M, N, K = 60, 50, 250
+    elif variant == "deep_bfloat16":
+        dtype, K, bk = "bfloat16", 512, 256
     else:
-        dtype = "bfloat16"
-    k = tilelang.compile(kernel(M, N, K, bm, bn, bk, dtype=dtype, **kw), target="cpu")
+        dtype, acc, K, bk = "int8", "int32", 1024, 512
+    k = tilelang.compile(kernel(M, N, K, bm, bn, bk, dtype=dtype, acc=acc, **kw), target="cpu")
     a, b = operands(M, N, K, False, False, dtype, rng)
-    c = np.zeros((M, N), np.float32)
+    c = np.zeros((M, N), np.int32 if acc == "int32" else np.float32)
     k(a, b, c)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     if variant == "extra_statement":  # C = ((A0 B0) / 2 + A1 B1) / 2 + ... over the k tiles

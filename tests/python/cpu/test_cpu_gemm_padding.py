@@ -1,5 +1,5 @@
 """pad_gemm_accumulators (src/target/cpu/pad_gemm_accumulators.h): the block-local accumulator of a
-bf16 / int8 T.gemm whose rows are a multiple of 1 KiB long gets a row stride 64 bytes longer, so the
+bf16 / fp16 / int8 T.gemm whose rows are a multiple of 1 KiB long gets a row stride 64 bytes longer, so the
 AMX C tiles do not alias L1 sets. The padded kernels are checked against numpy in float64 / int64 on
 random inputs, with an epilogue that reads the accumulator element by element (T.Parallel) and by
 rows (T.reduce), against the same kernel with tl.disable_cpu_gemm_padding (bit-equal: the padding
@@ -47,16 +47,20 @@ def gemm_epilogue(M, N, K, bm, bn, bk, dtype, acc):
 def operands(M, N, K, dtype, rng):
     if dtype == "int8":
         return rng.integers(-128, 128, (M, K)).astype(np.int8), rng.integers(-128, 128, (K, N)).astype(np.int8)
-    a = rng.uniform(-2, 2, (M, K)).astype(np.float32).astype(ml_dtypes.bfloat16)
-    b = rng.uniform(-2, 2, (K, N)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    narrow = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    a = rng.uniform(-2, 2, (M, K)).astype(np.float32).astype(narrow)
+    b = rng.uniform(-2, 2, (K, N)).astype(np.float32).astype(narrow)
     return a, b
 
 
 # (M, N, K, blocks, dtype, acc, padded leading dimension): fp32 / int32 rows of 1 KiB (256) and
-# 2 KiB (512), padded by 16 elements
+# 2 KiB (512), padded by 16 elements; float16 as two bfloat16 on the same tiles (the tile path at
+# 512 rows and 2^22 multiply-adds a call, the first fp16 case)
 CASES = [
     (128, 512, 128, (64, 256, 64), "bfloat16", "float32", 272),
     (64, 1024, 256, (32, 512, 128), "bfloat16", "float32", 528),
+    (512, 512, 256, (512, 256, 128), "float16", "float32", 272),
+    (64, 512, 256, (32, 256, 128), "float16", "float32", 272),
     (96, 512, 256, (48, 256, 128), "int8", "int32", 272),
 ]
 
