@@ -1617,8 +1617,8 @@ constexpr int64_t kAmxF16MinWork = TL_CPU_AMX_F16_MIN_WORK;
 #define TL_CPU_AMX_F16_MIN_ROWS 512
 #endif
 template <int M, int N, int K, bool TRANS_A> struct AmxF16Fits {
-  static constexpr bool value = TL_CPU_AMX_F16 && int64_t(M) * N * K >= kAmxF16MinWork && M >= TL_CPU_AMX_F16_MIN_ROWS &&
-                                AmxFits<M, N, 4 * K, TRANS_A, 2>::value;
+  static constexpr bool value = TL_CPU_AMX_F16 && int64_t(M) * N * K >= kAmxF16MinWork &&
+                                M >= TL_CPU_AMX_F16_MIN_ROWS && AmxFits<M, N, 4 * K, TRANS_A, 2>::value;
 };
 
 /* Packs tile steps [s0, s0 + sc) of B into b_pack ([jt][s][g][16 x 4 bytes], sc steps per column

@@ -189,19 +189,20 @@ std::optional<BufferRegion> fuse_k_region(const BufferRegion& r, size_t kd, cons
   return BufferRegion(r.buffer, region);
 }
 
-// The operand types whose k loop is fused: A and B of one type, float32 (C float32), bfloat16 or
-// float16 (C float32), int8 (C int32). Integer sums are exact in any grouping; for the float types
-// each C element still adds its products in k order, and the header's drivers group k the same way
-// in one call over all of k as in one call per block_K when block_K is a multiple of their k step
-// (otherwise a call's zero-padded tail no longer falls where it did: equally rounded, other bits).
-// bfloat16 / float16 / int8 loops are fused only when each iteration's GEMM is at most this many bytes
-// deep (bf16 / fp16 block_K <= 128, int8 <= 256): the AMX and dot-product drivers pack and keep C in
-// tiles per call, so a short call pays its C loads and stores, tile configuration and packs for a
-// sliver of k (TileLang's examples' block_K = 32: bf16 1.8x, int8 2.9x fused on an Emerald Rapids
-// core, 1.1-1.35x on a Zen 4), while the deep calls the cpu configurations use were tuned as they are
-// (fused: neutral on the Zen 4, 0.9-1.0x within the noise on the Emerald Rapids core).
+// bfloat16 / float16 / int8 loops are fused only when each iteration's GEMM is at most this many
+// bytes deep (bf16 / fp16 block_K <= 128, int8 <= 256): the AMX and dot-product drivers pack and keep
+// C in tiles per call, so a short call pays its C loads and stores, tile configuration and packs for
+// a sliver of k (TileLang's examples' block_K = 32: bf16 1.6-1.8x, int8 2.6-3.1x fused on an Emerald
+// Rapids core, 1.1-1.35x on a Zen 4), while the deep calls of the cpu configurations were tuned as
+// they are (fused: neutral on the Zen 4, 0.9-1.0x within the noise on the Emerald Rapids core).
 constexpr int64_t kMaxFusedNarrowStepBytes = 256;
 
+// The operand types whose k loop is fused: A and B of one type, float32 (C float32), bfloat16 or
+// float16 (C float32), int8 (C int32). float32 fusions are bit-equal to the loop (every float32
+// driver adds each C element's products in k order), int8 ones too (integer sums are exact). For
+// bfloat16 / float16 the products still come in k order, but the fused call may group k differently
+// (a call's zero-padded tail moves) or take another driver (the fp16 tile path's size threshold):
+// rounded as well, not always to the same bits.
 bool fusable_dtypes(DataType a, DataType b, DataType c) {
   if (a != b) return false;
   if (a == DataType::Float32() || a == DataType::BFloat16() || a == DataType::Float(16)) return c == DataType::Float32();
