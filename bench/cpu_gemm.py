@@ -120,9 +120,9 @@ def ratio_cell(ms, peer, refusal):
     return round(ms.ratio(peer, "ours"), 3)
 
 
-def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal):
+def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal, old_kernel=None):
     """ours (int8 A, B; int32 C, exact) against oneDNN's int8 matmul (torch quantized linear, onednn
-    engine): GOP/s ours, numpy (none), ratio, peer, ratio."""
+    engine): GOP/s ours, numpy (none), ratio, peer, ratio; and the old build's GOP/s and ratio (or blanks)."""
     import torch
     a = rng.integers(-128, 128, (M, K)).astype(np.int8)
     b = rng.integers(-128, 128, (K, N)).astype(np.int8)
@@ -131,6 +131,12 @@ def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal):
     if not np.array_equal(c.astype(np.int64), a.astype(np.int64) @ b.astype(np.int64)):
         raise AssertionError("int8 GEMM (ours) differs from numpy's int64 product")
     fns = {"ours": lambda: kernel(a, b, c)}
+    if old_kernel is not None:
+        c_old = np.empty_like(c)
+        old_kernel(a, b, c_old)
+        if not np.array_equal(c_old, c):
+            raise AssertionError("int8 GEMM (old build) differs from ours")
+        fns["old"] = lambda: old_kernel(a, b, c_old)
     try:
         torch.backends.quantized.engine = "onednn"
         ql = torch.ao.nn.quantized.Linear(K, N, bias_=False)
@@ -147,7 +153,8 @@ def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal):
     peer = common.gflops(ops, ms["torch"]) if "torch" in ms else ""
     print(f"  int8 {M}x{N}x{K}: ours {common.gflops(ops, ms['ours']):.1f}, oneDNN {peer} GOP/s; vs torch {vs_t}",
           flush=True)
-    return common.gflops(ops, ms["ours"]), "", "n/a (numpy has no int8 GEMM)", peer, vs_t
+    old_cells = [common.gflops(ops, ms["old"]), round(ms.ratio("old", "ours"), 3)] if "old" in ms else ["", ""]
+    return (common.gflops(ops, ms["ours"]), "", "n/a (numpy has no int8 GEMM)", peer, vs_t), old_cells
 
 
 def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=None):
@@ -189,15 +196,15 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
                                   target="cpu",
                                   pass_configs={"tl.cpu_num_threads": threads})
         old_kernel = None
-        if old and dtype != "int8":  # the same program built the other way (the cache keys on headers and flags)
+        if old:  # the same program built the other way (the cache keys on headers and flags)
             # (headers older than the packed-B reuse need --old-config tl.disable_cpu_gemm_pack_reuse=true)
             build_configs = {"tl.cpu_num_threads": threads, **old[1]}
             with common.environment(old[0]):
                 old_kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype, accum_dtype=acc,
                                                      out_dtype=out_dtype), target="cpu", pass_configs=build_configs)
         if dtype == "int8":
-            table.add(label, f"{bm}x{bn}x{bk}", *int8_row(kernel, M, N, K, rng, rounds, rep, timer, int8_refusal),
-                      *([""] * 2 if old else []))
+            cells, old_cells = int8_row(kernel, M, N, K, rng, rounds, rep, timer, int8_refusal, old_kernel)
+            table.add(label, f"{bm}x{bn}x{bk}", *cells, *(old_cells if old else []))
             continue
         a32 = rng.standard_normal((M, K), dtype=np.float32)
         b32 = rng.standard_normal((K, N), dtype=np.float32)

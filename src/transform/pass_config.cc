@@ -121,6 +121,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_CPU_GEMM_PACK_REUSE", "tl.disable_cpu_gemm_pack_reuse", Attr::kBool,
        "cpu: pack a GEMM's B in every call (by default a B that no statement of the kernel writes is packed once "
        "per launch and thread and reused by the launch's later GEMM calls with the same B)"},
+      {"TL_DISABLE_CPU_BLOCK_COARSENING", "tl.disable_cpu_block_coarsening", Attr::kBool,
+       "cpu: run a grid of one-GEMM blocks with the kernel's own block sizes (by default neighbouring blocks of such "
+       "a grid, such as TileLang's GEMM example's 128 x 128 ones, are run as one block of up to 512 x 512)"},
       {"TL_DISABLE_CPU_GEMM_PADDING", "tl.disable_cpu_gemm_padding", Attr::kBool,
        "cpu: keep a bf16 / int8 GEMM's block-local accumulator dense (by default rows a multiple of 1 KiB long get "
        "a 64-byte longer stride, so AMX C tiles do not alias L1 sets)"},

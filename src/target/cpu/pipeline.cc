@@ -1,5 +1,6 @@
 #include "target/cpu/pipeline.h"
 
+#include "target/cpu/coarsen_gemm_blocks.h"
 #include "target/cpu/convert_bf16_rows.h"
 #include "target/cpu/forward_gemm_operands.h"
 #include "target/cpu/fuse_elementwise_loops.h"
@@ -25,6 +26,7 @@ PrimFunc lower_cpu(const PrimFunc& f, PassContext& ctx) {
   runner.run("serialize_threads", serialize_threads);
   runner.run("simplify", simplify);  // constant regions let the GEMM take its static form
   runner.run("forward_gemm_operands", forward_gemm_operands);  // T.gemm reads global tiles, not their copies
+  runner.run("coarsen_gemm_blocks", coarsen_gemm_blocks);  // GPU-sized GEMM blocks -> cpu-sized ones
   runner.run("pad_gemm_accumulators", pad_gemm_accumulators);  // AMX C tiles: rows 1 KiB apart alias L1 sets
   runner.run("lower_tile_ops", [](const PrimFunc& fn, const PassContext& c) {
     return lower_tile_ops(fn, c, lower_tile_op_cpu);

@@ -14,6 +14,10 @@ import pytest
 import tilelang
 import tilelang.language as T
 
+# The kernels keep their own blocks (coarsen_gemm_blocks would merge neighbouring one-GEMM blocks
+# of a large enough grid, by the host's core count): these tests check each block's GEMM call.
+SINGLE_BLOCKS = {"tl.disable_cpu_block_coarsening": True}
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # tests/python: kernel_zoo
 import kernel_zoo as zoo  # noqa: E402
@@ -57,8 +61,8 @@ def test_forwarded_gemm_matches_numpy_and_the_copying_kernel(case, rng):
     prog = zoo.gemm(M, N, K, bm, bn, bk, dtype, acc, acc, trans_A=ta, trans_B=tb)
     a = operand((K, M) if ta else (M, K), dtype, rng)
     b = operand((N, K) if tb else (K, N), dtype, rng)
-    fast = tilelang.compile(prog, target="cpu")
-    kept = tilelang.compile(prog, target="cpu", pass_configs=KEEP)
+    fast = tilelang.compile(prog, target="cpu", pass_configs=SINGLE_BLOCKS)
+    kept = tilelang.compile(prog, target="cpu", pass_configs={**SINGLE_BLOCKS, **KEEP})
     c1, c2 = np.zeros((M, N), acc), np.zeros((M, N), acc)
     fast(a, b, c1)
     kept(a, b, c2)
@@ -93,7 +97,7 @@ def test_shared_tile_with_another_reader_is_kept(rng):
                 T.copy(A_shared, D[by * bm, k * bk])
             T.copy(C_local, C[by * bm, bx * bn])
 
-    kernel = tilelang.compile(f, target="cpu")
+    kernel = tilelang.compile(f, target="cpu", pass_configs=SINGLE_BLOCKS)
     a, b = operand((M, K), "float32", rng), operand((K, N), "float32", rng)
     c, d = np.zeros((M, N), np.float32), np.zeros((M, K), np.float32)
     kernel(a, b, c, d)
@@ -125,7 +129,7 @@ def test_written_global_is_not_forwarded(rng):
             for i, j in T.Parallel(M, K):
                 A[i, j] = A[i, j] + 1.0
 
-    kernel = tilelang.compile(f, target="cpu")
+    kernel = tilelang.compile(f, target="cpu", pass_configs=SINGLE_BLOCKS)
     a, b = operand((M, K), "float32", rng), operand((K, N), "float32", rng)
     a0 = a.copy()
     c = np.zeros((M, N), np.float32)
@@ -167,8 +171,8 @@ def test_clear_before_the_k_loop_becomes_the_first_gemms_clear(rng):
     M, N, K, bm, bn, bk = 128, 96, 192, 64, 48, 64
     prog = clear_kernel(M, N, K, bm, bn, bk)
     # without the k-loop fusion (tests/python/cpu/test_cpu_gemm_k_fusion.py), which would take the loop
-    fast = tilelang.compile(prog, target="cpu", pass_configs={"tl.disable_cpu_gemm_k_fusion": True})
-    kept = tilelang.compile(prog, target="cpu", pass_configs=KEEP)
+    fast = tilelang.compile(prog, target="cpu", pass_configs={**SINGLE_BLOCKS, "tl.disable_cpu_gemm_k_fusion": True})
+    kept = tilelang.compile(prog, target="cpu", pass_configs={**SINGLE_BLOCKS, **KEEP})
     a, b = operand((M, K), "float32", rng), operand((K, N), "float32", rng)
     c1, c2, d = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
     fast(a, b, c1, d, K // bk)
@@ -188,7 +192,7 @@ def test_clear_stays_where_the_gemm_cannot_take_it(variant, rng):
     M, N, K, bm, bn, bk = 64, 64, 128, 32, 32, 64
     prog = clear_kernel(M, N, K, bm, bn, bk, fill_value=1.0 if variant == "fill_one" else 0.0,
                         read_before=variant == "read_before", dynamic_k=variant == "dynamic_k")
-    kernel = tilelang.compile(prog, target="cpu")
+    kernel = tilelang.compile(prog, target="cpu", pass_configs=SINGLE_BLOCKS)
     a, b = operand((M, K), "float32", rng), operand((K, N), "float32", rng)
     c, d = np.full((M, N), 7, np.float32), np.full((M, N), 7, np.float32)
     start = 1.0 if variant == "fill_one" else 0.0
@@ -227,8 +231,8 @@ def test_clear_right_before_a_gemm_in_every_iteration_becomes_its_clear(rng):
                 T.gemm(S, K_shared, acc)
             T.copy(acc, O[bx * bm, 0])
 
-    fast = tilelang.compile(f, target="cpu")
-    kept = tilelang.compile(f, target="cpu", pass_configs=KEEP)
+    fast = tilelang.compile(f, target="cpu", pass_configs=SINGLE_BLOCKS)
+    kept = tilelang.compile(f, target="cpu", pass_configs={**SINGLE_BLOCKS, **KEEP})
     q, kt = operand((M, D), "float32", rng), operand((N, D), "float32", rng)
     o1, o2 = np.zeros((M, D), np.float32), np.zeros((M, D), np.float32)
     fast(q, kt, o1)
@@ -267,7 +271,7 @@ def _dynamic_gemm(A, B, block_M, block_N, block_K, trans_A, trans_B, dtype, accu
 
 
 dynamic_gemm = tilelang.jit(_dynamic_gemm)
-dynamic_gemm_kept = tilelang.jit(pass_configs=KEEP)(_dynamic_gemm)
+dynamic_gemm_kept = tilelang.jit(pass_configs={**SINGLE_BLOCKS, **KEEP})(_dynamic_gemm)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])

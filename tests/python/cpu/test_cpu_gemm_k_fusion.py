@@ -15,6 +15,10 @@ import pytest
 import tilelang
 import tilelang.language as T
 
+# The kernels keep their own blocks (coarsen_gemm_blocks would merge neighbouring one-GEMM blocks
+# of a large enough grid, by the host's core count): these tests check each block's GEMM call.
+SINGLE_BLOCKS = {"tl.disable_cpu_block_coarsening": True}
+
 UNFUSED = {"tl.disable_cpu_gemm_k_fusion": True}
 
 
@@ -98,8 +102,8 @@ FUSED = [
 def test_fused_k_loop_matches_numpy_and_the_loop(case, rng):
     M, N, K, (bm, bn, bk), ta, tb = case
     prog = kernel(M, N, K, bm, bn, bk, ta, tb)
-    fused = tilelang.compile(prog, target="cpu")
-    loop = tilelang.compile(prog, target="cpu", pass_configs=UNFUSED)
+    fused = tilelang.compile(prog, target="cpu", pass_configs=SINGLE_BLOCKS)
+    loop = tilelang.compile(prog, target="cpu", pass_configs={**SINGLE_BLOCKS, **UNFUSED})
     a, b = operands(M, N, K, ta, tb, "float32", rng)
     c1, c2 = np.full((M, N), 7, np.float32), np.full((M, N), 7, np.float32)
     fused(a, b, c1)
@@ -115,7 +119,7 @@ def test_fused_k_loop_matches_numpy_and_the_loop(case, rng):
 def test_fill_before_the_loop_is_kept_and_accumulated_onto(rng):
     """C_local filled with 1 (not folded into the GEMM's clear): the fused GEMM accumulates onto it."""
     M, N, K, bm, bn, bk = 64, 64, 256, 32, 32, 64
-    fused = tilelang.compile(kernel(M, N, K, bm, bn, bk, clear=False), target="cpu")
+    fused = tilelang.compile(kernel(M, N, K, bm, bn, bk, clear=False), target="cpu", pass_configs=SINGLE_BLOCKS)
     a, b = operands(M, N, K, False, False, "float32", rng)
     c = np.zeros((M, N), np.float32)
     fused(a, b, c)
@@ -141,8 +145,8 @@ def test_shallow_narrow_type_loops_are_fused(case, rng):
     numpy in float64 (int8: exactly, and bit for bit the loop's), one call in the emitted C++."""
     dtype, acc, M, N, K, (bm, bn, bk), tb = case
     prog = kernel(M, N, K, bm, bn, bk, tb=tb, dtype=dtype, acc=acc)
-    fused = tilelang.compile(prog, target="cpu")
-    loop = tilelang.compile(prog, target="cpu", pass_configs=UNFUSED)
+    fused = tilelang.compile(prog, target="cpu", pass_configs=SINGLE_BLOCKS)
+    loop = tilelang.compile(prog, target="cpu", pass_configs={**SINGLE_BLOCKS, **UNFUSED})
     a, b = operands(M, N, K, False, tb, dtype, rng)
     np_acc = np.int32 if acc == "int32" else np.float32
     c1, c2 = np.full((M, N), 7, np_acc), np.full((M, N), 7, np_acc)
@@ -179,7 +183,7 @@ def test_loops_that_stay_loops(variant, rng):
         dtype, K, bk = "bfloat16", 512, 256
     else:
         dtype, acc, K, bk = "int8", "int32", 1024, 512
-    k = tilelang.compile(kernel(M, N, K, bm, bn, bk, dtype=dtype, acc=acc, **kw), target="cpu")
+    k = tilelang.compile(kernel(M, N, K, bm, bn, bk, dtype=dtype, acc=acc, **kw), target="cpu", pass_configs=SINGLE_BLOCKS)
     a, b = operands(M, N, K, False, False, dtype, rng)
     c = np.zeros((M, N), np.int32 if acc == "int32" else np.float32)
     k(a, b, c)

@@ -14,6 +14,10 @@ import pytest
 import tilelang
 import tilelang.language as T
 
+# The kernels keep their own blocks (coarsen_gemm_blocks would merge neighbouring one-GEMM blocks
+# of a large enough grid, by the host's core count): these tests check each block's GEMM call.
+SINGLE_BLOCKS = {"tl.disable_cpu_block_coarsening": True}
+
 TOKEN = "pack_launch);"  # a tl::cpu::gemm call given the launch's token
 
 
@@ -75,7 +79,7 @@ CASES = [
 def test_reused_packs_match_numpy(case, threads, rng):
     M, N, K, (bm, bn, bk), dtype, acc = case
     kernel = tilelang.compile(tiled_gemm(M, N, K, bm, bn, bk, dtype, acc), target="cpu",
-                              pass_configs={"tl.cpu_num_threads": threads})
+                              pass_configs={**SINGLE_BLOCKS, "tl.cpu_num_threads": threads})
     assert TOKEN in kernel.get_kernel_source()
     a, b = operands(M, N, K, dtype, rng)
     for _ in range(2):  # a second launch: its own token, the same values
@@ -91,7 +95,7 @@ def test_lower_tiers(dtype, cap, rng):
     M, N, K, (bm, bn, bk) = 256, 128, 256, (128, 64, 128)
     acc = "int32" if dtype == "int8" else "float32"
     kernel = tilelang.compile(tiled_gemm(M, N, K, bm, bn, bk, dtype, acc), target="cpu",
-                              pass_configs={"tl.cpu_isa": cap, "tl.cpu_num_threads": 2})
+                              pass_configs={**SINGLE_BLOCKS, "tl.cpu_isa": cap, "tl.cpu_num_threads": 2})
     a, b = operands(M, N, K, dtype, rng)
     c = np.zeros((M, N), acc)
     kernel(a, b, c)
@@ -105,7 +109,7 @@ def test_b_rewritten_between_launches(dtype, rng):
     M, N, K, (bm, bn, bk) = 384, 128, 256, (128, 128, 128)
     acc = "int32" if dtype == "int8" else "float32"
     kernel = tilelang.compile(tiled_gemm(M, N, K, bm, bn, bk, dtype, acc), target="cpu",
-                              pass_configs={"tl.cpu_num_threads": 1})
+                              pass_configs={**SINGLE_BLOCKS, "tl.cpu_num_threads": 1})
     a, b = operands(M, N, K, dtype, rng)
     c = np.zeros((M, N), acc)
     kernel(a, b, c)
@@ -145,7 +149,7 @@ def test_b_written_in_the_launch_gets_no_token(dtype, threads, rng):
     M, N, K, bn = 128, 256, 256, 64
     acc = "int32" if dtype == "int8" else "float32"
     kernel = tilelang.compile(written_b_kernel(M, N, K, bn, dtype, acc), target="cpu",
-                              pass_configs={"tl.cpu_num_threads": threads})
+                              pass_configs={**SINGLE_BLOCKS, "tl.cpu_num_threads": threads})
     a, b = operands(M, N, K, dtype, rng)
     b0 = b.copy()
     c1, c2 = np.zeros((M, N), acc), np.zeros((M, N), acc)
@@ -167,7 +171,7 @@ def test_b_overlapping_a_written_tensor_gets_token_zero(rng):
     M = K = 256
     N, bm = 128, 128
     kernel = tilelang.compile(tiled_gemm(M, N, K, bm, N, 128, "bfloat16", "float32", "bfloat16"), target="cpu",
-                              pass_configs={"tl.cpu_num_threads": 1})
+                              pass_configs={**SINGLE_BLOCKS, "tl.cpu_num_threads": 1})
     assert TOKEN in kernel.get_kernel_source()
     a, b = operands(M, N, K, "bfloat16", rng)
     buf = b.copy()
@@ -186,8 +190,8 @@ def test_off_switch(rng):
     """tl.disable_cpu_gemm_pack_reuse: no token (B packed per call), the same values bit for bit."""
     M, N, K, (bm, bn, bk) = 384, 128, 512, (128, 64, 128)
     prog = tiled_gemm(M, N, K, bm, bn, bk, "bfloat16", "float32")
-    on = tilelang.compile(prog, target="cpu")
-    off = tilelang.compile(prog, target="cpu", pass_configs={"tl.disable_cpu_gemm_pack_reuse": True})
+    on = tilelang.compile(prog, target="cpu", pass_configs=SINGLE_BLOCKS)
+    off = tilelang.compile(prog, target="cpu", pass_configs={**SINGLE_BLOCKS, "tl.disable_cpu_gemm_pack_reuse": True})
     assert TOKEN in on.get_kernel_source() and TOKEN not in off.get_kernel_source() and ".pack_launch = 0;" in off.get_kernel_source()
     a, b = operands(M, N, K, "bfloat16", rng)
     c1, c2 = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)

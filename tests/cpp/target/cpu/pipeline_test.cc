@@ -34,7 +34,7 @@ func @gemm_relu(A: global float16[64, 32], B: global float16[32, 64], C: global 
   PrimFunc out = lower_cpu(f, ctx);
   std::vector<std::string> stages;
   for (auto& [name, fn] : ctx.stages) stages.push_back(name);
-  EXPECT_EQ(stages, (std::vector<std::string>{"input", "config_index_bitwidth", "check_cpu_constructs", "serialize_threads", "simplify", "forward_gemm_operands", "pad_gemm_accumulators", "lower_tile_ops", "legalize_safe_memory_access",
+  EXPECT_EQ(stages, (std::vector<std::string>{"input", "config_index_bitwidth", "check_cpu_constructs", "serialize_threads", "simplify", "forward_gemm_operands", "coarsen_gemm_blocks", "pad_gemm_accumulators", "lower_tile_ops", "legalize_safe_memory_access",
                                               "legalize_cpu_loops", "fuse_elementwise_loops", "flatten_buffer_access", "simplify",
                                               "convert_bf16_rows", "stream_global_stores", "vectorize_math_loops"}));
   int tile_ops = 0, multi_index = 0, non_cpu_loops = 0, gemm_calls = 0;
