@@ -78,6 +78,8 @@ SHAPES = [
     ("int8 2048^3 (int32 acc)", 2048, 2048, 2048, CPU_CONFIG["int8"], "int8"),
     # TileLang's GEMM example unchanged: its GPU blocks (128 x 128 x 32), C in the input dtype. The k
     # loop of 32-deep GEMMs becomes one GEMM over all of k (forward_gemm_operands' k-loop fusion).
+    # (coarsen_gemm_blocks then runs neighbouring blocks as one of up to 512 x 512.)
+    ("fp32 2048^3 example blocks", 2048, 2048, 2048, EXAMPLE_BLOCKS, "float32"),
     ("fp16 2048^3 example blocks (fp16 C)", 2048, 2048, 2048, EXAMPLE_BLOCKS, "float16", "float16"),
     ("bf16 2048^3 example blocks (bf16 C)", 2048, 2048, 2048, EXAMPLE_BLOCKS, "bfloat16", "bfloat16"),
     ("int8 2048^3 example blocks (int32 acc)", 2048, 2048, 2048, EXAMPLE_BLOCKS, "int8"),
