@@ -1,6 +1,7 @@
 #include "target/cpu/coarsen_gemm_blocks.h"
 
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -40,13 +41,12 @@ int strided_var(Analyzer& an, const Expr& start, const std::vector<Var>& vars, i
 
 struct Tile {
   const TileOpNode* gemm = nullptr;
-  const TileOpNode* copy = nullptr;
-  Buffer c_local;
+  std::vector<const TileOpNode*> copies;  // C_local -> (block-local staging ->)* global
   std::set<const BufferNode*> allocated;
 };
 
-// Splits the kernel body into its allocations and the two tile ops; nothing when it has any other
-// statement.
+// Splits the kernel body into its allocations, the GEMM and the copies after it; nothing when it
+// has any other statement.
 std::optional<Tile> split_body(const Stmt& body) {
   Tile t;
   Stmt s = body;
@@ -62,11 +62,13 @@ std::optional<Tile> split_body(const Stmt& body) {
     auto* op = st.as<TileOpNode>();
     TileOpKind kind;
     if (!op || !tile_op_kind(*op, &kind)) return std::nullopt;
-    if (kind == TileOpKind::kGemm && !t.gemm && !t.copy && is_gemm_form(*op, GemmForm::kGemm)) t.gemm = op;
-    else if (kind == TileOpKind::kCopy && t.gemm && !t.copy) t.copy = op;
+    if (kind == TileOpKind::kGemm && !t.gemm && is_gemm_form(*op, GemmForm::kGemm)) t.gemm = op;
+    else if (kind == TileOpKind::kCopy && t.gemm && op->args.size() == 2 && op->args[0].is_region() &&
+             op->args[1].is_region())
+      t.copies.push_back(op);
     else return std::nullopt;
   }
-  if (!t.gemm || !t.copy) return std::nullopt;
+  if (!t.gemm || t.copies.empty()) return std::nullopt;
   return t;
 }
 
@@ -115,21 +117,37 @@ class Coarsener : public StmtMutator {
     if (!t) return std::nullopt;
     const GemmOperands g = analyze_gemm(*t->gemm);
     if (!is_const_value(g.clear_accum, 1)) return std::nullopt;
-    // C: a whole block-local [bm, bn] allocated in this kernel, read by the copy (all of it).
+    // C: a whole block-local [bm, bn] allocated in this kernel; each copy but the last reads all of
+    // one such tile (C, then the staging tile the copy before wrote all of) and the last writes the
+    // global C.
     const Buffer& cl = g.C.buffer;
     auto cshape = const_shape_2d(cl);
-    if (!cshape || !block_local(cl.scope()) || !t->allocated.count(cl.get()) || !cl->strides.empty()) return std::nullopt;
+    if (!cshape) return std::nullopt;
     const auto [bm, bn] = *cshape;
-    const BufferRegion& src = t->copy->args.size() == 2 && t->copy->args[0].is_region() ? t->copy->args[0].region
-                                                                                        : BufferRegion();
-    if (!src.defined() || !t->copy->args[1].is_region() || src.buffer.get() != cl.get()) return std::nullopt;
-    const BufferRegion& dst = t->copy->args[1].region;
-    for (const BufferRegion* r : {&g.C, &src}) {
-      if (r->region.size() != 2) return std::nullopt;
+    auto whole_tile = [&, bm = bm, bn = bn](const BufferRegion& r) {
+      const Buffer& b = r.buffer;
+      if (!block_local(b.scope()) || !t->allocated.count(b.get()) || !b->strides.empty() || const_shape_2d(b) != cshape ||
+          r.region.size() != 2)
+        return false;
       for (int d = 0; d < 2; ++d)
-        if (!is_zero(r->region[d].min) || !is_const_value(r->region[d].extent, d == 0 ? bm : bn)) return std::nullopt;
+        if (!is_zero(r.region[d].min) || !is_const_value(r.region[d].extent, d == 0 ? bm : bn)) return false;
+      return true;
+    };
+    if (!whole_tile(g.C)) return std::nullopt;
+    std::vector<Buffer> tiles = {cl};  // C_local and the staging tiles, in chain order
+    for (size_t i = 0; i < t->copies.size(); ++i) {
+      const BufferRegion& src = t->copies[i]->args[0].region;
+      const BufferRegion& to = t->copies[i]->args[1].region;
+      if (!whole_tile(src) || src.buffer.get() != tiles.back().get()) return std::nullopt;
+      if (i + 1 < t->copies.size()) {
+        if (!whole_tile(to)) return std::nullopt;
+        for (const Buffer& b : tiles)
+          if (b.get() == to.buffer.get()) return std::nullopt;
+        tiles.push_back(to.buffer);
+      }
     }
-    // A, B and the copy's destination: 2-D global regions; the other allocations unused.
+    const BufferRegion& dst = t->copies.back()->args[1].region;
+    // A, B and the last copy's destination: 2-D global regions; the other allocations unused.
     for (const BufferRegion* r : {&g.A, &g.B, &dst})
       if (r->buffer.scope() != MemScope::kGlobal || r->buffer.ndim() != 2 || r->region.size() != 2) return std::nullopt;
     for (const BufferRegion* r : {&g.A, &g.B, &dst})
@@ -174,22 +192,30 @@ class Coarsener : public StmtMutator {
       return Range(an.simplify(v * make_int(f * ext, v.dtype()) + make_int(c, v.dtype())),
                    make_int(f * ext, r.extent.dtype()));
     };
-    Buffer big(cl.name(), cl.dtype(), {make_int(fm * bm, cl.shape()[0].dtype()), make_int(fn * bn, cl.shape()[1].dtype())},
-               cl.scope(), {}, cl->span);
-    const BufferRegion big_full = BufferRegion::full(big);
+    std::map<const BufferNode*, Buffer> big;  // each tile buffer at the coarse shape
+    for (const Buffer& b : tiles)
+      big[b.get()] = Buffer(b.name(), b.dtype(), {make_int(fm * bm, b.shape()[0].dtype()), make_int(fn * bn, b.shape()[1].dtype())},
+                            b.scope(), {}, b->span);
+    auto full = [&](const Buffer& b) { return TileArg(BufferRegion::full(big.at(b.get()))); };
     BufferRegion a = g.A, b = g.B, d = dst;
     a.region[am] = rescaled(a.region[am], mv, fm);
     b.region[bnd] = rescaled(b.region[bnd], nv, fn);
     d.region[0] = rescaled(d.region[0], mv, fm);
     d.region[1] = rescaled(d.region[1], nv, fn);
-    Stmt gemm = make_tile_op(t->gemm->op, {TileArg(a), TileArg(b), TileArg(big_full)}, t->gemm->attrs, t->gemm->span);
-    Stmt copy = make_tile_op(t->copy->op, {TileArg(big_full), TileArg(d)}, t->copy->attrs, t->copy->span);
-    // Rebuild the body: the allocations in their order (C_local replaced), then the two ops.
+    std::vector<Stmt> ops = {make_tile_op(t->gemm->op, {TileArg(a), TileArg(b), full(cl)}, t->gemm->attrs, t->gemm->span)};
+    for (size_t i = 0; i < t->copies.size(); ++i) {
+      const TileOpNode* c = t->copies[i];
+      ops.push_back(make_tile_op(c->op, {full(tiles[i]), i + 1 < tiles.size() ? full(tiles[i + 1]) : TileArg(d)},
+                                 c->attrs, c->span));
+    }
+    // Rebuild the body: the allocations in their order (the tiles at the coarse shape), then the ops.
     std::vector<const AllocateNode*> allocs;
     for (const AllocateNode* al = n->body.as<AllocateNode>(); al; al = al->body.as<AllocateNode>()) allocs.push_back(al);
-    Stmt body = make_seq({gemm, copy});
-    for (size_t i = allocs.size(); i-- > 0;)
-      body = make_allocate(allocs[i]->buffer.get() == cl.get() ? big : allocs[i]->buffer, body, allocs[i]->span);
+    Stmt body = make_seq(std::move(ops));
+    for (size_t i = allocs.size(); i-- > 0;) {
+      auto it = big.find(allocs[i]->buffer.get());
+      body = make_allocate(it != big.end() ? it->second : allocs[i]->buffer, body, allocs[i]->span);
+    }
     std::vector<Expr> coarse_grid = n->grid;
     coarse_grid[vm] = make_int(grid[vm] / fm, n->grid[vm].dtype());
     coarse_grid[vn] = make_int(grid[vn] / fn, n->grid[vn].dtype());

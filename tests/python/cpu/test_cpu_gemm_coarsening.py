@@ -20,9 +20,11 @@ def gemm_calls(src):
     return re.findall(r"tl::cpu::gemm<(\d+), (\d+), (\d+), (true|false), (true|false)>", src)
 
 
-def example(M, N, K, bm, bn, bk, dtype="float32", acc="float32", out=None, tb=False, relu=False, swizzle=True):
+def example(M, N, K, bm, bn, bk, dtype="float32", acc="float32", out=None, tb=False, relu=False, swizzle=True,
+            stage=False):
     """TileLang's GEMM example (its examples/gemm), C in `out` (default: the accumulator's dtype);
-    tb: B given as [N, K]; relu: an element-wise epilogue on C_local before the copy-out."""
+    tb: B given as [N, K]; relu: an element-wise epilogue on C_local before the copy-out; stage: C
+    goes out through a shared tile (example_gemm_autotune's C_local -> C_shared -> C)."""
     b_shape, b_tile = ((N, K), (bn, bk)) if tb else ((K, N), (bk, bn))
 
     @T.prim_func
@@ -31,6 +33,7 @@ def example(M, N, K, bm, bn, bk, dtype="float32", acc="float32", out=None, tb=Fa
             A_shared = T.alloc_shared((bm, bk), dtype)
             B_shared = T.alloc_shared(b_tile, dtype)
             C_local = T.alloc_fragment((bm, bn), acc)
+            C_shared = T.alloc_shared((bm, bn), out or acc)
             if swizzle:
                 T.use_swizzle(panel_size=4)
             T.clear(C_local)
@@ -44,7 +47,11 @@ def example(M, N, K, bm, bn, bk, dtype="float32", acc="float32", out=None, tb=Fa
             if relu:
                 for i, j in T.Parallel(bm, bn):
                     C_local[i, j] = T.max(C_local[i, j], 0)
-            T.copy(C_local, C[by * bm, bx * bn])
+            if stage:
+                T.copy(C_local, C_shared)
+                T.copy(C_shared, C[by * bm, bx * bn])
+            else:
+                T.copy(C_local, C[by * bm, bx * bn])
     return gemm
 
 
@@ -99,6 +106,18 @@ def test_example_blocks_coarsened_match_numpy_and_the_fine_grid(case, rng):
         np.testing.assert_array_equal(c1, c2)
     else:
         np.testing.assert_allclose(c1.astype(np.float64), c2.astype(np.float64), rtol=1e-2, atol=1e-2)
+
+
+def test_staged_through_shared_memory(rng):
+    """example_gemm_autotune's epilogue: C_local -> C_shared (float16) -> C; B as [N, K]."""
+    M, N, K = 512, 1024, 128
+    prog = example(M, N, K, 128, 128, 32, "float16", "float32", "float16", tb=True, stage=True)
+    k = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_num_threads": 1})
+    assert gemm_calls(k.get_kernel_source()) == [("512", "256", str(K), "false", "true")]
+    a, b = operands(M, N, K, "float16", True, rng)
+    c = run(k, a, b, M, N, np.float16)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2e-3, atol=1e-2)
 
 
 def test_transposed_b_and_no_swizzle(rng):

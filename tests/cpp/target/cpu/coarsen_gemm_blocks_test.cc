@@ -76,5 +76,30 @@ TEST(CoarsenGemmBlocks, LeavesOtherKernelsAlone) {
                            {{"tl.cpu_num_threads", Attr(int64_t(1))}, {"tl.disable_cpu_block_coarsening", Attr(true)}});
 }
 
+
+// example_gemm_autotune's epilogue: C_local -> C_shared (float16) -> C. The staging tile takes the
+// coarse shape too; a staging tile of another shape, or read by something else, keeps the grid.
+TEST(CoarsenGemmBlocks, StagingCopiesOfTheWholeTile) {
+  auto kernel = [](const std::string& grid, int bm, int bn, int stage_m) {
+    const std::string m = std::to_string(bm), n = std::to_string(bn), sm = std::to_string(stage_m);
+    return R"(
+func @gemm(A: global float16[1024, 512], B: global float16[512, 1024], C: global float16[1024, 1024]) {
+  kernel(grid=)" + grid + R"(, blocks=[bx: int32, by: int32], threads=[128], thread_vars=[tx: int32]) {
+    alloc C_local: fragment float32[)" + m + ", " + n + R"(]
+    alloc C_shared: shared float16[)" + sm + ", " + n + R"(]
+    gemm(A[by * )" + m + " :+ " + m + R"(, 0 :+ 512], B[0 :+ 512, bx * )" + n + " :+ " + n + R"(], C_local[0 :+ )" + m +
+           ", 0 :+ " + n + R"(]) {clear_accum = e:(true), transpose_A = false, transpose_B = false}
+    copy(C_local[0 :+ )" + m + ", 0 :+ " + n + R"(], C_shared[0 :+ )" + m + ", 0 :+ " + n + R"(])
+    copy(C_shared[0 :+ )" + m + ", 0 :+ " + n + R"(], C[by * )" + m + " :+ " + m + ", bx * " + n + " :+ " + n + R"(])
+  }
+})";
+  };
+  const AttrMap one = {{"tl.cpu_num_threads", Attr(int64_t(1))}};
+  tl::testing::expect_pass("coarsen_gemm_blocks", kernel("[8, 8]", 128, 128, 128), kernel("[2, 2]", 512, 512, 512),
+                           "cpu", one);
+  const std::string taller = kernel("[8, 8]", 128, 128, 256);  // C_shared [256, 128]: not the tile
+  tl::testing::expect_pass("coarsen_gemm_blocks", taller, taller, "cpu", one);
+}
+
 }  // namespace
 }  // namespace tl
