@@ -1,6 +1,7 @@
 #include "target/cpu/coarsen_gemm_blocks.h"
 
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -8,6 +9,7 @@
 
 #include "arith/analyzer.h"
 #include "ir/functor.h"
+#include "ir/structural.h"
 #include "ir/tile_op.h"
 #include "op/gemm.h"
 #include "op/tile_ops.h"
@@ -39,19 +41,37 @@ int strided_var(Analyzer& an, const Expr& start, const std::vector<Var>& vars, i
   return -2;
 }
 
-struct Tile {
+// The kernel body: its allocations, the GEMM, and the statements after it (copies and T.Parallel
+// nests); nothing when it has any other statement.
+struct Body {
   const TileOpNode* gemm = nullptr;
-  std::vector<const TileOpNode*> copies;  // C_local -> (block-local staging ->)* global
+  std::vector<Stmt> after;
   std::set<const BufferNode*> allocated;
 };
 
-// Splits the kernel body into its allocations, the GEMM and the copies after it; nothing when it
-// has any other statement.
-std::optional<Tile> split_body(const Stmt& body) {
-  Tile t;
+// A T.Parallel nest of two loops from 0 over a body of plain statements (no loop, tile op,
+// allocation or attribute inside).
+bool is_tile_nest(const Stmt& s) {
+  auto* o = s.as<ForNode>();
+  auto* in = o ? o->body.as<ForNode>() : nullptr;
+  if (!in || o->for_kind != ForKind::kParallel || in->for_kind != ForKind::kParallel || !is_zero(o->min) ||
+      !is_zero(in->min) || !is_const_int(o->extent) || !is_const_int(in->extent))
+    return false;
+  bool plain = true;
+  post_order_visit(in->body, [&](const Stmt& st) {
+    StmtKind k = st.kind();
+    if (k == StmtKind::kFor || k == StmtKind::kTileOp || k == StmtKind::kAllocate || k == StmtKind::kAttr ||
+        k == StmtKind::kKernel || k == StmtKind::kLoopControl)
+      plain = false;
+  });
+  return plain;
+}
+
+std::optional<Body> split_body(const Stmt& body) {
+  Body b;
   Stmt s = body;
   while (auto* a = s.as<AllocateNode>()) {
-    t.allocated.insert(a->buffer.get());
+    b.allocated.insert(a->buffer.get());
     s = a->body;
   }
   std::vector<Stmt> stmts;
@@ -61,15 +81,21 @@ std::optional<Tile> split_body(const Stmt& body) {
     if (auto* e = st.as<EvaluateNode>(); e && is_const_int(e->value)) continue;  // `evaluate 0` of a folded clear
     auto* op = st.as<TileOpNode>();
     TileOpKind kind;
-    if (!op || !tile_op_kind(*op, &kind)) return std::nullopt;
-    if (kind == TileOpKind::kGemm && !t.gemm && is_gemm_form(*op, GemmForm::kGemm)) t.gemm = op;
-    else if (kind == TileOpKind::kCopy && t.gemm && op->args.size() == 2 && op->args[0].is_region() &&
-             op->args[1].is_region())
-      t.copies.push_back(op);
-    else return std::nullopt;
+    if (!b.gemm) {
+      if (!op || !tile_op_kind(*op, &kind) || kind != TileOpKind::kGemm || !is_gemm_form(*op, GemmForm::kGemm))
+        return std::nullopt;
+      b.gemm = op;
+    } else if (op && tile_op_kind(*op, &kind) && kind == TileOpKind::kCopy && op->args.size() == 2 &&
+               op->args[0].is_region() && op->args[1].is_region()) {
+      b.after.push_back(st);
+    } else if (is_tile_nest(st)) {
+      b.after.push_back(st);
+    } else {
+      return std::nullopt;
+    }
   }
-  if (!t.gemm || t.copies.empty()) return std::nullopt;
-  return t;
+  if (!b.gemm || b.after.empty()) return std::nullopt;
+  return b;
 }
 
 // The factors (Fm, Fn) for an M grid extent gm of bm-row tiles and an N one gn of bn-column tiles.
@@ -93,6 +119,153 @@ std::pair<int64_t, int64_t> choose_factors(int64_t gm, int64_t bm, int64_t gn, i
   return best;
 }
 
+// Which block-local buffers span the tile, and along which axis each of their dimensions runs
+// ('m': bm rows, stepped by the block variable mv; 'n': bn columns, stepped by nv); the checks of
+// the statements after the GEMM against them.
+class TileAxes {
+ public:
+  TileAxes(const Body& body, const Var& mv, const Var& nv, int64_t bm, int64_t bn, const std::vector<Var>& block_vars)
+      : body_(body), mv_(mv), nv_(nv), bm_(bm), bn_(bn), block_vars_(block_vars) {}
+
+  std::map<const BufferNode*, std::vector<char>> axes;
+  std::map<const ForNode*, std::pair<char, char>> nest_axes;  // each checked nest: its loops' axes
+
+  int64_t extent(char axis) const { return axis == 'm' ? bm_ : bn_; }
+  const Var& block_var(char axis) const { return axis == 'm' ? mv_ : nv_; }
+  bool local(const Buffer& b) const { return block_local(b.scope()) && body_.allocated.count(b.get()); }
+
+  // All of a block-local buffer of constant shape, no explicit strides.
+  static bool whole(const BufferRegion& r) {
+    const Buffer& b = r.buffer;
+    if (!b->strides.empty() || r.region.size() != b.ndim()) return false;
+    for (size_t d = 0; d < b.ndim(); ++d) {
+      int64_t e = 0;
+      if (!is_zero(r.region[d].min) || !is_const_int(b.shape()[d], &e) || !is_const_value(r.region[d].extent, e))
+        return false;
+    }
+    return true;
+  }
+  // The axis a global range runs along: its extent is the tile's and its start steps by one tile
+  // per block index ('m' / 'n'), or 0.
+  char global_axis(const Range& r) {
+    int64_t c = 0;
+    for (char axis : {'m', 'n'}) {
+      if (!is_const_value(r.extent, extent(axis))) continue;
+      int v = strided_var(an_, r.min, block_vars_, extent(axis), &c);
+      if (v >= 0 && block_vars_[v].same_as(block_var(axis))) return axis;
+    }
+    return 0;
+  }
+  bool set_axes(const Buffer& b, const std::vector<char>& ax) {
+    auto [it, fresh] = axes.emplace(b.get(), ax);
+    if (!fresh) return it->second == ax;
+    for (size_t d = 0; d < ax.size(); ++d)
+      if (!is_const_value(b.shape()[d], extent(ax[d]))) return false;
+    return true;
+  }
+
+  bool copy_ok(const TileOpNode& c) {
+    const BufferRegion &src = c.args[0].region, &dst = c.args[1].region;
+    const bool sl = local(src.buffer), dl = local(dst.buffer);
+    if (sl && dl) {  // staging: all of one tile into all of another
+      auto it = axes.find(src.buffer.get());
+      return whole(src) && whole(dst) && it != axes.end() && src.buffer.ndim() == dst.buffer.ndim() &&
+             src.buffer.get() != dst.buffer.get() && set_axes(dst.buffer, std::vector<char>(it->second));
+    }
+    const BufferRegion& g = sl ? dst : src;
+    const BufferRegion& l = sl ? src : dst;
+    if (!(sl || dl) || g.buffer.scope() != MemScope::kGlobal || !whole(l) || g.region.size() != l.buffer.ndim())
+      return false;
+    std::vector<char> ax;
+    for (const Range& r : g.region) {
+      char a = global_axis(r);
+      if (!a) return false;
+      ax.push_back(a);
+    }
+    return set_axes(l.buffer, ax);  // a tile loaded from global (a bias row) or stored to it
+  }
+
+  // A T.Parallel nest: every tile buffer indexed by the loop variables along its axes, and every
+  // other expression that names a block or loop variable the same for (v, i) and (v + 1, i - extent)
+  // along each axis (so it depends on them only through v * extent + i: the global position).
+  bool nest_ok(const ForNode& outer) {
+    const ForNode& inner = *outer.body.as<ForNode>();
+    std::map<const VarNode*, char> loop_axis;
+    bool ok = true;
+    auto index_ok = [&](const Buffer& b, const std::vector<Expr>& idx) {
+      auto it = axes.find(b.get());
+      if (!local(b) || it == axes.end() || idx.size() != it->second.size()) return false;
+      for (size_t d = 0; d < idx.size(); ++d) {
+        auto* v = idx[d].as<VarNode>();
+        if (!v || (v != outer.var.get() && v != inner.var.get())) return false;
+        auto [lt, fresh] = loop_axis.emplace(v, it->second[d]);
+        if (!fresh && lt->second != it->second[d]) return false;
+      }
+      return true;
+    };
+    struct Opaque : ExprMutator {  // tile loads as opaque values (their indices are checked apart)
+      TileAxes* self;
+      std::function<bool(const Buffer&, const std::vector<Expr>&)> check;
+      bool ok = true;
+      int n = 0;
+      Expr mutate_load(const BufferLoadNode* l, const Expr& e) override {
+        if (!self->local(l->buffer)) return ExprMutator::mutate_load(l, e);
+        ok = ok && check(l->buffer, l->indices);
+        return Var("tile_value" + std::to_string(n++), e.dtype());
+      }
+    };
+    std::vector<Expr> exprs;  // every expression to check for the shift invariance
+    Opaque op;
+    op.self = this;
+    op.check = index_ok;
+    post_order_visit(inner.body, [&](const Stmt& st) {
+      if (auto* w = st.as<BufferStoreNode>()) {
+        if (local(w->buffer)) ok = ok && index_ok(w->buffer, w->indices);
+        else if (w->buffer.scope() != MemScope::kGlobal) ok = false;
+        else for (const Expr& i : w->indices) exprs.push_back(op.mutate(i));
+        exprs.push_back(op.mutate(w->value));
+      } else if (auto* l = st.as<LetStmtNode>()) {
+        exprs.push_back(op.mutate(l->value));
+      } else if (auto* f = st.as<IfThenElseNode>()) {
+        exprs.push_back(op.mutate(f->cond));
+      } else if (auto* e = st.as<EvaluateNode>()) {
+        exprs.push_back(op.mutate(e->value));
+      }
+    });
+    if (!ok || !op.ok) return false;
+    // the loop variables' axes: both found, different, and the loops' extents the tile's
+    auto ao = loop_axis.find(outer.var.get()), ai = loop_axis.find(inner.var.get());
+    if (ao == loop_axis.end() || ai == loop_axis.end() || ao->second == ai->second) return false;
+    if (!is_const_value(outer.extent, extent(ao->second)) || !is_const_value(inner.extent, extent(ai->second)))
+      return false;
+    for (const ForNode* loop : {&outer, &inner}) {
+      const char axis = loop_axis.at(loop->var.get());
+      const Var& v = block_var(axis);
+      const int64_t ext = extent(axis);
+      std::map<Var, Expr, VarLess> shift = {{v, v + make_int(1, v.dtype())},
+                                            {loop->var, loop->var - make_int(ext, loop->var.dtype())}};
+      for (const Expr& e : exprs)
+        if (!structural_equal(an_.simplify(e), an_.simplify(substitute(e, shift)))) return false;
+    }
+    nest_axes[&outer] = {ao->second, ai->second};
+    return true;
+  }
+
+ private:
+  const Body& body_;
+  Var mv_, nv_;
+  int64_t bm_, bn_;
+  const std::vector<Var>& block_vars_;
+  Analyzer an_;
+};
+
+// Simplifies every expression of a statement (`bx * 2 * 128 + j` -> `bx * 256 + j`).
+struct SimplifyExprs : StmtMutator {
+  using StmtMutator::mutate;
+  Expr mutate(const Expr& e) override { return an.simplify(e); }
+  Analyzer an;
+};
+
 class Coarsener : public StmtMutator {
  public:
   explicit Coarsener(int64_t workers) : workers_(workers) {}
@@ -113,113 +286,118 @@ class Coarsener : public StmtMutator {
     int64_t grid[2];
     for (int i = 0; i < 2; ++i)
       if (!is_const_int(n->grid[i], &grid[i]) || grid[i] < 1) return std::nullopt;
-    std::optional<Tile> t = split_body(n->body);
-    if (!t) return std::nullopt;
-    const GemmOperands g = analyze_gemm(*t->gemm);
+    std::optional<Body> body = split_body(n->body);
+    if (!body) return std::nullopt;
+    const GemmOperands g = analyze_gemm(*body->gemm);
     if (!is_const_value(g.clear_accum, 1)) return std::nullopt;
-    // C: a whole block-local [bm, bn] allocated in this kernel; each copy but the last reads all of
-    // one such tile (C, then the staging tile the copy before wrote all of) and the last writes the
-    // global C.
-    const Buffer& cl = g.C.buffer;
-    auto cshape = const_shape_2d(cl);
-    if (!cshape) return std::nullopt;
+    // C: all of a block-local [bm, bn] of constant shape; A and B: 2-D global tiles whose rows /
+    // columns step by one tile per block index of two different block variables.
+    auto cshape = const_shape_2d(g.C.buffer);
+    if (!cshape || !block_local(g.C.buffer.scope()) || !body->allocated.count(g.C.buffer.get()) ||
+        !TileAxes::whole(g.C))
+      return std::nullopt;
     const auto [bm, bn] = *cshape;
-    auto whole_tile = [&, bm = bm, bn = bn](const BufferRegion& r) {
-      const Buffer& b = r.buffer;
-      if (!block_local(b.scope()) || !t->allocated.count(b.get()) || !b->strides.empty() || const_shape_2d(b) != cshape ||
-          r.region.size() != 2)
-        return false;
-      for (int d = 0; d < 2; ++d)
-        if (!is_zero(r.region[d].min) || !is_const_value(r.region[d].extent, d == 0 ? bm : bn)) return false;
-      return true;
-    };
-    if (!whole_tile(g.C)) return std::nullopt;
-    std::vector<Buffer> tiles = {cl};  // C_local and the staging tiles, in chain order
-    for (size_t i = 0; i < t->copies.size(); ++i) {
-      const BufferRegion& src = t->copies[i]->args[0].region;
-      const BufferRegion& to = t->copies[i]->args[1].region;
-      if (!whole_tile(src) || src.buffer.get() != tiles.back().get()) return std::nullopt;
-      if (i + 1 < t->copies.size()) {
-        if (!whole_tile(to)) return std::nullopt;
-        for (const Buffer& b : tiles)
-          if (b.get() == to.buffer.get()) return std::nullopt;
-        tiles.push_back(to.buffer);
-      }
-    }
-    const BufferRegion& dst = t->copies.back()->args[1].region;
-    // A, B and the last copy's destination: 2-D global regions; the other allocations unused.
-    for (const BufferRegion* r : {&g.A, &g.B, &dst})
+    for (const BufferRegion* r : {&g.A, &g.B})
       if (r->buffer.scope() != MemScope::kGlobal || r->buffer.ndim() != 2 || r->region.size() != 2) return std::nullopt;
-    for (const BufferRegion* r : {&g.A, &g.B, &dst})
-      if (t->allocated.count(r->buffer.get())) return std::nullopt;
-    // Row / column starts: (region, dimension, tile extent along it, which block variable steps it).
     Analyzer an;
     const int am = g.trans_A ? 1 : 0, bnd = g.trans_B ? 0 : 1;
-    struct Dim {
-      const BufferRegion* r;
-      int d;
-      int64_t ext;
-      char role;  // 'm', 'n', or 'k' (no block variable)
-    };
-    const Dim dims[] = {{&g.A, am, bm, 'm'}, {&g.A, 1 - am, 0, 'k'}, {&g.B, bnd, bn, 'n'},
-                        {&g.B, 1 - bnd, 0, 'k'}, {&dst, 0, bm, 'm'}, {&dst, 1, bn, 'n'}};
-    int vm = -1, vn = -1;
-    for (const Dim& dm : dims) {
-      const Range& r = dm.r->region[dm.d];
-      int64_t c = 0;
-      if (dm.role == 'k') {
-        if (!is_const_int(an.simplify(r.min), &c) || !is_const_int(r.extent)) return std::nullopt;
-        continue;
+    int64_t c = 0;
+    const int vm = strided_var(an, g.A.region[am].min, n->block_vars, bm, &c);
+    const int vn = strided_var(an, g.B.region[bnd].min, n->block_vars, bn, &c);
+    if (vm < 0 || vn < 0 || vm == vn || !is_const_value(g.A.region[am].extent, bm) ||
+        !is_const_value(g.B.region[bnd].extent, bn))
+      return std::nullopt;
+    for (const Range& k : {g.A.region[1 - am], g.B.region[1 - bnd]})  // the k ranges: constants
+      if (!is_const_int(an.simplify(k.min)) || !is_const_int(k.extent)) return std::nullopt;
+    const Var& mv = n->block_vars[vm];
+    const Var& nv = n->block_vars[vn];
+    // The statements after the GEMM: copies and element-wise nests over tiles (C, staging tiles,
+    // rows of a bias), at least one of them writing global memory.
+    TileAxes ax(*body, mv, nv, bm, bn, n->block_vars);
+    ax.axes[g.C.buffer.get()] = {'m', 'n'};
+    bool writes_global = false;
+    for (const Stmt& st : body->after) {
+      if (auto* op = st.as<TileOpNode>()) {
+        if (!ax.copy_ok(*op)) return std::nullopt;
+        writes_global = writes_global || !ax.local(op->args[1].region.buffer);
+      } else {
+        if (!ax.nest_ok(*st.as<ForNode>())) return std::nullopt;
+        post_order_visit(st, [&](const Stmt& x) {
+          if (auto* w = x.as<BufferStoreNode>(); w && !ax.local(w->buffer)) writes_global = true;
+        });
       }
-      if (!is_const_value(r.extent, dm.ext)) return std::nullopt;
-      int v = strided_var(an, r.min, n->block_vars, dm.ext, &c);
-      if (v < 0) return std::nullopt;
-      int& slot = dm.role == 'm' ? vm : vn;
-      if (slot >= 0 && slot != v) return std::nullopt;
-      slot = v;
     }
-    if (vm < 0 || vn < 0 || vm == vn) return std::nullopt;
+    if (!writes_global) return std::nullopt;
     const auto [fm, fn] = choose_factors(grid[vm], bm, grid[vn], bn, workers_);
     if (fm == 1 && fn == 1) return std::nullopt;
 
-    // The coarse tile: the block variables step by fm * bm / fn * bn.
-    const Var& mv = n->block_vars[vm];
-    const Var& nv = n->block_vars[vn];
-    auto rescaled = [&](const Range& r, const Var& v, int64_t f) {  // v * ext + c -> v * (f * ext) + c
-      const int64_t ext = get_const_int(r.extent, "tile extent");
-      int64_t c = 0;
-      is_const_int(an.simplify(r.min - v * make_int(ext, v.dtype())), &c);  // checked above
-      return Range(an.simplify(v * make_int(f * ext, v.dtype()) + make_int(c, v.dtype())),
+    // The coarse tile: each tile buffer at (Fm bm) / (Fn bn) along its axes; global ranges and
+    // block indices step by a coarse tile.
+    const std::map<char, int64_t> factor = {{'m', fm}, {'n', fn}};
+    std::map<Buffer, Buffer, BufferLess> big;
+    std::map<const BufferNode*, Buffer> by_node;
+    for (const AllocateNode* al = n->body.as<AllocateNode>(); al; al = al->body.as<AllocateNode>()) {
+      auto it = ax.axes.find(al->buffer.get());
+      if (it == ax.axes.end()) continue;
+      const Buffer& b = al->buffer;
+      std::vector<Expr> shape;
+      for (size_t d = 0; d < b.ndim(); ++d)
+        shape.push_back(make_int(factor.at(it->second[d]) * ax.extent(it->second[d]), b.shape()[d].dtype()));
+      Buffer nb(b.name(), b.dtype(), std::move(shape), b.scope(), {}, b->span);
+      big[b] = nb;
+      by_node[b.get()] = nb;
+    }
+    auto rescaled = [&](const Range& r, char axis) {  // v * ext + c -> v * (f * ext) + c
+      const Var& v = ax.block_var(axis);
+      const int64_t ext = ax.extent(axis), f = factor.at(axis);
+      int64_t c0 = 0;
+      is_const_int(an.simplify(r.min - v * make_int(ext, v.dtype())), &c0);  // checked above
+      return Range(an.simplify(v * make_int(f * ext, v.dtype()) + make_int(c0, v.dtype())),
                    make_int(f * ext, r.extent.dtype()));
     };
-    std::map<const BufferNode*, Buffer> big;  // each tile buffer at the coarse shape
-    for (const Buffer& b : tiles)
-      big[b.get()] = Buffer(b.name(), b.dtype(), {make_int(fm * bm, b.shape()[0].dtype()), make_int(fn * bn, b.shape()[1].dtype())},
-                            b.scope(), {}, b->span);
-    auto full = [&](const Buffer& b) { return TileArg(BufferRegion::full(big.at(b.get()))); };
-    BufferRegion a = g.A, b = g.B, d = dst;
-    a.region[am] = rescaled(a.region[am], mv, fm);
-    b.region[bnd] = rescaled(b.region[bnd], nv, fn);
-    d.region[0] = rescaled(d.region[0], mv, fm);
-    d.region[1] = rescaled(d.region[1], nv, fn);
-    std::vector<Stmt> ops = {make_tile_op(t->gemm->op, {TileArg(a), TileArg(b), full(cl)}, t->gemm->attrs, t->gemm->span)};
-    for (size_t i = 0; i < t->copies.size(); ++i) {
-      const TileOpNode* c = t->copies[i];
-      ops.push_back(make_tile_op(c->op, {full(tiles[i]), i + 1 < tiles.size() ? full(tiles[i + 1]) : TileArg(d)},
-                                 c->attrs, c->span));
+    auto region = [&](const BufferRegion& r) {  // a tile's whole region, or a global range rescaled
+      auto it = by_node.find(r.buffer.get());
+      if (it != by_node.end()) return TileArg(BufferRegion::full(it->second));
+      BufferRegion out = r;
+      for (Range& rg : out.region) rg = rescaled(rg, ax.global_axis(rg));
+      return TileArg(out);
+    };
+    BufferRegion a = g.A, b = g.B;
+    a.region[am] = rescaled(a.region[am], 'm');
+    b.region[bnd] = rescaled(b.region[bnd], 'n');
+    std::vector<Stmt> stmts = {make_tile_op(body->gemm->op, {TileArg(a), TileArg(b), region(g.C)}, body->gemm->attrs,
+                                            body->gemm->span)};
+    const std::map<Var, Expr, VarLess> coarse_index = {{mv, mv * make_int(fm, mv.dtype())},
+                                                       {nv, nv * make_int(fn, nv.dtype())}};
+    for (const Stmt& st : body->after) {
+      if (auto* op = st.as<TileOpNode>()) {
+        stmts.push_back(make_tile_op(op->op, {region(op->args[0].region), region(op->args[1].region)}, op->attrs,
+                                     op->span));
+        continue;
+      }
+      auto* outer = st.as<ForNode>();
+      auto* inner = outer->body.as<ForNode>();
+      Stmt in_body = SimplifyExprs().mutate(substitute_buffers(substitute(inner->body, coarse_index), big));
+      const auto [axis_o, axis_i] = ax.nest_axes.at(outer);
+      const int64_t fo = factor.at(axis_o), fi = factor.at(axis_i);
+      Stmt in = make_for(inner->var, inner->min, make_int(get_const_int(inner->extent, "extent") * fi, inner->extent.dtype()),
+                         inner->for_kind, in_body, inner->annotations, inner->span);
+      stmts.push_back(make_for(outer->var, outer->min,
+                               make_int(get_const_int(outer->extent, "extent") * fo, outer->extent.dtype()),
+                               outer->for_kind, in, outer->annotations, outer->span));
     }
     // Rebuild the body: the allocations in their order (the tiles at the coarse shape), then the ops.
     std::vector<const AllocateNode*> allocs;
     for (const AllocateNode* al = n->body.as<AllocateNode>(); al; al = al->body.as<AllocateNode>()) allocs.push_back(al);
-    Stmt body = make_seq(std::move(ops));
+    Stmt out = make_seq(std::move(stmts));
     for (size_t i = allocs.size(); i-- > 0;) {
-      auto it = big.find(allocs[i]->buffer.get());
-      body = make_allocate(it != big.end() ? it->second : allocs[i]->buffer, body, allocs[i]->span);
+      auto it = by_node.find(allocs[i]->buffer.get());
+      out = make_allocate(it != by_node.end() ? it->second : allocs[i]->buffer, out, allocs[i]->span);
     }
     std::vector<Expr> coarse_grid = n->grid;
     coarse_grid[vm] = make_int(grid[vm] / fm, n->grid[vm].dtype());
     coarse_grid[vn] = make_int(grid[vn] / fn, n->grid[vn].dtype());
-    return make_kernel(std::move(coarse_grid), n->block_vars, n->threads, n->thread_vars, n->attrs, body, n->span);
+    return make_kernel(std::move(coarse_grid), n->block_vars, n->threads, n->thread_vars, n->attrs, out, n->span);
   }
 
   int64_t workers_;

@@ -20,20 +20,26 @@ def gemm_calls(src):
     return re.findall(r"tl::cpu::gemm<(\d+), (\d+), (\d+), (true|false), (true|false)>", src)
 
 
-def example(M, N, K, bm, bn, bk, dtype="float32", acc="float32", out=None, tb=False, relu=False, swizzle=True,
+def example(M, N, K, bm, bn, bk, dtype="float32", acc="float32", out=None, tb=False, epilogue=None, swizzle=True,
             stage=False):
     """TileLang's GEMM example (its examples/gemm), C in `out` (default: the accumulator's dtype);
-    tb: B given as [N, K]; relu: an element-wise epilogue on C_local before the copy-out; stage: C
-    goes out through a shared tile (example_gemm_autotune's C_local -> C_shared -> C)."""
+    tb: B given as [N, K]; stage: C goes out through a shared tile (example_gemm_autotune's C_local ->
+    C_shared -> C); epilogue, on C_local before the copy-out: "bias_relu" (relu(C + bias), the bias
+    row staged per block as in examples/gemm_relu), "global_bias" (C + bias[column] * row, read from
+    global memory at the global position), "row_index" (C + the tile-local row index, which
+    differs between a fine and a coarse tile), "direct" (C * 2 stored to global by the T.Parallel
+    loop itself, no copy)."""
     b_shape, b_tile = ((N, K), (bn, bk)) if tb else ((K, N), (bk, bn))
 
     @T.prim_func
-    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), out or acc)):
+    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), Bias: T.Tensor((N,), acc),
+             C: T.Tensor((M, N), out or acc)):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
             A_shared = T.alloc_shared((bm, bk), dtype)
             B_shared = T.alloc_shared(b_tile, dtype)
             C_local = T.alloc_fragment((bm, bn), acc)
             C_shared = T.alloc_shared((bm, bn), out or acc)
+            bias_local = T.alloc_fragment((bn,), acc)
             if swizzle:
                 T.use_swizzle(panel_size=4)
             T.clear(C_local)
@@ -44,10 +50,20 @@ def example(M, N, K, bm, bn, bk, dtype="float32", acc="float32", out=None, tb=Fa
                 else:
                     T.copy(B[k * bk, bx * bn], B_shared)
                 T.gemm(A_shared, B_shared, C_local, transpose_B=tb)
-            if relu:
+            if epilogue == "bias_relu":
+                T.copy(Bias[bx * bn], bias_local)
                 for i, j in T.Parallel(bm, bn):
-                    C_local[i, j] = T.max(C_local[i, j], 0)
-            if stage:
+                    C_local[i, j] = T.max(C_local[i, j] + bias_local[j], 0)
+            elif epilogue == "global_bias":
+                for i, j in T.Parallel(bm, bn):
+                    C_local[i, j] = C_local[i, j] + Bias[bx * bn + j] * (by * bm + i)
+            elif epilogue == "row_index":
+                for i, j in T.Parallel(bm, bn):
+                    C_local[i, j] = C_local[i, j] + i
+            if epilogue == "direct":
+                for i, j in T.Parallel(bm, bn):
+                    C[by * bm + i, bx * bn + j] = C_local[i, j] * 2
+            elif stage:
                 T.copy(C_local, C_shared)
                 T.copy(C_shared, C[by * bm, bx * bn])
             else:
@@ -65,9 +81,9 @@ def operands(M, N, K, dtype, tb, rng):
     return a.astype(np_t), b.astype(np_t)
 
 
-def run(kernel, a, b, M, N, out_np):
+def run(kernel, a, b, M, N, out_np, bias=None):
     c = np.full((M, N), 3, out_np)  # not zeros: every element must be written
-    kernel(a, b, c)
+    kernel(a, b, np.zeros(N, np.int32 if out_np == np.int32 else np.float32) if bias is None else bias, c)
     return c
 
 
@@ -130,14 +146,39 @@ def test_transposed_b_and_no_swizzle(rng):
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=0, atol=2e-6 * K)
 
 
-@pytest.mark.parametrize("variant", ["epilogue", "partial_tiles", "few_blocks", "many_workers"])
+@pytest.mark.parametrize("epilogue", ["bias_relu", "global_bias", "direct"])
+def test_element_wise_epilogues_coarsened(epilogue, rng):
+    """An epilogue on C_local that depends on the block only through the global row / column (a bias
+    row staged per block, relu; a T.Parallel loop storing to global itself) runs on the coarse tile."""
+    M, N, K = 512, 512, 96
+    prog = example(M, N, K, 128, 128, 32, epilogue=epilogue)
+    coarse = tilelang.compile(prog, target="cpu", pass_configs={"tl.cpu_num_threads": 1})
+    fine = tilelang.compile(prog, target="cpu", pass_configs={**OFF, "tl.cpu_num_threads": 1})
+    assert gemm_calls(coarse.get_kernel_source()) == [("256", "256", str(K), "false", "false")]
+    a, b = operands(M, N, K, "float32", False, rng)
+    bias = rng.uniform(-2, 2, N).astype(np.float32)
+    c1, c2 = run(coarse, a, b, M, N, np.float32, bias), run(fine, a, b, M, N, np.float32, bias)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    if epilogue == "bias_relu":
+        ref = np.maximum(ref + bias, 0)
+    elif epilogue == "global_bias":
+        ref = ref + bias[None, :] * np.arange(M)[:, None]
+    else:
+        ref = ref * 2
+    if epilogue == "bias_relu":
+        assert (ref == 0).mean() > 0.2  # the clamp is exercised
+    np.testing.assert_allclose(c1, ref, rtol=1e-6, atol=5e-6 * K)
+    np.testing.assert_array_equal(c1, c2)
+
+
+@pytest.mark.parametrize("variant", ["row_index", "partial_tiles", "few_blocks", "many_workers"])
 def test_grids_left_as_written(variant, rng):
-    """Not coarsened: an epilogue on C_local (more than the GEMM and its copy-out), partial tiles
-    (the staging copies stay: they zero-fill), a grid that already has no more blocks than 4 per
-    worker. Values still match numpy."""
+    """Not coarsened: an epilogue that uses the tile-local row index (its value differs between a fine
+    and a coarse tile), partial tiles (the staging copies stay: they zero-fill), a grid that already
+    has no more blocks than 4 per worker. Values still match numpy."""
     M, N, K, threads, kw = 512, 512, 128, 1, {}
-    if variant == "epilogue":
-        kw["relu"] = True
+    if variant == "row_index":
+        kw["epilogue"] = "row_index"
     elif variant == "partial_tiles":
         M, N = 500, 260
     elif variant == "few_blocks":
@@ -150,6 +191,6 @@ def test_grids_left_as_written(variant, rng):
     a, b = operands(M, N, K, "float32", False, rng)
     c = run(k, a, b, M, N, np.float32)
     ref = a.astype(np.float64) @ b.astype(np.float64)
-    if variant == "epilogue":
-        ref = np.maximum(ref, 0)
+    if variant == "row_index":
+        ref = ref + (np.arange(M) % 128)[:, None]
     np.testing.assert_allclose(c, ref, rtol=0, atol=2e-6 * K)

@@ -101,5 +101,45 @@ func @gemm(A: global float16[1024, 512], B: global float16[512, 1024], C: global
   tl::testing::expect_pass("coarsen_gemm_blocks", taller, taller, "cpu", one);
 }
 
+
+// examples/gemm_relu's epilogue: the bias row staged per block and relu on C_local. The bias tile
+// runs along the columns, so it takes the coarse width; the nest's loops the coarse extents.
+std::string relu_kernel(const std::string& grid, int t, const std::string& value) {
+  const std::string n = std::to_string(t);
+  return R"(
+func @gemm(A: global float32[512, 96], B: global float32[96, 512], Bias: global float32[512], C: global float32[512, 512]) {
+  kernel(grid=)" + grid + R"(, blocks=[bx: int32, by: int32], threads=[128], thread_vars=[tx: int32]) {
+    alloc C_local: fragment float32[)" + n + ", " + n + R"(]
+    alloc bias_local: fragment float32[)" + n + R"(]
+    gemm(A[by * )" + n + " :+ " + n + R"(, 0 :+ 96], B[0 :+ 96, bx * )" + n + " :+ " + n + R"(], C_local[0 :+ )" + n +
+         ", 0 :+ " + n + R"(]) {clear_accum = e:(true), transpose_A = false, transpose_B = false}
+    copy(Bias[bx * )" + n + " :+ " + n + R"(], bias_local[0 :+ )" + n + R"(])
+    for i: int32 in parallel(0, )" + n + R"() {
+      for j: int32 in parallel(0, )" + n + R"() {
+        C_local[i, j] = )" + value + R"(
+      }
+    }
+    copy(C_local[0 :+ )" + n + ", 0 :+ " + n + R"(], C[by * )" + n + " :+ " + n + ", bx * " + n + " :+ " + n + R"(])
+  }
+})";
+}
+
+TEST(CoarsenGemmBlocks, ElementWiseEpilogueWithABiasRow) {
+  const AttrMap one = {{"tl.cpu_num_threads", Attr(int64_t(1))}};
+  const std::string relu = "max(C_local[i, j] + bias_local[j], 0.0f32)";
+  tl::testing::expect_pass("coarsen_gemm_blocks", relu_kernel("[4, 4]", 128, relu), relu_kernel("[2, 2]", 256, relu),
+                           "cpu", one);
+  // a global position (bx * 128 + j) is the same in the coarse tile: coarsened
+  const std::string global_col = "C_local[i, j] + cast<float32>(bx * 128 + j)";
+  const std::string global_col_coarse = "C_local[i, j] + cast<float32>(bx * 256 + j)";
+  tl::testing::expect_pass("coarsen_gemm_blocks", relu_kernel("[4, 4]", 128, global_col),
+                           relu_kernel("[2, 2]", 256, global_col_coarse), "cpu", one);
+  // a tile-local index, a transposed tile access, a bias read at another column: left as written
+  for (const std::string v : {"C_local[i, j] + cast<float32>(j)", "C_local[j, i]", "C_local[i, j] + bias_local[i]"}) {
+    const std::string k = relu_kernel("[4, 4]", 128, v);
+    tl::testing::expect_pass("coarsen_gemm_blocks", k, k, "cpu", one);
+  }
+}
+
 }  // namespace
 }  // namespace tl
