@@ -5,20 +5,20 @@
 namespace tl {
 namespace {
 
-// TileLang's GEMM example (128 x 128 blocks) after forward_gemm_operands, at 2048 x 2048 x K.
-std::string example(const std::string& grid, const std::string& c_shape, const std::string& a, const std::string& b,
-                    const std::string& c, const std::string& extra = "", const std::string& gemm_attrs = "") {
+// TileLang's GEMM example after forward_gemm_operands: C_local [bm, bn] = A-tile x B-tile, then the
+// copy of all of it to the global C-tile (strings of IR text); `extra`: statements after the copy.
+std::string example(const std::string& grid, int bm, int bn, const std::string& a, const std::string& b,
+                    const std::string& c, const std::string& extra = "", const std::string& trans_b = "false") {
+  const std::string tile = "C_local[0 :+ " + std::to_string(bm) + ", 0 :+ " + std::to_string(bn) + "]";
   return R"(
 func @gemm(A: global int8[2048, 2048], B: global int8[2048, 2048], C: global int32[2048, 2048]) {
   kernel(grid=)" + grid + R"(, blocks=[bx: int32, by: int32], threads=[128], thread_vars=[tx: int32]) {use_swizzle_panel = 4} {
     alloc A_shared: shared int8[128, 32]
-    alloc C_local: fragment int32)" + c_shape + R"(
-    gemm()" + a + ", " + b + ", C_local[0 :+ " + c_shape.substr(1, c_shape.find(',') - 1) + ", 0 :+ " +
-         c_shape.substr(c_shape.find(',') + 2, c_shape.size() - c_shape.find(',') - 3) +
-         R"(]) {clear_accum = e:(true), k_pack = 1, policy = "Square", transpose_A = false, transpose_B = )" +
-         (gemm_attrs.empty() ? "false" : gemm_attrs) + R"(}
-    copy(C_local[0 :+ )" + c_shape.substr(1, c_shape.find(',') - 1) + ", 0 :+ " +
-         c_shape.substr(c_shape.find(',') + 2, c_shape.size() - c_shape.find(',') - 3) + "], " + c + R"()
+    alloc C_local: fragment int32[)" + std::to_string(bm) + ", " + std::to_string(bn) + R"(]
+    gemm()" + a + ", " + b + ", " + tile +
+         R"() {clear_accum = e:(true), k_pack = 1, policy = "Square", transpose_A = false, transpose_B = )" + trans_b +
+         R"(}
+    copy()" + tile + ", " + c + R"()
 )" + extra + R"(  }
 })";
 }
@@ -27,9 +27,9 @@ func @gemm(A: global int8[2048, 2048], B: global int8[2048, 2048], C: global int
 TEST(CoarsenGemmBlocks, ExampleBlocksBecome512Tiles) {
   tl::testing::expect_pass(
       "coarsen_gemm_blocks",
-      example("[16, 16]", "[128, 128]", "A[by * 128 :+ 128, 0 :+ 2048]", "B[0 :+ 2048, bx * 128 :+ 128]",
+      example("[16, 16]", 128, 128, "A[by * 128 :+ 128, 0 :+ 2048]", "B[0 :+ 2048, bx * 128 :+ 128]",
               "C[by * 128 :+ 128, bx * 128 :+ 128]"),
-      example("[4, 4]", "[512, 512]", "A[by * 512 :+ 512, 0 :+ 2048]", "B[0 :+ 2048, bx * 512 :+ 512]",
+      example("[4, 4]", 512, 512, "A[by * 512 :+ 512, 0 :+ 2048]", "B[0 :+ 2048, bx * 512 :+ 512]",
               "C[by * 512 :+ 512, bx * 512 :+ 512]"),
       "cpu", {{"tl.cpu_num_threads", Attr(int64_t(1))}});
 }
@@ -38,9 +38,9 @@ TEST(CoarsenGemmBlocks, ExampleBlocksBecome512Tiles) {
 TEST(CoarsenGemmBlocks, KeepsFourBlocksPerWorker) {
   tl::testing::expect_pass(
       "coarsen_gemm_blocks",
-      example("[16, 16]", "[128, 128]", "A[by * 128 :+ 128, 0 :+ 2048]", "B[0 :+ 2048, bx * 128 :+ 128]",
+      example("[16, 16]", 128, 128, "A[by * 128 :+ 128, 0 :+ 2048]", "B[0 :+ 2048, bx * 128 :+ 128]",
               "C[by * 128 :+ 128, bx * 128 :+ 128]"),
-      example("[8, 8]", "[256, 256]", "A[by * 256 :+ 256, 0 :+ 2048]", "B[0 :+ 2048, bx * 256 :+ 256]",
+      example("[8, 8]", 256, 256, "A[by * 256 :+ 256, 0 :+ 2048]", "B[0 :+ 2048, bx * 256 :+ 256]",
               "C[by * 256 :+ 256, bx * 256 :+ 256]"),
       "cpu", {{"tl.cpu_num_threads", Attr(int64_t(16))}});
 }
@@ -50,9 +50,9 @@ TEST(CoarsenGemmBlocks, KeepsFourBlocksPerWorker) {
 TEST(CoarsenGemmBlocks, TransposedBOffsetsAndOneDimension) {
   tl::testing::expect_pass(
       "coarsen_gemm_blocks",
-      example("[5, 8]", "[128, 64]", "A[bx * 128 + 64 :+ 128, 0 :+ 1024]", "B[by * 64 :+ 64, 1024 :+ 1024]",
+      example("[5, 8]", 128, 64, "A[bx * 128 + 64 :+ 128, 0 :+ 1024]", "B[by * 64 :+ 64, 1024 :+ 1024]",
               "C[bx * 128 + 64 :+ 128, by * 64 + 8 :+ 64]", "", "true"),
-      example("[5, 1]", "[128, 512]", "A[bx * 128 + 64 :+ 128, 0 :+ 1024]", "B[by * 512 :+ 512, 1024 :+ 1024]",
+      example("[5, 1]", 128, 512, "A[bx * 128 + 64 :+ 128, 0 :+ 1024]", "B[by * 512 :+ 512, 1024 :+ 1024]",
               "C[bx * 128 + 64 :+ 128, by * 512 + 8 :+ 512]", "", "true"),
       "cpu", {{"tl.cpu_num_threads", Attr(int64_t(1))}});
 }
@@ -60,16 +60,16 @@ TEST(CoarsenGemmBlocks, TransposedBOffsetsAndOneDimension) {
 // Left alone: an epilogue statement, a C used elsewhere, a grid too small to split, the pass off.
 TEST(CoarsenGemmBlocks, LeavesOtherKernelsAlone) {
   const AttrMap one = {{"tl.cpu_num_threads", Attr(int64_t(1))}};
-  const std::string plain = example("[16, 16]", "[128, 128]", "A[by * 128 :+ 128, 0 :+ 2048]",
+  const std::string plain = example("[16, 16]", 128, 128, "A[by * 128 :+ 128, 0 :+ 2048]",
                                     "B[0 :+ 2048, bx * 128 :+ 128]", "C[by * 128 :+ 128, bx * 128 :+ 128]");
   const std::string epilogue =
-      example("[16, 16]", "[128, 128]", "A[by * 128 :+ 128, 0 :+ 2048]", "B[0 :+ 2048, bx * 128 :+ 128]",
+      example("[16, 16]", 128, 128, "A[by * 128 :+ 128, 0 :+ 2048]", "B[0 :+ 2048, bx * 128 :+ 128]",
               "C[by * 128 :+ 128, bx * 128 :+ 128]", "    C[by * 128, bx] = C_local[0, 0]\n");
   tl::testing::expect_pass("coarsen_gemm_blocks", epilogue, epilogue, "cpu", one);
-  const std::string small = example("[2, 2]", "[128, 128]", "A[by * 128 :+ 128, 0 :+ 2048]",
+  const std::string small = example("[2, 2]", 128, 128, "A[by * 128 :+ 128, 0 :+ 2048]",
                                     "B[0 :+ 2048, bx * 128 :+ 128]", "C[by * 128 :+ 128, bx * 128 :+ 128]");
   tl::testing::expect_pass("coarsen_gemm_blocks", small, small, "cpu", {{"tl.cpu_num_threads", Attr(int64_t(2))}});
-  const std::string same_var = example("[16, 16]", "[128, 128]", "A[by * 128 :+ 128, 0 :+ 2048]",
+  const std::string same_var = example("[16, 16]", 128, 128, "A[by * 128 :+ 128, 0 :+ 2048]",
                                        "B[0 :+ 2048, by * 128 :+ 128]", "C[by * 128 :+ 128, by * 128 :+ 128]");
   tl::testing::expect_pass("coarsen_gemm_blocks", same_var, same_var, "cpu", one);
   tl::testing::expect_pass("coarsen_gemm_blocks", plain, plain, "cpu",
