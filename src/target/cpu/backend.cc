@@ -14,6 +14,7 @@
 #include "runtime/process.h"
 #include "runtime/sha256.h"
 #include "target/cpu/aot.h"
+#include "target/cpu/coarsen_gemm_blocks.h"
 #include "target/cpu/codegen.h"
 #include "target/cpu/host_isa.h"
 #include "target/cpu/module.h"
@@ -157,8 +158,11 @@ class CpuBackend : public TargetBackend {
     // The ISA set kernels are compiled for is part of the key: TL_CPU_ISA=avx2 (or another host)
     // never reuses an AVX-512 or AMX kernel.
     // So are the flags derived from it and the environment (TL_CPU_VECTOR_WIDTH).
+    // And the worker count coarsen_gemm_blocks plans the grid for (tl.cpu_num_threads, itself part of
+    // the key, or the host's hardware threads).
     const CpuIsa isa = target_cpu_isa(opts.pass_configs);
-    return toolchain_version() + "isa " + isa.names() + "\nisa flags " + format_command(cpu_isa_flags(isa)) + "\n";
+    return toolchain_version() + "isa " + isa.names() + "\nisa flags " + format_command(cpu_isa_flags(isa)) +
+           "\ngrid workers " + std::to_string(cpu_grid_workers(opts.pass_configs)) + "\n";
   }
 
  private:

@@ -405,11 +405,14 @@ class Coarsener : public StmtMutator {
 
 }  // namespace
 
+int64_t cpu_grid_workers(const AttrMap& configs) {
+  const int64_t n = config_int(configs, "tl.cpu_num_threads", 0);
+  return n > 0 ? n : std::max<int64_t>(1, std::thread::hardware_concurrency());
+}
+
 PrimFunc coarsen_gemm_blocks(const PrimFunc& f, const PassContext& ctx) {
   if (config_bool(ctx.configs, "tl.disable_cpu_block_coarsening")) return f;
-  int64_t workers = config_int(ctx.configs, "tl.cpu_num_threads", 0);
-  if (workers <= 0) workers = std::max<int64_t>(1, std::thread::hardware_concurrency());
-  Coarsener c(workers);
+  Coarsener c(cpu_grid_workers(ctx.configs));
   Stmt body = c.mutate(f.body());
   return c.coarsened == 0 ? f : f.with_body(body);
 }

@@ -52,4 +52,9 @@ namespace tl {
 
 PrimFunc coarsen_gemm_blocks(const PrimFunc& f, const PassContext& ctx);
 
+// The worker threads the pass plans the grid for: tl.cpu_num_threads when set (> 0), else the
+// host's hardware threads. The cpu backend puts the latter in the kernel cache key, so a kernel
+// planned for one core count is not reused on a host with another.
+int64_t cpu_grid_workers(const AttrMap& configs);
+
 }  // namespace tl

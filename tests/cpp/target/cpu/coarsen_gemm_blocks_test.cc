@@ -1,6 +1,9 @@
 #include "target/cpu/coarsen_gemm_blocks.h"
 
+#include <thread>
+
 #include "pass_test_util.h"
+#include "runtime/backend.h"
 
 namespace tl {
 namespace {
@@ -139,6 +142,21 @@ TEST(CoarsenGemmBlocks, ElementWiseEpilogueWithABiasRow) {
     const std::string k = relu_kernel("[4, 4]", 128, v);
     tl::testing::expect_pass("coarsen_gemm_blocks", k, k, "cpu", one);
   }
+}
+
+
+// The worker count the grid is planned for is part of the cpu kernel cache key: the hardware
+// threads by default, tl.cpu_num_threads when set.
+TEST(CoarsenGemmBlocks, WorkerCountIsInTheCacheKey) {
+  const int64_t hw = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  EXPECT_EQ(cpu_grid_workers({}), hw);
+  EXPECT_EQ(cpu_grid_workers({{"tl.cpu_num_threads", Attr(int64_t(3))}}), 3);
+  CompileOptions opts;
+  opts.target = Target::parse("cpu");
+  auto backend = make_backend(opts.target);
+  EXPECT_NE(backend->compiler_version(opts).find("grid workers " + std::to_string(hw) + "\n"), std::string::npos);
+  opts.pass_configs = validate_pass_configs({{"tl.cpu_num_threads", Attr(int64_t(3))}});
+  EXPECT_NE(backend->compiler_version(opts).find("grid workers 3\n"), std::string::npos);
 }
 
 }  // namespace
