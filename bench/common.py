@@ -63,9 +63,14 @@ if sys.argv and sys.argv[0] and os.path.dirname(os.path.abspath(sys.argv[0])) ==
 
 
 def do_bench(fn, warmup=25, rep=100):
-    """Median wall-clock milliseconds of fn() (tilelang.profiler.do_bench)."""
+    """Median wall-clock milliseconds of fn() (tilelang.profiler.do_bench; warmup / rep are time
+    budgets in ms). Two untimed warm-up calls are forced after do_bench's five estimate calls: with
+    a budget shorter than a few calls, do_bench would otherwise time the estimate calls themselves,
+    the first of them right after an idle pause, when the worker threads of a pool that sleeps
+    (ours after 50 us) may still be waking; on the 2-vCPU Zen 4 that read a 2-thread decode GEMM
+    at 0.66-0.70x OpenBLAS with `--rep 5` and 1.31x with `--rep 100` (2026-11-28)."""
     from tilelang.profiler import do_bench as tl_do_bench
-    return tl_do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
+    return tl_do_bench(fn, warmup=warmup, rep=rep, return_mode="median", _n_warmup=2)
 
 
 class Timings(dict):
