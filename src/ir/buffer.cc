@@ -38,6 +38,8 @@ MemScope parse_scope(const std::string& name) {
                           "'; expected global, shared, fragment, local, local.var, L1, UB, L0A, L0B, L0C, L0");
 }
 
+bool is_block_local(MemScope s) { return s == MemScope::kShared || s == MemScope::kFragment || s == MemScope::kLocal; }
+
 bool is_ascend_scope(MemScope s) {
   return s == MemScope::kL1 || s == MemScope::kUB || s == MemScope::kL0A || s == MemScope::kL0B ||
          s == MemScope::kL0C || s == MemScope::kL0;

@@ -29,6 +29,8 @@ enum class MemScope : uint8_t {
 const char* scope_name(MemScope s);  // "global", "shared", "fragment", "local", "local.var", "L1", ...
 MemScope parse_scope(const std::string& name);  // inverse; throws ValueError
 bool is_ascend_scope(MemScope s);
+// A block's own arrays on a cpu block: T.alloc_shared, T.alloc_fragment, T.alloc_local.
+bool is_block_local(MemScope s);
 
 struct BufferNode {
   std::string name;

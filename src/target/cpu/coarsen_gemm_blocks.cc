@@ -8,12 +8,14 @@
 #include <thread>
 
 #include "arith/analyzer.h"
+#include "arith/region.h"
 #include "ir/functor.h"
 #include "ir/structural.h"
 #include "ir/tile_op.h"
 #include "op/gemm.h"
 #include "op/tile_ops.h"
 #include "transform/pass_config.h"
+#include "transform/simplify.h"
 
 namespace tl {
 
@@ -21,8 +23,6 @@ namespace {
 
 constexpr int64_t kMaxTileRows = 512, kMaxTileCols = 512;  // the cpu configurations' blocks
 constexpr int64_t kBlocksPerWorker = 4;                     // coarse blocks kept per worker thread
-
-bool block_local(MemScope s) { return s == MemScope::kShared || s == MemScope::kFragment || s == MemScope::kLocal; }
 
 // A 2-D buffer's constant shape, or nothing.
 std::optional<std::pair<int64_t, int64_t>> const_shape_2d(const Buffer& b) {
@@ -132,19 +132,10 @@ class TileAxes {
 
   int64_t extent(char axis) const { return axis == 'm' ? bm_ : bn_; }
   const Var& block_var(char axis) const { return axis == 'm' ? mv_ : nv_; }
-  bool local(const Buffer& b) const { return block_local(b.scope()) && body_.allocated.count(b.get()); }
+  bool local(const Buffer& b) const { return is_block_local(b.scope()) && body_.allocated.count(b.get()); }
 
-  // All of a block-local buffer of constant shape, no explicit strides.
-  static bool whole(const BufferRegion& r) {
-    const Buffer& b = r.buffer;
-    if (!b->strides.empty() || r.region.size() != b.ndim()) return false;
-    for (size_t d = 0; d < b.ndim(); ++d) {
-      int64_t e = 0;
-      if (!is_zero(r.region[d].min) || !is_const_int(b.shape()[d], &e) || !is_const_value(r.region[d].extent, e))
-        return false;
-    }
-    return true;
-  }
+  // All of a buffer of constant shape without explicit strides.
+  static bool whole(const BufferRegion& r) { return r.buffer->strides.empty() && whole_buffer(r); }
   // The axis a global range runs along: its extent is the tile's and its start steps by one tile
   // per block index ('m' / 'n'), or 0.
   char global_axis(const Range& r) {
@@ -259,13 +250,6 @@ class TileAxes {
   Analyzer an_;
 };
 
-// Simplifies every expression of a statement (`bx * 2 * 128 + j` -> `bx * 256 + j`).
-struct SimplifyExprs : StmtMutator {
-  using StmtMutator::mutate;
-  Expr mutate(const Expr& e) override { return an.simplify(e); }
-  Analyzer an;
-};
-
 class Coarsener : public StmtMutator {
  public:
   explicit Coarsener(int64_t workers) : workers_(workers) {}
@@ -293,7 +277,7 @@ class Coarsener : public StmtMutator {
     // C: all of a block-local [bm, bn] of constant shape; A and B: 2-D global tiles whose rows /
     // columns step by one tile per block index of two different block variables.
     auto cshape = const_shape_2d(g.C.buffer);
-    if (!cshape || !block_local(g.C.buffer.scope()) || !body->allocated.count(g.C.buffer.get()) ||
+    if (!cshape || !is_block_local(g.C.buffer.scope()) || !body->allocated.count(g.C.buffer.get()) ||
         !TileAxes::whole(g.C))
       return std::nullopt;
     const auto [bm, bn] = *cshape;
@@ -377,7 +361,7 @@ class Coarsener : public StmtMutator {
       }
       auto* outer = st.as<ForNode>();
       auto* inner = outer->body.as<ForNode>();
-      Stmt in_body = SimplifyExprs().mutate(substitute_buffers(substitute(inner->body, coarse_index), big));
+      Stmt in_body = simplify_stmt(substitute_buffers(substitute(inner->body, coarse_index), big), an);
       const auto [axis_o, axis_i] = ax.nest_axes.at(outer);
       const int64_t fo = factor.at(axis_o), fi = factor.at(axis_i);
       Stmt in = make_for(inner->var, inner->min, make_int(get_const_int(inner->extent, "extent") * fi, inner->extent.dtype()),

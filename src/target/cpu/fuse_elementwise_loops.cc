@@ -390,9 +390,7 @@ class UseCounter : public IRVisitor {
   bool in_impure_ = false;
 };
 
-bool block_local(const Buffer& b) {
-  return b.scope() == MemScope::kShared || b.scope() == MemScope::kFragment || b.scope() == MemScope::kLocal;
-}
+bool block_local(const Buffer& b) { return is_block_local(b.scope()); }
 
 // Finds one buffer to scalarize and its stored index tuple, or nothing.
 class ScalarCandidate : public IRVisitor {

@@ -16,8 +16,6 @@ constexpr int64_t kAliasBytes = 1024;  // row strides that are multiples of this
 constexpr int64_t kPadBytes = 64;      // one cache line more per row
 constexpr int64_t kMinRows = 16;       // one AMX tile of rows
 
-bool block_local(MemScope s) { return s == MemScope::kShared || s == MemScope::kFragment || s == MemScope::kLocal; }
-
 bool amx_input(DataType t) { return t == DataType::BFloat16() || t == DataType::Float(16) || t == DataType::Int(8); }
 
 // Buffers that are a qualifying GEMM's C, and buffers that must keep their dense layout.
@@ -49,7 +47,7 @@ class Collector : public IRVisitor {
 
 // The padded row stride (elements) for b, or 0 when b keeps its layout.
 int64_t padded_ld(const Buffer& b) {
-  if (!block_local(b.scope()) || !b->strides.empty() || b.ndim() < 2) return 0;
+  if (!is_block_local(b.scope()) || !b->strides.empty() || b.ndim() < 2) return 0;
   if (b.dtype() != DataType::Float32() && b.dtype() != DataType::Int(32)) return 0;
   std::vector<int64_t> shape;
   for (const Expr& e : b.shape()) {
