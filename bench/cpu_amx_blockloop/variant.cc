@@ -15,10 +15,18 @@
 #ifndef LDC
 #define LDC 528  // the row stride pad_gemm_accumulators gives a 512-wide fp32 / int32 C_local
 #endif
+/* -DBK_CALL_INT8=2048 / -DBK_CALL_BF16=2048: one GEMM over all of k per block, as the k-loop fusion
+ * makes of TileLang's example blocks after coarsen_gemm_blocks (eighteenth session). */
+#ifndef BK_CALL_INT8
+#define BK_CALL_INT8 512
+#endif
+#ifndef BK_CALL_BF16
+#define BK_CALL_BF16 256
+#endif
 #if defined(INT8)
 typedef int8_t In;
 typedef int32_t Acc;
-constexpr int BK = 512;
+constexpr int BK = BK_CALL_INT8;
 #elif defined(F32)  // fp32: the k loop is fused into one GEMM over all of k (forward_gemm_operands)
 typedef float In;
 typedef float Acc;
@@ -26,9 +34,10 @@ constexpr int BK = 2048;
 #else
 typedef tl::cpu::bfloat16_t In;
 typedef float Acc;
-constexpr int BK = 256;
+constexpr int BK = BK_CALL_BF16;
 #endif
 constexpr int N = 2048, BM = 512, BN = 512;
+static_assert(N % BK == 0, "the k depth per call divides 2048");
 #ifndef REUSE_B  // -DREUSE_B=false: B packed per call, as a kernel whose B the lowering cannot prove unwritten
 #define REUSE_B true
 #endif
