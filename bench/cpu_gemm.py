@@ -122,7 +122,7 @@ def ratio_cell(ms, peer, refusal):
     return round(ms.ratio(peer, "ours"), 3)
 
 
-def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal, old_kernel=None):
+def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal, old_kernel=None, label=None):
     """ours (int8 A, B; int32 C, exact) against oneDNN's int8 matmul (torch quantized linear, onednn
     engine): GOP/s ours, numpy (none), ratio, peer, ratio; and the old build's GOP/s and ratio (or blanks)."""
     import torch
@@ -153,8 +153,9 @@ def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal, old_kernel=None)
     ops = 2.0 * M * N * K
     vs_t = ratio_cell(ms, "torch", refusal) if "torch" in ms else f"refused: {refusal}"
     peer = common.gflops(ops, ms["torch"]) if "torch" in ms else ""
-    print(f"  int8 {M}x{N}x{K}: ours {common.gflops(ops, ms['ours']):.1f}, oneDNN {peer} GOP/s; vs torch {vs_t}",
-          flush=True)
+    olds = f", old {common.gflops(ops, ms['old']):.1f}" if "old" in ms else ""
+    print(f"  {label or f'int8 {M}x{N}x{K}'}: ours {common.gflops(ops, ms['ours']):.1f}{olds}, oneDNN {f'{peer:.1f}' if peer != '' else 'n/a'} GOP/s; "
+          f"vs torch {vs_t}", flush=True)
     old_cells = [common.gflops(ops, ms["old"]), round(ms.ratio("old", "ours"), 3)] if "old" in ms else ["", ""]
     return (common.gflops(ops, ms["ours"]), "", "n/a (numpy has no int8 GEMM)", peer, vs_t), old_cells
 
@@ -205,7 +206,7 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
                 old_kernel = tilelang.compile(matmul(M, N, K, bm, bn, bk, dtype=dtype, accum_dtype=acc,
                                                      out_dtype=out_dtype), target="cpu", pass_configs=build_configs)
         if dtype == "int8":
-            cells, old_cells = int8_row(kernel, M, N, K, rng, rounds, rep, timer, int8_refusal, old_kernel)
+            cells, old_cells = int8_row(kernel, M, N, K, rng, rounds, rep, timer, int8_refusal, old_kernel, label)
             table.add(label, f"{bm}x{bn}x{bk}", *cells, *(old_cells if old else []))
             continue
         a32 = rng.standard_normal((M, K), dtype=np.float32)
