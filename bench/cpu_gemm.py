@@ -154,7 +154,8 @@ def int8_row(kernel, M, N, K, rng, rounds, rep, timer, refusal, old_kernel=None,
     vs_t = ratio_cell(ms, "torch", refusal) if "torch" in ms else f"refused: {refusal}"
     peer = common.gflops(ops, ms["torch"]) if "torch" in ms else ""
     olds = f", old {common.gflops(ops, ms['old']):.1f}" if "old" in ms else ""
-    print(f"  {label or f'int8 {M}x{N}x{K}'}: ours {common.gflops(ops, ms['ours']):.1f}{olds}, oneDNN {f'{peer:.1f}' if peer != '' else 'n/a'} GOP/s; "
+    peer_rate = f"{peer:.1f}" if peer != "" else "n/a"
+    print(f"  {label or f'int8 {M}x{N}x{K}'}: ours {common.gflops(ops, ms['ours']):.1f}{olds}, oneDNN {peer_rate} GOP/s; "
           f"vs torch {vs_t}", flush=True)
     old_cells = [common.gflops(ops, ms["old"]), round(ms.ratio("old", "ours"), 3)] if "old" in ms else ["", ""]
     return (common.gflops(ops, ms["ours"]), "", "n/a (numpy has no int8 GEMM)", peer, vs_t), old_cells
