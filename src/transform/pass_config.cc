@@ -108,6 +108,9 @@ const std::vector<PassConfigKeyInfo>& pass_config_keys() {
       {"TL_DISABLE_CPU_STREAM_STORES", "tl.disable_cpu_stream_stores", Attr::kBool,
        "cpu: copy a block-local buffer into a global one with plain stores (by default long contiguous runs use "
        "non-temporal stores)"},
+      {"TL_CPU_STREAM_MIN_OUTPUT_BYTES", "tl.cpu_stream_min_output_bytes", Attr::kInt,
+       "cpu: in a kernel without GEMMs, block-local rows copied into a global buffer of at least this many bytes "
+       "use non-temporal stores, whatever the copy's size (default, or 0: the host's last-level cache size)"},
       {"TL_DISABLE_CPU_CONVERT_ROWS", "tl.disable_cpu_convert_rows", Attr::kBool,
        "cpu: round a float32 value into a block-local bfloat16 buffer inside its element-wise loop nest (by "
        "default such a store becomes one row conversion after the nest, vcvtne2ps2bf16 with AVX512-BF16)"},

@@ -19,6 +19,7 @@
 #include "target/cpu/host_isa.h"
 #include "target/cpu/module.h"
 #include "target/cpu/pipeline.h"
+#include "target/cpu/stream_global_stores.h"
 #include "transform/pass_config.h"
 
 namespace tl {
@@ -159,10 +160,12 @@ class CpuBackend : public TargetBackend {
     // never reuses an AVX-512 or AMX kernel.
     // So are the flags derived from it and the environment (TL_CPU_VECTOR_WIDTH).
     // And the worker count coarsen_gemm_blocks plans the grid for (tl.cpu_num_threads, itself part of
-    // the key, or the host's hardware threads).
+    // the key, or the host's hardware threads), and the output size from which stream_global_stores
+    // streams a memory-bound kernel's copies (the host's last-level cache).
     const CpuIsa isa = target_cpu_isa(opts.pass_configs);
     return toolchain_version() + "isa " + isa.names() + "\nisa flags " + format_command(cpu_isa_flags(isa)) +
-           "\ngrid workers " + std::to_string(cpu_grid_workers(opts.pass_configs)) + "\n";
+           "\ngrid workers " + std::to_string(cpu_grid_workers(opts.pass_configs)) +
+           "\nstream min output bytes " + std::to_string(stream_min_output_bytes(opts.pass_configs)) + "\n";
   }
 
  private:

@@ -183,10 +183,11 @@ bool same_space(const Nest& a, const Nest& b) {
 ForKind fused_kind(ForKind a, ForKind b) { return a == b ? a : ForKind::kSerial; }
 
 // A nest that only copies a block-local buffer into a global one, long enough for
-// stream_global_stores to write it with non-temporal stores (a GEMM's C tile copy-out): fused with
+// stream_global_stores to write it with non-temporal stores (a GEMM's C tile copy-out; in a function
+// without GEMM calls, any row copy into a global buffer larger than the last-level cache): fused with
 // the nest before it, the copy would no longer be a plain copy and would lose the streaming stores
 // (measured +11-17% on the large bf16 / int8 GEMMs, docs/PERFORMANCE.md), so it is left alone.
-bool streamed_copy(const Nest& n) {
+bool streamed_copy(const Nest& n, bool large_outputs, int64_t min_output_bytes) {
   auto* st = n.body.as<BufferStoreNode>();
   if (!st || st->buffer.scope() != MemScope::kGlobal) return false;
   Expr v = st->value;
@@ -200,13 +201,19 @@ bool streamed_copy(const Nest& n) {
     if (!e) return false;
     total *= e->value;
   }
-  return n.loops.back()->extent.as<IntImmNode>()->value * bytes >= kStreamMinRowBytes &&
-         total >= kStreamMinTotalBytes;
+  int64_t dst = bytes;
+  for (const Expr& d : st->buffer->shape) {
+    auto* e = d.as<IntImmNode>();
+    dst = e && e->value > 0 ? dst * e->value : 0;
+  }
+  return stream_copy_wanted(n.loops.back()->extent.as<IntImmNode>()->value * bytes, total, dst, large_outputs,
+                            min_output_bytes);
 }
 
 class Fuser : public StmtMutator {
  public:
-  explicit Fuser(bool keep_streamed) : keep_streamed_(keep_streamed) {}
+  Fuser(bool keep_streamed, bool large_outputs, int64_t min_output_bytes)
+      : keep_streamed_(keep_streamed), large_outputs_(large_outputs), min_output_bytes_(min_output_bytes) {}
   using StmtMutator::mutate;
   bool changed = false;
 
@@ -253,7 +260,9 @@ class Fuser : public StmtMutator {
   Stmt try_fuse(const std::vector<Stmt>& stmts, size_t i, size_t j) {
     Nest a = as_nest(stmts[i]), b = as_nest(stmts[j]);
     if (!a.valid() || !b.valid() || !same_space(a, b)) return {};
-    if (keep_streamed_ && (streamed_copy(a) || streamed_copy(b))) return {};
+    if (keep_streamed_ && (streamed_copy(a, large_outputs_, min_output_bytes_) ||
+                           streamed_copy(b, large_outputs_, min_output_bytes_)))
+      return {};
     std::map<Var, Expr, VarLess> rename;
     for (size_t d = 0; d < a.loops.size(); ++d) rename[b.loops[d]->var] = a.loops[d]->var;
     Stmt b_body = substitute(b.body, rename);
@@ -328,6 +337,8 @@ class Fuser : public StmtMutator {
 
   Analyzer an_;
   bool keep_streamed_;
+  bool large_outputs_;  // no GEMM calls in the function: large global outputs stream (stream_global_stores)
+  int64_t min_output_bytes_;
 };
 
 // ---- Scalarization of block-local buffers that live inside one iteration.
@@ -484,7 +495,8 @@ Stmt scalarize_locals(Stmt body) {
 
 PrimFunc fuse_elementwise_loops(const PrimFunc& f, const PassContext& ctx) {
   if (config_bool(ctx.configs, "tl.disable_cpu_loop_fusion")) return f;
-  Fuser fuser(!config_bool(ctx.configs, "tl.disable_cpu_stream_stores"));
+  Fuser fuser(!config_bool(ctx.configs, "tl.disable_cpu_stream_stores"), !calls_cpu_gemm(f.body()),
+              stream_min_output_bytes(ctx.configs));
   Stmt body = fuser.mutate(f.body());
   if (fuser.changed) body = scalarize_locals(body);
   return body.same_as(f.body()) ? f : f.with_body(body);

@@ -23,7 +23,8 @@
 //      an impure call's buffer operands count as written, and an impure call with a handle
 //      operand or without a buffer operand (an extern function, a barrier) is never crossed.
 //    A nest that only copies a block-local buffer into a global one, long enough for
-//    stream_global_stores to stream it (kStreamMinRowBytes / kStreamMinTotalBytes), is not fused
+//    stream_global_stores to stream it (stream_copy_wanted: kStreamMinRowBytes /
+//    kStreamMinTotalBytes, or a global buffer larger than the caches in a function without GEMMs), is not fused
 //    (unless tl.disable_cpu_stream_stores is set): it would lose its non-temporal stores.
 //    The fused loop at each level is `vectorized` (ivdep) or `unrolled` only when both were, else
 //    serial. Fusion repeats, so a chain of element-wise statements becomes one nest.

@@ -1,6 +1,10 @@
 #include "target/cpu/stream_global_stores.h"
 
+#include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <optional>
+#include <string>
 
 #include "ir/functor.h"
 #include "ir/structural.h"
@@ -12,10 +16,65 @@ namespace tl {
 namespace {
 
 constexpr int64_t kMinRowBytes = kStreamMinRowBytes;
-constexpr int64_t kMinTotalBytes = kStreamMinTotalBytes;
+
+class GemmFinder : public IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visit_call(const CallNode* n) override {
+    if (n->op == "tl.cpu.gemm") found = true;
+    IRVisitor::visit_call(n);
+  }
+};
+
+// "48K", "32768K", "2M", "1048576" (a sysfs cache size) in bytes; 0 when unreadable.
+int64_t parse_cache_size(const std::string& text) {
+  size_t i = 0;
+  int64_t v = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && v < (int64_t(1) << 40))
+    v = v * 10 + (text[i++] - '0');
+  if (i == 0) return 0;
+  const char unit = i < text.size() ? static_cast<char>(std::toupper(static_cast<unsigned char>(text[i]))) : ' ';
+  return unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : unit == 'G' ? v << 30 : v;
+}
+
+// One instance of the highest cache level sysfs lists for cpu0, when that is level 3 or above (0
+// otherwise: a VM that lists only L1 / L2 says nothing about the cache its outputs would stay in).
+int64_t host_llc_bytes() {
+  static const int64_t bytes = [] {
+    int best_level = 0;
+    int64_t best = 0;
+    for (int i = 0; i < 16; ++i) {
+      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+      std::ifstream level_file(dir + "level"), size_file(dir + "size"), type_file(dir + "type");
+      int level = 0;
+      std::string size, type;
+      if (!(level_file >> level) || !(size_file >> size)) continue;
+      type_file >> type;
+      if (type == "Instruction") continue;
+      const int64_t b = parse_cache_size(size);
+      if (b > 0 && (level > best_level || (level == best_level && b > best))) best_level = level, best = b;
+    }
+    return best_level >= 3 ? best : 0;
+  }();
+  return bytes;
+}
+
+int64_t buffer_bytes(const Buffer& b) {
+  int64_t n = b.dtype().bytes();
+  for (const Expr& d : b->shape) {
+    int64_t e = 0;
+    if (!is_const_int(d, &e) || e <= 0) return 0;
+    n *= e;
+  }
+  return n;
+}
 
 class StreamRewriter : public StmtMutator {
  public:
+  StreamRewriter(bool large_outputs, int64_t min_output_bytes)
+      : large_outputs_(large_outputs), min_output_bytes_(min_output_bytes) {}
   using StmtMutator::mutate;
   int rewritten = 0;
 
@@ -27,7 +86,7 @@ class StreamRewriter : public StmtMutator {
       int64_t rows = 0;
       if (n->for_kind == ForKind::kSerial && is_const_int(n->extent, &rows) && rows > 0) {
         std::optional<Stmt> copy = row_copy(inner, &bytes);
-        if (copy && rows * bytes >= kMinTotalBytes) {
+        if (copy && stream_copy_wanted(bytes, rows * bytes, dst_bytes_, large_outputs_, min_output_bytes_)) {
           ++rewritten;
           return fenced(make_for(n->var, n->min, n->extent, n->for_kind, *copy, n->annotations, n->span));
         }
@@ -35,7 +94,7 @@ class StreamRewriter : public StmtMutator {
       return StmtMutator::mutate_for(n, s);
     }
     std::optional<Stmt> copy = row_copy(n, &bytes);
-    if (copy && bytes >= kMinTotalBytes) {
+    if (copy && stream_copy_wanted(bytes, bytes, dst_bytes_, large_outputs_, min_output_bytes_)) {
       ++rewritten;
       return fenced(*copy);
     }
@@ -47,8 +106,12 @@ class StreamRewriter : public StmtMutator {
   static Stmt fenced(const Stmt& copy) {
     return make_seq({copy, make_evaluate(make_call(DataType::Void(), "tl.cpu.store_fence", {}), copy->span)});
   }
+  bool large_outputs_;
+  int64_t min_output_bytes_;
+  int64_t dst_bytes_ = 0;  // the whole size of the last row copy's G (0: not constant)
+
   // The streaming copy for a loop `G[f + i] = L[g + i]` of at least kMinRowBytes (its size in
-  // *bytes), or nothing.
+  // *bytes; G's whole size in dst_bytes_), or nothing.
   std::optional<Stmt> row_copy(const ForNode* n, int64_t* bytes) {
     if (n->for_kind != ForKind::kSerial && n->for_kind != ForKind::kVectorized) return std::nullopt;
     auto* st = n->body.as<BufferStoreNode>();
@@ -75,6 +138,7 @@ class StreamRewriter : public StmtMutator {
       return make_call(DataType::Handle(), "tl.address_of", {make_load(b, {i})});
     };
     *bytes = ext * t.bytes();
+    dst_bytes_ = buffer_bytes(st->buffer);
     return make_evaluate(make_call(DataType::Void(), "tl.cpu.copy_stream",
                                    {address(st->buffer, *dst), address(ld->buffer, *src), make_int(ext)}),
                          n->span);
@@ -83,9 +147,29 @@ class StreamRewriter : public StmtMutator {
 
 }  // namespace
 
+int64_t stream_min_output_bytes(const AttrMap& configs) {
+  const int64_t n = config_int(configs, "tl.cpu_stream_min_output_bytes", 0);
+  if (n > 0) return n;
+  const int64_t llc = host_llc_bytes();
+  return llc > 0 ? llc : int64_t(32) << 20;
+}
+
+bool calls_cpu_gemm(const Stmt& s) {
+  GemmFinder g;
+  g.visit(s);
+  return g.found;
+}
+
+bool stream_copy_wanted(int64_t row_bytes, int64_t copy_bytes, int64_t dst_bytes, bool large_outputs,
+                        int64_t min_output_bytes) {
+  if (row_bytes < kStreamMinRowBytes) return false;
+  return copy_bytes >= kStreamMinTotalBytes || (large_outputs && copy_bytes >= kStreamMinLargeOutputCopyBytes &&
+                                                 dst_bytes > 0 && dst_bytes >= min_output_bytes);
+}
+
 PrimFunc stream_global_stores(const PrimFunc& f, const PassContext& ctx) {
   if (config_bool(ctx.configs, "tl.disable_cpu_stream_stores")) return f;
-  StreamRewriter r;
+  StreamRewriter r(!calls_cpu_gemm(f.body()), stream_min_output_bytes(ctx.configs));
   Stmt body = r.mutate(f.body());
   return r.rewritten == 0 ? f : f.with_body(body);
 }

@@ -17,6 +17,13 @@
 //     does not let the copy overlap the block's later work (the fence waits for the lines to reach
 //     memory), and paired runs of the fp32 GEMMs with 256 KiB C tiles and of
 //     the decode shapes (16 or 1 rows of 1 KiB) were 10-20% slower streamed;
+//     or, in a function without GEMM calls (a memory-bound kernel: a norm, a softmax, an
+//     element-wise chain staged through block-local buffers), at least 16 KiB when G itself is at
+//     least stream_min_output_bytes(): an output larger than the last-level cache leaves the
+//     caches anyway, so its lines are better written without the read. examples/rms_norm on a Zen 4
+//     core (32 MiB L3, paired against the rule off): 16-64 KiB copies into a 32-64 MiB Y 1.05-1.14x
+//     (docs/PERFORMANCE.md, eighteenth session); 8 KiB copies 0.88-0.92x (the fence after each
+//     block's copy); a 1 MiB Y, which stays in the caches between calls, ran 0.75x streamed;
 //   - its body is exactly that store: G a global buffer, L a buffer of another scope with G's dtype,
 //     the value the loaded element itself (no arithmetic; the one cast allowed is float32 L to a
 //     bfloat16 or float16 G, the copy-out of a float32 accumulator into a bfloat16 / float16 C as in
@@ -38,6 +45,23 @@ namespace tl {
 // The sizes from which a copy is streamed (fuse_elementwise_loops leaves such copies alone).
 constexpr int64_t kStreamMinRowBytes = 1024;         // one run (shorter: partial lines, little to gain)
 constexpr int64_t kStreamMinTotalBytes = 512 * 1024;  // the whole copy (smaller: plain stores measured faster)
+constexpr int64_t kStreamMinLargeOutputCopyBytes = 16 * 1024;  // the copy, into a global buffer larger than the caches
+
+// The size from which a global buffer counts as larger than the caches: the pass config
+// tl.cpu_stream_min_output_bytes when positive, else the host's last-level cache (the highest cache
+// level Linux lists for cpu0, one instance: L3 on x86; 32 MiB when sysfs lists no level 3 or above).
+// Part of the cpu kernel cache key.
+int64_t stream_min_output_bytes(const AttrMap& configs);
+
+// Whether s calls tl.cpu.gemm (a lowered T.gemm).
+bool calls_cpu_gemm(const Stmt& s);
+
+// Whether a copy into a global buffer is streamed: rows of row_bytes (>= kStreamMinRowBytes), the
+// copy's copy_bytes in all (>= kStreamMinTotalBytes), or, with `large_outputs` (a function without
+// GEMM calls), copy_bytes >= kStreamMinLargeOutputCopyBytes into a destination of dst_bytes >=
+// min_output_bytes (dst_bytes 0: not a constant size).
+bool stream_copy_wanted(int64_t row_bytes, int64_t copy_bytes, int64_t dst_bytes, bool large_outputs,
+                        int64_t min_output_bytes);
 
 PrimFunc stream_global_stores(const PrimFunc& f, const PassContext& ctx);
 

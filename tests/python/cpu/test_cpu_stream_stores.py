@@ -7,6 +7,9 @@ in float32, bfloat16 and int8 (and float32 rounded into bfloat16, special values
 TileLang's GEMM examples' copy-out), against the same kernel with tl.disable_cpu_stream_stores, and on
 the emitted C++ (the streaming copy and the fence after it are there, or not)."""
 
+import importlib.util
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -70,7 +73,9 @@ def test_streamed_copy_matches_numpy(case):
 @pytest.mark.parametrize("M, N, bm", [(32, 64, 16), (512, 300, 256)], ids=["short-rows", "small-block"])
 def test_short_rows_and_small_blocks_are_not_streamed(M, N, bm):
     # rows of 256 bytes, or 300 KiB blocks: plain stores (measured faster there)
-    kernel = tilelang.compile(shift_copy(M, N, bm, "float32", 0), target="cpu")
+    # (the large-output rule off: a host whose last-level cache were smaller than C would stream it)
+    kernel = tilelang.compile(shift_copy(M, N, bm, "float32", 0), target="cpu",
+                              pass_configs={"tl.cpu_stream_min_output_bytes": 1 << 40})
     assert "copy_stream" not in kernel.get_kernel_source()
     a = data((M, N), "float32", np.random.default_rng(1))
     c = np.zeros((M, N + 5), np.float32)
@@ -202,3 +207,39 @@ def test_bfloat16_gemm_copy_out_is_streamed():
         np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2**-8, atol=1e-5 * np.abs(ref).max())
         out[name] = c
     np.testing.assert_array_equal(out["stream"].view(np.uint16), out["plain"].view(np.uint16))
+
+
+def rms_norm_example():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    spec = importlib.util.spec_from_file_location("stream_rms_norm", os.path.join(root, "examples", "rms_norm",
+                                                                                   "example_rms_norm.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_kernel_without_gemm_streams_an_output_larger_than_the_caches(dtype):
+    # examples/rms_norm, 4 rows a block: its copy of x into Y (4 rows of 4160 bytes a block, starting off
+    # a 64-byte line) is far below 512 KiB, but with Y counted larger than the caches
+    # (tl.cpu_stream_min_output_bytes 64 KiB; by default the host's last-level cache) it is streamed;
+    # the result is bit for bit the plain build's and matches numpy in float64
+    ex = rms_norm_example()
+    npdt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32
+    M, N = 48, 4160 // np.dtype(npdt).itemsize  # (a ragged last block guards its copy: not a plain row copy)
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((M, N)) * rng.uniform(0.1, 10, (M, 1))).astype(np.float32).astype(npdt)
+    w = rng.uniform(0.5, 1.5, N).astype(np.float32).astype(npdt)
+    ref = ex.reference(x, w, 1e-6)
+    outs = {}
+    for name, cfg in (("stream", {"tl.cpu_stream_min_output_bytes": 64 << 10}),
+                      ("plain", {"tl.cpu_stream_min_output_bytes": 1 << 40})):
+        kernel = tilelang.compile(ex.rms_norm(M, N, block_M=4, eps=1e-6, dtype=dtype), target="cpu",
+                                  pass_configs={"tl.cpu_num_threads": 2, **cfg})
+        assert ("tl::cpu::copy_stream(" in kernel.get_kernel_source()) == (name == "stream"), name
+        y = np.full((M, N), np.nan, np.float32).astype(npdt)
+        kernel(x, w, y)
+        r = 2e-2 if dtype == "bfloat16" else 1e-5
+        np.testing.assert_allclose(y.astype(np.float64), ref, rtol=r, atol=r * np.abs(ref).max())
+        outs[name] = y
+    np.testing.assert_array_equal(outs["stream"].view(np.uint8), outs["plain"].view(np.uint8))

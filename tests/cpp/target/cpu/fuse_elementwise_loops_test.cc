@@ -326,6 +326,43 @@ func @f(C: global float32[1024, 512]) {
 }
 
 
+// In a kernel without GEMM calls, a copy of at least 16 KiB into a global buffer larger than the
+// caches (tl.cpu_stream_min_output_bytes; default: the host's last-level cache) is streamed by
+// stream_global_stores, so it is left alone too (examples/rms_norm's copy of x into a large Y);
+// with the output counted as small it fuses.
+TEST(FuseElementwiseLoops, ACopyIntoAnOutputLargerThanTheCachesIsLeftAlone) {
+  const char* before = R"(
+func @f(Y: global float32[1048576], W: global float32[1024]) {
+  kernel(grid=[256], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc x: fragment float32[4, 1024]
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 1024) {
+        x[i, j] = x[i, j] * W[j]
+      }
+    }
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 1024) {
+        Y[bx * 4096 + i * 1024 + j] = x[i, j]
+      }
+    }
+  }
+})";
+  tl::testing::expect_pass("fuse_elementwise_loops", before, before, "cpu",
+                           {{"tl.cpu_stream_min_output_bytes", Attr(int64_t(4) << 20)}});
+  tl::testing::expect_pass("fuse_elementwise_loops", before, R"(
+func @f(Y: global float32[1048576], W: global float32[1024]) {
+  kernel(grid=[256], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc x: fragment float32[4, 1024]
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 1024) {
+        x[i, j] = x[i, j] * W[j]
+        Y[bx * 4096 + i * 1024 + j] = x[i, j]
+      }
+    }
+  }
+})", "cpu", {{"tl.cpu_stream_min_output_bytes", Attr(int64_t(1) << 40)}});
+}
+
 // A call that reaches memory other than through its operands (here one without any) is never
 // crossed, and a buffer with explicit strides (which may overlap) does not count as one-to-one.
 TEST(FuseElementwiseLoops, NotAppliedAcrossAnOpaqueCallOrOnAStridedBuffer) {

@@ -144,7 +144,83 @@ func @f(C: global float32[524288], H: global int32[524288], G: global float32[52
     }
   }
 })";
-  tl::testing::expect_pass("stream_global_stores", src, src);
+  // (the large-output rule off: these copies go to a 2 MiB C, which a host with a smaller L3 would stream)
+  tl::testing::expect_pass("stream_global_stores", src, src, "cpu", {{"tl.cpu_stream_min_output_bytes", Attr(int64_t(1) << 40)}});
+}
+
+// A kernel without GEMM calls (examples/rms_norm: 4 rows of 1024 floats a block) streams a copy of
+// at least 16 KiB into a global buffer of at least tl.cpu_stream_min_output_bytes (default: the
+// host's last-level cache), however far below 512 KiB the copy is; an 8 KiB copy, a smaller
+// destination and a function that calls tl.cpu.gemm keep their plain stores.
+TEST(StreamGlobalStores, LargeOutputsOfKernelsWithoutGemmAreStreamed) {
+  const AttrMap small_llc = {{"tl.cpu_stream_min_output_bytes", Attr(int64_t(4) << 20)}};
+  tl::testing::expect_pass("stream_global_stores", R"(
+func @f(Y: global float32[1048576], Z: global float32[1048576], S: global float32[4096]) {
+  kernel(grid=[256], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc x: fragment float32[4096]
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 1024) {
+        Y[bx * 4096 + i * 1024 + j] = x[i * 1024 + j]
+      }
+    }
+    for i: int32 in serial(0, 2) {
+      for j: int32 in vectorized(0, 1024) {
+        Z[bx * 4096 + i * 1024 + j] = x[i * 1024 + j]
+      }
+    }
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 1024) {
+        S[i * 1024 + j] = x[i * 1024 + j]
+      }
+    }
+  }
+})", R"(
+func @f(Y: global float32[1048576], Z: global float32[1048576], S: global float32[4096]) {
+  kernel(grid=[256], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc x: fragment float32[4096]
+    for i: int32 in serial(0, 4) {
+      evaluate tl.cpu.copy_stream<void>(tl.address_of<handle>(Y[bx * 4096 + i * 1024]), tl.address_of<handle>(x[i * 1024]), 1024)
+    }
+    evaluate tl.cpu.store_fence<void>()
+    for i: int32 in serial(0, 2) {
+      for j: int32 in vectorized(0, 1024) {
+        Z[bx * 4096 + i * 1024 + j] = x[i * 1024 + j]
+      }
+    }
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 1024) {
+        S[i * 1024 + j] = x[i * 1024 + j]
+      }
+    }
+  }
+})", "cpu", small_llc);
+  // The same copy into Y beside a GEMM call: plain stores (the block is compute-bound).
+  const char* with_gemm = R"(
+func @f(Y: global float32[1048576], A: global float32[4096]) {
+  kernel(grid=[256], blocks=[bx: int32], threads=[], thread_vars=[]) {
+    alloc x: fragment float32[4096]
+    evaluate tl.cpu.gemm<void>(64, 64, 1, 0, 0, tl.address_of<handle>(A[0]), 64, tl.address_of<handle>(A[0]), 64, tl.address_of<handle>(x[0]), 64, 1)
+    for i: int32 in serial(0, 4) {
+      for j: int32 in vectorized(0, 1024) {
+        Y[bx * 4096 + i * 1024 + j] = x[i * 1024 + j]
+      }
+    }
+  }
+})";
+  tl::testing::expect_pass("stream_global_stores", with_gemm, with_gemm, "cpu", small_llc);
+}
+
+TEST(StreamGlobalStores, TheRuleAndItsThreshold) {
+  EXPECT_EQ(stream_min_output_bytes({{"tl.cpu_stream_min_output_bytes", Attr(int64_t(12345))}}), 12345);
+  EXPECT_GE(stream_min_output_bytes({}), int64_t(1) << 20);  // the host's L3, or 32 MiB when sysfs has none
+  // rows of at least 1 KiB; 512 KiB in all, or 16 KiB into an output of at least the threshold without GEMMs
+  EXPECT_TRUE(stream_copy_wanted(1024, 512 * 1024, 0, false, 1 << 20));
+  EXPECT_FALSE(stream_copy_wanted(512, 512 * 1024, 0, true, 1 << 20));
+  EXPECT_TRUE(stream_copy_wanted(4096, 16 * 1024, 1 << 20, true, 1 << 20));
+  EXPECT_FALSE(stream_copy_wanted(4096, 16 * 1024, 1 << 20, false, 1 << 20));
+  EXPECT_FALSE(stream_copy_wanted(4096, 8 * 1024, 1 << 20, true, 1 << 20));
+  EXPECT_FALSE(stream_copy_wanted(4096, 16 * 1024, (1 << 20) - 4, true, 1 << 20));
+  EXPECT_FALSE(stream_copy_wanted(4096, 16 * 1024, 0, true, 1 << 20));  // a destination of no constant size
 }
 
 TEST(StreamGlobalStores, OffWithThePassConfig) {
