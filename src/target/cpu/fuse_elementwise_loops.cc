@@ -201,13 +201,8 @@ bool streamed_copy(const Nest& n, bool large_outputs, int64_t min_output_bytes) 
     if (!e) return false;
     total *= e->value;
   }
-  int64_t dst = bytes;
-  for (const Expr& d : st->buffer->shape) {
-    auto* e = d.as<IntImmNode>();
-    dst = e && e->value > 0 ? dst * e->value : 0;
-  }
-  return stream_copy_wanted(n.loops.back()->extent.as<IntImmNode>()->value * bytes, total, dst, large_outputs,
-                            min_output_bytes);
+  return stream_copy_wanted(n.loops.back()->extent.as<IntImmNode>()->value * bytes, total,
+                            constant_buffer_bytes(st->buffer), large_outputs, min_output_bytes);
 }
 
 class Fuser : public StmtMutator {

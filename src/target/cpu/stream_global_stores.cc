@@ -1,6 +1,5 @@
 #include "target/cpu/stream_global_stores.h"
 
-#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <optional>
@@ -59,16 +58,6 @@ int64_t host_llc_bytes() {
     return best_level >= 3 ? best : 0;
   }();
   return bytes;
-}
-
-int64_t buffer_bytes(const Buffer& b) {
-  int64_t n = b.dtype().bytes();
-  for (const Expr& d : b->shape) {
-    int64_t e = 0;
-    if (!is_const_int(d, &e) || e <= 0) return 0;
-    n *= e;
-  }
-  return n;
 }
 
 class StreamRewriter : public StmtMutator {
@@ -138,7 +127,7 @@ class StreamRewriter : public StmtMutator {
       return make_call(DataType::Handle(), "tl.address_of", {make_load(b, {i})});
     };
     *bytes = ext * t.bytes();
-    dst_bytes_ = buffer_bytes(st->buffer);
+    dst_bytes_ = constant_buffer_bytes(st->buffer);
     return make_evaluate(make_call(DataType::Void(), "tl.cpu.copy_stream",
                                    {address(st->buffer, *dst), address(ld->buffer, *src), make_int(ext)}),
                          n->span);
@@ -152,6 +141,17 @@ int64_t stream_min_output_bytes(const AttrMap& configs) {
   if (n > 0) return n;
   const int64_t llc = host_llc_bytes();
   return llc > 0 ? llc : int64_t(32) << 20;
+}
+
+int64_t constant_buffer_bytes(const Buffer& b) {
+  constexpr int64_t kCap = int64_t(1) << 56;  // larger counts saturate (no overflow for any shape)
+  int64_t n = b.dtype().bytes();
+  for (const Expr& d : b->shape) {
+    int64_t e = 0;
+    if (!is_const_int(d, &e) || e <= 0) return 0;
+    n = n > kCap / e ? kCap : n * e;
+  }
+  return n;
 }
 
 bool calls_cpu_gemm(const Stmt& s) {

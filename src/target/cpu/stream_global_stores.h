@@ -53,6 +53,9 @@ constexpr int64_t kStreamMinLargeOutputCopyBytes = 16 * 1024;  // the copy, into
 // Part of the cpu kernel cache key.
 int64_t stream_min_output_bytes(const AttrMap& configs);
 
+// b's size in bytes when its shape is constant (saturating at 2^56), else 0.
+int64_t constant_buffer_bytes(const Buffer& b);
+
 // Whether s calls tl.cpu.gemm (a lowered T.gemm).
 bool calls_cpu_gemm(const Stmt& s);
 
