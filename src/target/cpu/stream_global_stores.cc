@@ -27,11 +27,12 @@ class GemmFinder : public IRVisitor {
   }
 };
 
-// "48K", "32768K", "2M", "1048576" (a sysfs cache size) in bytes; 0 when unreadable.
+// "48K", "32768K", "2M", "1048576" (a sysfs cache size) in bytes; 0 when unreadable (digits stop
+// being read past 2^32, so a unit shift stays inside int64).
 int64_t parse_cache_size(const std::string& text) {
   size_t i = 0;
   int64_t v = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && v < (int64_t(1) << 40))
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && v < (int64_t(1) << 32))
     v = v * 10 + (text[i++] - '0');
   if (i == 0) return 0;
   const char unit = i < text.size() ? static_cast<char>(std::toupper(static_cast<unsigned char>(text[i]))) : ' ';
@@ -69,21 +70,21 @@ class StreamRewriter : public StmtMutator {
 
  protected:
   Stmt mutate_for(const ForNode* n, const Stmt& s) override {
-    int64_t bytes = 0;
+    int64_t bytes = 0, dst_bytes = 0;
     // A loop over rows (serial, constant trip count) around a streamable row copy: the total counts.
     if (auto* inner = n->body.as<ForNode>()) {
       int64_t rows = 0;
       if (n->for_kind == ForKind::kSerial && is_const_int(n->extent, &rows) && rows > 0) {
-        std::optional<Stmt> copy = row_copy(inner, &bytes);
-        if (copy && stream_copy_wanted(bytes, rows * bytes, dst_bytes_, large_outputs_, min_output_bytes_)) {
+        std::optional<Stmt> copy = row_copy(inner, &bytes, &dst_bytes);
+        if (copy && stream_copy_wanted(bytes, rows * bytes, dst_bytes, large_outputs_, min_output_bytes_)) {
           ++rewritten;
           return fenced(make_for(n->var, n->min, n->extent, n->for_kind, *copy, n->annotations, n->span));
         }
       }
       return StmtMutator::mutate_for(n, s);
     }
-    std::optional<Stmt> copy = row_copy(n, &bytes);
-    if (copy && stream_copy_wanted(bytes, bytes, dst_bytes_, large_outputs_, min_output_bytes_)) {
+    std::optional<Stmt> copy = row_copy(n, &bytes, &dst_bytes);
+    if (copy && stream_copy_wanted(bytes, bytes, dst_bytes, large_outputs_, min_output_bytes_)) {
       ++rewritten;
       return fenced(*copy);
     }
@@ -97,11 +98,10 @@ class StreamRewriter : public StmtMutator {
   }
   bool large_outputs_;
   int64_t min_output_bytes_;
-  int64_t dst_bytes_ = 0;  // the whole size of the last row copy's G (0: not constant)
 
   // The streaming copy for a loop `G[f + i] = L[g + i]` of at least kMinRowBytes (its size in
-  // *bytes; G's whole size in dst_bytes_), or nothing.
-  std::optional<Stmt> row_copy(const ForNode* n, int64_t* bytes) {
+  // *bytes; G's whole size in *dst_bytes, 0 when not constant), or nothing.
+  std::optional<Stmt> row_copy(const ForNode* n, int64_t* bytes, int64_t* dst_bytes) {
     if (n->for_kind != ForKind::kSerial && n->for_kind != ForKind::kVectorized) return std::nullopt;
     auto* st = n->body.as<BufferStoreNode>();
     int64_t ext = 0;
@@ -127,7 +127,7 @@ class StreamRewriter : public StmtMutator {
       return make_call(DataType::Handle(), "tl.address_of", {make_load(b, {i})});
     };
     *bytes = ext * t.bytes();
-    dst_bytes_ = constant_buffer_bytes(st->buffer);
+    *dst_bytes = constant_buffer_bytes(st->buffer);
     return make_evaluate(make_call(DataType::Void(), "tl.cpu.copy_stream",
                                    {address(st->buffer, *dst), address(ld->buffer, *src), make_int(ext)}),
                          n->span);
