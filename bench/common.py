@@ -396,6 +396,54 @@ def int8_peer_refusal(impl, flags=None):
     return None
 
 
+def fma_probe():
+    """bench/cpu_fp32_ceiling/peak.cc built with the system compiler (-O2 -march=native) and loaded, or
+    None when no compiler is available."""
+    import ctypes
+    import tempfile
+    src = os.path.join(HERE, "cpu_fp32_ceiling", "peak.cc")
+    with tempfile.TemporaryDirectory() as d:  # the loaded object outlives its file
+        so = os.path.join(d, "peak.so")
+        try:
+            subprocess.run([os.environ.get("CXX", "g++").split()[0], "-O2", "-march=native", "-ffp-contract=fast",
+                            "-fPIC", "-shared", src, "-o", so], check=True, capture_output=True, timeout=120)
+            lib = ctypes.CDLL(so)
+        except (OSError, subprocess.SubprocessError):
+            return None
+    lib.tl_bench_fma_chains.restype = ctypes.c_double
+    lib.tl_bench_fma_chains.argtypes = [ctypes.c_long, ctypes.c_float]
+    return lib
+
+
+def fp32_fma_peak(probes=7, seconds=0.03, lib=None):
+    """The fp32 multiply-add peak of the calling thread's core, measured now: the best rate (GFLOP/s) of
+    `probes` runs of bench/cpu_fp32_ceiling/peak.cc (independent chains of vector FMAs), each about
+    `seconds` of thread CPU time. The best, not the median: other tenants only ever slow a probe down.
+    None when no compiler is available. A GEMM's rate divided by it says how far from the hardware's
+    ceiling the GEMM runs, which bounds any ratio between two GEMMs (against a peer at 93% of the
+    peak there is at most 1.07x to gain)."""
+    lib = lib or fma_probe()
+    if lib is None:
+        return None
+    per_iter = 2 * lib.tl_bench_fma_num_chains() * lib.tl_bench_fma_lanes()
+    n = 1000
+    while True:  # iterations for about `seconds` per probe
+        t = time.thread_time()
+        lib.tl_bench_fma_chains(n, 1.0)
+        t = time.thread_time() - t
+        if t >= seconds / 4 or n > 1 << 40:
+            break
+        n *= 4
+    n = max(1000, int(n * seconds / max(t, 1e-6)))
+    best = 0.0
+    for _ in range(probes):
+        t = time.thread_time()
+        lib.tl_bench_fma_chains(n, 1.0)
+        t = time.thread_time() - t
+        best = max(best, n * per_iter / max(t, 1e-9) / 1e9)
+    return best
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:

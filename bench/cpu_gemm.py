@@ -191,6 +191,9 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
                          ["workload", "config", "ours GFLOP/s", "numpy GFLOP/s", "vs numpy", "torch GFLOP/s",
                           "vs torch"] + (["old build GFLOP/s", "vs old"] if old else []))
     rng = np.random.default_rng(0)
+    fma = common.fma_probe()
+    peaks = [common.fp32_fma_peak(lib=fma)] if fma else []  # one core's fp32 FMA peak, before and after the rows
+    of_peak = []  # fp32 rows: (label, {contender: GFLOP/s})
     for label, M, N, K, (bm, bn, bk), dtype, *out in SHAPES:
         if (quick and label not in QUICK) or (only and not any(o in label for o in only)):
             continue
@@ -255,6 +258,16 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
                   *([gf("old"), round(ms.ratio("old", "ours"), 3) if "old" in ms else ""] if old else []))
         print(f"  {label}: " + ", ".join(f"{n} {gf(n):.1f}" for n in ms) + f" GFLOP/s; vs numpy {vs_np}, "
               f"vs torch {vs_t}", flush=True)
+        if dtype == "float32":
+            of_peak.append((label, {n: gf(n) for n in ("ours", "numpy", "torch") if n in ms}))
+    if fma:
+        peaks.append(common.fp32_fma_peak(lib=fma))
+        peak = max(peaks) * threads
+        table.note(f"fp32 FMA peak of one core, measured in this process before / after the rows: "
+                   f"{peaks[0]:.1f} / {peaks[1]:.1f} GFLOP/s (bench/cpu_fp32_ceiling/peak.cc); fp32 rows as a "
+                   f"fraction of {threads} x the higher: " +
+                   "; ".join(f"{label} " + " / ".join(f"{n} {r / peak:.2f}" for n, r in rates.items())
+                             for label, rates in of_peak))
     table.note(f"numpy peer: {ob.get('internal_api')} {ob.get('version')}, kernel '{ob.get('architecture')}' "
                f"({ob.get('level')} tier; from {ob.get('source')})")
     if tp:

@@ -12,8 +12,16 @@
 #include "tl/cpu/stream.h"
 #include "tl/cpu/types.h"
 
+/* -DBM=1024 / -DBN=1024: other block shapes (the whole 2048 x 2048 product as one block: a bound on
+ * what coarser blocks could give). */
+#ifndef BM
+#define BM 512
+#endif
+#ifndef BN
+#define BN 512
+#endif
 #ifndef LDC
-#define LDC 528  // the row stride pad_gemm_accumulators gives a 512-wide fp32 / int32 C_local
+#define LDC (BN + 16)  // the row stride pad_gemm_accumulators gives a 512-wide fp32 / int32 C_local
 #endif
 /* -DBK_CALL_INT8=2048 / -DBK_CALL_BF16=2048: one GEMM over all of k per block, as the k-loop fusion
  * makes of TileLang's example blocks after coarsen_gemm_blocks (eighteenth session). */
@@ -36,7 +44,7 @@ typedef tl::cpu::bfloat16_t In;
 typedef float Acc;
 constexpr int BK = BK_CALL_BF16;
 #endif
-constexpr int N = 2048, BM = 512, BN = 512;
+constexpr int N = 2048;
 static_assert(N % BK == 0, "the k depth per call divides 2048");
 #ifndef REUSE_B  // -DREUSE_B=false: B packed per call, as a kernel whose B the lowering cannot prove unwritten
 #define REUSE_B true

@@ -73,3 +73,23 @@ def test_benchmark_reexecutes_without_openblas_coretype():
     assert got["ARCH"] != "unknown", "numpy's OpenBLAS kernel could not be read"
     assert got["ARCH"].lower() != "sandybridge"
     assert common.LEVEL_RANK[got["LEVEL"]] >= common.LEVEL_RANK["avx"]
+
+
+def test_fma_peak_probe_runs_every_chain_and_lane():
+    """The peak probe's flop count (2 x chains x lanes per iteration) is what its loop computes: after n
+    steps acc = a^n (acc0 - f) + f with f = b / (1 - a) in every lane of every chain, so the checksum of
+    all lanes pins both counts and n; the lanes follow the widest vector ISA the CPU reports."""
+    import numpy as np
+    lib = common.fma_probe()
+    assert lib is not None, "the benchmark's FMA probe did not build (g++ missing?)"
+    chains, lanes = lib.tl_bench_fma_num_chains(), lib.tl_bench_fma_lanes()
+    flags = common.cpu_flags()
+    assert lanes == (16 if "avx512f" in flags else 8 if "avx" in flags else 4)
+    a, b = float(np.float32(0.999)), float(np.float32(1e-4))
+    f = b / (1 - a)
+    for n, x in ((1, 0.5), (777, 2.0), (3000, -1.25)):
+        want = lanes * sum(a ** n * (x + i - f) + f for i in range(chains))
+        got = lib.tl_bench_fma_chains(n, x)
+        assert abs(got - want) <= 1e-4 * abs(want) + 1e-3, (n, x, got, want)
+    peak = common.fp32_fma_peak(probes=2, seconds=0.01, lib=lib)
+    assert peak > 0
