@@ -136,11 +136,14 @@ class StreamRewriter : public StmtMutator {
 
 }  // namespace
 
+int64_t default_stream_min_output_bytes(int64_t llc_bytes) {
+  if (llc_bytes <= 0) return kStreamNoLlcOutputBytes;
+  return llc_bytes < kStreamMaxDefaultOutputBytes ? llc_bytes : kStreamMaxDefaultOutputBytes;
+}
+
 int64_t stream_min_output_bytes(const AttrMap& configs) {
   const int64_t n = config_int(configs, "tl.cpu_stream_min_output_bytes", 0);
-  if (n > 0) return n;
-  const int64_t llc = host_llc_bytes();
-  return llc > 0 ? llc : int64_t(32) << 20;
+  return n > 0 ? n : default_stream_min_output_bytes(host_llc_bytes());
 }
 
 int64_t constant_buffer_bytes(const Buffer& b) {

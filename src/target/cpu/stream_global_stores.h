@@ -19,8 +19,8 @@
 //     the decode shapes (16 or 1 rows of 1 KiB) were 10-20% slower streamed;
 //     or, in a function without GEMM calls (a memory-bound kernel: a norm, a softmax, an
 //     element-wise chain staged through block-local buffers), at least 16 KiB when G itself is at
-//     least stream_min_output_bytes(): an output larger than the last-level cache leaves the
-//     caches anyway, so its lines are better written without the read. examples/rms_norm on a Zen 4
+//     least stream_min_output_bytes(): an output larger than the last-level cache (at most 64 MiB)
+//     leaves the caches anyway, so its lines are better written without the read. examples/rms_norm on a Zen 4
 //     core (32 MiB L3, paired against the rule off): 16-64 KiB copies into a 32-64 MiB Y 1.05-1.14x
 //     (docs/PERFORMANCE.md, eighteenth session); 8 KiB copies 0.88-0.92x (the fence after each
 //     block's copy); a 1 MiB Y, which stays in the caches between calls, ran 0.75x streamed;
@@ -48,10 +48,21 @@ constexpr int64_t kStreamMinTotalBytes = 512 * 1024;  // the whole copy (smaller
 constexpr int64_t kStreamMinLargeOutputCopyBytes = 16 * 1024;  // the copy, into a global buffer larger than the caches
 
 // The size from which a global buffer counts as larger than the caches: the pass config
-// tl.cpu_stream_min_output_bytes when positive, else the host's last-level cache (the highest cache
-// level Linux lists for cpu0, one instance: L3 on x86; 32 MiB when sysfs lists no level 3 or above).
-// Part of the cpu kernel cache key.
+// tl.cpu_stream_min_output_bytes when positive, else default_stream_min_output_bytes() of the host's
+// last-level cache (the highest cache level Linux lists for cpu0, one instance: L3 on x86). Part of
+// the cpu kernel cache key.
 int64_t stream_min_output_bytes(const AttrMap& configs);
+
+// The default for a last-level cache of llc_bytes (0: sysfs lists no level 3 or above): that cache,
+// at most kStreamMaxDefaultOutputBytes; kStreamNoLlcOutputBytes without one. The cap: a server
+// socket's L3 (300 MiB on the Emerald Rapids Xeon hosts) is shared by every core and tenant of the
+// socket, so one kernel's 64 MiB output does not stay there either — examples/rms_norm fp32 with
+// 64 MiB Ys ran 1.7-1.9x faster streamed on such a host, where a core wrote 8.4-8.8 GB/s with plain
+// stores, memcpy or rep movsb against 19.5-19.9 GB/s non-temporal (docs/PERFORMANCE.md, nineteenth
+// session); on the Zen 4 build VM the cache itself (32 MiB) is the measured threshold.
+constexpr int64_t kStreamMaxDefaultOutputBytes = int64_t(64) << 20;
+constexpr int64_t kStreamNoLlcOutputBytes = int64_t(32) << 20;
+int64_t default_stream_min_output_bytes(int64_t llc_bytes);
 
 // b's size in bytes when its shape is constant (saturating at 2^56), else 0.
 int64_t constant_buffer_bytes(const Buffer& b);

@@ -212,7 +212,13 @@ func @f(Y: global float32[1048576], A: global float32[4096]) {
 
 TEST(StreamGlobalStores, TheRuleAndItsThreshold) {
   EXPECT_EQ(stream_min_output_bytes({{"tl.cpu_stream_min_output_bytes", Attr(int64_t(12345))}}), 12345);
-  EXPECT_GE(stream_min_output_bytes({}), int64_t(1) << 20);  // the host's L3, or 32 MiB when sysfs has none
+  EXPECT_GE(stream_min_output_bytes({}), int64_t(1) << 20);  // the host's L3 (at most 64 MiB), or 32 MiB when sysfs has none
+  EXPECT_LE(stream_min_output_bytes({}), int64_t(64) << 20);
+  // the default: the last-level cache, capped at 64 MiB (a server socket's shared L3); 32 MiB without one
+  EXPECT_EQ(default_stream_min_output_bytes(int64_t(32) << 20), int64_t(32) << 20);
+  EXPECT_EQ(default_stream_min_output_bytes(int64_t(8) << 20), int64_t(8) << 20);
+  EXPECT_EQ(default_stream_min_output_bytes(int64_t(300) << 20), int64_t(64) << 20);
+  EXPECT_EQ(default_stream_min_output_bytes(0), int64_t(32) << 20);
   // rows of at least 1 KiB; 512 KiB in all, or 16 KiB into an output of at least the threshold without GEMMs
   EXPECT_TRUE(stream_copy_wanted(1024, 512 * 1024, 0, false, 1 << 20));
   EXPECT_FALSE(stream_copy_wanted(512, 512 * 1024, 0, true, 1 << 20));
