@@ -260,12 +260,17 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
               f"vs torch {vs_t}", flush=True)
         if dtype == "float32":
             of_peak.append((label, {n: gf(n) for n in ("ours", "numpy", "torch") if n in ms}))
-    if fma:
-        peaks.append(common.fp32_fma_peak(lib=fma))
+        if fma:
+            peaks.append(common.fp32_fma_peak(lib=fma))
+    if fma and len(peaks) > 1:
         peak = max(peaks) * threads
-        table.note(f"fp32 FMA peak of one core, measured in this process before / after the rows: "
-                   f"{peaks[0]:.1f} / {peaks[1]:.1f} GFLOP/s (bench/cpu_fp32_ceiling/peak.cc); fp32 rows as a "
-                   f"fraction of {threads} x the higher: " +
+        spread = max(peaks) / min(peaks) - 1
+        table.note(f"fp32 FMA peak of one core, probed in this process before the rows and after each: "
+                   f"{min(peaks):.1f}-{max(peaks):.1f} GFLOP/s over {len(peaks)} probes "
+                   f"(bench/cpu_fp32_ceiling/peak.cc; " +
+                   (f"a {spread:.0%} spread: another tenant competed for the core, ratios are less reliable"
+                    if spread > 0.1 else "steady") +
+                   f"); fp32 rows as a fraction of {threads} x the highest: " +
                    "; ".join(f"{label} " + " / ".join(f"{n} {r / peak:.2f}" for n, r in rates.items())
                              for label, rates in of_peak))
     table.note(f"numpy peer: {ob.get('internal_api')} {ob.get('version')}, kernel '{ob.get('architecture')}' "
