@@ -19,11 +19,12 @@
 //     the decode shapes (16 or 1 rows of 1 KiB) were 10-20% slower streamed;
 //     or, in a function without GEMM calls (a memory-bound kernel: a norm, a softmax, an
 //     element-wise chain staged through block-local buffers), at least 16 KiB when G itself is at
-//     least stream_min_output_bytes(): an output larger than the last-level cache (at most 64 MiB)
-//     leaves the caches anyway, so its lines are better written without the read. examples/rms_norm on a Zen 4
-//     core (32 MiB L3, paired against the rule off): 16-64 KiB copies into a 32-64 MiB Y 1.05-1.14x
-//     (docs/PERFORMANCE.md, eighteenth session); 8 KiB copies 0.88-0.92x (the fence after each
-//     block's copy); a 1 MiB Y, which stays in the caches between calls, ran 0.75x streamed;
+//     least stream_min_output_bytes(): an output larger than the last-level cache (at most
+//     64 MiB) leaves the caches anyway, so its lines are better written without the read.
+//     examples/rms_norm on a Zen 4 core (32 MiB L3, paired against the rule off): 16-64 KiB
+//     copies into a 32-64 MiB Y 1.05-1.14x (docs/PERFORMANCE.md, eighteenth session); 8 KiB
+//     copies 0.88-0.92x (the fence after each block's copy); a 1 MiB Y, which stays in the caches
+//     between calls, ran 0.75x streamed; on the Xeon hosts 64 MiB Ys 1.22-1.72x (nineteenth);
 //   - its body is exactly that store: G a global buffer, L a buffer of another scope with G's dtype,
 //     the value the loaded element itself (no arithmetic; the one cast allowed is float32 L to a
 //     bfloat16 or float16 G, the copy-out of a float32 accumulator into a bfloat16 / float16 C as in
@@ -57,9 +58,10 @@ int64_t stream_min_output_bytes(const AttrMap& configs);
 // at most kStreamMaxDefaultOutputBytes; kStreamNoLlcOutputBytes without one. The cap: a server
 // socket's L3 (300 MiB on the Emerald Rapids Xeon hosts) is shared by every core and tenant of the
 // socket, so one kernel's 64 MiB output does not stay there either — examples/rms_norm fp32 with
-// 64 MiB Ys ran 1.7-1.9x faster streamed on such a host, where a core wrote 8.4-8.8 GB/s with plain
-// stores, memcpy or rep movsb against 19.5-19.9 GB/s non-temporal (docs/PERFORMANCE.md, nineteenth
-// session); on the Zen 4 build VM the cache itself (32 MiB) is the measured threshold.
+// 64 MiB Ys ran 1.22-1.44x (one thread) and 1.59-1.72x (two) faster streamed on such a host, paired
+// against the rule off; there a core wrote 8.4-8.8 GB/s with plain stores, memcpy or rep movsb
+// against 19.5-19.9 GB/s non-temporal (docs/PERFORMANCE.md, nineteenth session). On the Zen 4 build
+// VM the cache itself (32 MiB) is the measured threshold.
 constexpr int64_t kStreamMaxDefaultOutputBytes = int64_t(64) << 20;
 constexpr int64_t kStreamNoLlcOutputBytes = int64_t(32) << 20;
 int64_t default_stream_min_output_bytes(int64_t llc_bytes);
