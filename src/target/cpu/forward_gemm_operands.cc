@@ -87,9 +87,19 @@ bool mentions(const Stmt& s, const BufferNode* b) {
     void visit_tile_op(const TileOpNode* n) override {
       for (const TileArg& a : n->args)
         if (a.is_region()) found |= a.region.buffer.get() == b;
-      for (auto& [k, v] : n->attrs)
-        if (v.kind() == Attr::kBuffer) found |= v.as_buffer().get() == b;
+      for (auto& [k, v] : n->attrs) check(v);
       IRVisitor::visit_tile_op(n);
+    }
+    void visit_attr(const AttrStmtNode* n) override {
+      check(n->value);
+      IRVisitor::visit_attr(n);
+    }
+    void visit_kernel(const KernelLaunchNode* n) override {
+      for (auto& [k, v] : n->attrs) check(v);
+      IRVisitor::visit_kernel(n);
+    }
+    void check(const Attr& v) {
+      if (v.kind() == Attr::kBuffer) found |= v.as_buffer().get() == b;
     }
   } f;
   f.b = b;
@@ -276,6 +286,7 @@ class Forwarder : public StmtMutator {
   Forwarder(const UseCollector& uses, LowerContext base) : uses_(uses), ctx_(std::move(base)) {}
   using StmtMutator::mutate;
   int forwarded = 0;
+  std::set<const BufferNode*> forwarded_buffers;  // staging buffers S whose GEMM now reads G in place
 
  protected:
   Stmt mutate_kernel(const KernelLaunchNode* n, const Stmt& s) override {
@@ -338,6 +349,7 @@ class Forwarder : public StmtMutator {
         seq[i] = make_evaluate(make_int(0), copy->span);
         changed = true;
         ++forwarded;
+        forwarded_buffers.insert(dst.buffer.get());
         break;
       }
     }
@@ -484,6 +496,25 @@ class ClearFolder : public StmtMutator {
   bool fuse_k_;
 };
 
+// Drops the allocation of each forwarded staging buffer that nothing mentions any more (its copy
+// became a no-op and its GEMM reads the global tile): no unused stack array or heap allocation is
+// left in the block. A buffer versioned at run time keeps its copy, hence its allocation.
+class DeadStagingDropper : public StmtMutator {
+ public:
+  explicit DeadStagingDropper(const std::set<const BufferNode*>& candidates) : candidates_(candidates) {}
+  using StmtMutator::mutate;
+
+ protected:
+  Stmt mutate_allocate(const AllocateNode* n, const Stmt& s) override {
+    Stmt body = mutate(n->body);
+    if (candidates_.count(n->buffer.get()) && !mentions(body, n->buffer.get())) return body;
+    return body.same_as(n->body) ? s : make_allocate(n->buffer, body, n->span);
+  }
+
+ private:
+  const std::set<const BufferNode*>& candidates_;
+};
+
 }  // namespace
 
 PrimFunc forward_gemm_operands(const PrimFunc& f, const PassContext& ctx) {
@@ -496,6 +527,7 @@ PrimFunc forward_gemm_operands(const PrimFunc& f, const PassContext& ctx) {
   Stmt body = fw.mutate(f.body());
   ClearFolder cf(!config_bool(ctx.configs, "tl.disable_cpu_gemm_k_fusion"));
   body = cf.mutate(body);
+  if (!fw.forwarded_buffers.empty()) body = DeadStagingDropper(fw.forwarded_buffers).mutate(body);
   return fw.forwarded == 0 && cf.folded == 0 ? f : f.with_body(body);
 }
 

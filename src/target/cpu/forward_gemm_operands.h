@@ -16,7 +16,8 @@
 //     unit dimensions allowed) and its indices load nothing;
 //   - r lies inside G for every value of the surrounding block, loop and let variables (the copy
 //     would otherwise zero-fill the outside part).
-// S's allocation stays (unused). Where the last condition holds only at run time (dynamic
+// S's allocation is dropped too when nothing else names S any more (no unused stack array or heap
+// buffer in the block). Where the last condition holds only at run time (dynamic
 // dimensions, a partial last tile), the pair is versioned instead: `if (!inside) T.copy(G[r], S);
 // ...; if (inside) T.gemm(G[r], ...) else T.gemm(S, ...)`, `inside` being r's first and last
 // elements inside G (all operands of that GEMM so versioned share one condition): a dynamic-shape
