@@ -71,7 +71,8 @@ bool covers_whole(const BufferRegion& r) {
   return true;
 }
 
-// Whether s mentions buffer b anywhere (loads, stores, tile-op arguments, attributes).
+// Whether s mentions buffer b anywhere (loads, stores, tile-op arguments, the attributes of tile
+// ops, attribute statements, kernels and loops).
 bool mentions(const Stmt& s, const BufferNode* b) {
   struct Finder : IRVisitor {
     const BufferNode* b;
@@ -97,6 +98,10 @@ bool mentions(const Stmt& s, const BufferNode* b) {
     void visit_kernel(const KernelLaunchNode* n) override {
       for (auto& [k, v] : n->attrs) check(v);
       IRVisitor::visit_kernel(n);
+    }
+    void visit_for(const ForNode* n) override {
+      for (auto& [k, v] : n->annotations) check(v);
+      IRVisitor::visit_for(n);
     }
     void check(const Attr& v) {
       if (v.kind() == Attr::kBuffer) found |= v.as_buffer().get() == b;
