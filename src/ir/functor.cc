@@ -116,6 +116,7 @@ void IRVisitor::visit_region(const BufferRegion& r) {
   }
 }
 void IRVisitor::visit_attr_value(const Attr& a) {
+  if (a.kind() == Attr::kBuffer) visit_attr_buffer(a.as_buffer());
   if (a.kind() == Attr::kExpr) visit(a.as_expr());
   if (a.kind() == Attr::kExprList)
     for (auto& e : a.as_expr_list()) visit(e);

@@ -43,7 +43,11 @@ class IRVisitor {
   virtual void visit_tile_op(const TileOpNode* n);
   virtual void visit_loop_control(const LoopControlNode*) {}
 
-  // Visits the expressions inside a region / attribute.
+  // A buffer that an attribute names (of a tile op, an attribute statement, a kernel or a loop):
+  // a layout annotation, a pass's marker. Nothing by default.
+  virtual void visit_attr_buffer(const Buffer&) {}
+
+  // Visits the expressions inside a region / attribute (and an attribute's buffer).
   void visit_region(const BufferRegion& r);
   void visit_attr_value(const Attr& a);
 };

@@ -88,24 +88,9 @@ bool mentions(const Stmt& s, const BufferNode* b) {
     void visit_tile_op(const TileOpNode* n) override {
       for (const TileArg& a : n->args)
         if (a.is_region()) found |= a.region.buffer.get() == b;
-      for (auto& [k, v] : n->attrs) check(v);
       IRVisitor::visit_tile_op(n);
     }
-    void visit_attr(const AttrStmtNode* n) override {
-      check(n->value);
-      IRVisitor::visit_attr(n);
-    }
-    void visit_kernel(const KernelLaunchNode* n) override {
-      for (auto& [k, v] : n->attrs) check(v);
-      IRVisitor::visit_kernel(n);
-    }
-    void visit_for(const ForNode* n) override {
-      for (auto& [k, v] : n->annotations) check(v);
-      IRVisitor::visit_for(n);
-    }
-    void check(const Attr& v) {
-      if (v.kind() == Attr::kBuffer) found |= v.as_buffer().get() == b;
-    }
+    void visit_attr_buffer(const Buffer& a) override { found |= a.get() == b; }
   } f;
   f.b = b;
   f.visit(s);

@@ -368,7 +368,6 @@ class UseCounter : public IRVisitor {
     // Buffers named by a tile op are used in ways this pass does not model.
     for (auto& a : n->args)
       if (a.is_region()) uses[a.region.buffer].opaque = true;
-    for (auto& [k, a] : n->attrs) mark(a);
     IRVisitor::visit_tile_op(n);
   }
   void visit_allocate(const AllocateNode* n) override {
@@ -376,23 +375,9 @@ class UseCounter : public IRVisitor {
     IRVisitor::visit_allocate(n);
   }
   // A buffer named by an attribute (a layout annotation, a pass's marker) keeps its shape.
-  void visit_attr(const AttrStmtNode* n) override {
-    mark(n->value);
-    IRVisitor::visit_attr(n);
-  }
-  void visit_kernel(const KernelLaunchNode* n) override {
-    for (auto& [k, a] : n->attrs) mark(a);
-    IRVisitor::visit_kernel(n);
-  }
-  void visit_for(const ForNode* n) override {
-    for (auto& [k, a] : n->annotations) mark(a);
-    IRVisitor::visit_for(n);
-  }
+  void visit_attr_buffer(const Buffer& b) override { uses[b].opaque = true; }
 
  private:
-  void mark(const Attr& a) {
-    if (a.kind() == Attr::kBuffer) uses[a.as_buffer()].opaque = true;
-  }
   bool in_impure_ = false;
 };
 
