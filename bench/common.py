@@ -472,6 +472,45 @@ def blas_info():
         return f"numpy (BLAS unknown: {e})"
 
 
+def physical_cores(cpus=None, sysfs="/sys/devices/system/cpu"):
+    """The physical cores behind `cpus` (default: the CPUs this process may run on), as a set of
+    (package, core) pairs from sysfs topology; None where sysfs does not say (no Linux topology)."""
+    if cpus is None:
+        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    cores = set()
+    for c in cpus:
+        try:
+            with open(f"{sysfs}/cpu{c}/topology/physical_package_id") as f:
+                pkg = f.read().strip()
+            with open(f"{sysfs}/cpu{c}/topology/core_id") as f:
+                core = f.read().strip()
+        except OSError:
+            return None
+        cores.add((pkg, core))
+    return cores
+
+
+def placement_note(threads, cpus=None, sysfs="/sys/devices/system/cpu"):
+    """A warning when `threads` threads cannot each have a physical core of their own here: the
+    process may run on fewer CPUs than threads, or its CPUs are hyperthreads of fewer cores (two
+    threads on one core's two hyperthreads share its FMA units, so a two-thread ratio then measures
+    one core; pin to CPUs of distinct cores). None when they can, or where sysfs does not say."""
+    if cpus is None:
+        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    cpus = sorted(cpus)
+    cores = physical_cores(cpus, sysfs)
+    if threads <= 1 or cores is None:
+        return None
+    if len(cpus) < threads:
+        return (f"WARNING: {threads} threads on {len(cpus)} CPU(s) ({','.join(map(str, cpus))}): the threads "
+                f"share CPUs, so the rates are not those of {threads} cores")
+    if len(cores) < threads:
+        return (f"WARNING: {threads} threads on CPUs {','.join(map(str, cpus))}, which are hyperthreads of "
+                f"{len(cores)} physical core(s): the threads share a core's units, so the rates are not those of "
+                f"{threads} cores (pin to CPUs of distinct cores: /sys/devices/system/cpu/cpu*/topology/core_id)")
+    return None
+
+
 def machine():
     return {
         "date": datetime.date.today().isoformat(),

@@ -180,6 +180,9 @@ def main(threads=2, rounds=3, rep=5, timer="wall", dtypes=("bfloat16", "float32"
     table.note(f"GFLOP/s from median {what} per call; ratio = median over rounds of paired time ratios; "
                f"{threads} thread(s) for ours (tl.cpu_num_threads) and torch")
     table.note(f"{m['cpu']}; load average at the end {m['load_average']:.1f}")
+    placement = common.placement_note(threads)  # threads sharing a core: say so
+    if placement:
+        table.note(placement)
     table.finish()
     return table
 

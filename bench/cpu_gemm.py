@@ -288,6 +288,9 @@ def main(threads=2, rounds=5, quick=False, rep=30, timer="wall", only=None, old=
     table.note(f"GFLOP/s from median {what} per call; ratio = median over rounds of the paired time ratios; "
                f"{threads} thread(s) for ours (tl.cpu_num_threads), OpenBLAS (threadpoolctl) and torch")
     table.note(f"{m['cpu']}; load average at the end {m['load_average']:.1f}")
+    placement = common.placement_note(threads)  # threads sharing a core: say so
+    if placement:
+        table.note(placement)
     table.finish()
     return table
 

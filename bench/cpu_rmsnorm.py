@@ -114,6 +114,9 @@ def main(threads=2, rounds=5, rep=20, timer="wall", dtypes=("bfloat16", "float32
     table.note(f"GB/s from median {what} per call (X read + Y written); ratio = median over rounds of paired "
                f"time ratios; {threads} thread(s) for ours (tl.cpu_num_threads) and torch")
     table.note(f"{m['cpu']}; load average at the end {m['load_average']:.1f}")
+    placement = common.placement_note(threads)  # threads sharing a core: say so
+    if placement:
+        table.note(placement)
     table.finish()
     return table
 

@@ -93,3 +93,26 @@ def test_fma_peak_probe_runs_every_chain_and_lane():
         assert abs(got - want) <= 1e-4 * abs(want) + 1e-3, (n, x, got, want)
     peak = common.fp32_fma_peak(probes=2, seconds=0.01, lib=lib)
     assert peak > 0
+
+
+def _fake_topology(root, cores):
+    """A sysfs cpu tree: CPU i is a hyperthread of core cores[i] (one package)."""
+    for cpu, core in enumerate(cores):
+        d = root / f"cpu{cpu}" / "topology"
+        d.mkdir(parents=True)
+        (d / "physical_package_id").write_text("0\n")
+        (d / "core_id").write_text(f"{core}\n")
+    return str(root)
+
+
+def test_placement_note_warns_when_threads_share_a_core(tmp_path):
+    # CPUs 0/1 are the two hyperthreads of core 0, CPUs 2/3 those of core 5 (a VM's numbering)
+    sysfs = _fake_topology(tmp_path, [0, 0, 5, 5])
+    assert common.physical_cores([0, 1, 2, 3], sysfs) == {("0", "0"), ("0", "5")}
+    note = common.placement_note(2, cpus=[0, 1], sysfs=sysfs)
+    assert note.startswith("WARNING") and "1 physical core" in note and "CPUs 0,1" in note
+    assert common.placement_note(2, cpus=[1, 2], sysfs=sysfs) is None  # two cores: fine
+    assert common.placement_note(4, cpus=[0, 1, 2, 3], sysfs=sysfs).startswith("WARNING")  # 4 threads, 2 cores
+    assert "share CPUs" in common.placement_note(2, cpus=[3], sysfs=sysfs)  # fewer CPUs than threads
+    assert common.placement_note(1, cpus=[0], sysfs=sysfs) is None  # one thread: nothing to say
+    assert common.placement_note(2, cpus=[0, 7], sysfs=sysfs) is None  # sysfs silent about CPU 7
