@@ -24,4 +24,7 @@ for v in $kinds; do
   flag=""; [ $v = int8 ] && flag=--int8; [ $v = f32 ] && flag=--f32
   "$tmp/driver" "$rounds" $flag ./old_$v.so ./new_$v.so ./new_norb_$v.so
 done
+if grep -q amx_tile /proc/cpuinfo; then
+  g++ -O2 -mamx-tile -mamx-bf16 -mamx-int8 "$here/amx_peak.cc" -o "$tmp/amx_peak" && "$tmp/amx_peak"
+fi
 uptime
