@@ -472,11 +472,16 @@ def blas_info():
         return f"numpy (BLAS unknown: {e})"
 
 
+def _affinity():
+    """The CPUs this process may run on."""
+    return os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+
+
 def physical_cores(cpus=None, sysfs="/sys/devices/system/cpu"):
     """The physical cores behind `cpus` (default: the CPUs this process may run on), as a set of
     (package, core) pairs from sysfs topology; None where sysfs does not say (no Linux topology)."""
     if cpus is None:
-        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+        cpus = _affinity()
     cores = set()
     for c in cpus:
         try:
@@ -496,7 +501,7 @@ def placement_note(threads, cpus=None, sysfs="/sys/devices/system/cpu"):
     threads on one core's two hyperthreads share its FMA units, so a two-thread ratio then measures
     one core; pin to CPUs of distinct cores). None when they can, or where sysfs does not say."""
     if cpus is None:
-        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+        cpus = _affinity()
     cpus = sorted(cpus)
     cores = physical_cores(cpus, sysfs)
     if threads <= 1 or cores is None:
