@@ -818,19 +818,27 @@ __attribute__((noinline)) void gemv_strip(int k, const float* __restrict a, int6
  * L2 prefetch 16..64 rows ahead 1.26-1.38x more (into L1, prefetcht0: 0.8-0.99x). On an Emerald
  * Rapids core the software prefetch costs instead (its L2 streamer keeps up without it: no prefetch
  * 1.10-1.12x over 32 rows ahead, 8..24 rows ahead in between; fourteenth session), so Intel hosts
- * (TL_CPU_TUNE_INTEL) take kGemvRowsAhead = 0: no prefetch. */
+ * (TL_CPU_TUNE_INTEL) take kGemvRowsAhead = 0: no prefetch. So does the AVX2 tier
+ * (kGemvRowsAheadAvx2): on an AMD EPYC Zen 3 core (AVX2, no AVX-512; twentieth session) the bench's
+ * 1 x 4096 x 4096 GEMV ran 0.69x OpenBLAS with the prefetch 32 rows ahead and 0.91x without it
+ * (16 ahead 0.74x, 64 ahead 0.59x); AVX2-only Intel cores already took none. */
 #ifndef TL_CPU_GEMV_ROWS
 #define TL_CPU_GEMV_ROWS 8
 #endif
 #ifndef TL_CPU_GEMV_ROWS_AHEAD
 #define TL_CPU_GEMV_ROWS_AHEAD (TL_CPU_TUNE_INTEL ? 0 : 32)
 #endif
+#ifndef TL_CPU_GEMV_ROWS_AHEAD_AVX2
+#define TL_CPU_GEMV_ROWS_AHEAD_AVX2 0
+#endif
 constexpr int kGemvRows = TL_CPU_GEMV_ROWS, kGemvRowsAhead = TL_CPU_GEMV_ROWS_AHEAD;
+constexpr int kGemvRowsAheadAvx2 = TL_CPU_GEMV_ROWS_AHEAD_AVX2;
 template <int VB, int N>
 inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const float* __restrict b, int64_t ldb,
                       float* __restrict c, bool load_c) {
   typedef typename vec<float, VB>::type V;
   constexpr int L = VB / 4;
+  constexpr int kAhead = VB >= 64 ? kGemvRowsAhead : kGemvRowsAheadAvx2;  // rows prefetched ahead (0: none)
   int kk = 0;
   if (!load_c) {
     const float s = a[0];
@@ -843,17 +851,17 @@ inline void gemv_rows(int k, const float* __restrict a, int64_t a_ks, const floa
     const float* r[kGemvRows];
 #pragma GCC unroll 16
     for (int q = 0; q < kGemvRows; ++q) sr[q] = a[(kk + q) * a_ks], r[q] = b + (kk + q) * ldb;
-    const int64_t pf = kk + kGemvRows + kGemvRowsAhead <= k ? kGemvRowsAhead * ldb : 0;  // none at the end
+    const int64_t pf = kk + kGemvRows + kAhead <= k ? kAhead * ldb : 0;  // none at the end
     // The line of each row's last element: where B's rows are not 64-byte aligned (numpy's arrays
     // are 16 bytes past a page), it lies past the lines prefetched below (one per 16 floats from the
     // row's start), in the next 4 KiB page, and would be a demand miss from memory at every pass's end.
-    if constexpr (kGemvRowsAhead > 0) {
+    if constexpr (kAhead > 0) {
 #pragma GCC unroll 16
       for (int q = 0; q < kGemvRows; ++q) __builtin_prefetch(r[q] + pf + N - 1, 0, 1);
     }
 #pragma GCC unroll 4
     for (int j = 0; j < N; j += L) {
-      if (kGemvRowsAhead > 0 && j % 16 == 0)  // one prefetch per 64-byte line
+      if (kAhead > 0 && j % 16 == 0)  // one prefetch per 64-byte line
 #pragma GCC unroll 16
         for (int q = 0; q < kGemvRows; ++q) __builtin_prefetch(r[q] + pf + j, 0, 1);
       V x = vload<V>(c + j);
