@@ -9,19 +9,18 @@ they were equal.) Each kernel's result is checked against a float64 product firs
   harness allocates them; default: numpy's, 16 bytes past a page); EXFIRST=1 (compile the example first)"""
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import common  # noqa: E402,F401  (first: re-executes without peer-slowing variables)
+import common  # noqa: E402  (first: re-executes without peer-slowing variables)
 
 import numpy as np  # noqa: E402
 
 import tilelang  # noqa: E402
-from cpu_gemm import CPU_CONFIG, EXAMPLE_BLOCKS, check, matmul  # noqa: E402
+from cpu_gemm import CPU_CONFIG, EXAMPLE_BLOCKS, SHAPES, check, matmul  # noqa: E402
 
 N = 2048
 KINDS = {"int8": ("int32", None), "bfloat16": ("float32", "bfloat16"), "float32": ("float32", None)}
-CONFIG = dict(CPU_CONFIG, float32=(512, 512, 64))  # the bench's fp32 square row
+CONFIG = dict(CPU_CONFIG, float32=next(s[4] for s in SHAPES if s[0] == "fp32 2048^3"))  # the bench's fp32 row
 
 
 def aligned(x):
@@ -56,18 +55,13 @@ def pair(dtype, rounds, rng):
         k(a, b, c)
         rows = rng.integers(0, N, 16)
         check(c[rows].astype(np.float64), a[rows], b, f"{dtype} {n}", 1e-12 if dtype == "int8" else 2e-2)
-    times = {n: [] for n in kernels}
-    for r in range(rounds):
-        for n in (order if r % 2 == 0 else order[::-1]):
-            t = time.thread_time()
-            kernels[n](a, b, c)
-            kernels[n](a, b, c)
-            times[n].append((time.thread_time() - t) / 2)
-    med = {n: sorted(v)[len(v) // 2] for n, v in times.items()}
-    ratio = sorted(x / y for x, y in zip(times["cfg"], times["example"]))
-    print(f"{dtype}: operands at {a.ctypes.data % 4096} bytes past a page; cfg {2 * N**3 / med['cfg'] / 1e9:.0f}, "
-          f"example {2 * N**3 / med['example'] / 1e9:.0f} G(FL)OP/s; example / cfg speed: median "
-          f"{ratio[len(ratio) // 2]:.3f} (min {ratio[0]:.3f}, max {ratio[-1]:.3f})", flush=True)
+    ms = common.interleaved({n: (lambda k=k: k(a, b, c)) for n, k in kernels.items()}, rounds=rounds, warmup=1,
+                            rep=2, timer="thread_cpu")
+    ratios = sorted(t["cfg"] / t["example"] for t in
+                    ({n: v[i] for n, v in ms.samples.items()} for i in range(rounds)))
+    print(f"{dtype}: operands at {a.ctypes.data % 4096} bytes past a page; cfg {2 * N**3 / ms['cfg'] / 1e6:.0f}, "
+          f"example {2 * N**3 / ms['example'] / 1e6:.0f} G(FL)OP/s; example / cfg speed: median "
+          f"{ms.ratio('cfg', 'example'):.3f} (min {ratios[0]:.3f}, max {ratios[-1]:.3f})", flush=True)
 
 
 if __name__ == "__main__":
