@@ -134,18 +134,71 @@ inline float exp2(float x) {
  * one vscalefps, which rounds once in the subnormal range and overflows to inf as scale_pow2 does:
  * about 15 vector operations per 16 results against 24 for GCC's vectorization of the scalar code
  * (which has no pattern for vscalefps). Elsewhere the same integer steps as the scalar code, on
- * vectors. */
+ * register-wide parts of the vector (below). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"  // 64-byte vectors by value without AVX-512: inlined, no ABI crossed
+#if TL_CPU_COMPILED_AVX512
 typedef float f32x16 __attribute__((vector_size(64)));
 typedef int32_t i32x16 __attribute__((vector_size(64)));
 typedef uint32_t u32x16 __attribute__((vector_size(64)));
+#else
+/* Without AVX-512, 16 floats as register-wide parts (two of 8 lanes with AVX2, else four of 4) with
+ * the operators the vector loops use (+ - * / with vectors and scalars, a lane by index). GCC 12
+ * keeps a 64-byte vector_size type in memory on these targets and lowers a comparison, a `?:` or a
+ * lane shuffle on it one lane at a time (scalar compares and branches: the vector exp2 took about 11
+ * cycles per element on a Zen 3 core, the fp32 flash-attention step's exp2 pass 38% of its time);
+ * a struct of register-wide vectors stays in registers, and each part's operations are the
+ * register's own. */
+namespace math_impl {
+constexpr int kPartLanes = TL_CPU_COMPILED_AVX2 ? 8 : 4, kParts = 16 / kPartLanes;
+typedef float fpart __attribute__((vector_size(4 * kPartLanes)));
+typedef int32_t ipart __attribute__((vector_size(4 * kPartLanes)));
+typedef uint32_t upart __attribute__((vector_size(4 * kPartLanes)));
+}  // namespace math_impl
+struct f32x16 {
+  math_impl::fpart p[math_impl::kParts];
+  __attribute__((always_inline)) float operator[](int i) const { return p[i / math_impl::kPartLanes][i % math_impl::kPartLanes]; }
+  template <typename F> __attribute__((always_inline)) static f32x16 map(const f32x16& a, F f) {
+    f32x16 r;
+#pragma GCC unroll 4
+    for (int q = 0; q < math_impl::kParts; ++q) r.p[q] = f(a.p[q], q);
+    return r;
+  }
+};
+#define TL_F32X16_OP(op)                                                                                         \
+  __attribute__((always_inline)) inline f32x16 operator op(const f32x16& a, const f32x16& b) {                   \
+    return f32x16::map(a, [&](math_impl::fpart x, int q) { return x op b.p[q]; });                               \
+  }                                                                                                              \
+  __attribute__((always_inline)) inline f32x16 operator op(const f32x16& a, float s) {                           \
+    return f32x16::map(a, [&](math_impl::fpart x, int) { return x op s; });                                      \
+  }                                                                                                              \
+  __attribute__((always_inline)) inline f32x16 operator op(float s, const f32x16& a) {                           \
+    return f32x16::map(a, [&](math_impl::fpart x, int) { return s op x; });                                      \
+  }
+TL_F32X16_OP(+)
+TL_F32X16_OP(-)
+TL_F32X16_OP(*)
+TL_F32X16_OP(/)
+#undef TL_F32X16_OP
+/* Whole-vector loads and stores part by part (a memcpy of the struct went through the stack). */
+template <> __attribute__((always_inline)) inline f32x16 vload<f32x16, float>(const float* p) {
+  f32x16 v;
+#pragma GCC unroll 4
+  for (int q = 0; q < math_impl::kParts; ++q) __builtin_memcpy(&v.p[q], p + q * math_impl::kPartLanes, sizeof v.p[q]);
+  return v;
+}
+template <> __attribute__((always_inline)) inline void vstore<f32x16, float>(float* p, const f32x16& v) {
+#pragma GCC unroll 4
+  for (int q = 0; q < math_impl::kParts; ++q) __builtin_memcpy(p + q * math_impl::kPartLanes, &v.p[q], sizeof v.p[q]);
+}
+#endif
 
+#if TL_CPU_COMPILED_AVX512
 namespace math_impl {
 
 __attribute__((always_inline)) inline f32x16 vclamp_bits(f32x16 x, uint32_t hi_bits, uint32_t lo_bits) {
   const i32x16 z = {};
-#if TL_CPU_COMPILED_AVX512 && !defined(__clang__)  // GCC 12 turns the selects below into compares and blends
+#if !defined(__clang__)  // GCC 12 turns the selects below into compares and blends
   const i32x16 b = __builtin_ia32_pminsd512_mask((i32x16)x, z + static_cast<int32_t>(hi_bits), z, 0xffff);
   return (f32x16)__builtin_ia32_pminud512_mask(b, z + static_cast<int32_t>(lo_bits), z, 0xffff);
 #else
@@ -157,36 +210,22 @@ __attribute__((always_inline)) inline f32x16 vclamp_bits(f32x16 x, uint32_t hi_b
 #endif
 }
 
-/* p * 2^n, n integral (float nf, int ni) in [-151, 129], 0 in the lanes where xc has the bits lo
- * (the clamp's lower bound): as scale_pow2. With AVX-512 those lanes are left out of the vscalefps
- * (zero-masked), which then has no underflowing lane and so no microcode assist on Intel cores. */
-__attribute__((always_inline)) inline f32x16 vscale_pow2(f32x16 p, f32x16 nf, i32x16 ni, f32x16 xc, uint32_t lo) {
+/* p * 2^n, n integral (nf) in [-151, 129], 0 in the lanes where xc has the bits lo (the clamp's lower
+ * bound), as scale_pow2: those lanes are left out of the vscalefps (zero-masked), which then has no
+ * underflowing lane and so no microcode assist on Intel cores. */
+__attribute__((always_inline)) inline f32x16 vscale_pow2(f32x16 p, f32x16 nf, f32x16 xc, uint32_t lo) {
   const i32x16 z = {};
-#if TL_CPU_COMPILED_AVX512
-  (void)ni;
   const unsigned short keep = __builtin_ia32_cmpd512_mask((i32x16)xc, z + static_cast<int32_t>(lo), 4, 0xffff);  // 4: !=
   return __builtin_ia32_scalefps512_mask(p, nf, f32x16{}, keep, 4);  // 4: the current rounding mode
-#else
-  (void)nf;
-  const i32x16 n1 = ni >> 1, n2 = ni - n1;
-  const f32x16 q = (f32x16)((u32x16)p + ((u32x16)n1 << 23));
-  const u32x16 f = ((u32x16)n2 + 127u) << 23;
-  return q * (f32x16)((i32x16)xc == z + static_cast<int32_t>(lo) ? (u32x16)z : f);
-#endif
 }
 
 /* a - n * c rounded once (see sub_mul). */
 __attribute__((always_inline)) inline f32x16 vsub_mul(f32x16 a, f32x16 n, float c) {
-#if TL_CPU_COMPILED_AVX512
   return __builtin_ia32_vfmaddps512_mask(-n, f32x16{} + c, a, 0xffff, 4);
-#else
-  f32x16 r;
-  for (int l = 0; l < 16; ++l) r[l] = sub_mul(a[l], n[l], c);
-  return r;
-#endif
 }
 
 }  // namespace math_impl
+#endif
 
 /* p as a value the compiler cannot see through: a product passed through it is not contracted into a
  * fused multiply-add with a later addition (codegen_vector.cc emits a * c - b * c this way, so that
@@ -194,23 +233,22 @@ __attribute__((always_inline)) inline f32x16 vsub_mul(f32x16 a, f32x16 n, float 
 __attribute__((always_inline)) inline f32x16 vrounded(f32x16 p) {
 #if TL_CPU_COMPILED_AVX512
   __asm__("" : "+v"(p));
+#elif defined(__x86_64__) || defined(__i386__)
+  for (int q = 0; q < math_impl::kParts; ++q) __asm__("" : "+x"(p.p[q]));  // each part in its register
+#elif defined(__aarch64__)
+  for (int q = 0; q < math_impl::kParts; ++q) __asm__("" : "+w"(p.p[q]));
 #else
-  __asm__("" : "+m"(p));  // a 64-byte vector is several registers here
+  __asm__("" : "+m"(p));
 #endif
   return p;
 }
 
+#if TL_CPU_COMPILED_AVX512
 __attribute__((always_inline)) inline f32x16 vexp2(f32x16 x) {
   using namespace math_impl;
   const f32x16 xc = vclamp_bits(x, 0x43010000u, 0xc3170000u);  // [-151, 129], as exp2
-#if TL_CPU_COMPILED_AVX512
   const f32x16 nf = __builtin_ia32_rndscaleps_mask(xc, 0, xc, 0xffff, 4);  // to nearest even, as the magic add
-  const i32x16 ni = {};
-#else
-  const i32x16 ni = (i32x16)(xc + kRoundMagic) - kRoundMagicBits;
-  const f32x16 nf = __builtin_convertvector(ni, f32x16);
-#endif
-  const f32x16 y = vscale_pow2(exp2_reduced(xc - nf), nf, ni, xc, 0xc3170000u);
+  const f32x16 y = vscale_pow2(exp2_reduced(xc - nf), nf, xc, 0xc3170000u);
   return x != x ? x : y;
 }
 
@@ -221,9 +259,61 @@ __attribute__((always_inline)) inline f32x16 vexp(f32x16 x) {
   const f32x16 nf = __builtin_convertvector(ni, f32x16);
   f32x16 r = vsub_mul(xc, nf, 0.693145751953125f);
   r = vsub_mul(r, nf, 1.42860682030941723212e-6f);
-  const f32x16 y = vscale_pow2(exp_reduced(r), nf, ni, xc, 0xc2d00000u);
+  const f32x16 y = vscale_pow2(exp_reduced(r), nf, xc, 0xc2d00000u);
   return x != x ? x : y;
 }
+#else
+/* Without AVX-512, each register-wide part of the vector computed as the scalar functions are. */
+namespace math_impl {
+/* a where m is all ones, else b (m: a comparison's result) */
+__attribute__((always_inline)) inline upart pselect(ipart m, upart a, upart b) { return (a & (upart)m) | (b & ~(upart)m); }
+/* x clamped to [lo, hi] on its bits, as clamp_bits: a signed, then an unsigned minimum */
+__attribute__((always_inline)) inline fpart pclamp_bits(fpart x, uint32_t hi_bits, uint32_t lo_bits) {
+  const ipart z = {}, b = (ipart)x, hi = z + static_cast<int32_t>(hi_bits);
+  const upart sb = pselect(b < hi, (upart)b, (upart)hi), lo = (upart)(z + static_cast<int32_t>(lo_bits));
+  return (fpart)pselect(sb < lo, sb, lo);
+}
+/* p * 2^n, 0 where xc has the clamp's lower bound lo: as scale_pow2 */
+__attribute__((always_inline)) inline fpart pscale_pow2(fpart p, ipart ni, fpart xc, uint32_t lo) {
+  const ipart z = {}, n1 = ni >> 1, n2 = ni - n1;
+  const fpart q = (fpart)((upart)p + ((upart)n1 << 23));
+  const upart f = ((upart)n2 + 127u) << 23;
+  return q * (fpart)(f & ~(upart)((ipart)xc == z + static_cast<int32_t>(lo)));
+}
+/* a - n * c rounded once (see sub_mul) */
+__attribute__((always_inline)) inline fpart psub_mul(fpart a, fpart n, float c) {
+#if TL_CPU_COMPILED_AVX2 && defined(__FMA__) && !defined(__clang__)
+  return __builtin_ia32_vfmaddps256(-n, fpart{} + c, a);
+#else
+  fpart r;
+  for (int l = 0; l < kPartLanes; ++l) r[l] = sub_mul(a[l], n[l], c);
+  return r;
+#endif
+}
+__attribute__((always_inline)) inline fpart pexp2(fpart x) {
+  const fpart xc = pclamp_bits(x, 0x43010000u, 0xc3170000u);  // [-151, 129], as exp2
+  const ipart ni = (ipart)(xc + kRoundMagic) - kRoundMagicBits;
+  const fpart y = pscale_pow2(exp2_reduced(xc - __builtin_convertvector(ni, fpart)), ni, xc, 0xc3170000u);
+  return (fpart)pselect(x != x, (upart)x, (upart)y);  // NaN in, NaN out
+}
+__attribute__((always_inline)) inline fpart pexp(fpart x) {
+  const fpart xc = pclamp_bits(x, 0x42b20000u, 0xc2d00000u);  // [-104, 89], as exp
+  const ipart ni = (ipart)(xc * 1.44269504088896341f + kRoundMagic) - kRoundMagicBits;
+  const fpart nf = __builtin_convertvector(ni, fpart);
+  fpart r = psub_mul(xc, nf, 0.693145751953125f);
+  r = psub_mul(r, nf, 1.42860682030941723212e-6f);
+  const fpart y = pscale_pow2(exp_reduced(r), ni, xc, 0xc2d00000u);
+  return (fpart)pselect(x != x, (upart)x, (upart)y);
+}
+}  // namespace math_impl
+
+__attribute__((always_inline)) inline f32x16 vexp2(f32x16 x) {
+  return f32x16::map(x, [](math_impl::fpart v, int) { return math_impl::pexp2(v); });
+}
+__attribute__((always_inline)) inline f32x16 vexp(f32x16 x) {
+  return f32x16::map(x, [](math_impl::fpart v, int) { return math_impl::pexp(v); });
+}
+#endif
 
 #pragma GCC diagnostic pop
 
