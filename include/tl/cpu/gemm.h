@@ -265,10 +265,8 @@ template <typename V, int L, int ROUND = 1> __attribute__((always_inline)) inlin
   }
 }
 
-/* The run of k a transposed float16 B converts at a time, per row (16 rows: 8 KiB of float). */
+/* The run of k a transposed float16 / bfloat16 B converts at a time, per row (16 rows: 8 KiB of float). */
 constexpr int kPackHalfRunMax = 128;
-
-typedef float Float16Lanes __attribute__((vector_size(64)));
 
 /* B(k0 + kk, j) for kk < kc, j < N into column panels NR wide: strip s = j / NR at dst + s * kc * NR,
  * row kk of it at + kk * NR (so a micro-kernel streams one contiguous panel, and no two k rows of a
@@ -300,24 +298,41 @@ inline void pack_b(const TB* B, int64_t ldb, int k0, int kc, Acc* dst) {
           for (int j = 0; j < L; ++j) d[kk * NR + j] = B[(jv + j) * ldb + k0 + kk];
       }
     }
-    if constexpr (same_type<TB, half_t>::value && same_type<Acc, float>::value) {
-      /* float16: 16 rows' runs of k converted with vcvtph2ps first (to_acc converts one value at
-       * a time in integer code: half of the time of a float16 Q K^T in attention), then 16 x 16
-       * blocks transposed in registers into the panel (16 adjacent j per k row); edges one by one. */
-      float rows[16][kPackHalfRunMax];
+    if constexpr ((same_type<TB, half_t>::value || same_type<TB, bfloat16_t>::value) && same_type<Acc, float>::value) {
+      /* float16 / bfloat16: L rows' runs of k converted to float first (vcvtph2ps; bfloat16 by a
+       * shift, in a loop GCC vectorizes; to_acc converts one value at a time in integer code: half of
+       * the time of a float16 Q K^T in attention), then L x L blocks transposed in registers of the
+       * build's width into the panel (L adjacent j per k row); edges one by one. (With 16 x 16 blocks
+       * of 64-byte vectors on AVX2, where GCC lowers their shuffles one lane at a time, and bfloat16
+       * through the scalar loop below, the bfloat16 Q K^T of the flash-attention step took 1.4x the
+       * P V GEMM's time on a Zen 3 core.) */
+      typedef typename vec<float, VB>::type V;
+      constexpr int L = vec<float, VB>::kLanes;
+      alignas(64) float rows[L][kPackHalfRunMax];
       for (int kb = 0; kb < kc; kb += kPackHalfRunMax) {
         const int kn = kc - kb < kPackHalfRunMax ? kc - kb : kPackHalfRunMax;
-        for (int j0 = 0; j0 < N; j0 += 16) {
-          const int jn = N - j0 < 16 ? N - j0 : 16;
-          for (int j = 0; j < jn; ++j) half_run_to_float<VB>(B + (j0 + j) * ldb + k0 + kb, rows[j], kn);
+        for (int j0 = 0; j0 < N; j0 += L) {
+          const int jn = N - j0 < L ? N - j0 : L;
+          for (int j = 0; j < jn; ++j) {
+            const TB* src = B + (j0 + j) * ldb + k0 + kb;
+            if constexpr (same_type<TB, half_t>::value) {
+              half_run_to_float<VB>(src, rows[j], kn);
+            } else {
+              const uint16_t* bits = reinterpret_cast<const uint16_t*>(src);
+#pragma GCC ivdep
+              for (int kk = 0; kk < kn; ++kk) rows[j][kk] = __builtin_bit_cast(float, uint32_t(bits[kk]) << 16);
+            }
+          }
           int kk = 0;
-          if (NR % 16 == 0 && jn == 16) {  // the 16 rows lie in one strip
+          if (NR % L == 0 && jn == L) {  // the L rows lie in one strip
             Acc* d = dst + (j0 / NR) * kc * NR + kb * NR + j0 % NR;
-            for (; kk + 16 <= kn; kk += 16) {
-              Float16Lanes r[16];
-              for (int i = 0; i < 16; ++i) r[i] = vload<Float16Lanes>(&rows[i][kk]);
-              transpose_lanes<Float16Lanes, 16>(r);
-              for (int t = 0; t < 16; ++t) vstore(d + (kk + t) * NR, r[t]);
+            for (; kk + L <= kn; kk += L) {
+              V r[L];
+#pragma GCC unroll 16
+              for (int i = 0; i < L; ++i) r[i] = vload<V>(&rows[i][kk]);
+              transpose_lanes<V, L>(r);
+#pragma GCC unroll 16
+              for (int t = 0; t < L; ++t) vstore(d + (kk + t) * NR, r[t]);
             }
           }
           for (; kk < kn; ++kk)

@@ -1,6 +1,7 @@
-"""float16 T.gemm with a transposed operand on cpu (B as [N, K]: attention's Q K^T). The packing
-converts each row's run of k with vcvtph2ps before storing it into the column panels
-(include/tl/cpu/gemm.h, pack_b). Checked against numpy in float64 on random inputs, over tile
+"""float16 and bfloat16 T.gemm with a transposed operand on cpu (B as [N, K]: attention's Q K^T). The
+packing converts each row's run of k (vcvtph2ps; bfloat16 by a shift) before transposing blocks of it
+into the column panels (include/tl/cpu/gemm.h, pack_b; bfloat16 takes that path where the CPU has no
+AVX512-BF16 / AMX, as this test machine may not). Checked against numpy in float64 on random inputs, over tile
 shapes with N not a multiple of 8 and of the panel width, k tiles longer than one conversion run
 (256) and odd k, with the tiles read in place (forwarded) and through shared copies."""
 import os
@@ -23,13 +24,17 @@ import kernel_zoo as zoo  # noqa: E402
     (40, 24, 37, 40, 24, 37),       # odd k, a single tile
 ])
 @pytest.mark.parametrize("forward", [True, False])
-def test_half_gemm_transposed_b_matches_numpy(M, N, K, bm, bn, bk, forward, rng):
-    prog = zoo.gemm(M, N, K, bm, bn, bk, "float16", "float32", "float32", trans_B=True)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_gemm_transposed_b_matches_numpy(M, N, K, bm, bn, bk, forward, dtype, rng):
+    import ml_dtypes
+    npdt = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    prog = zoo.gemm(M, N, K, bm, bn, bk, dtype, "float32", "float32", trans_B=True)
     cfg = {} if forward else {"tl.disable_cpu_gemm_forwarding": True}
     kernel = tilelang.compile(prog, target="cpu", pass_configs=cfg)
-    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
-    b = rng.uniform(-1, 1, (N, K)).astype(np.float16)
-    b[0, 0], b[-1, -1] = np.float16(6.0e-8), np.float16(-65504.0)  # a subnormal and the largest magnitude
+    a = rng.uniform(-1, 1, (M, K)).astype(npdt)
+    b = rng.uniform(-1, 1, (N, K)).astype(npdt)
+    # a subnormal and a magnitude near the largest
+    b[0, 0], b[-1, -1] = (6.0e-8, -65504.0) if dtype == "float16" else (1.0e-39, -3.0e38)
     c = np.zeros((M, N), np.float32)
     kernel(a, b, c)
     ref = a.astype(np.float64) @ b.astype(np.float64).T
