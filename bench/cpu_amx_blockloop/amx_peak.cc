@@ -1,5 +1,6 @@
 /* One core's AMX tile-unit peak: tdpbf16ps and tdpbssd on four independent C tiles (tmm0..3) whose
  * A / B operands (tmm4..7) stay in the tiles, so nothing but the multiply unit limits the rate.
+ * Zero operands first (the unit's best case), then random ones (what a GEMM feeds it).
  * Prints GFLOP/s (bf16, 16 x 16 x 32 multiply-adds per instruction) and GOP/s (int8, 16 x 16 x 64)
  * and the time per instruction; the block loop's rates (driver.cc) read against these say how much
  * of the unit a GEMM driver keeps busy (docs/PERFORMANCE.md, twentieth session).
@@ -38,9 +39,30 @@ int main() {
     cfg.rows[t] = 16;
   }
   __asm__ __volatile__("ldtilecfg %0" ::"m"(cfg));
-  __asm__ __volatile__("tilezero %%tmm4\n tilezero %%tmm5\n tilezero %%tmm6\n tilezero %%tmm7" ::: "memory");
+  // Operands: zeros (the unit's best case), then random values: bf16 uniform in [-1, 1), int8 bytes uniform
+  // (the rate depends on the data: a GEMM's operands are not zeros). The int8 rounds use the same bits.
+  alignas(64) static uint16_t rnd[4][512];
+  uint32_t x = 12345;
+  for (int t = 0; t < 4; ++t)
+    for (int i = 0; i < 512; ++i) {
+      x = x * 1664525u + 1013904223u;
+      float f = (float)(x >> 8) / 8388608.0f - 1.0f;
+      uint32_t u;
+      memcpy(&u, &f, 4);
+      rnd[t][i] = (uint16_t)(u >> 16);
+    }
   const long n = 2000000;  // 8M instructions: ~50 ms each
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 6; ++round) {
+    const bool random = round >= 3;
+    if (!random) {
+      __asm__ __volatile__("tilezero %%tmm4\n tilezero %%tmm5\n tilezero %%tmm6\n tilezero %%tmm7" ::: "memory");
+    } else {
+      const int64_t stride = 64;
+      __asm__ __volatile__("tileloadd (%0,%1,1), %%tmm4" ::"r"(rnd[0]), "r"(stride) : "memory");
+      __asm__ __volatile__("tileloadd (%0,%1,1), %%tmm5" ::"r"(rnd[1]), "r"(stride) : "memory");
+      __asm__ __volatile__("tileloadd (%0,%1,1), %%tmm6" ::"r"(rnd[2]), "r"(stride) : "memory");
+      __asm__ __volatile__("tileloadd (%0,%1,1), %%tmm7" ::"r"(rnd[3]), "r"(stride) : "memory");
+    }
     double t0 = thread_seconds();
     for (long i = 0; i < n; ++i)
       __asm__ __volatile__(
@@ -53,8 +75,8 @@ int main() {
           "tdpbssd %%tmm6, %%tmm5, %%tmm2\n tdpbssd %%tmm7, %%tmm5, %%tmm3" ::: "memory");
     double t2 = thread_seconds();
     const double ops = 4.0 * n * 16 * 16 * 2;  // per unit of k
-    printf("AMX peak, one core: bf16 %.0f GFLOP/s, int8 %.0f GOP/s (%.2f / %.2f ns per instruction)\n",
-           ops * 32 / (t1 - t0) / 1e9, ops * 64 / (t2 - t1) / 1e9, (t1 - t0) / (4.0 * n) * 1e9,
+    printf("AMX peak, one core, %s operands: bf16 %.0f GFLOP/s, int8 %.0f GOP/s (%.2f / %.2f ns per instruction)\n",
+           random ? "random" : "zero", ops * 32 / (t1 - t0) / 1e9, ops * 64 / (t2 - t1) / 1e9, (t1 - t0) / (4.0 * n) * 1e9,
            (t2 - t1) / (4.0 * n) * 1e9);
   }
   __asm__ __volatile__("tilerelease");
