@@ -193,9 +193,9 @@ template <> __attribute__((always_inline)) inline void vstore<f32x16, float>(flo
 }
 #endif
 
-#if TL_CPU_COMPILED_AVX512
 namespace math_impl {
-
+#if TL_CPU_COMPILED_AVX512
+/* The steps of vexp2 / vexp on the 64-byte vector (one zmm register). */
 __attribute__((always_inline)) inline f32x16 vclamp_bits(f32x16 x, uint32_t hi_bits, uint32_t lo_bits) {
   const i32x16 z = {};
 #if !defined(__clang__)  // GCC 12 turns the selects below into compares and blends
@@ -209,23 +209,81 @@ __attribute__((always_inline)) inline f32x16 vclamp_bits(f32x16 x, uint32_t hi_b
   return (f32x16)u;
 #endif
 }
-
+/* x rounded to the nearest integer, ties to even (as the magic add): one vrndscaleps; *ni unused. */
+__attribute__((always_inline)) inline f32x16 vround_even(f32x16 x, i32x16* ni) {
+  *ni = i32x16{};
+  return __builtin_ia32_rndscaleps_mask(x, 0, x, 0xffff, 4);
+}
 /* p * 2^n, n integral (nf) in [-151, 129], 0 in the lanes where xc has the bits lo (the clamp's lower
  * bound), as scale_pow2: those lanes are left out of the vscalefps (zero-masked), which then has no
  * underflowing lane and so no microcode assist on Intel cores. */
-__attribute__((always_inline)) inline f32x16 vscale_pow2(f32x16 p, f32x16 nf, f32x16 xc, uint32_t lo) {
+__attribute__((always_inline)) inline f32x16 vscale_pow2(f32x16 p, f32x16 nf, i32x16, f32x16 xc, uint32_t lo) {
   const i32x16 z = {};
   const unsigned short keep = __builtin_ia32_cmpd512_mask((i32x16)xc, z + static_cast<int32_t>(lo), 4, 0xffff);  // 4: !=
   return __builtin_ia32_scalefps512_mask(p, nf, f32x16{}, keep, 4);  // 4: the current rounding mode
 }
-
 /* a - n * c rounded once (see sub_mul). */
 __attribute__((always_inline)) inline f32x16 vsub_mul(f32x16 a, f32x16 n, float c) {
   return __builtin_ia32_vfmaddps512_mask(-n, f32x16{} + c, a, 0xffff, 4);
 }
-
-}  // namespace math_impl
+/* x where x is NaN, else y */
+__attribute__((always_inline)) inline f32x16 vkeep_nan(f32x16 x, f32x16 y) { return x != x ? x : y; }
+typedef i32x16 vint;  // the integer vector of the type the steps take
+#else
+/* The same steps on one register-wide part (8 lanes with AVX2, else 4): as the scalar functions. */
+/* a where m is all ones, else b (m: a comparison's result) */
+__attribute__((always_inline)) inline upart pselect(ipart m, upart a, upart b) { return (a & (upart)m) | (b & ~(upart)m); }
+/* x clamped to [lo, hi] on its bits, as clamp_bits: a signed, then an unsigned minimum */
+__attribute__((always_inline)) inline fpart vclamp_bits(fpart x, uint32_t hi_bits, uint32_t lo_bits) {
+  const ipart z = {}, b = (ipart)x, hi = z + static_cast<int32_t>(hi_bits);
+  const upart sb = pselect(b < hi, (upart)b, (upart)hi), lo = (upart)(z + static_cast<int32_t>(lo_bits));
+  return (fpart)pselect(sb < lo, sb, lo);
+}
+/* x rounded to the nearest integer through the magic add, as exp2 does; also as integers in *ni */
+__attribute__((always_inline)) inline fpart vround_even(fpart x, ipart* ni) {
+  *ni = (ipart)(x + kRoundMagic) - kRoundMagicBits;
+  return __builtin_convertvector(*ni, fpart);
+}
+/* p * 2^n (n also as integers ni), 0 where xc has the clamp's lower bound lo: as scale_pow2 */
+__attribute__((always_inline)) inline fpart vscale_pow2(fpart p, fpart, ipart ni, fpart xc, uint32_t lo) {
+  const ipart z = {}, n1 = ni >> 1, n2 = ni - n1;
+  const fpart q = (fpart)((upart)p + ((upart)n1 << 23));
+  const upart f = ((upart)n2 + 127u) << 23;
+  return q * (fpart)(f & ~(upart)((ipart)xc == z + static_cast<int32_t>(lo)));
+}
+/* a - n * c rounded once (see sub_mul) */
+__attribute__((always_inline)) inline fpart vsub_mul(fpart a, fpart n, float c) {
+#if TL_CPU_COMPILED_AVX2 && defined(__FMA__) && !defined(__clang__)
+  return __builtin_ia32_vfmaddps256(-n, fpart{} + c, a);
+#else
+  fpart r;
+  for (int l = 0; l < kPartLanes; ++l) r[l] = sub_mul(a[l], n[l], c);
+  return r;
 #endif
+}
+/* x where x is NaN, else y */
+__attribute__((always_inline)) inline fpart vkeep_nan(fpart x, fpart y) {
+  return (fpart)pselect(x != x, (upart)x, (upart)y);
+}
+typedef ipart vint;
+#endif
+
+/* 2^x and e^x on one vector V (the zmm f32x16 or a register-wide part), through the steps above. */
+template <typename V> __attribute__((always_inline)) inline V vexp2_steps(V x) {
+  const V xc = vclamp_bits(x, 0x43010000u, 0xc3170000u);  // [-151, 129], as exp2
+  vint ni;
+  const V nf = vround_even(xc, &ni);
+  return vkeep_nan(x, vscale_pow2(exp2_reduced(xc - nf), nf, ni, xc, 0xc3170000u));
+}
+template <typename V> __attribute__((always_inline)) inline V vexp_steps(V x) {
+  const V xc = vclamp_bits(x, 0x42b20000u, 0xc2d00000u);  // [-104, 89], as exp
+  const vint ni = (vint)(xc * 1.44269504088896341f + kRoundMagic) - kRoundMagicBits;
+  const V nf = __builtin_convertvector(ni, V);
+  V r = vsub_mul(xc, nf, 0.693145751953125f);
+  r = vsub_mul(r, nf, 1.42860682030941723212e-6f);
+  return vkeep_nan(x, vscale_pow2(exp_reduced(r), nf, ni, xc, 0xc2d00000u));
+}
+}  // namespace math_impl
 
 /* p as a value the compiler cannot see through: a product passed through it is not contracted into a
  * fused multiply-add with a later addition (codegen_vector.cc emits a * c - b * c this way, so that
@@ -244,74 +302,14 @@ __attribute__((always_inline)) inline f32x16 vrounded(f32x16 p) {
 }
 
 #if TL_CPU_COMPILED_AVX512
-__attribute__((always_inline)) inline f32x16 vexp2(f32x16 x) {
-  using namespace math_impl;
-  const f32x16 xc = vclamp_bits(x, 0x43010000u, 0xc3170000u);  // [-151, 129], as exp2
-  const f32x16 nf = __builtin_ia32_rndscaleps_mask(xc, 0, xc, 0xffff, 4);  // to nearest even, as the magic add
-  const f32x16 y = vscale_pow2(exp2_reduced(xc - nf), nf, xc, 0xc3170000u);
-  return x != x ? x : y;
-}
-
-__attribute__((always_inline)) inline f32x16 vexp(f32x16 x) {
-  using namespace math_impl;
-  const f32x16 xc = vclamp_bits(x, 0x42b20000u, 0xc2d00000u);  // [-104, 89], as exp
-  const i32x16 ni = (i32x16)(xc * 1.44269504088896341f + kRoundMagic) - kRoundMagicBits;
-  const f32x16 nf = __builtin_convertvector(ni, f32x16);
-  f32x16 r = vsub_mul(xc, nf, 0.693145751953125f);
-  r = vsub_mul(r, nf, 1.42860682030941723212e-6f);
-  const f32x16 y = vscale_pow2(exp_reduced(r), nf, xc, 0xc2d00000u);
-  return x != x ? x : y;
-}
+__attribute__((always_inline)) inline f32x16 vexp2(f32x16 x) { return math_impl::vexp2_steps(x); }
+__attribute__((always_inline)) inline f32x16 vexp(f32x16 x) { return math_impl::vexp_steps(x); }
 #else
-/* Without AVX-512, each register-wide part of the vector computed as the scalar functions are. */
-namespace math_impl {
-/* a where m is all ones, else b (m: a comparison's result) */
-__attribute__((always_inline)) inline upart pselect(ipart m, upart a, upart b) { return (a & (upart)m) | (b & ~(upart)m); }
-/* x clamped to [lo, hi] on its bits, as clamp_bits: a signed, then an unsigned minimum */
-__attribute__((always_inline)) inline fpart pclamp_bits(fpart x, uint32_t hi_bits, uint32_t lo_bits) {
-  const ipart z = {}, b = (ipart)x, hi = z + static_cast<int32_t>(hi_bits);
-  const upart sb = pselect(b < hi, (upart)b, (upart)hi), lo = (upart)(z + static_cast<int32_t>(lo_bits));
-  return (fpart)pselect(sb < lo, sb, lo);
-}
-/* p * 2^n, 0 where xc has the clamp's lower bound lo: as scale_pow2 */
-__attribute__((always_inline)) inline fpart pscale_pow2(fpart p, ipart ni, fpart xc, uint32_t lo) {
-  const ipart z = {}, n1 = ni >> 1, n2 = ni - n1;
-  const fpart q = (fpart)((upart)p + ((upart)n1 << 23));
-  const upart f = ((upart)n2 + 127u) << 23;
-  return q * (fpart)(f & ~(upart)((ipart)xc == z + static_cast<int32_t>(lo)));
-}
-/* a - n * c rounded once (see sub_mul) */
-__attribute__((always_inline)) inline fpart psub_mul(fpart a, fpart n, float c) {
-#if TL_CPU_COMPILED_AVX2 && defined(__FMA__) && !defined(__clang__)
-  return __builtin_ia32_vfmaddps256(-n, fpart{} + c, a);
-#else
-  fpart r;
-  for (int l = 0; l < kPartLanes; ++l) r[l] = sub_mul(a[l], n[l], c);
-  return r;
-#endif
-}
-__attribute__((always_inline)) inline fpart pexp2(fpart x) {
-  const fpart xc = pclamp_bits(x, 0x43010000u, 0xc3170000u);  // [-151, 129], as exp2
-  const ipart ni = (ipart)(xc + kRoundMagic) - kRoundMagicBits;
-  const fpart y = pscale_pow2(exp2_reduced(xc - __builtin_convertvector(ni, fpart)), ni, xc, 0xc3170000u);
-  return (fpart)pselect(x != x, (upart)x, (upart)y);  // NaN in, NaN out
-}
-__attribute__((always_inline)) inline fpart pexp(fpart x) {
-  const fpart xc = pclamp_bits(x, 0x42b20000u, 0xc2d00000u);  // [-104, 89], as exp
-  const ipart ni = (ipart)(xc * 1.44269504088896341f + kRoundMagic) - kRoundMagicBits;
-  const fpart nf = __builtin_convertvector(ni, fpart);
-  fpart r = psub_mul(xc, nf, 0.693145751953125f);
-  r = psub_mul(r, nf, 1.42860682030941723212e-6f);
-  const fpart y = pscale_pow2(exp_reduced(r), ni, xc, 0xc2d00000u);
-  return (fpart)pselect(x != x, (upart)x, (upart)y);
-}
-}  // namespace math_impl
-
 __attribute__((always_inline)) inline f32x16 vexp2(f32x16 x) {
-  return f32x16::map(x, [](math_impl::fpart v, int) { return math_impl::pexp2(v); });
+  return f32x16::map(x, [](math_impl::fpart v, int) { return math_impl::vexp2_steps(v); });
 }
 __attribute__((always_inline)) inline f32x16 vexp(f32x16 x) {
-  return f32x16::map(x, [](math_impl::fpart v, int) { return math_impl::pexp(v); });
+  return f32x16::map(x, [](math_impl::fpart v, int) { return math_impl::vexp_steps(v); });
 }
 #endif
 
