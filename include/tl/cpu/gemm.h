@@ -265,7 +265,7 @@ template <typename V, int L, int ROUND = 1> __attribute__((always_inline)) inlin
   }
 }
 
-/* The run of k a transposed float16 / bfloat16 B converts at a time, per row (16 rows: 8 KiB of float). */
+/* The run of k a transposed float16 / bfloat16 B converts at a time, per row (L rows: 8 KiB of float at 16 lanes). */
 constexpr int kPackHalfRunMax = 128;
 
 /* B(k0 + kk, j) for kk < kc, j < N into column panels NR wide: strip s = j / NR at dst + s * kc * NR,
