@@ -10,7 +10,10 @@
 #ifndef DM
 #define DM 16
 #endif
-constexpr int M = DM, N = 4096, K = 4096, BN = 256;
+#ifndef DBN  // block columns (the bench kernel's 256)
+#define DBN 256
+#endif
+constexpr int M = DM, N = 4096, K = 4096, BN = DBN;
 
 extern "C" __attribute__((visibility("default"))) void run(const float* a, const float* b, float* c) {
   alignas(64) static thread_local float cl[M * BN];

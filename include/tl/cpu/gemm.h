@@ -147,27 +147,43 @@ inline void macro_chunk(int k, const typename Kernel::AType* a, int64_t a_rs, in
   constexpr int NF = N / NR * NR;        // columns in full strips
   constexpr int NV2 = (N - NF) / L;      // whole vectors in the last strip
   constexpr int NT = N % L;              // columns of the last, partial vector
-  constexpr int MF = M / MR * MR, MT = M % MR;
+  constexpr int MT = M % MR;
+  /* A short remainder (fewer than half of MR rows) shares the last full block's rows instead: two
+   * blocks of about (MR + MT) / 2 rows, whose accumulator chains still cover the multiply-add latency
+   * (128 = 21 x 6 + 2 ran its 2-row block at about 0.6 of the 6-row blocks' rate in a Zen 3 flash
+   * step, where 4 + 4 rows run near it). */
+  constexpr bool kSplit = MT > 0 && 2 * MT < MR && M >= MR + MT;
+  constexpr int MF = kSplit ? M - MR - MT : M / MR * MR;  // rows in full MR blocks
+  constexpr int R1 = kSplit ? (MR + MT + 1) / 2 : MT, R2 = kSplit ? MR + MT - R1 : 0;  // the rows after them
   constexpr int BC = Kernel::kBPerColumn;
   auto bcol = [&](int j) { return b + (j / NR) * b_ss + (j % NR) * BC; };  // B at column j
   for (int j0 = 0; j0 < NF; j0 += NR) {
     for (int i0 = 0; i0 < MF; i0 += MR)
       Kernel::template call<MR, NV>(k, a + i0 * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + i0 * ldc + j0, ldc, load_c);
-    if constexpr (MT > 0)
-      Kernel::template call<MT, NV>(k, a + MF * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + MF * ldc + j0, ldc, load_c);
+    if constexpr (R1 > 0)
+      Kernel::template call<R1, NV>(k, a + MF * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + MF * ldc + j0, ldc, load_c);
+    if constexpr (R2 > 0)
+      Kernel::template call<R2, NV>(k, a + (MF + R1) * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + (MF + R1) * ldc + j0,
+                                    ldc, load_c);
   }
   if constexpr (NV2 > 0) {
     for (int i0 = 0; i0 < MF; i0 += MR)
       Kernel::template call<MR, NV2>(k, a + i0 * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + i0 * ldc + NF, ldc, load_c);
-    if constexpr (MT > 0)
-      Kernel::template call<MT, NV2>(k, a + MF * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + MF * ldc + NF, ldc, load_c);
+    if constexpr (R1 > 0)
+      Kernel::template call<R1, NV2>(k, a + MF * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + MF * ldc + NF, ldc, load_c);
+    if constexpr (R2 > 0)
+      Kernel::template call<R2, NV2>(k, a + (MF + R1) * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + (MF + R1) * ldc + NF,
+                                     ldc, load_c);
   }
   if constexpr (NT > 0) {
     constexpr int J0 = N - NT;
     for (int i0 = 0; i0 < MF; i0 += MR)
       tail_columns<Kernel, MR>(k, a + i0 * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + i0 * ldc + J0, ldc, NT, load_c);
-    if constexpr (MT > 0)
-      tail_columns<Kernel, MT>(k, a + MF * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + MF * ldc + J0, ldc, NT, load_c);
+    if constexpr (R1 > 0)
+      tail_columns<Kernel, R1>(k, a + MF * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + MF * ldc + J0, ldc, NT, load_c);
+    if constexpr (R2 > 0)
+      tail_columns<Kernel, R2>(k, a + (MF + R1) * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + (MF + R1) * ldc + J0, ldc, NT,
+                               load_c);
   }
 }
 

@@ -236,8 +236,15 @@ __attribute__((always_inline)) inline upart pselect(ipart m, upart a, upart b) {
 /* x clamped to [lo, hi] on its bits, as clamp_bits: a signed, then an unsigned minimum */
 __attribute__((always_inline)) inline fpart vclamp_bits(fpart x, uint32_t hi_bits, uint32_t lo_bits) {
   const ipart z = {}, b = (ipart)x, hi = z + static_cast<int32_t>(hi_bits);
+#if TL_CPU_COMPILED_AVX2 && defined(__AVX2__) && !defined(__clang__)
+  /* vpminsd, vpminud: GCC 12 kept the selects below as compare-and-mask sequences around the minimum
+   * (ten instructions per part instead of two) */
+  const ipart sb = __builtin_ia32_pminsd256(b, hi);
+  return (fpart)__builtin_ia32_pminud256(sb, z + static_cast<int32_t>(lo_bits));
+#else
   const upart sb = pselect(b < hi, (upart)b, (upart)hi), lo = (upart)(z + static_cast<int32_t>(lo_bits));
   return (fpart)pselect(sb < lo, sb, lo);
+#endif
 }
 /* x rounded to the nearest integer through the magic add, as exp2 does; also as integers in *ni */
 __attribute__((always_inline)) inline fpart vround_even(fpart x, ipart* ni) {
@@ -263,7 +270,11 @@ __attribute__((always_inline)) inline fpart vsub_mul(fpart a, fpart n, float c) 
 }
 /* x where x is NaN, else y */
 __attribute__((always_inline)) inline fpart vkeep_nan(fpart x, fpart y) {
+#if TL_CPU_COMPILED_AVX2 && defined(__AVX2__) && !defined(__clang__)
+  return __builtin_ia32_blendvps256(y, x, (fpart)(x != x));  // vblendvps: x in the NaN lanes
+#else
   return (fpart)pselect(x != x, (upart)x, (upart)y);
+#endif
 }
 typedef ipart vint;
 #endif

@@ -200,6 +200,11 @@ const std::vector<GemmCase>& gemm_cases() {
       {7, 50, 9, true, true, Dt::kI8, Dt::kI32},
       {20, 18, 12, false, false, Dt::kF64, Dt::kF64},
       {11, 13, 1, false, true, Dt::kF32, Dt::kF32},  // K = 1
+      // a remainder under half a row block shares the last full block's rows (gemm_acc: 8 = 4 + 4,
+      // 14 = 6 + 4 + 4, 13 = 6 + 4 + 3 with 6-row blocks; 13 = 8 + 3 + 2 with the portable 4-row ones)
+      {8, 48, 24, false, true, Dt::kF32, Dt::kF32},
+      {14, 40, 20, false, false, Dt::kF32, Dt::kF32},
+      {13, 36, 18, false, false, Dt::kBF16, Dt::kF32},
       // the blocked fp32 driver (M >= 32, K >= 128, N whole vectors): row-block tails (100 = 7 x 14 + 2),
       // a last strip of one vector (80), a k chunk tail (600 = 2 x 256 + 88), B in two column chunks
       // (272 > 256 columns per chunk of 256 k), and K just at the threshold
