@@ -11,7 +11,7 @@
  *     cut into chunks so that a strip takes at most 3/4 of the L1 data cache (size from cpuid);
  *   - A is read in place when it has the accumulator type and its rows are close (a shared-memory
  *     tile); B is packed into NR-wide column panels (converted, transposed, padded to whole
- *     vectors) in stack buffers of at most ~96 KiB per call, in chunks of k when the tile is larger,
+ *     vectors) in stack buffers of at most 128 KiB per call, in chunks of k when the tile is larger,
  *     except an fp32 B of whole vectors feeding fewer than 96 rows of C, which is read in place;
  *   - bfloat16 / int8 inputs use AMX tiles (tdpbf16ps / tdpbssd) when compiled for and granted;
  *     without AMX, vdpbf16ps / vpdpbusd in a blocked driver whose packed B a launch reuses across
@@ -48,7 +48,13 @@ namespace tl {
 namespace cpu {
 namespace gemm_impl {
 
-constexpr int kPackBytes = 96 * 1024;  // stack used for packed operands per call
+#ifndef TL_CPU_GEMM_PACK_BYTES
+#define TL_CPU_GEMM_PACK_BYTES (128 * 1024)
+#endif
+/* Stack used for packed operands per gemm_acc call. 128 KiB holds a 128 x 128 x 128 bf16 product's A
+ * and B (as float) in one k chunk: with 96 KiB they went in chunks of 96 + 32 (two passes over C), and
+ * a Zen 3 core's bf16 flash-attention step ran 1.05x slower (docs/PERFORMANCE.md, 22nd session). */
+constexpr int kPackBytes = TL_CPU_GEMM_PACK_BYTES;
 constexpr int kTempCBytes = 64 * 1024;  // stack used for a converted C (non-accumulator C dtype)
 /* A B that the micro-kernel could read in place is still packed into panels from this many rows of
  * C on: the copy pays for itself once enough row blocks reuse it (measured on an AVX-512 Xeon: +10%

@@ -329,14 +329,14 @@ def _cpu(p: KernelProfile, m: CpuMachine) -> Estimate:
         # rows, the last partial vector its missing lanes; fewer than 8 accumulators (2 FMA pipes x 4
         # cycles of latency) leave the pipes idle; the k loop has a short head.
         nv = min(nv_max, math.ceil(g.N / lanes))
-        # k runs in chunks (tl/cpu/gemm.h): a packed operand takes at most 96 KiB per chunk (B is
+        # k runs in chunks (tl/cpu/gemm.h): packed operands take at most 128 KiB per chunk (B is
         # packed into NR-wide panels unless fp32 whole vectors feed fewer than 96 rows of C; A is
         # read in place when fp32), and a chunk's B strip at most 3/4 of L1d. Each chunk is one pass
         # over the C tile (its loads and stores) with its own loop head.
         nr = nv_max * lanes
         direct_b = g.dtype == "float32" and g.N % lanes == 0 and g.M < 96
         per_k = (0 if g.dtype == "float32" else g.M) + (0 if direct_b else math.ceil(g.N / nr) * nr)
-        kc = g.K if per_k == 0 else max(1, min(g.K, (96 << 10) // (per_k * 4)))
+        kc = g.K if per_k == 0 else max(1, min(g.K, (128 << 10) // (per_k * 4)))
         kc = min(kc, max(8, (m.l1d_bytes * 3 // 4) // (nr * 4)))
         chunks = math.ceil(g.K / kc)
         eff = ((g.M / (math.ceil(g.M / mr) * mr)) * (g.N / (math.ceil(g.N / lanes) * lanes))

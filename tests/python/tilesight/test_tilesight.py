@@ -373,11 +373,11 @@ def test_cpu_estimated_best_is_near_the_measured_best():
 
 
 def test_cpu_gemm_k_chunks_and_the_l2_working_set():
-    """tl/cpu/gemm.h packs B (fp32 feeding >= 96 rows of C) in chunks of k of at most 96 KiB, and each
-    chunk is one pass over the C tile: a 256 x 256 tile with block_K 128 runs as two chunks (96 + 32),
-    one with block_K 64 as one, 64 rows (B read in place) as one. A call whose working set (operands +
-    C once per chunk) exceeds half the L2 streams from L3: with a 2 MiB L2, 256 x 256 x 128 (1.28 MB)
-    does and 256 x 256 x 64 (0.64 MB) does not; with 8 MiB neither does, and the two cost the same
+    """tl/cpu/gemm.h packs B (fp32 feeding >= 96 rows of C) in chunks of k of at most 128 KiB, and each
+    chunk is one pass over the C tile: a 256 x 256 tile with block_K 256 runs as two chunks (128 + 128),
+    one with block_K 128 as one, 64 rows (B read in place) as one. A call whose working set (operands +
+    C once per chunk) exceeds half the L2 streams from L3: with a 2 MiB L2, 256 x 256 x 256 (1.5 MiB)
+    does and 256 x 256 x 128 (0.75 MiB) does not; with 8 MiB neither does, and the two cost the same
     (same flops, same C passes per block)."""
     import dataclasses
     from tilelang.tilesight import CpuMachine
@@ -389,13 +389,13 @@ def test_cpu_gemm_k_chunks_and_the_l2_working_set():
         return tilesight.estimate(gemm(1024, 1024, 1024, bm, bn, bk, stages=1, dtype="float32", accum="float32"),
                                   machine=m)
 
-    e128, e64, e64rows = est(256, 256, 128, base), est(256, 256, 64, base), est(64, 256, 128, base)
-    assert e128.details["gemm_k_chunks"] == 2          # KC = 96 KiB / (256 columns x 4 B) = 96 < 128
+    e128, e64, e64rows = est(256, 256, 256, base), est(256, 256, 128, base), est(64, 256, 128, base)
+    assert e128.details["gemm_k_chunks"] == 2          # KC = 128 KiB / (256 columns x 4 B) = 128 < 256
     assert e64.details["gemm_k_chunks"] == 1
     assert e64rows.details["gemm_k_chunks"] == 1       # B read in place: only the L1 strip limit (144)
     assert e128.time_s > 1.1 * e64.time_s, (e128.time_s, e64.time_s)
     big = dataclasses.replace(base, l2_bytes=8 << 20)
-    b128, b64 = est(256, 256, 128, big), est(256, 256, 64, big)
+    b128, b64 = est(256, 256, 256, big), est(256, 256, 128, big)
     assert abs(b128.time_s / b64.time_s - 1) < 0.03, (b128.time_s, b64.time_s)
     assert b128.time_s < e128.time_s and abs(b64.time_s / e64.time_s - 1) < 1e-9
 
