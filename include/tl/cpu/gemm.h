@@ -1675,6 +1675,22 @@ template <int M, int N, int K, bool TRANS_A> struct AmxF16Fits {
   static constexpr bool value = TL_CPU_AMX_F16 && int64_t(M) * N * K >= kAmxF16MinWork &&
                                 M >= TL_CPU_AMX_F16_MIN_ROWS && AmxFits<M, N, 4 * K, TRANS_A, 2>::value;
 };
+/* The AMX unit a GEMM's types and shape take: 0 none, 1 the bf16 tiles (bfloat16, or float16 as two
+ * bfloat16 per value; float C), 2 the int8 tiles (int32 C). At run time the matching grant
+ * (isa().amx_bf16 / amx_int8) decides; without it the call takes the AVX-512 paths. */
+template <int M, int N, int K, bool TRANS_A, typename TA, typename TB, typename Acc> constexpr int amx_unit() {
+  if constexpr (!same_type<TA, TB>::value) {
+    return 0;
+  } else if constexpr (TL_CPU_COMPILED_AMX_BF16 && same_type<Acc, float>::value && same_type<TA, bfloat16_t>::value) {
+    return AmxFits<M, N, K, TRANS_A, 2>::value ? 1 : 0;
+  } else if constexpr (TL_CPU_COMPILED_AMX_BF16 && same_type<Acc, float>::value && same_type<TA, half_t>::value) {
+    return AmxF16Fits<M, N, K, TRANS_A>::value ? 1 : 0;
+  } else if constexpr (TL_CPU_COMPILED_AMX_INT8 && same_type<Acc, int32_t>::value && same_type<TA, int8_t>::value) {
+    return AmxFits<M, N, K, TRANS_A, 1>::value ? 2 : 0;
+  } else {
+    return 0;
+  }
+}
 
 /* Packs tile steps [s0, s0 + sc) of B into b_pack ([jt][s][g][16 x 4 bytes], sc steps per column
  * tile): group g of step s is k = (s0 + s) * KT + g * E .. + E - 1 (E = 2 bf16 / 4 int8 per group). */
@@ -1829,30 +1845,14 @@ inline void gemm_amx(const T* A, int64_t lda, const T* B, int64_t ldb, Acc* C, i
 template <int VB, int M, int N, int K, bool TRANS_A, bool TRANS_B, typename TA, typename TB, typename Acc>
 inline void gemm_tier_acc(const TA* A, int64_t lda, const TB* B, int64_t ldb, Acc* C, int64_t ldc, bool load_c,
                           uint64_t launch = 0) {
-#if TL_CPU_COMPILED_AMX_BF16
-  if constexpr (VB == 64 && same_type<TA, bfloat16_t>::value && same_type<TB, bfloat16_t>::value &&
-                same_type<Acc, float>::value && AmxFits<M, N, K, TRANS_A, 2>::value) {
-    if (isa().amx_bf16) {
-      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
-      return;
-    }
-  }
-#endif
-#if TL_CPU_COMPILED_AMX_BF16
-  if constexpr (VB == 64 && same_type<TA, half_t>::value && same_type<TB, half_t>::value &&
-                same_type<Acc, float>::value && AmxF16Fits<M, N, K, TRANS_A>::value) {
-    if (isa().amx_bf16) {
-      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
-      return;
-    }
-  }
-#endif
-#if TL_CPU_COMPILED_AMX_INT8
-  if constexpr (VB == 64 && same_type<TA, int8_t>::value && same_type<TB, int8_t>::value &&
-                same_type<Acc, int32_t>::value && AmxFits<M, N, K, TRANS_A, 1>::value) {
-    if (isa().amx_int8) {
-      gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
-      return;
+#if TL_CPU_COMPILED_AMX_BF16 || TL_CPU_COMPILED_AMX_INT8
+  if constexpr (VB == 64) {
+    constexpr int kUnit = amx_unit<M, N, K, TRANS_A, TA, TB, Acc>();
+    if constexpr (kUnit != 0) {
+      if (kUnit == 1 ? isa().amx_bf16 : isa().amx_int8) {
+        gemm_amx<M, N, K, TRANS_B>(A, lda, B, ldb, C, ldc, load_c, launch);
+        return;
+      }
     }
   }
 #endif
