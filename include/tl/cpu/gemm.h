@@ -140,6 +140,21 @@ inline void tail_columns(int k, const typename Kernel::AType* a, int64_t a_rs, i
     for (int j = 0; j < nt; ++j) c[r * ldc + j] = tmp[r * L + j];
 }
 
+/* Row blocks of M rows for MR-row micro-kernels: M / MR full blocks, except that a remainder of
+ * fewer than MR / 2 rows is merged with the last full block and the two run as halves (128 = 20 x 6
+ * + 4 + 4 rather than 21 x 6 + 2: a 2-row block has too few accumulator chains to cover the
+ * multiply-add latency; in a Zen 3 flash step it ran at about 0.6 of the 6-row blocks' rate). MF
+ * rows in full blocks, then R1 and R2 rows (either may be 0); NB blocks in all. */
+template <int M, int MR> struct RowSplit {
+  static constexpr int MT = M % MR;
+  static constexpr bool kSplit = MT > 0 && 2 * MT < MR && M >= MR + MT;
+  static constexpr int MF = kSplit ? M - MR - MT : M - MT;
+  static constexpr int R1 = kSplit ? (MR + MT + 1) / 2 : MT, R2 = kSplit ? MR + MT - R1 : 0;
+  static constexpr int NB = MF / MR + (R1 > 0) + (R2 > 0);
+  static constexpr int rows(int b) { return b < MF / MR ? MR : (b == MF / MR && R1 > 0 ? R1 : R2); }
+  static constexpr int start(int b) { return b <= MF / MR ? b * MR : MF + R1; }
+};
+
 /* ---- macro loop over one k chunk --------------------------------------------------------------
  * C[M, N] (+)= A-chunk * B-chunk. Column strip s (NR = NV vectors wide) of B starts at b + s * b_ss
  * with rows b_ks apart: b_ss = NR * BC for B stored row by row (a row of the whole width is b_ks),
@@ -153,14 +168,7 @@ inline void macro_chunk(int k, const typename Kernel::AType* a, int64_t a_rs, in
   constexpr int NF = N / NR * NR;        // columns in full strips
   constexpr int NV2 = (N - NF) / L;      // whole vectors in the last strip
   constexpr int NT = N % L;              // columns of the last, partial vector
-  constexpr int MT = M % MR;
-  /* A short remainder (fewer than half of MR rows) shares the last full block's rows instead: two
-   * blocks of about (MR + MT) / 2 rows, whose accumulator chains still cover the multiply-add latency
-   * (128 = 21 x 6 + 2 ran its 2-row block at about 0.6 of the 6-row blocks' rate in a Zen 3 flash
-   * step, where 4 + 4 rows run near it). */
-  constexpr bool kSplit = MT > 0 && 2 * MT < MR && M >= MR + MT;
-  constexpr int MF = kSplit ? M - MR - MT : M / MR * MR;  // rows in full MR blocks
-  constexpr int R1 = kSplit ? (MR + MT + 1) / 2 : MT, R2 = kSplit ? MR + MT - R1 : 0;  // the rows after them
+  constexpr int MF = RowSplit<M, MR>::MF, R1 = RowSplit<M, MR>::R1, R2 = RowSplit<M, MR>::R2;
   constexpr int BC = Kernel::kBPerColumn;
   auto bcol = [&](int j) { return b + (j / NR) * b_ss + (j % NR) * BC; };  // B at column j
   for (int j0 = 0; j0 < NF; j0 += NR) {
@@ -991,7 +999,7 @@ inline void gemm_f32_blocked(const T* A, int64_t lda, const T* B, int64_t ldb, f
   constexpr int E = static_cast<int>(sizeof(T));
   constexpr int KC = cmin(K, kF32KC), AS = KC + 16;  // A block row stride: rows 64 bytes off a KiB multiple
   constexpr int NC = cmin(round_up(N, NR), cmax(NR, kF32PackBBytes / (KC * 4) / NR * NR));  // columns per B chunk
-  constexpr int MF = M / MR * MR, MT = M % MR;
+  typedef RowSplit<M, MR> RS;
   alignas(64) float b_pack[KC * NC];
   alignas(64) float a_blk[MR * AS];
   for (int j0 = 0; j0 < N; j0 += NC) {
@@ -1016,10 +1024,10 @@ inline void gemm_f32_blocked(const T* A, int64_t lda, const T* B, int64_t ldb, f
           }
         }
       }
-      for (int i0 = 0; i0 < M; i0 += MR) {
-        const int mr = M - i0 < MR ? M - i0 : MR;
-        const int next_rows = M - i0 - MR <= 0 ? 0 : (M - i0 - MR < MR ? M - i0 - MR : MR);  // prefetched meanwhile
-        const T* next = A + int64_t(i0 + MR) * lda + k0;
+      for (int bi = 0; bi < RS::NB; ++bi) {
+        const int i0 = RS::start(bi), mr = RS::rows(bi);
+        const int next_rows = bi + 1 < RS::NB ? RS::rows(bi + 1) : 0;  // prefetched meanwhile
+        const T* next = A + int64_t(i0 + mr) * lda + k0;
         for (int r = 0; r < mr; ++r) {
           const T* src = A + int64_t(i0 + r) * lda + k0;
           float* d = a_blk + r * AS;
@@ -1031,10 +1039,13 @@ inline void gemm_f32_blocked(const T* A, int64_t lda, const T* B, int64_t ldb, f
           }
         }
         float* ci = C + int64_t(i0) * ldc + j0;
-        if (i0 < MF) {
+        if (mr == MR) {
           blocked_row_block<VB, MR, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
-        } else if constexpr (MT > 0) {
-          blocked_row_block<VB, MT, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
+        } else if (i0 == RS::MF) {
+          if constexpr (RS::R1 > 0)
+            blocked_row_block<VB, RS::R1, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
+        } else if constexpr (RS::R2 > 0) {
+          blocked_row_block<VB, RS::R2, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
         }
       }
     }
