@@ -150,6 +150,25 @@ inline void convert_bf16(bfloat16_t* __restrict dst, const float* __restrict src
     }
   }
 #endif
+#if defined(__x86_64__) && TL_CPU_COMPILED_AVX2 && defined(__AVX2__) && !defined(__clang__)
+  /* AVX2: bfloat16_t(float)'s integer rounding 8 lanes at a time (x + 0x7fff + lsb, the high half;
+   * (x >> 16) | 0x40 for a NaN, chosen by one vblendvps), 16 results packed by vpackusdw and put in
+   * order by vpermq. GCC's vectorization of the scalar loop took about twice the instructions. */
+  typedef int32_t I8 __attribute__((vector_size(32), aligned(4)));
+  typedef uint32_t U8 __attribute__((vector_size(32)));
+  typedef float F8 __attribute__((vector_size(32)));
+  typedef long long Q4 __attribute__((vector_size(32), aligned(2)));
+  auto round8 = [](I8 x) __attribute__((always_inline)) {
+    const U8 hi = (U8)x >> 16;
+    const U8 r = ((U8)x + 0x7fffu + (hi & 1u)) >> 16;
+    const F8 f = (F8)x;
+    return (I8)__builtin_ia32_blendvps256((F8)r, (F8)(hi | 0x40u), (F8)(f != f));
+  };
+  for (const int64_t nv = i + (n - i) / 16 * 16; i < nv; i += 16) {
+    const I8 lo = round8(*reinterpret_cast<const I8*>(src + i)), hi = round8(*reinterpret_cast<const I8*>(src + i + 8));
+    *reinterpret_cast<Q4*>(dst + i) = __builtin_ia32_permdi256((Q4)__builtin_ia32_packusdw256(lo, hi), 0xd8);
+  }
+#endif
   for (; i < n; ++i) dst[i] = bfloat16_t(src[i]);
 }
 

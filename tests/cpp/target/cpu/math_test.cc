@@ -243,5 +243,41 @@ TEST(CpuMath, ExpSpecialValues) {
   EXPECT_NEAR(cpu::sigmoid(0.3f), 1.0 / (1.0 + std::exp(-0.3)), 1e-7);
 }
 
+// tl::cpu::convert_bf16 (flash attention's P rows; vcvtne2ps2bf16 with AVX512-BF16, the integer
+// rounding in explicit 8-lane vectors with AVX2), built with the kernel flags: bit for bit
+// bfloat16_t(float) (to nearest even, NaN quieted) on every 7th float pattern, with lengths that leave
+// tails of 0..4 elements.
+TEST(CpuConvert, ConvertBf16MatchesTheScalarRoundingBitForBit) {
+  const char* source = R"(#include "tl/cpu/kernel.h"
+#include <string.h>
+extern "C" __attribute__((visibility("default"))) int64_t mismatches() {
+  static float x[4096];
+  static tl::cpu::bfloat16_t d[4096];
+  int64_t bad = 0;
+  for (uint64_t b0 = 0; b0 < (1ull << 32); b0 += 4096ull * 7) {
+    for (int l = 0; l < 4096; ++l) {
+      const uint32_t b = uint32_t(b0 + 7u * l);
+      memcpy(&x[l], &b, 4);
+    }
+    const int n = 4096 - int(b0 % 5);
+    tl::cpu::convert_bf16(d, x, n);
+    for (int l = 0; l < n; ++l) {
+      const tl::cpu::bfloat16_t r(x[l]);
+      bad += memcmp(&r, &d[l], 2) != 0;
+    }
+  }
+  return bad;
+}
+)";
+  std::string so = test::build_shared_object(source);
+  ASSERT_FALSE(so.empty());
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  auto fn = reinterpret_cast<int64_t (*)()>(dlsym(h, "mismatches"));
+  ASSERT_NE(fn, nullptr);
+  EXPECT_EQ(fn(), 0);
+  dlclose(h);
+}
+
 }  // namespace
 }  // namespace tl
