@@ -92,6 +92,27 @@ extern "C" __attribute__((visibility("default"))) void exp_rows(const float* x, 
   }
 }
 
+// Builds `source` (which exports int64_t mismatches(int)) with the kernel flags and returns
+// mismatches(w) for each w; empty (and a failure recorded) when it does not build or load.
+std::vector<int64_t> mismatches_of(const char* source, std::initializer_list<int> which) {
+  std::vector<int64_t> out;
+  const std::string so = test::build_shared_object(source);
+  if (so.empty()) {
+    ADD_FAILURE() << "the test source did not build";
+    return out;
+  }
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    ADD_FAILURE() << dlerror();
+    return out;
+  }
+  auto fn = reinterpret_cast<int64_t (*)(int)>(dlsym(h, "mismatches"));
+  if (fn) for (int w : which) out.push_back(fn(w));
+  else ADD_FAILURE() << "mismatches not exported";
+  dlclose(h);
+  return out;
+}
+
 // tl::cpu::vexp2 / vexp (16 lanes; vrndscaleps and vscalefps with AVX-512), built with the kernel
 // flags: each lane bit for bit the scalar function's value (NaN for NaN), on every 61st float
 // pattern (infinities, NaNs, subnormals and out-of-range values included).
@@ -120,15 +141,10 @@ extern "C" __attribute__((visibility("default"))) int64_t mismatches(int which) 
   return bad;
 }
 )";
-  std::string so = test::build_shared_object(source);
-  ASSERT_FALSE(so.empty());
-  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(h, nullptr) << dlerror();
-  auto fn = reinterpret_cast<int64_t (*)(int)>(dlsym(h, "mismatches"));
-  ASSERT_NE(fn, nullptr);
-  EXPECT_EQ(fn(0), 0) << "vexp2";
-  EXPECT_EQ(fn(1), 0) << "vexp";
-  dlclose(h);
+  const std::vector<int64_t> bad = mismatches_of(source, {0, 1});
+  ASSERT_EQ(bad.size(), 2u);
+  EXPECT_EQ(bad[0], 0) << "vexp2";
+  EXPECT_EQ(bad[1], 0) << "vexp";
 }
 
 // vexp2 / vexp built with the kernel flags for this host stay vector code: without AVX-512, a 64-byte
@@ -250,7 +266,7 @@ TEST(CpuMath, ExpSpecialValues) {
 TEST(CpuConvert, ConvertBf16MatchesTheScalarRoundingBitForBit) {
   const char* source = R"(#include "tl/cpu/kernel.h"
 #include <string.h>
-extern "C" __attribute__((visibility("default"))) int64_t mismatches() {
+extern "C" __attribute__((visibility("default"))) int64_t mismatches(int) {
   static float x[4096];
   static tl::cpu::bfloat16_t d[4096];
   int64_t bad = 0;
@@ -269,14 +285,9 @@ extern "C" __attribute__((visibility("default"))) int64_t mismatches() {
   return bad;
 }
 )";
-  std::string so = test::build_shared_object(source);
-  ASSERT_FALSE(so.empty());
-  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(h, nullptr) << dlerror();
-  auto fn = reinterpret_cast<int64_t (*)()>(dlsym(h, "mismatches"));
-  ASSERT_NE(fn, nullptr);
-  EXPECT_EQ(fn(), 0);
-  dlclose(h);
+  const std::vector<int64_t> bad = mismatches_of(source, {0});
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0], 0);
 }
 
 }  // namespace
