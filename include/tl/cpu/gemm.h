@@ -140,20 +140,23 @@ inline void tail_columns(int k, const typename Kernel::AType* a, int64_t a_rs, i
     for (int j = 0; j < nt; ++j) c[r * ldc + j] = tmp[r * L + j];
 }
 
-/* Row blocks of M rows for MR-row micro-kernels: M / MR full blocks, except that a remainder of
- * fewer than MR / 2 rows is merged with the last full block and the two run as halves (128 = 20 x 6
- * + 4 + 4 rather than 21 x 6 + 2: a 2-row block has too few accumulator chains to cover the
- * multiply-add latency; in a Zen 3 flash step it ran at about 0.6 of the 6-row blocks' rate). MF
- * rows in full blocks, then R1 and R2 rows (either may be 0); NB blocks in all. */
-template <int M, int MR> struct RowSplit {
-  static constexpr int MT = M % MR;
-  static constexpr bool kSplit = MT > 0 && 2 * MT < MR && M >= MR + MT;
-  static constexpr int MF = kSplit ? M - MR - MT : M - MT;
-  static constexpr int R1 = kSplit ? (MR + MT + 1) / 2 : MT, R2 = kSplit ? MR + MT - R1 : 0;
-  static constexpr int NB = MF / MR + (R1 > 0) + (R2 > 0);
-  static constexpr int rows(int b) { return b < MF / MR ? MR : (b == MF / MR && R1 > 0 ? R1 : R2); }
-  static constexpr int start(int b) { return b <= MF / MR ? b * MR : MF + R1; }
+/* The row blocks of M rows for MR-row micro-kernels: f(RowCount<R>{}, i0) for each block of R rows
+ * from row i0, in order. M / MR full blocks, except that a remainder of fewer than MR / 2 rows is
+ * merged with the last full block and the two run as halves (128 = 20 x 6 + 4 + 4 rather than 21 x 6
+ * + 2: a 2-row block has too few accumulator chains to cover the multiply-add latency; in a Zen 3
+ * flash step it ran at about 0.6 of the 6-row blocks' rate). */
+template <int R> struct RowCount {
+  static constexpr int value = R;
 };
+template <int M, int MR, typename F> __attribute__((always_inline)) inline void for_row_blocks(F f) {
+  constexpr int MT = M % MR;
+  constexpr bool kSplit = MT > 0 && 2 * MT < MR && M >= MR + MT;
+  constexpr int MF = kSplit ? M - MR - MT : M - MT;  // rows in full blocks
+  constexpr int R1 = kSplit ? (MR + MT + 1) / 2 : MT, R2 = kSplit ? MR + MT - R1 : 0;
+  for (int i0 = 0; i0 < MF; i0 += MR) f(RowCount<MR>{}, i0);
+  if constexpr (R1 > 0) f(RowCount<R1>{}, MF);
+  if constexpr (R2 > 0) f(RowCount<R2>{}, MF + R1);
+}
 
 /* ---- macro loop over one k chunk --------------------------------------------------------------
  * C[M, N] (+)= A-chunk * B-chunk. Column strip s (NR = NV vectors wide) of B starts at b + s * b_ss
@@ -168,36 +171,24 @@ inline void macro_chunk(int k, const typename Kernel::AType* a, int64_t a_rs, in
   constexpr int NF = N / NR * NR;        // columns in full strips
   constexpr int NV2 = (N - NF) / L;      // whole vectors in the last strip
   constexpr int NT = N % L;              // columns of the last, partial vector
-  constexpr int MF = RowSplit<M, MR>::MF, R1 = RowSplit<M, MR>::R1, R2 = RowSplit<M, MR>::R2;
   constexpr int BC = Kernel::kBPerColumn;
   auto bcol = [&](int j) { return b + (j / NR) * b_ss + (j % NR) * BC; };  // B at column j
-  for (int j0 = 0; j0 < NF; j0 += NR) {
-    for (int i0 = 0; i0 < MF; i0 += MR)
-      Kernel::template call<MR, NV>(k, a + i0 * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + i0 * ldc + j0, ldc, load_c);
-    if constexpr (R1 > 0)
-      Kernel::template call<R1, NV>(k, a + MF * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + MF * ldc + j0, ldc, load_c);
-    if constexpr (R2 > 0)
-      Kernel::template call<R2, NV>(k, a + (MF + R1) * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + (MF + R1) * ldc + j0,
-                                    ldc, load_c);
-  }
-  if constexpr (NV2 > 0) {
-    for (int i0 = 0; i0 < MF; i0 += MR)
-      Kernel::template call<MR, NV2>(k, a + i0 * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + i0 * ldc + NF, ldc, load_c);
-    if constexpr (R1 > 0)
-      Kernel::template call<R1, NV2>(k, a + MF * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + MF * ldc + NF, ldc, load_c);
-    if constexpr (R2 > 0)
-      Kernel::template call<R2, NV2>(k, a + (MF + R1) * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + (MF + R1) * ldc + NF,
-                                     ldc, load_c);
-  }
+  for (int j0 = 0; j0 < NF; j0 += NR)
+    for_row_blocks<M, MR>([&](auto rows, int i0) {
+      Kernel::template call<decltype(rows)::value, NV>(k, a + i0 * a_rs, a_rs, a_ks, bcol(j0), b_ks, c + i0 * ldc + j0,
+                                                      ldc, load_c);
+    });
+  if constexpr (NV2 > 0)
+    for_row_blocks<M, MR>([&](auto rows, int i0) {
+      Kernel::template call<decltype(rows)::value, NV2>(k, a + i0 * a_rs, a_rs, a_ks, bcol(NF), b_ks, c + i0 * ldc + NF,
+                                                       ldc, load_c);
+    });
   if constexpr (NT > 0) {
     constexpr int J0 = N - NT;
-    for (int i0 = 0; i0 < MF; i0 += MR)
-      tail_columns<Kernel, MR>(k, a + i0 * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + i0 * ldc + J0, ldc, NT, load_c);
-    if constexpr (R1 > 0)
-      tail_columns<Kernel, R1>(k, a + MF * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + MF * ldc + J0, ldc, NT, load_c);
-    if constexpr (R2 > 0)
-      tail_columns<Kernel, R2>(k, a + (MF + R1) * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + (MF + R1) * ldc + J0, ldc, NT,
-                               load_c);
+    for_row_blocks<M, MR>([&](auto rows, int i0) {
+      tail_columns<Kernel, decltype(rows)::value>(k, a + i0 * a_rs, a_rs, a_ks, bcol(J0), b_ks, c + i0 * ldc + J0, ldc,
+                                                  NT, load_c);
+    });
   }
 }
 
@@ -261,8 +252,8 @@ template <int VB> inline void half_run_to_float(const half_t* src, float* dst, i
   for (; j < n; ++j) dst[j] = static_cast<float>(src[j]);
 }
 
-/* n bfloat16 values to float32: each a 16-bit shift, in a loop GCC vectorizes (to_acc converts one
- * value at a time in integer code). */
+/* n bfloat16 values to float32: each a 16-bit shift, in a loop GCC vectorizes (to_acc's conversion
+ * went one value at a time in integer code in the transposed pack, twenty-first session). */
 inline void bf16_run_to_float(const bfloat16_t* src, float* __restrict dst, int n) {
   const uint16_t* bits = reinterpret_cast<const uint16_t*>(src);
 #pragma GCC ivdep
@@ -999,7 +990,6 @@ inline void gemm_f32_blocked(const T* A, int64_t lda, const T* B, int64_t ldb, f
   constexpr int E = static_cast<int>(sizeof(T));
   constexpr int KC = cmin(K, kF32KC), AS = KC + 16;  // A block row stride: rows 64 bytes off a KiB multiple
   constexpr int NC = cmin(round_up(N, NR), cmax(NR, kF32PackBBytes / (KC * 4) / NR * NR));  // columns per B chunk
-  typedef RowSplit<M, MR> RS;
   alignas(64) float b_pack[KC * NC];
   alignas(64) float a_blk[MR * AS];
   for (int j0 = 0; j0 < N; j0 += NC) {
@@ -1024,11 +1014,11 @@ inline void gemm_f32_blocked(const T* A, int64_t lda, const T* B, int64_t ldb, f
           }
         }
       }
-      for (int bi = 0; bi < RS::NB; ++bi) {
-        const int i0 = RS::start(bi), mr = RS::rows(bi);
-        const int next_rows = bi + 1 < RS::NB ? RS::rows(bi + 1) : 0;  // prefetched meanwhile
-        const T* next = A + int64_t(i0 + mr) * lda + k0;
-        for (int r = 0; r < mr; ++r) {
+      for_row_blocks<M, MR>([&](auto rows, int i0) {
+        constexpr int R = decltype(rows)::value;
+        const int next_rows = cmin(MR, M - i0 - R);  // the rows after the block, prefetched meanwhile
+        const T* next = A + int64_t(i0 + R) * lda + k0;
+        for (int r = 0; r < R; ++r) {
           const T* src = A + int64_t(i0 + r) * lda + k0;
           float* d = a_blk + r * AS;
           if constexpr (kHalf) {
@@ -1038,16 +1028,9 @@ inline void gemm_f32_blocked(const T* A, int64_t lda, const T* B, int64_t ldb, f
             for (int kk = 0; kk < kc; ++kk) d[kk] = src[kk];
           }
         }
-        float* ci = C + int64_t(i0) * ldc + j0;
-        if (mr == MR) {
-          blocked_row_block<VB, MR, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
-        } else if (i0 == RS::MF) {
-          if constexpr (RS::R1 > 0)
-            blocked_row_block<VB, RS::R1, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
-        } else if constexpr (RS::R2 > 0) {
-          blocked_row_block<VB, RS::R2, NV, AS>(kc, a_blk, b_pack, strips, nvl, ci, ldc, lc, next, lda, next_rows);
-        }
-      }
+        blocked_row_block<VB, R, NV, AS>(kc, a_blk, b_pack, strips, nvl, C + int64_t(i0) * ldc + j0, ldc, lc, next, lda,
+                                         next_rows);
+      });
     }
   }
 }
