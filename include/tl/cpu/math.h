@@ -236,7 +236,7 @@ __attribute__((always_inline)) inline upart pselect(ipart m, upart a, upart b) {
 /* x clamped to [lo, hi] on its bits, as clamp_bits: a signed, then an unsigned minimum */
 __attribute__((always_inline)) inline fpart vclamp_bits(fpart x, uint32_t hi_bits, uint32_t lo_bits) {
   const ipart z = {}, b = (ipart)x, hi = z + static_cast<int32_t>(hi_bits);
-#if TL_CPU_COMPILED_AVX2 && defined(__AVX2__) && !defined(__clang__)
+#if TL_CPU_COMPILED_AVX2 && !defined(__clang__)
   /* vpminsd, vpminud: GCC 12 kept the selects below as compare-and-mask sequences around the minimum
    * (ten instructions per part instead of two) */
   const ipart sb = __builtin_ia32_pminsd256(b, hi);
@@ -260,7 +260,7 @@ __attribute__((always_inline)) inline fpart vscale_pow2(fpart p, fpart, ipart ni
 }
 /* a - n * c rounded once (see sub_mul) */
 __attribute__((always_inline)) inline fpart vsub_mul(fpart a, fpart n, float c) {
-#if TL_CPU_COMPILED_AVX2 && defined(__FMA__) && !defined(__clang__)
+#if TL_CPU_COMPILED_AVX2 && !defined(__clang__)
   return __builtin_ia32_vfmaddps256(-n, fpart{} + c, a);
 #else
   fpart r;
@@ -270,7 +270,7 @@ __attribute__((always_inline)) inline fpart vsub_mul(fpart a, fpart n, float c) 
 }
 /* x where x is NaN, else y */
 __attribute__((always_inline)) inline fpart vkeep_nan(fpart x, fpart y) {
-#if TL_CPU_COMPILED_AVX2 && defined(__AVX2__) && !defined(__clang__)
+#if TL_CPU_COMPILED_AVX2 && !defined(__clang__)
   return __builtin_ia32_blendvps256(y, x, (fpart)(x != x));  // vblendvps: x in the NaN lanes
 #else
   return (fpart)pselect(x != x, (upart)x, (upart)y);

@@ -150,7 +150,7 @@ inline void convert_bf16(bfloat16_t* __restrict dst, const float* __restrict src
     }
   }
 #endif
-#if defined(__x86_64__) && TL_CPU_COMPILED_AVX2 && defined(__AVX2__) && !defined(__clang__)
+#if TL_CPU_COMPILED_AVX2 && !defined(__clang__)  // (AVX2 builds only: an AVX-512 build has no AVX2 tier)
   /* AVX2: bfloat16_t(float)'s integer rounding 8 lanes at a time (x + 0x7fff + lsb, the high half;
    * (x >> 16) | 0x40 for a NaN, chosen by one vblendvps), 16 results packed by vpackusdw and put in
    * order by vpermq. GCC's vectorization of the scalar loop took about twice the instructions. */
